@@ -1,0 +1,163 @@
+"""The ``referee`` command line: init, game new, poll, run, status, replay, demo."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from referee.config import Config, ConfigError, load_config
+from referee.referee import Referee, RefereeError
+
+
+def parse_now(text: str | None) -> datetime | None:
+    """``--now`` as stored: naive UTC. A time without a zone is taken as UTC."""
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise SystemExit(f"referee: --now {text!r} is not an ISO-8601 time") from None
+    if when.tzinfo is not None:
+        when = when.astimezone(UTC).replace(tzinfo=None)
+    return when
+
+
+def _options(pairs: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"referee: --option {pair!r} must be KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="referee", description="A play-by-mail game referee.")
+    p.add_argument("--config", "-c", default="referee.toml", help="config file (TOML)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("init", help="create or upgrade the database")
+
+    game = sub.add_parser("game", help="manage games").add_subparsers(dest="game_cmd",
+                                                                       required=True)
+    new = game.add_parser("new", help="create a game and mail the opening")
+    new.add_argument("kind")
+    new.add_argument("--player", action="append", default=[], metavar="ADDR",
+                     help='a player, "Name <addr>" or addr; repeat per player')
+    new.add_argument("--bot", action="count", default=0, help="add a random-bot seat")
+    new.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    new.add_argument("--seed", help="the game's random seed (default: random)")
+    new.add_argument("--now", help="the time to start the game at (ISO-8601)")
+
+    poll = sub.add_parser("poll", help="one pass: mail in, deadlines, mail out")
+    poll.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
+
+    sub.add_parser("run", help="the daemon: IMAP IDLE or polling, deadlines, outbox")
+
+    status = sub.add_parser("status", help="games, whose move, deadlines, scores")
+    status.add_argument("tag", nargs="?")
+    status.add_argument("--json", action="store_true")
+
+    replay = sub.add_parser("replay", help="rebuild a game from its seed and action log")
+    replay.add_argument("tag")
+
+    demo = sub.add_parser("demo", help="play a whole game by mail, with no server")
+    demo.add_argument("kind", nargs="?", default="goofspiel")
+    demo.add_argument("--dir", default="referee-demo", help="working folder (recreated)")
+    demo.add_argument("--seed", default="demo")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        if args.command == "demo":
+            from referee.demo import run_demo
+
+            return run_demo(args.kind, args.dir, args.seed)
+        config = load_config(args.config)
+        return _dispatch(args, config)
+    except ConfigError as e:
+        print(f"referee: bad config:\n{e}", file=sys.stderr)
+        return 2
+    except RefereeError as e:
+        print(f"referee: {e}", file=sys.stderr)
+        return 1
+
+
+def _dispatch(args: argparse.Namespace, config: Config) -> int:
+    from referee.store.db import is_current, upgrade
+
+    if args.command == "init":
+        upgrade(config.database_url)
+        print(f"database ready: {config.referee.database}")
+        return 0
+    if not is_current(config.database_url):
+        raise RefereeError(f"the database is not set up or is out of date; run: "
+                           f"referee --config {args.config} init")
+    referee = Referee(config)
+    try:
+        if args.command == "game":
+            if not args.player and not args.bot:
+                raise RefereeError("name the players with --player ADDR")
+            tag = referee.create_game(args.kind, args.player, bots=args.bot,
+                                      options=_options(args.option), seed=args.seed,
+                                      now=parse_now(args.now))
+            print(tag)
+            from referee.passes import send_outbox
+
+            send_outbox(referee, parse_now(args.now))
+            return 0
+        if args.command == "poll":
+            from referee.passes import run_pass
+
+            report = run_pass(referee, parse_now(args.now))
+            print(report)
+            return 0
+        if args.command == "run":
+            from referee.scheduler import run_daemon
+
+            return run_daemon(referee)
+        if args.command == "status":
+            games = referee.status(args.tag)
+            print(json.dumps(games, indent=2) if args.json else format_status(games))
+            return 0
+        if args.command == "replay":
+            state = referee.replay(args.tag)
+            print(json.dumps(state, indent=2))
+            return 0
+    finally:
+        referee.close()
+    return 2
+
+
+def format_status(games: list[dict[str, Any]]) -> str:
+    if not games:
+        return "No games yet. Start one with: referee game new KIND --player ADDR ..."
+    out = []
+    for g in games:
+        out.append(f"{g['tag']}  ({g['kind']}, {g['status']})  round {g.get('round', '-')}")
+        if g.get("prize"):
+            out.append(f"  prize: {g['prize']}")
+        for name, score in g.get("scores", {}).items():
+            out.append(f"  {name:<24} {score}")
+        for d in g["deadlines"]:
+            out.append(f"  waiting for {d['name']}: {d['what']}, due {d['due_at']}")
+        if g.get("result"):
+            out.append(f"  result: {g['result']}")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

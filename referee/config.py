@@ -1,0 +1,171 @@
+"""The referee's configuration: one TOML file, validated on load.
+
+Every key, with its default, is documented in ``config.example.toml``. A bad
+file fails at start with :class:`ConfigError`, whose message names the key
+and the problem.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+_DURATION = re.compile(r"(\d+)\s*([wdhms])", re.I)
+_UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message names the key."""
+
+
+def parse_duration(text: str | int | float) -> timedelta:
+    """Read ``"3d"``, ``"1d12h"``, ``"90m"`` or a number of seconds."""
+    if isinstance(text, int | float):
+        return timedelta(seconds=text)
+    s = text.strip().replace(" ", "")
+    if s.isdigit():
+        return timedelta(seconds=int(s))
+    parts = _DURATION.findall(s)
+    if not parts or "".join(n + u for n, u in parts).lower() != s.lower():
+        raise ValueError(f"{text!r} is not a duration; write e.g. 3d, 12h, 1d12h, 30m or 45s")
+    return timedelta(seconds=sum(int(n) * _UNITS[u.lower()] for n, u in parts))
+
+
+Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
+
+
+def _address(value: str) -> str:
+    v = str(value).strip().lower()
+    if not re.fullmatch(r"[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+|[^@\s<>]+@[a-z0-9-]+", v):
+        raise ValueError(f"{value!r} is not a mail address like referee@example.org")
+    return v
+
+
+Address = Annotated[str, BeforeValidator(_address)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RefereeSection(_Section):
+    address: Address
+    name: str = "PBM Referee"
+    public_list: Address | None = None
+    #: The List-Id of the public list (RFC 2919), if it differs from the list address.
+    list_id: str | None = None
+    database: str = "sqlite:///referee.db"
+    #: Mail larger than this many bytes is refused with a short reply.
+    max_message_size: int = Field(default=10_000_000, gt=0)
+
+    @property
+    def domain(self) -> str:
+        return self.address.rpartition("@")[2]
+
+
+class MailboxSection(_Section):
+    kind: Literal["imap", "maildir"] = "maildir"
+    host: str = "127.0.0.1"
+    port: int | None = Field(default=None, gt=0, lt=65536)
+    username: str = ""
+    password: str = ""
+    security: Literal["ssl", "starttls", "none"] = "ssl"
+    folder: str = "INBOX"
+    path: Path = Path("mail/inbox")
+    #: Seconds between polls when the server offers no IDLE (daemon only).
+    poll_interval: Duration = timedelta(seconds=60)
+    #: Re-issue IDLE this often (RFC 2177 asks for less than 29 minutes).
+    idle_timeout: Duration = timedelta(minutes=10)
+
+    @model_validator(mode="after")
+    def _imap_needs_credentials(self) -> MailboxSection:
+        if self.kind == "imap" and not self.username:
+            raise ValueError("username is required when kind = \"imap\"")
+        if self.port is None and self.kind == "imap":
+            self.port = 993 if self.security == "ssl" else 143
+        return self
+
+
+class SmtpSection(_Section):
+    kind: Literal["smtp", "maildir"] = "maildir"
+    host: str = "127.0.0.1"
+    port: int | None = Field(default=None, gt=0, lt=65536)
+    username: str = ""
+    password: str = ""
+    security: Literal["ssl", "starttls", "none"] = "starttls"
+    path: Path = Path("mail/sent")
+    #: Give up on a mail that a server keeps refusing for this long.
+    give_up_after: Duration = timedelta(days=5)
+    timeout: float = Field(default=60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _default_port(self) -> SmtpSection:
+        if self.port is None and self.kind == "smtp":
+            self.port = {"ssl": 465, "starttls": 587, "none": 25}[self.security]
+        return self
+
+
+class DeadlinesSection(_Section):
+    default: Duration = timedelta(days=3)
+    reminder: Duration = timedelta(days=1)
+
+
+class Config(_Section):
+    referee: RefereeSection
+    mailbox: MailboxSection = MailboxSection()
+    smtp: SmtpSection = SmtpSection()
+    deadlines: DeadlinesSection = DeadlinesSection()
+    #: The folder relative paths in this file are taken from.
+    base_dir: Path = Path(".")
+
+    def resolve(self, path: Path) -> Path:
+        return path if path.is_absolute() else self.base_dir / path
+
+    @property
+    def database_url(self) -> str:
+        url = self.referee.database
+        prefix = "sqlite:///"
+        if url.startswith(prefix) and not url.startswith(prefix + "/") and ":memory:" not in url:
+            return prefix + str(self.resolve(Path(url[len(prefix):])).resolve())
+        return url
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and validate the TOML file at ``path``."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such config file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+    return config_from_dict(data, base_dir=p.resolve().parent, origin=str(p))
+
+
+def config_from_dict(data: dict[str, Any], base_dir: Path, origin: str = "config") -> Config:
+    try:
+        return Config.model_validate({**data, "base_dir": base_dir})
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            key = ".".join(str(x) for x in err["loc"])
+            msg = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden":
+                msg = "unknown key (see config.example.toml for the keys)"
+            elif err["type"] == "missing":
+                msg = "required key is missing"
+            problems.append(f"{origin}: [{key}]: {msg}" if "." not in key
+                            else f"{origin}: {key}: {msg}")
+        raise ConfigError("\n".join(problems)) from None

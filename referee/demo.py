@@ -1,0 +1,204 @@
+"""``referee demo``: a whole game played by mail through the real pipeline.
+
+Everything runs in a working folder: the referee reads a Maildir inbox and
+sends into a Maildir outbox, on SQLite. Demo players read the mail addressed
+to them, and answer with real RFC 5322 replies (threaded, secret bids to the
+referee alone) written into the referee's inbox. One player makes a mistake
+once, and one stays silent once so that the deadline passes; time is injected,
+so nothing waits. The output is the game as the players saw it.
+"""
+
+from __future__ import annotations
+
+import mailbox
+import random
+import shutil
+from datetime import datetime, timedelta
+from email import message_from_bytes
+from email.message import EmailMessage
+from email.policy import default
+from email.utils import make_msgid
+from pathlib import Path
+from typing import Any
+
+from referee.config import config_from_dict
+from referee.engine import get_game
+from referee.passes import run_pass
+from referee.referee import Referee
+from referee.store import models as m
+from referee.store.db import upgrade
+
+NAMES = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank"]
+DOMAIN = "demo.example"
+START = datetime(2026, 1, 5, 9, 0)
+
+
+def _print_mail(msg: EmailMessage, reader: str) -> None:
+    print(f"=== {reader} receives ".ljust(78, "="))
+    print(f"From: {msg['From']}\nTo: {msg['To']}\nSubject: {msg['Subject']}\n")
+    body = msg.get_body(("plain",))
+    print(body.get_content().rstrip() if body else "")
+    print()
+
+
+#: In a demo with bots only, these mails are printed whole; others are counted.
+REPORTS = ("opening", "round_report")
+
+
+def run_demo(kind: str, folder: str, seed: str) -> int:
+    game = get_game(kind)
+    if game.demo_with_bots:
+        return _bots_demo(kind, folder, seed)
+    root, referee = _setup(folder)
+    rng = random.Random(seed)
+    count = game.seat_count(game.parse_options({}))[0]
+    players = [f"{n} <{n.lower()}@{DOMAIN}>" for n in NAMES[:count]]
+    now = START
+    tag = referee.create_game(kind, players, seed=seed, now=now)
+    print(f"Started {tag}: {game.title} with {', '.join(NAMES[:count])}.")
+    print(f"Working folder: {root} (Maildir in/out, SQLite)\n")
+    outbox = mailbox.Maildir(root / "outbox", create=True)
+    inbox = root / "inbox"
+    seen: set[str] = set()
+    mistake_made = silent_once = waiting_out = False
+    for _ in range(2000):
+        run_pass(referee, now)
+        # Everyone reads their new mail (a public mail is printed once).
+        fresh = []
+        for key in outbox.iterkeys():
+            if key not in seen:
+                seen.add(key)
+                msg = message_from_bytes(outbox.get_bytes(key), policy=default)
+                assert isinstance(msg, EmailMessage)
+                fresh.append(msg)
+        # The outbox row id is in the Message-ID: <pbm.ID.tag@domain>.
+        for msg in sorted(fresh, key=lambda x: int(str(x["Message-ID"]).split(".")[1])):
+            to = msg["To"]
+            reader = "Everyone" if "," in str(to) else str(to).split("<")[0].strip()
+            _print_mail(msg, reader)
+        status = referee.status(tag)[0]
+        if status["status"] != "active":
+            break
+        if waiting_out:
+            waiting_out = False
+            now += timedelta(days=1)
+            print("*** Another day passes, and the deadline with it. ***\n")
+            continue
+        owed = {d["seat"] for d in status["deadlines"]}
+        state = _state(referee, tag)
+        movers = sorted(owed)
+        if not movers:
+            break
+        if not silent_once and state.get("round") == 2 and len(movers) > 1:
+            # The last player to move stays silent: the deadline passes.
+            silent_once = True
+            quiet = movers[-1]
+            for seat in movers[:-1]:
+                _send_move(root, referee, tag, seat, state, rng, inbox, now)
+            now += timedelta(days=2, hours=1)
+            waiting_out = True
+            print(f"*** {NAMES[quiet - 1]} sends nothing; two days pass. ***\n")
+            continue
+        for seat in movers:
+            if not mistake_made:
+                mistake_made = True
+                _send_text(root, tag, seat, _mistake(state, seat), inbox)
+            _send_move(root, referee, tag, seat, state, rng, inbox, now)
+        now += timedelta(hours=5)
+    final = referee.status(tag)[0]
+    print("=" * 78)
+    print(f"Final result of {tag}: {final.get('result')}")
+    for name, score in final.get("scores", {}).items():
+        print(f"  {name:<10} {score}")
+    referee.close()
+    return 0
+
+
+def _setup(folder: str, **referee_keys: str) -> tuple[Path, Referee]:
+    """A fresh working folder with a referee on Maildir and SQLite."""
+    root = Path(folder).resolve()
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    config = config_from_dict({
+        "referee": {"address": f"referee@{DOMAIN}", "name": "Demo Referee",
+                    "database": f"sqlite:///{root / 'referee.db'}", **referee_keys},
+        "mailbox": {"kind": "maildir", "path": str(root / "inbox")},
+        "smtp": {"kind": "maildir", "path": str(root / "outbox")},
+    }, base_dir=root)
+    upgrade(config.database_url)
+    return root, Referee(config)
+
+
+def _bots_demo(kind: str, folder: str, seed: str) -> int:
+    """Bots in every seat play the whole game at once; the public list gets
+    every move, and the opening and round reports are printed whole."""
+    game = get_game(kind)
+    root, referee = _setup(folder, public_list=f"table@{DOMAIN}")
+    seats = game.seat_count(game.parse_options({}))[0]
+    tag = referee.create_game(kind, [], bots=seats, seed=seed, now=START)
+    run_pass(referee, START)
+    print(f"Started {tag}: {game.title} with {seats} bots; every move went to the list "
+          f"table@{DOMAIN}.\nWorking folder: {root} (Maildir in/out, SQLite)\n")
+    outbox = mailbox.Maildir(root / "outbox", create=True)
+    mails = []
+    for key in outbox.iterkeys():
+        msg = message_from_bytes(outbox.get_bytes(key), policy=default)
+        assert isinstance(msg, EmailMessage)
+        mails.append(msg)
+    mails.sort(key=lambda x: int(str(x["Message-ID"]).split(".")[1]))
+    for msg in mails:
+        if msg["X-Referee-Mail"] in REPORTS:
+            _print_mail(msg, "The list")
+    final = referee.status(tag)[0]
+    print("=" * 78)
+    print(f"{len(mails)} mails went to the list in all.")
+    print(f"Final result of {tag}: {final.get('result')}")
+    for name, score in final.get("scores", {}).items():
+        print(f"  {name:<10} {score}")
+    referee.close()
+    return 0
+
+
+def _state(referee: Referee, tag: str) -> dict[str, Any]:
+    with referee.sessions() as db:
+        from sqlalchemy import select
+
+        row = db.scalar(select(m.Game).where(m.Game.tag == tag))
+        assert row is not None
+        return dict(row.state)
+
+
+def _mistake(state: dict[str, Any], seat: int) -> str:
+    """Lines a careless player might write: a bid no game has, and in the
+    bidding games a card this seat does not hold."""
+    if "packs" not in state:
+        return "bid 99"
+    held = state["packs"][seat - 1]
+    gone = [v for v in range(1, 15) if v not in held]
+    return f"bid 99\nbid {gone[0]}"
+
+
+def _send_move(root: Path, referee: Referee, tag: str, seat: int, state: dict[str, Any],
+               rng: random.Random, inbox: Path, now: datetime) -> None:
+    game = get_game(_kind(tag))
+    action = game.bot_action(game.load(state), seat, rng)
+    text = " ".join([action.verb, *(str(a) for a in action.args)])
+    _send_text(root, tag, seat, f"Hi referee,\n\n{text}\n\nThanks!\n-- \n{NAMES[seat - 1]}",
+               inbox)
+
+
+def _kind(tag: str) -> str:
+    return tag.rpartition("-")[0]
+
+
+def _send_text(root: Path, tag: str, seat: int, body: str, inbox: Path) -> None:
+    name = NAMES[seat - 1]
+    commands = [ln for ln in body.splitlines() if ln and ln[0].islower()]
+    print(f">>> {name} writes to the referee alone: {' / '.join(commands)}\n")
+    msg = EmailMessage()
+    msg["From"] = f"{name} <{name.lower()}@{DOMAIN}>"
+    msg["To"] = f"referee@{DOMAIN}"
+    msg["Subject"] = f"Re: [{tag}] my move"
+    msg["Message-ID"] = make_msgid(domain=DOMAIN)
+    msg.set_content(body)
+    mailbox.Maildir(inbox, create=True).add(mailbox.MaildirMessage(msg.as_bytes()))

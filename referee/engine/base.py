@@ -1,0 +1,271 @@
+"""The engine contract: every game is a pure, value-in value-out state machine.
+
+An engine knows nothing of mail, SQL or the clock. The service hands it the
+game's state, the seat that acts, a parsed :class:`Action` and a seeded RNG;
+the engine returns a :class:`Result` with the new state, the events to log and
+the :class:`Notice` s to mail. Everything a game decides by chance comes from
+the RNG passed in, so a game replays exactly from its seed and action log
+(see :func:`rng_for`).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import TypeAdapter
+
+JSON = Any  # a value made of dict, list, str, int, float, bool and None
+
+
+class Scope(StrEnum):
+    """Who saw a message, by definition F of rule text 002.
+
+    ``secret``: the referee and one player; ``private``: the referee and some
+    players, nobody else; ``public``: the list, or anyone outside the game.
+    """
+
+    SECRET = "secret"
+    PRIVATE = "private"
+    PUBLIC = "public"
+
+
+class EngineError(Exception):
+    """Base of the errors an engine raises; ``str(error)`` is for the player."""
+
+
+class ParseError(EngineError):
+    """The text names a command of this game but cannot be read ("bid 14")."""
+
+
+class AmbiguousAction(ParseError):
+    """The text could mean more than one action; the message lists them."""
+
+
+class IllegalAction(EngineError):
+    """The action parses but the rules do not allow it now."""
+
+
+class ScopeError(EngineError):
+    """The action came through a scope the rules do not allow (a public bid)."""
+
+
+class OptionError(EngineError):
+    """A game option is unknown or has a bad value; the message names it."""
+
+
+@dataclass(frozen=True)
+class Action:
+    """One thing a seat does: a verb of the game and its arguments.
+
+    ``args`` holds JSON-able values only, so an action is stored in the
+    action log as it is and read back for replay.
+    """
+
+    verb: str
+    args: tuple[JSON, ...] = ()
+
+    def to_json(self) -> JSON:
+        return {"verb": self.verb, "args": list(self.args)}
+
+    @classmethod
+    def from_json(cls, data: JSON) -> Action:
+        return cls(str(data["verb"]), tuple(data.get("args", ())))
+
+
+@dataclass(frozen=True)
+class Audience:
+    """Who a notice goes to: everyone (``public``) or exactly these seats.
+
+    A secret notice is an audience of one seat. A notice to some seats is
+    never widened: hands and sealed bids go to the seats named, nobody else.
+    """
+
+    public: bool = False
+    seats: frozenset[int] = frozenset()
+
+    @classmethod
+    def everyone(cls) -> Audience:
+        return cls(public=True)
+
+    @classmethod
+    def only(cls, *seats: int) -> Audience:
+        return cls(public=False, seats=frozenset(seats))
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A mail the service must send: a template of the game and its context.
+
+    ``template`` names a file under ``templates/<kind>/`` (or ``common/``)
+    without the extension; ``context`` is JSON-able data for it.
+    """
+
+    audience: Audience
+    template: str
+    context: Mapping[str, JSON] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Event:
+    """A fact for the game's history, with the text shown on its public page.
+
+    ``public`` is False for facts that must stay secret (a sealed bid before
+    the round resolves); those are kept for replay and audit but never shown.
+    """
+
+    kind: str
+    text: str
+    public: bool = True
+    data: Mapping[str, JSON] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A seat owes an action. ``key`` identifies the obligation: while the
+    same key stays pending, its deadline stands; a new key starts a new one."""
+
+    seat: int
+    key: str
+    what: str
+
+
+StateT = TypeVar("StateT")
+
+
+@dataclass
+class Result(Generic[StateT]):
+    """What :meth:`Game.apply` returns."""
+
+    state: StateT
+    events: list[Event] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    #: One line for the acting player's reply transcript ("your bid of 5 is
+    #: sealed"); when None the service uses the public events' texts.
+    reply: str | None = None
+
+
+@dataclass(frozen=True)
+class SeatInfo:
+    """A seat as the engine sees it: its position, a display name, a bot flag
+    and an optional team chosen before the game."""
+
+    position: int
+    name: str
+    bot: bool = False
+    team: str | None = None
+
+
+class Game(Generic[StateT]):
+    """A kind of game. Subclasses set ``kind`` and implement the methods.
+
+    States are plain dataclasses; :meth:`dump` and :meth:`load` turn them into
+    JSON and back. :meth:`apply` must not mutate the state it is given.
+    """
+
+    kind: ClassVar[str]
+    title: ClassVar[str]
+    state_type: ClassVar[type]
+    #: The folder under ``templates/`` with this game's mails (default: kind).
+    templates: ClassVar[str] = ""
+    #: ``referee demo`` seats only bots and prints the reports, for games too
+    #: long to print every mail of.
+    demo_with_bots: ClassVar[bool] = False
+
+    # -- setup --------------------------------------------------------------
+    def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:
+        """Validate ``--option KEY=VALUE`` pairs; return the full option set
+        with every default filled in. Raises :class:`OptionError`."""
+        raise NotImplementedError
+
+    def seat_count(self, options: Mapping[str, JSON]) -> tuple[int, int]:
+        """The least and most seats this game takes with these options."""
+        raise NotImplementedError
+
+    def new(
+        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], rng: random.Random
+    ) -> Result[StateT]:
+        """Start a game. The notices are the opening mail(s)."""
+        raise NotImplementedError
+
+    # -- play ---------------------------------------------------------------
+    def parse(self, line: str) -> Action | None:
+        """Read one command line. ``None`` if it is no command of this game;
+        raises :class:`ParseError` if it is one but malformed."""
+        raise NotImplementedError
+
+    def accepts(self, action: Action, scope: Scope) -> None:
+        """Raise :class:`ScopeError` if ``action`` may not come in ``scope``."""
+        raise NotImplementedError
+
+    def apply(self, state: StateT, seat: int, action: Action, rng: random.Random) -> Result[StateT]:
+        """Apply one action of one seat. Raises :class:`IllegalAction`."""
+        raise NotImplementedError
+
+    def pending(self, state: StateT) -> list[Pending]:
+        """Who owes which action now (empty once the game is over)."""
+        raise NotImplementedError
+
+    def timeout_action(self, state: StateT, seat: int, rng: random.Random) -> Action:
+        """What the rules say the referee does for a seat past its deadline."""
+        raise NotImplementedError
+
+    def bot_action(self, state: StateT, seat: int, rng: random.Random) -> Action:
+        """What a random bot in ``seat`` does now; by default the timeout move."""
+        return self.timeout_action(state, seat, rng)
+
+    def replace_with_bot(self, state: StateT, seat: int) -> Result[StateT]:
+        """A player left and a bot takes the seat (000 rule 8)."""
+        return Result(state)
+
+    def is_over(self, state: StateT) -> bool:
+        raise NotImplementedError
+
+    # -- what people see ----------------------------------------------------
+    def view(self, state: StateT, seat: int | None) -> dict[str, JSON]:
+        """What ``seat`` (or the public, for ``None``) may see, for templates."""
+        raise NotImplementedError
+
+    def help(self, state: StateT, seat: int | None) -> str:
+        """What this seat can do now, and how to write it."""
+        raise NotImplementedError
+
+    def summary(self, state: StateT) -> dict[str, JSON]:
+        """Public facts for ``referee status``: round, scores, result."""
+        raise NotImplementedError
+
+    # -- persistence ----------------------------------------------------------
+    def dump(self, state: StateT) -> JSON:
+        return _adapter(self.state_type).dump_python(state, mode="json")
+
+    def load(self, data: JSON) -> StateT:
+        loaded: StateT = _adapter(self.state_type).validate_python(data)
+        return loaded
+
+
+@functools.cache
+def _adapter(state_type: type) -> TypeAdapter[Any]:
+    """One pydantic adapter per state class: building one costs milliseconds."""
+    return TypeAdapter(state_type)
+
+
+def rng_for(seed: str, step: int) -> random.Random:
+    """The RNG for action number ``step`` of the game with ``seed``.
+
+    Deriving a fresh generator per step (rather than carrying one generator's
+    state) makes every step replayable on its own: step 0 is :meth:`Game.new`,
+    step n the n-th logged action.
+    """
+    digest = hashlib.sha256(f"{seed}:{step}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:16], "big"))
+
+
+def evolve(state: StateT) -> StateT:
+    """A deep copy to change, so :meth:`Game.apply` never mutates its input."""
+    return copy.deepcopy(state)

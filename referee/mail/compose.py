@@ -1,0 +1,140 @@
+"""Build outgoing mail: a template of ``templates/`` rendered to an EmailMessage.
+
+A template's first line is ``Subject: ...``; the rest, after one blank line,
+is the plain-text body. Player text only ever reaches a template as data, never
+as template source. Headers follow MAIL.md: Auto-Submitted (RFC 3834),
+X-Loop, threading (RFC 5322 §3.6.4) with a game root pseudo-reference, and a
+Message-ID derived from the outbox row so a resend is the same message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.policy import SMTP
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from referee.mail.inbound import OUR_MESSAGE_ID_PREFIX
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+_ID = re.compile(
+    "^" + re.escape(OUR_MESSAGE_ID_PREFIX) + r"(?:\d+|game)\.([a-z][a-z0-9-]*-\d+)@(.+)$"
+)
+
+
+def _wrap_list(items: Sequence[Any], sep: str = ", ") -> str:
+    return sep.join(str(i) for i in items)
+
+
+class Composer:
+    """Renders templates for one referee identity."""
+
+    def __init__(self, address: str, name: str, templates: Path = TEMPLATES) -> None:
+        self.address = address
+        self.name = name
+        self.domain = address.rpartition("@")[2]
+        self.templates = templates
+        self._envs: dict[str, Environment] = {}
+
+    def _env(self, folder: str) -> Environment:
+        if folder not in self._envs:
+            env = Environment(
+                loader=FileSystemLoader([self.templates / folder, self.templates / "common"]),
+                undefined=StrictUndefined,
+                keep_trailing_newline=True,
+                trim_blocks=True,
+                lstrip_blocks=True,
+                autoescape=False,
+            )
+            env.filters["join_list"] = _wrap_list
+            env.filters["when"] = format_when
+            self._envs[folder] = env
+        return self._envs[folder]
+
+    def render(self, folder: str, template: str, context: Mapping[str, Any]) -> tuple[str, str]:
+        """Render ``template`` to (subject, body)."""
+        text = self._env(folder).get_template(f"{template}.txt").render(
+            referee=self.address, referee_name=self.name, **context
+        )
+        head, _, body = text.partition("\n")
+        if not head.startswith("Subject:"):
+            raise ValueError(f"template {folder}/{template}.txt must start with 'Subject:'")
+        body = re.sub(r"\n{3,}", "\n\n", body.lstrip("\n")).rstrip() + "\n"
+        return head.removeprefix("Subject:").strip(), body
+
+    def game_root(self, tag: str) -> str:
+        return f"<{OUR_MESSAGE_ID_PREFIX}game.{tag}@{self.domain}>"
+
+    def message_id(self, outbox_id: int, tag: str | None) -> str:
+        return f"<{OUR_MESSAGE_ID_PREFIX}{outbox_id}.{tag or 'referee-0'}@{self.domain}>"
+
+    def message(
+        self,
+        *,
+        outbox_id: int,
+        to: Sequence[tuple[str, str]],
+        subject: str,
+        body: str,
+        tag: str | None,
+        auto: str,
+        in_reply_to: str | None = None,
+        references: Sequence[str] = (),
+        now: datetime,
+        kind: str | None = None,
+    ) -> EmailMessage:
+        """One outgoing mail. ``auto`` is ``auto-replied`` for answers to a
+        player and ``auto-generated`` for reports and reminders (RFC 3834 §5)."""
+        msg = EmailMessage(policy=SMTP)
+        msg["From"] = Address(self.name, addr_spec=self.address)
+        msg["To"] = [Address(n, addr_spec=a) for a, n in to]
+        msg["Subject"] = subject
+        msg["Date"] = format_datetime(now.replace(tzinfo=UTC))
+        msg["Message-ID"] = self.message_id(outbox_id, tag)
+        refs = [*references]
+        if tag:
+            refs = [self.game_root(tag), *[r for r in refs if r != self.game_root(tag)]]
+        if in_reply_to:
+            msg["In-Reply-To"] = in_reply_to
+            if in_reply_to not in refs:
+                refs.append(in_reply_to)
+        elif tag:
+            msg["In-Reply-To"] = self.game_root(tag)
+        if len(refs) > 10:  # first 4 and last 6, as Request Tracker trims them
+            refs = refs[:4] + refs[-6:]
+        if refs:
+            msg["References"] = " ".join(refs)
+        msg["Auto-Submitted"] = auto
+        msg["X-Loop"] = self.address
+        msg["Precedence"] = "bulk"
+        msg["X-Auto-Response-Suppress"] = "OOF, AutoReply"
+        msg["Reply-To"] = self.address
+        if kind:
+            # Which mail this is (a template name), for players' filters.
+            msg["X-Referee-Mail"] = kind
+        msg.set_content(body, charset="utf-8")
+        return msg
+
+    def tag_from_ids(self, ids: Sequence[str]) -> str | None:
+        """The game tag named by one of our own Message-IDs among ``ids``."""
+        for mid in reversed(ids):
+            m = _ID.match(mid.strip("<>"))
+            if m and m.group(2) == self.domain:
+                return m.group(1)
+        return None
+
+
+
+def format_when(value: datetime | str | None) -> str:
+    """A deadline as players read it: ``Wed 25 Nov 2026 18:00 UTC``."""
+    if value is None:
+        return "no deadline"
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.strftime("%a %d %b %Y %H:%M UTC")

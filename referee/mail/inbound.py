@@ -1,0 +1,701 @@
+"""Read one inbound mail: RFC 5322 bytes -> :class:`InboundMessage`.
+
+Says who sent it, whether a person or a machine did (auto-reply, bounce, our own
+mail come back), and which lines the person typed as commands, leaving out
+quotes, attributions, signatures and forwards. Pure functions: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import email
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email import policy
+from email.message import Message
+from email.utils import getaddresses, parsedate_to_datetime
+from enum import StrEnum
+from html.parser import HTMLParser
+
+import html2text
+
+#: The local part every Message-ID the referee sends starts with (see
+#: ``compose.Composer.message_id``: ``pbm.<outbox id>.<tag>@<domain>``).
+OUR_MESSAGE_ID_PREFIX = "pbm."
+
+
+class Automation(StrEnum):
+    """Who wrote a message: a person, or which kind of machine."""
+
+    NONE = "none"
+    AUTO_REPLY = "auto-reply"
+    BOUNCE = "bounce"
+    LOOP = "loop"  # our own mail come back
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    """One inbound mail, parsed once. Addresses are lower-cased."""
+
+    message_id: str | None  # without angle brackets, e.g. "abc@host"
+    sender: str  # the From address
+    sender_name: str  # the From display name, may be ""
+    to: tuple[str, ...]
+    cc: tuple[str, ...]
+    subject: str  # RFC 2047 decoded, unfolded
+    in_reply_to: tuple[str, ...]  # message ids, without angle brackets
+    references: tuple[str, ...]  # message ids, in order
+    list_id: str | None  # the id inside the List-Id's <>, or None
+    automation: Automation
+    lines: tuple[str, ...]  # the command lines: stripped, non-empty
+    size: int  # len(raw)
+    tnef_only: bool  # the only body is application/ms-tnef (winmail.dat)
+    date: datetime | None  # the Date header, timezone aware
+
+
+def parse_message(
+    raw: bytes,
+    *,
+    referee_address: str,
+    list_address: str | None = None,
+    our_domain: str | None = None,
+) -> InboundMessage:
+    """Parse the raw bytes of one message, as fetched from IMAP or Maildir.
+
+    ``referee_address`` is the bot's own address, ``list_address`` the game's
+    public list (if any), ``our_domain`` the domain of the Message-IDs we send.
+    Never raises on malformed mail: unreadable parts read as no text.
+    """
+    msg = email.message_from_bytes(raw, policy=policy.compat32)
+    headers = _headers(msg)
+    body = _body_text(msg) or ""
+    sender_name, sender = _first_address(headers.get("from", []))
+    message_id = _first_id(_first(headers, "message-id"))
+    subject = _decode_words(_first(headers, "subject") or "").strip()
+    return InboundMessage(
+        message_id=message_id,
+        sender=sender,
+        sender_name=sender_name,
+        to=_addresses(headers.get("to", [])),
+        cc=_addresses(headers.get("cc", [])),
+        subject=subject,
+        in_reply_to=_ids(_first(headers, "in-reply-to")),
+        references=_ids(" ".join(headers.get("references", []))),
+        list_id=_list_id(_first(headers, "list-id")),
+        automation=_automation(
+            msg, headers, sender, subject, message_id,
+            referee_address=referee_address, list_address=list_address, our_domain=our_domain,
+        ),
+        lines=_command_lines(body),
+        size=len(raw),
+        tnef_only=not body.strip() and any(_tnef_parts(msg)),  # Outlook's winmail.dat
+        date=_date(_first(headers, "date")),
+    )
+
+
+def recipients(msg: InboundMessage) -> frozenset[str]:
+    """Every address on To and Cc."""
+    return frozenset((*msg.to, *msg.cc))
+
+
+_TAG = re.compile(r"\[\s*([a-z][a-z0-9-]*-[0-9]+)\s*\]", re.IGNORECASE)
+
+
+def find_tag(subject: str) -> str | None:
+    """The game tag in a subject: ``"Re: [goofspiel-7] Round 2"`` -> ``"goofspiel-7"``."""
+    m = _TAG.search(subject)
+    return m.group(1).lower() if m else None
+
+
+# -- headers -----------------------------------------------------------------
+
+_Headers = Mapping[str, list[str]]
+
+
+def _headers(msg: Message) -> dict[str, list[str]]:
+    """Header values by lower-cased name, in order, unfolded, 8-bit bytes decoded.
+
+    RFC 2047 encoded-words are left in place: addresses must be split first.
+    """
+    out: dict[str, list[str]] = {}
+    for name, value in msg.raw_items():
+        text = re.sub(r"[\r\n]", "", str(value)).strip()
+        if any("\udc80" <= c <= "\udcff" for c in text):  # raw 8-bit header (RFC 6532)
+            text = _decode_bytes(text.encode("ascii", "surrogateescape"), None)
+        out.setdefault(name.lower(), []).append(text)
+    return out
+
+
+def _first(headers: _Headers, name: str) -> str | None:
+    values = headers.get(name)
+    return values[0] if values else None
+
+
+def _parsed_addresses(values: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """(decoded display name, lower-cased address) for each address with an ``@``."""
+    for name, addr in getaddresses(list(values)):
+        if "@" in addr:
+            yield _decode_words(name).strip(), addr.strip().lower()
+
+
+def _first_address(values: Sequence[str]) -> tuple[str, str]:
+    return next(_parsed_addresses(values), ("", ""))
+
+
+def _addresses(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(addr for _, addr in _parsed_addresses(values)))
+
+
+_MSG_ID = re.compile(r"<([^<>\s]+)>")
+
+
+def _ids(value: str | None) -> tuple[str, ...]:
+    """The message ids in In-Reply-To or References; comments and phrases skipped."""
+    return tuple(_MSG_ID.findall(value or ""))
+
+
+def _first_id(value: str | None) -> str | None:
+    """A Message-ID without its brackets; a bare ``id@host`` is accepted too."""
+    ids = _ids(value)
+    if ids:
+        return ids[0]
+    bare = (value or "").strip()
+    return bare if bare and not re.search(r"[\s<>]", bare) else None
+
+
+def _list_id(value: str | None) -> str | None:
+    """The id part of a List-Id (RFC 2919): ``Players <players.example.test>``."""
+    if value is None:
+        return None
+    m = re.search(r"<([^<>]+)>", value)
+    found = m.group(1).strip() if m else value.strip()
+    return found.lower() if found and not re.search(r"\s", found) else None
+
+
+def _date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)  # "-0000": UTC, zone unknown
+
+
+_ENCODED_WORD = re.compile(r"=\?([^?\s]+)\?([bBqQ])\?([^?\s]*)\?=")
+
+
+def _decode_words(text: str) -> str:
+    """Decode RFC 2047 encoded-words, tolerantly.
+
+    Whitespace between adjacent encoded-words is dropped (RFC 2047 §6.2), and
+    adjacent words in one charset are decoded together, since some mailers
+    split a multi-byte character across two words. A malformed word stays as
+    it was typed.
+    """
+    out: list[str] = []
+    charset, run = "", b""
+    pos, after_word = 0, False
+    for m in _ENCODED_WORD.finditer(text):
+        data = _word_bytes(m.group(2), m.group(3))
+        if data is None:
+            continue  # left in place: it becomes part of the next gap
+        gap = text[pos : m.start()]
+        word_charset = m.group(1).split("*")[0].lower()  # RFC 2231 may add "*language"
+        if gap.strip() or not after_word or word_charset != charset:
+            out.append(_decode_bytes(run, charset) if run else "")
+            out.append("" if after_word and not gap.strip() else gap)
+            charset, run = word_charset, b""
+        run += data
+        pos, after_word = m.end(), True
+    out.append(_decode_bytes(run, charset) if run else "")
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _word_bytes(encoding: str, payload: str) -> bytes | None:
+    try:
+        if encoding in "qQ":
+            return binascii.a2b_qp(payload.encode("utf-8"), header=True)
+        return base64.b64decode(payload + "=" * (-len(payload) % 4))
+    except (binascii.Error, ValueError):
+        return None
+
+
+# WHATWG practice: mail labelled Latin-1 is in practice Windows-1252,
+# and GB2312 mail is GBK/GB18030.
+_CHARSET_ALIASES = {"iso8859-1": "cp1252", "gb2312": "gb18030", "gbk": "gb18030"}
+
+
+def _decode_bytes(data: bytes, charset: str | None) -> str:
+    """Decode with the declared charset, then UTF-8, Windows-1252, Latin-1 (MAIL.md)."""
+    candidates = [charset] if charset else []
+    for name in [*candidates, "utf-8", "cp1252"]:
+        try:
+            codec = codecs.lookup(name.strip().strip('"')).name
+            text = data.decode(_CHARSET_ALIASES.get(codec, codec))
+        except (LookupError, UnicodeError, ValueError):
+            continue
+        return text.lstrip("\ufeff")
+    return data.decode("latin-1", errors="replace").lstrip("\ufeff")
+
+
+# -- classification ------------------------------------------------------------
+
+_BOUNCE_LOCALS = frozenset({"mailer-daemon", "mailerdaemon", "postmaster"})
+_BULK_PRECEDENCE = frozenset({"bulk", "junk", "auto_reply", "auto-reply"})
+
+# Out-of-office subjects, at the very start. "Vacation" only as a whole
+# subject or label ("Vacation: ...", "Vacation reply"): "Vacation next week,
+# bid 5 for me" is a person writing.
+_OOO_SUBJECT = re.compile(
+    r"^\[?\s*(?:"
+    r"out of (?:the )?office|automatic reply|automatic response|auto[- ]?reply"
+    r"|auto[- ]?response|abwesenheitsnotiz|automatische antwort|réponse automatique"
+    r"|respuesta automática|risposta automatica|automatisch antwoord|resposta automática"
+    r"|autosvar|automaattinen vastaus|automatyczna odpowiedź|автоответ|自动回复|自動応答"
+    r"|vacation(?:\s*(?:auto)?(?:reply|response|message|notice))?\s*(?::|$)"
+    r")(?!\w)",
+    re.IGNORECASE,
+)
+# Subjects of Outlook receipts and meeting responses; a person may write them
+# too, so they count only together with X-Auto-Response-Suppress.
+_RECEIPT_SUBJECT = re.compile(
+    r"^(?:read|not read|delivered|undeliverable|recall|accepted|declined|tentative)\s*:",
+    re.IGNORECASE,
+)
+
+
+def _automation(
+    msg: Message,
+    headers: _Headers,
+    sender: str,
+    subject: str,
+    message_id: str | None,
+    *,
+    referee_address: str,
+    list_address: str | None,
+    our_domain: str | None,
+) -> Automation:
+    """Who wrote the message (MAIL.md "Inbound classification").
+
+    Our own echo wins over a bounce, a bounce over an auto-reply: our reports
+    carry Auto-Submitted and Precedence themselves.
+    """
+    if _is_loop(headers, sender, message_id, referee_address, list_address, our_domain):
+        return Automation.LOOP
+    if _is_bounce(msg, headers, sender):
+        return Automation.BOUNCE
+    if _is_auto_reply(msg, headers, subject):
+        return Automation.AUTO_REPLY
+    return Automation.NONE
+
+
+def _mailbox(address: str) -> str:
+    """An address without its ``+detail``: ``referee+x@host`` -> ``referee@host``."""
+    local, _, domain = address.strip().lower().rpartition("@")
+    return f"{local.split('+')[0]}@{domain}"
+
+
+def _is_loop(
+    headers: _Headers,
+    sender: str,
+    message_id: str | None,
+    referee_address: str,
+    list_address: str | None,
+    our_domain: str | None,
+) -> bool:
+    """Our own mail come back (RT, debbugs, Mailman, Discourse).
+
+    A Message-ID counts only in the shape we send: players may share our
+    domain, and their clients name Message-IDs after it. ``List-Post`` naming
+    our list is no sign by itself (every public move carries it); the list
+    counts only when it rewrote From to itself and the original author it
+    kept (X-Original-From, X-Original-Sender, Reply-To) is the referee.
+    """
+    me = _mailbox(referee_address)
+    if sender and _mailbox(sender) == me:
+        return True
+    if any(_mailbox(a) == me for _, a in _parsed_addresses(headers.get("x-loop", []))):
+        return True
+    if message_id and our_domain:
+        local, _, domain = message_id.lower().rpartition("@")
+        if local.startswith(OUR_MESSAGE_ID_PREFIX) and domain == our_domain.lower():
+            return True
+    if list_address and sender == list_address.lower():
+        for name in ("x-original-from", "x-original-sender", "reply-to"):
+            _, author = _first_address(headers.get(name, []))
+            if author:
+                return _mailbox(author) == me
+    return False
+
+
+def _is_bounce(msg: Message, headers: _Headers, sender: str) -> bool:
+    """A delivery report: null envelope sender, RFC 3464 report, or a mailer daemon."""
+    return_path = _first(headers, "return-path")
+    if return_path is not None:
+        if return_path.strip() in ("<>", ""):
+            return True
+        _, rp = _first_address([return_path])
+        if (rp or return_path.strip("<> ")).lower().partition("@")[0] in _BOUNCE_LOCALS:
+            return True
+    if msg.get_content_type() == "multipart/report":
+        report_type = msg.get_param("report-type")
+        if isinstance(report_type, str) and report_type.lower() == "delivery-status":
+            return True
+    return sender.partition("@")[0] in _BOUNCE_LOCALS
+
+
+def _is_auto_reply(msg: Message, headers: _Headers, subject: str) -> bool:
+    """An auto-reply, a receipt or bulk mail, never a person (RFC 3834 and practice).
+
+    ``Precedence: list`` is not automation: public moves arrive through the
+    game's list. ``X-Auto-Response-Suppress`` asks *us* not to auto-answer
+    and Outlook stamps it on some mail people write, so it counts only with an
+    Outlook receipt or meeting-response subject.
+    """
+    for value in headers.get("auto-submitted", []):
+        if _token(value) != "no":
+            return True
+    if any(_token(v) not in ("", "no") for v in headers.get("x-autoreply", [])):
+        return True
+    if "x-autorespond" in headers or "feedback-id" in headers:
+        return True
+    precedence = [*headers.get("precedence", []), *headers.get("x-precedence", [])]
+    if any(_token(v) in _BULK_PRECEDENCE for v in precedence):
+        return True
+    if msg.get_content_type() == "multipart/report":  # read receipts (RFC 8098), ARF
+        return True
+    if _OOO_SUBJECT.search(subject):
+        return True
+    suppress = {
+        t.strip().lower() for v in headers.get("x-auto-response-suppress", []) for t in v.split(",")
+    }
+    return bool(suppress & {"all", "dr", "autoreply"}) and bool(_RECEIPT_SUBJECT.search(subject))
+
+
+def _token(value: str) -> str:
+    """The first word of a structured header: ``auto-replied; x=y (comment)``."""
+    return re.split(r"[\s;(]", value.strip(), maxsplit=1)[0].lower()
+
+
+# -- body ----------------------------------------------------------------------
+
+_TNEF_TYPES = frozenset({"application/ms-tnef", "application/vnd.ms-tnef"})
+
+
+def _children(part: Message) -> list[Message]:
+    if not part.is_multipart():  # a multipart without its boundary is one text blob
+        return []
+    payload = part.get_payload()
+    return [p for p in payload if isinstance(p, Message)] if isinstance(payload, list) else []
+
+
+def _body_text(part: Message) -> str | None:
+    """What the author wrote in ``part``, or None where it holds nothing we read.
+
+    Attachments and ``message/*`` parts (forwards, reports) are never read.
+    """
+    if part.get_content_disposition() == "attachment":
+        return None
+    ctype = part.get_content_type()
+    maintype = part.get_content_maintype()
+    if ctype == "text/plain":
+        return _plain_text(part)
+    if ctype == "text/html":
+        return _html_text(_decoded(part))
+    if maintype != "multipart" or ctype == "multipart/encrypted":
+        return None
+    children = _children(part)
+    if ctype == "multipart/signed":  # PGP/MIME, S/MIME: the first part is the signed one
+        return _body_text(children[0]) if children else None
+    if ctype == "multipart/alternative":
+        readable = [(c.get_content_type(), t) for c in children if (t := _body_text(c))]
+        found = [(kind, text) for kind, text in readable if text.strip()]
+        plain = [text for kind, text in found if kind == "text/plain"]
+        return plain[0] if plain else (found[0][1] if found else None)
+    texts = [text for c in children if (text := _body_text(c)) is not None]
+    return "\n".join(texts) if texts else None
+
+
+def _decoded(part: Message) -> str:
+    """A text part's content: transfer encoding undone, charset decoded, LF line ends."""
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        return ""
+    text = _decode_bytes(payload, part.get_content_charset())
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _plain_text(part: Message) -> str:
+    text = _decoded(part)
+    fmt = part.get_param("format")
+    if isinstance(fmt, str) and fmt.lower() == "flowed":
+        delsp = part.get_param("delsp")
+        return _unflow(text, delsp=isinstance(delsp, str) and delsp.lower() == "yes")
+    return text
+
+
+def _unflow(text: str, *, delsp: bool) -> str:
+    """Join the soft line breaks of ``format=flowed`` text (RFC 3676 §4)."""
+    out: list[str] = []
+    para: str | None = None
+    para_depth = 0
+
+    def flush() -> None:
+        nonlocal para
+        if para is not None:
+            out.append(">" * para_depth + para)
+            para = None
+
+    for line in text.split("\n"):
+        depth = len(line) - len(line.lstrip(">"))
+        content = line[depth:]
+        if content.startswith(" "):  # space-stuffing (§4.4)
+            content = content[1:]
+        soft = content.endswith(" ") and content != "-- "
+        if depth != para_depth or content == "-- ":
+            flush()
+        if soft and delsp:
+            content = content[:-1]
+        para = content if para is None else para + content
+        para_depth = depth
+        if not soft:
+            flush()
+    flush()
+    return "\n".join(out)
+
+
+def _tnef_parts(part: Message) -> Iterator[Message]:
+    filename = part.get_filename() or ""
+    if part.get_content_type() in _TNEF_TYPES or filename.lower() == "winmail.dat":
+        yield part
+    if part.get_content_maintype() == "multipart":
+        for child in _children(part):
+            yield from _tnef_parts(child)
+
+
+# -- HTML ----------------------------------------------------------------------
+
+# Elements that hold quoted mail, signatures or forwards (Gmail, Thunderbird,
+# Yahoo, Proton, Apple, Outlook mobile): dropped with their content.
+_DROP_CLASSES = frozenset({
+    "gmail_quote", "gmail_attr", "gmail_signature", "gmail_quote_container",
+    "moz-cite-prefix", "moz-signature", "moz-forward-container",
+    "yahoo_quoted", "protonmail_quote", "protonmail_signature_block",
+})
+_DROP_IDS = frozenset({"ms-outlook-mobile-signature", "signature"})
+# Outlook's markers where the quoted original starts: everything after them
+# is the original (OWA, new Outlook, Hotmail).
+_CUT_IDS = frozenset({
+    "appendonsend", "divrplyfwdmsg", "x_divrplyfwdmsg", "stopspelling",
+    "mail-editor-reference-message-container",
+})
+_VOID = frozenset({
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+    "param", "source", "track", "wbr",
+})
+
+
+class _QuoteStripper(HTMLParser):
+    """Re-emits HTML without quotes, signatures and Outlook's quoted tail."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=False)
+        self.out: list[str] = []
+        self._skip_tag: str | None = None
+        self._skip_depth = 0
+        self._stopped = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._stopped:
+            return
+        if self._skip_tag is not None:
+            if tag == self._skip_tag:
+                self._skip_depth += 1
+            return
+        found = dict(attrs)
+        classes = set((found.get("class") or "").split())
+        ident = (found.get("id") or "").lower()
+        if ident in _CUT_IDS:
+            self._stopped = True
+        elif tag == "blockquote" or classes & _DROP_CLASSES or ident in _DROP_IDS:
+            if tag not in _VOID:
+                self._skip_tag, self._skip_depth = tag, 1
+        elif tag == "hr":
+            self.out.append("<br>")
+        else:
+            self.out.append(self.get_starttag_text() or "")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _VOID:
+            self.handle_starttag(tag, attrs)
+        elif not self._stopped and self._skip_tag is None:
+            self.handle_starttag(tag, attrs)
+            self.handle_endtag(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._stopped:
+            return
+        if self._skip_tag is not None:
+            if tag == self._skip_tag:
+                self._skip_depth -= 1
+                if self._skip_depth == 0:
+                    self._skip_tag = None
+            return
+        if tag in ("td", "th"):  # html2text runs table cells together
+            self.out.append(" ")
+        self.out.append(f"</{tag}>")
+        if tag == "tr":
+            self.out.append("<br>")
+
+    def _emit(self, text: str) -> None:
+        if not self._stopped and self._skip_tag is None:
+            self.out.append(text)
+
+    def handle_data(self, data: str) -> None:
+        self._emit(data)
+
+    def handle_entityref(self, name: str) -> None:
+        self._emit(f"&{name};")
+
+    def handle_charref(self, name: str) -> None:
+        self._emit(f"&#{name};")
+
+
+# html2text escapes Markdown syntax (a leading "-", "1.", "+", backslashes);
+# we want the text as typed.
+_MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!])")
+
+
+def _html_text(html: str) -> str:
+    """HTML mail as plain text, without its quoted part (TAL, Discourse extractors)."""
+    stripper = _QuoteStripper()
+    stripper.feed(html)
+    stripper.close()
+    converter = html2text.HTML2Text()
+    converter.body_width = 0
+    converter.ignore_links = True
+    converter.ignore_images = True
+    converter.ignore_emphasis = True
+    converter.ignore_tables = True
+    converter.unicode_snob = True
+    converter.ul_item_mark = ""
+    return _MD_ESCAPE.sub(r"\1", converter.handle("".join(stripper.out)))
+
+
+# -- command lines ---------------------------------------------------------------
+
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
+
+# "On Mon, 3 Jun 2024 at 10:00, Referee <x@y> wrote:" and its translations;
+# a date or an address must be in it, so "On reflection I wrote:" is prose.
+# German, Dutch and Scandinavian put the author after the verb.
+_WROTE = (
+    r"(?:wrote|a écrit|escribió|ha scritto|escreveu|napisał|написал"
+    r"|(?:schrieb|schreef|skrev)\b.*)"
+)
+_ATTRIBUTION = re.compile(
+    rf"^(?:(?:on|le|am|el|il|op|em|den|w dniu)\s.*\d.*|.*@.*)\s{_WROTE}\s*:$",
+    re.IGNORECASE,
+)
+_ATTRIBUTION_MAX = 400  # characters; a longer line is prose
+_CUT_MARKERS = re.compile(
+    r"^(?:-{2,}\s*(?:original message|ursprüngliche nachricht|message d'origine"
+    r"|mensaje original|messaggio originale|oorspronkelijk bericht"
+    r"|forwarded message|weitergeleitete nachricht|message transféré|mensaje reenviado"
+    r"|messaggio inoltrato|doorgestuurd bericht)\s*-{2,}"
+    r"|begin forwarded message:|anfang der weitergeleiteten nachricht:"
+    r"|début du message réexpédié\s?:"
+    r"|_{20,}"  # Outlook's separator line, and a mailing list's footer
+    r")$",
+    re.IGNORECASE,
+)
+_MOBILE_SIGNATURE = re.compile(
+    r"^(?:sent from my \S.*|sent from (?:outlook|yahoo mail|mail for windows|proton mail)\b.*"
+    r"|sent with proton mail\b.*|get outlook for \S.*|von meinem \S.* gesendet"
+    r"|envoyé de mon \S.*|enviado desde mi \S.*|enviado do meu \S.*|inviato da(?:l mio)? \S.*"
+    r"|verzonden (?:met|vanaf) (?:mijn )?\S.*|skickat från min \S.*)$",
+    re.IGNORECASE,
+)
+# Outlook's plain header block: "From: ..." then "Sent: ..." or "Date: ...".
+_HEADER_FROM = re.compile(r"^(?:from|von|de|da|van|från|fra|od)\s?:\s*\S", re.IGNORECASE)
+_HEADER_WHEN = re.compile(
+    r"^(?:sent|date|gesendet|datum|envoyé|enviado|fecha|inviato|data|verzonden|skickat|sendt)"
+    r"\s?:",
+    re.IGNORECASE,
+)
+
+
+def _clean(line: str) -> str:
+    return line.translate(_INVISIBLE).replace("\xa0", " ").strip()
+
+
+def _command_lines(text: str) -> tuple[str, ...]:
+    """The lines a person typed, without quotes, attributions, signatures and forwards.
+
+    Reading stops at a signature separator, a mobile signature, a forward or
+    "Original Message" marker, Outlook's header block and separator line, or a
+    list footer's line of underscores.
+
+    A quote introduced by ``On ... wrote:`` and marked with ``>`` is skipped
+    rather than cut, so bottom-posted and interleaved answers (Thunderbird's
+    default) keep their commands; an attribution followed by unmarked text
+    ends the reply, as everything below it is the original.
+    """
+    lines = _clearsigned([_clean(line) for line in text.split("\n")])
+    kept: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line or line.startswith(">"):
+            i += 1
+            continue
+        if line == "--" or _CUT_MARKERS.match(line) or _MOBILE_SIGNATURE.match(line):
+            break
+        if _HEADER_FROM.match(line) and any(_HEADER_WHEN.match(n) for n in lines[i + 1 : i + 5]):
+            break
+        span = _attribution_span(lines, i)
+        if span:
+            after = next((n for n in lines[i + span :] if n), "")
+            if not after.startswith(">"):
+                break
+            i += span
+            continue
+        kept.append(line)
+        i += 1
+    return tuple(kept)
+
+
+def _attribution_span(lines: Sequence[str], i: int) -> int:
+    """How many lines (1 to 3) an attribution starting at ``i`` spans, or 0."""
+    joined = ""
+    for k in range(i, min(i + 3, len(lines))):
+        if not lines[k] or lines[k].startswith(">"):
+            break
+        joined = f"{joined} {lines[k]}".strip()
+        if len(joined) > _ATTRIBUTION_MAX:  # also bounds the regex's backtracking
+            break
+        if joined.endswith(":") and _ATTRIBUTION.match(joined):
+            return k - i + 1
+    return 0
+
+
+def _clearsigned(lines: list[str]) -> list[str]:
+    """The signed text of an inline PGP message (RFC 4880 §7), or ``lines`` as they are."""
+    try:
+        start = lines.index("-----BEGIN PGP SIGNED MESSAGE-----")
+    except ValueError:
+        return lines
+    body = start + 1
+    while body < len(lines) and lines[body]:  # armor headers ("Hash: SHA256")
+        body += 1
+    end = next(
+        (k for k in range(body, len(lines)) if lines[k] == "-----BEGIN PGP SIGNATURE-----"),
+        len(lines),
+    )
+    return [line[2:] if line.startswith("- ") else line for line in lines[body:end]]

@@ -1,0 +1,77 @@
+"""One pass of the referee: fetch new mail, process it, fire deadlines, send.
+
+``referee poll`` runs one pass (for cron); the daemon runs the same steps on
+its schedule. Each message is processed in its own transaction, and the
+mailbox is marked only after that commit.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from referee.mail.imap import ImapSource
+from referee.mail.maildir import MaildirSource
+from referee.mail.smtp import OutboxSender
+from referee.referee import Referee, now_utc
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PassReport:
+    read: int = 0
+    processed: int = 0
+    timeouts: int = 0
+    sent: int = 0
+
+    def __str__(self) -> str:
+        return (f"read {self.read} message(s), processed {self.processed}, "
+                f"timeouts {self.timeouts}, sent {self.sent}")
+
+
+def intake(referee: Referee, now: datetime | None = None,
+           imap: ImapSource | None = None) -> tuple[int, int]:
+    """Read and process every new message; returns (read, processed)."""
+    cfg = referee.config
+    read = processed = 0
+    if cfg.mailbox.kind == "maildir":
+        source = MaildirSource(cfg.resolve(cfg.mailbox.path))
+        for key, raw in source.messages():
+            read += 1
+            outcome = referee.process(raw, key, now=now or now_utc())
+            processed += outcome.status != "duplicate"
+            source.mark_done(key)
+        return read, processed
+    own = imap is None
+    src = imap or ImapSource(cfg.mailbox, cfg.referee.max_message_size)
+    try:
+        src.connect()
+        for f in src.messages(referee.cursor(src.mailbox)):
+            read += 1
+            outcome = referee.process(f.raw, f.source_key, now=now or now_utc(),
+                                      cursor=(src.mailbox, f.uidvalidity, f.uid), size=f.size)
+            processed += outcome.status != "duplicate"
+            src.mark_seen(f.uid)
+    finally:
+        if own:
+            src.close()
+    return read, processed
+
+
+def run_pass(referee: Referee, now: datetime | None = None,
+             imap: ImapSource | None = None) -> PassReport:
+    """Intake, deadlines, outbox: the whole of ``referee poll``."""
+    report = PassReport()
+    report.read, report.processed = intake(referee, now, imap)
+    report.timeouts = referee.fire_deadlines(now)
+    report.sent = send_outbox(referee, now)
+    return report
+
+
+def send_outbox(referee: Referee, now: datetime | None = None) -> int:
+    return OutboxSender(referee.config, referee.sessions).send(now or now_utc())
+
+
+__all__ = ["PassReport", "intake", "run_pass", "send_outbox"]

@@ -1,0 +1,111 @@
+"""The daemon (``referee run``): APScheduler jobs for deadlines and the outbox,
+and a mail watcher that uses IMAP IDLE where the server offers it and polls
+otherwise. SIGTERM and SIGINT stop it cleanly between passes; a dropped
+server connection is retried with capped exponential backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from datetime import timedelta
+from types import FrameType
+
+from apscheduler.schedulers.background import BackgroundScheduler
+from imapclient.exceptions import IMAPClientError
+
+from referee.mail.imap import ImapSource
+from referee.passes import intake, send_outbox
+from referee.referee import Referee
+
+log = logging.getLogger(__name__)
+
+DEADLINE_EVERY = timedelta(seconds=60)
+OUTBOX_EVERY = timedelta(seconds=30)
+MAX_BACKOFF = 300.0
+
+
+class Daemon:
+    """Runs the referee until asked to stop. One lock serialises all passes."""
+
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.scheduler = BackgroundScheduler(timezone="UTC")
+
+    def _guarded(self, what: str, fn: object) -> None:
+        with self.lock:
+            try:
+                assert callable(fn)
+                fn()
+            except Exception:
+                log.exception("%s failed; will try again", what)
+
+    def deadlines(self) -> None:
+        self._guarded("deadlines", lambda: (self.referee.fire_deadlines(),
+                                            send_outbox(self.referee)))
+
+    def outbox(self) -> None:
+        self._guarded("outbox", lambda: send_outbox(self.referee))
+
+    def watch_mail(self) -> None:
+        """Intake forever: after each pass wait for IDLE news or the poll interval."""
+        cfg = self.referee.config.mailbox
+        delay = 1.0
+        source = (ImapSource(cfg, self.referee.config.referee.max_message_size)
+                  if cfg.kind == "imap" else None)
+        while not self.stop.is_set():
+            try:
+                with self.lock:
+                    read, _ = intake(self.referee, imap=source)
+                    if read:
+                        send_outbox(self.referee)
+                delay = 1.0
+                if source is not None and source.has_idle():
+                    self._idle(source)
+                else:
+                    self.stop.wait(cfg.poll_interval.total_seconds())
+            except (IMAPClientError, OSError) as e:
+                log.warning("mailbox connection lost (%s); reconnecting in %.0f s", e, delay)
+                if source is not None:
+                    source.client = None
+                self.stop.wait(delay)
+                delay = min(delay * 2, MAX_BACKOFF)
+        if source is not None:
+            source.close()
+
+    def _idle(self, source: ImapSource) -> None:
+        """IDLE until news, the re-issue interval (RFC 2177) or a stop."""
+        source.idle(self.referee.config.mailbox.idle_timeout.total_seconds(), self.stop.is_set)
+
+    def run(self) -> int:
+        self.scheduler.add_job(self.deadlines, "interval",
+                               seconds=DEADLINE_EVERY.total_seconds(), id="deadlines")
+        self.scheduler.add_job(self.outbox, "interval",
+                               seconds=OUTBOX_EVERY.total_seconds(), id="outbox")
+        self.scheduler.start()
+        watcher = threading.Thread(target=self.watch_mail, name="mail", daemon=True)
+        watcher.start()
+        log.info("referee running for %s", self.referee.config.referee.address)
+        self.deadlines()
+        self.stop.wait()
+        log.info("stopping")
+        self.scheduler.shutdown(wait=True)
+        watcher.join(timeout=30)
+        return 0
+
+
+def run_daemon(referee: Referee) -> int:
+    daemon = Daemon(referee)
+
+    def _stop(signum: int, _frame: FrameType | None) -> None:
+        log.info("signal %d received", signum)
+        daemon.stop.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    print(f"referee running for {referee.config.referee.address}; stop with Ctrl-C or SIGTERM",
+          flush=True)
+    return daemon.run()

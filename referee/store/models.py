@@ -1,0 +1,171 @@
+"""The database: SQLAlchemy 2 typed models. Times are naive UTC datetimes.
+
+One inbound message is one transaction over these tables (DESIGN.md, "The
+flow of one message"): its ``Inbound`` row, the ``Action`` rows it applied, the
+game's new state, its ``Deadline`` rows and the ``Outbox`` rows to send.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class Player(Base):
+    """A person known by their registered address. Private mail goes only here."""
+
+    __tablename__ = "players"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    address: Mapped[str] = mapped_column(String(320), unique=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime]
+
+
+class Game(Base):
+    """One game: its engine kind, options, seed and current state (JSON)."""
+
+    __tablename__ = "games"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tag: Mapped[str] = mapped_column(String(64), unique=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    options: Mapped[dict[str, Any]]
+    seed: Mapped[str] = mapped_column(String(64))
+    state: Mapped[dict[str, Any]]
+    step: Mapped[int] = mapped_column(default=0)  # actions applied so far
+    status: Mapped[str] = mapped_column(String(16), default="active")  # active | finished
+    deadline_seconds: Mapped[int]
+    reminder_seconds: Mapped[int]
+    created_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+
+    seats: Mapped[list[Seat]] = relationship(
+        back_populates="game", order_by="Seat.position", cascade="all, delete-orphan"
+    )
+
+
+class Seat(Base):
+    """A place at a game: a player, or a bot once nobody (or a resigner) holds it."""
+
+    __tablename__ = "seats"
+    __table_args__ = (UniqueConstraint("game_id", "position"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"))
+    position: Mapped[int]  # 1-based
+    player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id"))
+    name: Mapped[str] = mapped_column(String(200))
+    bot: Mapped[bool] = mapped_column(default=False)
+    team: Mapped[str | None] = mapped_column(String(32))
+
+    game: Mapped[Game] = relationship(back_populates="seats")
+    player: Mapped[Player | None] = relationship()
+
+
+class ActionLog(Base):
+    """The append-only action log: with the game's seed it replays the game."""
+
+    __tablename__ = "actions"
+    __table_args__ = (UniqueConstraint("game_id", "step"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"))
+    step: Mapped[int]  # 1-based; step 0 is the game's start
+    seat: Mapped[int]
+    action: Mapped[dict[str, Any]]
+    source: Mapped[str] = mapped_column(String(16))  # player | timeout | bot | admin
+    inbound_id: Mapped[int | None] = mapped_column(ForeignKey("inbound.id"))
+    at: Mapped[datetime]
+
+
+class Event(Base):
+    """What happened, in words; ``public`` False for facts that stay secret."""
+
+    __tablename__ = "events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"), index=True)
+    step: Mapped[int]
+    kind: Mapped[str] = mapped_column(String(32))
+    text: Mapped[str] = mapped_column(Text)
+    public: Mapped[bool]
+    data: Mapped[dict[str, Any]]
+    at: Mapped[datetime]
+
+
+class Inbound(Base):
+    """A message read from the mailbox; its source key makes intake exactly-once."""
+
+    __tablename__ = "inbound"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    source_key: Mapped[str] = mapped_column(String(400), unique=True)
+    message_id: Mapped[str | None] = mapped_column(String(400), index=True)
+    sender: Mapped[str] = mapped_column(String(320))
+    subject: Mapped[str] = mapped_column(Text, default="")
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"))
+    status: Mapped[str] = mapped_column(String(16))  # processed | ignored | failed
+    note: Mapped[str] = mapped_column(Text, default="")
+    received_at: Mapped[datetime]
+
+
+class Outbox(Base):
+    """A mail to send. Its Message-ID derives from its id, so a resend after a
+    crash is the same message."""
+
+    __tablename__ = "outbox"
+    __table_args__ = (Index("ix_outbox_unsent", "sent_at", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"))
+    recipients: Mapped[list[Any]]  # envelope recipients
+    raw: Mapped[str] = mapped_column(Text)  # the whole message but its Message-ID
+    created_at: Mapped[datetime]
+    attempts: Mapped[int] = mapped_column(default=0)
+    next_attempt_at: Mapped[datetime]
+    sent_at: Mapped[datetime | None]
+    failed_at: Mapped[datetime | None]  # permanent failure: no more attempts
+    last_error: Mapped[str] = mapped_column(Text, default="")
+
+
+class Deadline(Base):
+    """An action a seat owes, with when the referee acts for it."""
+
+    __tablename__ = "deadlines"
+    __table_args__ = (UniqueConstraint("game_id", "seat", "key"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"))
+    seat: Mapped[int]
+    key: Mapped[str] = mapped_column(String(128))
+    what: Mapped[str] = mapped_column(Text)
+    since: Mapped[datetime]
+    due_at: Mapped[datetime] = mapped_column(index=True)
+    reminded_at: Mapped[datetime | None]
+
+
+class Cursor(Base):
+    """How far the referee has read a mailbox: IMAP UIDVALIDITY and last UID."""
+
+    __tablename__ = "cursors"
+
+    mailbox: Mapped[str] = mapped_column(String(400), primary_key=True)
+    uidvalidity: Mapped[int]
+    last_uid: Mapped[int]
+
+
+class StrangerReply(Base):
+    """When an address in no game was last answered (at most once a day)."""
+
+    __tablename__ = "stranger_replies"
+
+    address: Mapped[str] = mapped_column(String(320), primary_key=True)
+    replied_at: Mapped[datetime]

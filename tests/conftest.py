@@ -1,0 +1,25 @@
+"""Shared pytest fixtures.  Keep the logic of each fixture in its own helper module."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.mailstack import MailStack, session_stack
+
+
+@pytest.fixture(scope="session")
+def mailstack() -> Iterator[MailStack]:
+    """Private Postfix + Dovecot on 127.0.0.1, one per session (see tests/mailstack.py).
+
+    Skips the test if it cannot be started, or fails if CI / REFEREE_REQUIRE_MAILSTACK is set.
+    """
+    yield from session_stack()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Tests using the mail stack get the "mailstack" marker: `-m "not mailstack"` skips them.
+    for item in items:
+        if "mailstack" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.mailstack)

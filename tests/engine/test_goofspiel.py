@@ -1,0 +1,323 @@
+"""The bidding engine against rule texts 000 (pure-skill) and 003 (goofspiel),
+and the G2-* and PS-* rulings."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.engine.base import (
+    Action,
+    IllegalAction,
+    OptionError,
+    ParseError,
+    Scope,
+    ScopeError,
+    SeatInfo,
+    rng_for,
+)
+from referee.engine.goofspiel import BiddingGame, BiddingState, Goofspiel, PureSkill
+
+GOOF = Goofspiel()
+PURE = PureSkill()
+
+
+def start(game: BiddingGame, bots: tuple[bool, ...] = (), seed: str = "t",
+          **options: str) -> BiddingState:
+    opts = game.parse_options(options)
+    n = int(opts["players"])
+    bots = bots or (False,) * n
+    seats = [SeatInfo(i + 1, "ABCDEFG"[i], bots[i]) for i in range(n)]
+    return game.new(opts, seats, rng_for(seed, 0)).state
+
+
+def play(game: BiddingGame, state: BiddingState, *bids: int) -> BiddingState:
+    for seat, value in enumerate(bids, start=1):
+        state = game.apply(state, seat, Action("bid", (value,)), random.Random(seat)).state
+    return state
+
+
+# -- rule text 003: the worked example ------------------------------------------
+
+def test_worked_example_of_rule_text_003_ends_35_to_28() -> None:
+    state = start(GOOF, prize_order="5,1,6,4,3,2")
+    assert state.prize == 5
+    state = play(GOOF, state, 5, 3)
+    assert GOOF.scores(state) == [13, 0]
+    assert state.packs == [[1, 2, 3, 4, 6], [1, 2, 4, 5, 6]]
+    state = play(GOOF, state, 1, 2)
+    assert GOOF.scores(state) == [13, 4]
+    state = play(GOOF, state, 2, 6)
+    assert GOOF.scores(state) == [13, 18]
+    assert GOOF.view(state, None)["in_hands"] == 32  # "Total Up For Grabs: 32"
+    state = play(GOOF, state, 4, 4)
+    assert state.carry == [4, 4, 4]
+    assert GOOF.view(state, None)["in_hands"] == 20  # G2-6: the carry is not in it
+    assert state.prize == 3
+    state = play(GOOF, state, 6, 1)
+    # G2-10: round 6 is played from the last cards automatically.
+    assert state.over
+    assert GOOF.scores(state) == [35, 28]
+    assert sorted(state.takes[0]) == sorted([5, 5, 3, 3, 4, 4, 4, 6, 1])
+    assert sorted(state.takes[1]) == sorted([2, 1, 1, 6, 6, 2, 2, 3, 5])
+    assert GOOF.winner(state) == 1
+    assert state.history[-1].automatic
+
+
+def test_winner_takes_prize_and_both_bids_g2_1() -> None:
+    state = play(GOOF, start(GOOF, prize_order="5,1,6,4,3,2"), 5, 3)
+    assert sorted(state.takes[0]) == [3, 5, 5]
+
+
+def test_consecutive_ties_accumulate_the_carry_g2_2_and_g2_3() -> None:
+    state = start(GOOF, prize_order="6,5,3,4,2,1")
+    state = play(GOOF, state, 6, 6)
+    assert sorted(state.carry) == [6, 6, 6]  # 18
+    state = play(GOOF, state, 5, 5)
+    assert sum(state.carry) == 33
+    state = play(GOOF, state, 3, 3)
+    assert sum(state.carry) == 42
+    assert state.packs == [[1, 2, 4], [1, 2, 4]]  # tied bids are not returned
+    state = play(GOOF, state, 4, 1)
+    assert GOOF.scores(state) == [42 + 4 + 4 + 1, 0]
+    assert state.carry == []
+
+
+def test_tie_in_the_last_round_discards_the_whole_pot_g2_4() -> None:
+    state = start(GOOF, prize_order="1,2,3,4,5,6")
+    state = play(GOOF, state, 1, 2)
+    state = play(GOOF, state, 2, 1)
+    state = play(GOOF, state, 3, 4)
+    state = play(GOOF, state, 4, 3)
+    state = play(GOOF, state, 6, 5)  # round 6 is forced: 5 v 6, no tie
+    assert state.over
+    state = start(GOOF, prize_order="1,2,3,4,5,6")
+    for a, b in [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]:
+        state = play(GOOF, state, a, b)
+    assert state.over and state.history[-1].outcome == "discarded-last"
+    assert GOOF.scores(state) == [0, 0]
+    assert sum(state.discards) == 63
+
+
+def test_equal_totals_mean_no_winner_g2_5() -> None:
+    state = start(GOOF, prize_order="1,2,3,4,5,6")
+    for a, b in [(1, 5), (4, 1), (5, 6), (6, 4), (2, 2)]:
+        state = play(GOOF, state, a, b)
+    assert state.over  # round 6 ties 3 v 3: its pot of 2+2+2 and 6+3+3 is discarded
+    assert GOOF.scores(state) == [21, 21]
+    assert GOOF.winner(state) is None
+    assert GOOF.summary(state)["result"] == "no winner"
+
+
+def test_report_says_when_a_game_is_clinched_but_play_goes_on_g2_7() -> None:
+    state = start(GOOF, prize_order="6,5,4,3,2,1")
+    state = play(GOOF, state, 6, 1)
+    state = play(GOOF, state, 5, 2)
+    state = play(GOOF, state, 4, 3)
+    # A has 6+6+1 + 5+5+2 + 4+4+3 = 36 > 63/2: no one can catch up.
+    assert GOOF.clinched(state) == 1
+    assert not state.over
+
+
+def test_a_card_not_held_is_refused_with_the_pack_g2_8_ps_7() -> None:
+    state = play(GOOF, start(GOOF, prize_order="5,1,6,4,3,2"), 5, 3)
+    with pytest.raises(IllegalAction, match=r"You hold no 5; your pack: 1 2 3 4 6"):
+        GOOF.apply(state, 1, Action("bid", (5,)), random.Random(0))
+
+
+def test_a_bid_is_final_g2_9_ps_6() -> None:
+    state = start(PURE)
+    state = PURE.apply(state, 1, Action("bid", (4,)), random.Random(0)).state
+    with pytest.raises(IllegalAction, match="already bid 4"):
+        PURE.apply(state, 1, Action("bid", (5,)), random.Random(0))
+
+
+def test_bids_must_be_secret_g2_9_ps_12() -> None:
+    bid = Action("bid", (3,))
+    GOOF.accepts(bid, Scope.SECRET)
+    for scope in (Scope.PRIVATE, Scope.PUBLIC):
+        with pytest.raises(ScopeError, match="referee alone"):
+            GOOF.accepts(bid, scope)
+
+
+def test_sealed_bids_stay_out_of_public_views_and_events_ps_12() -> None:
+    state = start(PURE)
+    result = PURE.apply(state, 1, Action("bid", (13,)), random.Random(0))
+    assert all(not e.public for e in result.events)
+    assert result.notices == []
+    assert "my_bid" not in PURE.view(result.state, None)
+    assert "13" not in str(PURE.view(result.state, None)["players"])
+    assert PURE.view(result.state, 1)["my_bid"] == "K"
+
+
+def test_prize_is_drawn_uniformly_from_the_pot_g2_11() -> None:
+    firsts = {start(GOOF, seed=str(i)).prize for i in range(200)}
+    assert firsts == {1, 2, 3, 4, 5, 6}
+
+
+# -- rule text 000 ---------------------------------------------------------------
+
+def test_pure_skill_defaults_follow_rule_text_000() -> None:
+    state = start(PURE)
+    assert len(state.packs) == 3 and state.packs[0] == list(range(1, 14))
+    assert len(state.pot) == 12  # one prize is already shown
+
+
+def test_tied_top_bids_discard_the_prize_whatever_the_third_ps_2() -> None:
+    state = start(PURE, prize_order="ascending")
+    state = play(PURE, state, 9, 9, 2)
+    assert PURE.scores(state) == [0, 0, 0]
+    assert 1 in state.discards
+    assert state.history[-1].outcome == "discarded"
+
+
+def test_a_tie_below_a_unique_top_bid_does_not_matter_ps_2() -> None:
+    state = play(PURE, start(PURE, prize_order="descending"), 3, 3, 10)
+    assert PURE.scores(state) == [0, 0, 13]
+
+
+def test_bid_cards_never_score_ps_3() -> None:
+    state = play(PURE, start(PURE, prize_order="descending"), 13, 1, 2)
+    assert state.takes[0] == [13]
+    assert sorted(state.discards) == [1, 2, 13]
+
+
+def test_card_values_ace_1_to_king_13_ps_4() -> None:
+    assert PURE.parse("bid A") == Action("bid", (1,))
+    assert PURE.parse("bid K") == Action("bid", (13,))
+    assert PURE.parse("bid king") == Action("bid", (13,))
+    assert PURE.parse("I bid 13") == Action("bid", (13,))
+    assert PURE.parse("bid q") == Action("bid", (12,))
+    assert PURE.parse("Bid: 10.") == Action("bid", (10,))
+
+
+def test_lines_that_are_no_bid_parse_to_none_and_bad_cards_explain() -> None:
+    assert GOOF.parse("Thanks, good game!") is None
+    with pytest.raises(ParseError, match="could not read 'banana'"):
+        GOOF.parse("bid banana")
+    with pytest.raises(ParseError):
+        GOOF.parse("bid 14")
+
+
+def test_missing_bid_is_a_uniform_card_of_the_pack_ps_8() -> None:
+    state = play(PURE, start(PURE, prize_order="descending"), 13, 12, 11)
+    picks = {PURE.timeout_action(state, 1, random.Random(i)).args[0] for i in range(300)}
+    assert picks == set(range(1, 13))
+    act = PURE.timeout_action(state, 1, random.Random(1))
+    after = PURE.apply(state, 1, act, random.Random(1)).state
+    assert after.auto["1"] is True
+
+
+def test_round_13_is_resolved_automatically_ps_9() -> None:
+    state = start(PURE, prize_order="ascending")
+    for v in range(1, 13):
+        state = play(PURE, state, v, v, v + 1 if v < 12 else 13)
+    assert state.over and len(state.history) == 13 and state.history[-1].automatic
+
+
+def test_tie_on_total_means_no_winner_ps_10() -> None:
+    state = start(PURE, prize_order="ascending")
+    for v in range(1, 13):
+        state = play(PURE, state, v, v, v)
+    assert state.over and PURE.scores(state) == [0, 0, 0]
+    assert PURE.winner(state) is None
+
+
+def test_bots_take_prizes_but_never_win_ps_11() -> None:
+    state = start(PURE, bots=(False, False, True), prize_order="descending")
+    state = play(PURE, state, 1, 2, 13)  # the bot takes the K
+    for _ in range(12):
+        if state.over:
+            break
+        r = state.round
+        state = play(PURE, state, state.packs[0][0], state.packs[1][-1], state.packs[2][0])
+        assert state.round != r or state.over
+    assert state.over
+    scores = PURE.scores(state)
+    winner = PURE.winner(state)
+    assert winner in (None, 1, 2)
+    if winner:
+        assert scores[winner - 1] == max(scores[0], scores[1])
+
+
+def test_resign_replaces_the_seat_with_a_bot_ps_13() -> None:
+    state = start(PURE)
+    result = PURE.replace_with_bot(state, 2)
+    assert result.state.bots == [False, True, False]
+    assert "bot" in (result.reply or "")
+
+
+# -- options ----------------------------------------------------------------------
+
+def test_options_are_validated_with_a_message_naming_the_key() -> None:
+    with pytest.raises(OptionError, match="tie must be discard or carry"):
+        GOOF.parse_options({"tie": "split"})
+    with pytest.raises(OptionError, match="Unknown option 'colour'"):
+        GOOF.parse_options({"colour": "red"})
+    with pytest.raises(OptionError, match="prize_order must list each"):
+        GOOF.parse_options({"prize_order": "1,2,3"})
+    with pytest.raises(OptionError, match="players must be from 2 to 12"):
+        GOOF.parse_options({"players": "1"})
+
+
+def test_one_engine_serves_both_games_by_options() -> None:
+    opts = PURE.parse_options({"players": "2", "cards": "6", "tie": "carry",
+                               "take_bids": "yes"})
+    state = PURE.new(opts, [SeatInfo(1, "A"), SeatInfo(2, "B")], rng_for("x", 0)).state
+    assert state.packs == [[1, 2, 3, 4, 5, 6]] * 2
+
+
+# -- whole games ------------------------------------------------------------------
+
+def _playout(game: BiddingGame, seed: int, options: dict[str, str]) -> BiddingState:
+    rng = random.Random(seed)
+    state = start(game, seed=str(seed), **options)
+    step = 0
+    while not state.over:
+        for p in game.pending(state):
+            step += 1
+            act = game.bot_action(state, p.seat, rng)
+            state = game.apply(state, p.seat, act, rng_for(str(seed), step)).state
+    return state
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10**9))
+def test_pure_skill_prizes_taken_plus_discarded_stay_91(seed: int) -> None:
+    state = _playout(PURE, seed, {})
+    prizes_discarded = sum(r.prize for r in state.history if r.outcome != "won")
+    assert sum(PURE.scores(state)) + prizes_discarded == 91
+    assert len(state.history) == 13 and all(p == [] for p in state.packs)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10**9))
+def test_goofspiel_points_stay_63(seed: int) -> None:
+    state = _playout(GOOF, seed, {})
+    assert sum(GOOF.scores(state)) + sum(state.discards) == 63
+    for _ in range(1):
+        mid = start(GOOF, seed=str(seed))
+        view = GOOF.view(mid, None)
+        assert view["in_hands"] == 63
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**9), st.sampled_from([PURE, GOOF]))
+def test_replay_from_seed_and_action_log_gives_the_same_state(seed: int,
+                                                               game: BiddingGame) -> None:
+    rng = random.Random(seed)
+    state = start(game, seed=str(seed))
+    log: list[tuple[int, Action]] = []
+    while not state.over:
+        p = game.pending(state)[0]
+        act = game.bot_action(state, p.seat, rng)
+        log.append((p.seat, act))
+        state = game.apply(state, p.seat, act, rng_for(str(seed), len(log))).state
+    again = start(game, seed=str(seed))
+    for i, (seat, act) in enumerate(log, start=1):
+        again = game.apply(again, seat, act, rng_for(str(seed), i)).state
+    assert game.dump(again) == game.dump(state)
+    assert game.load(game.dump(state)) == state

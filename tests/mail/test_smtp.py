@@ -1,0 +1,178 @@
+"""The outbox sender against a real SMTP server on loopback (aiosmtpd).
+
+RFC 5321 §4.2.1: a 4xx reply is transient (retry with backoff), a 5xx reply is
+permanent; a partial recipient refusal does not raise and is recorded.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import SMTP as SMTPServer
+from aiosmtpd.smtp import Envelope, Session
+
+from referee.config import config_from_dict
+from referee.mail.smtp import OutboxSender, backoff
+from referee.referee import Referee
+from referee.store import models as m
+from referee.store.db import upgrade
+
+T0 = datetime(2026, 5, 1, 8, 0)
+
+
+class Handler:
+    """Accepts mail, but answers 451 or 550 for the addresses named so."""
+
+    def __init__(self) -> None:
+        self.received: list[Envelope] = []
+        self.transient: set[str] = set()
+        self.permanent: set[str] = set()
+
+    async def handle_RCPT(self, server: SMTPServer, session: Session, envelope: Envelope,
+                          address: str, rcpt_options: list[str]) -> str:
+        if address in self.transient:
+            return "451 4.3.0 try again later"
+        if address in self.permanent:
+            return "550 5.1.1 no such user"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server: SMTPServer, session: Session,
+                          envelope: Envelope) -> str:
+        self.received.append(envelope)
+        return "250 OK"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[Handler, int]]:
+    handler = Handler()
+    port = _free_port()
+    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    yield handler, port
+    controller.stop()
+
+
+def _referee(tmp_path: Path, port: int) -> Referee:
+    config = config_from_dict({
+        "referee": {"address": "referee@club.test", "database": f"sqlite:///{tmp_path}/r.db"},
+        "smtp": {"kind": "smtp", "host": "127.0.0.1", "port": port, "security": "none",
+                 "timeout": 5},
+    }, base_dir=tmp_path)
+    upgrade(config.database_url)
+    return Referee(config)
+
+
+def _queue(ref: Referee, *rcpts: str) -> None:
+    ref.create_game("goofspiel", list(rcpts), now=T0, seed="q")
+
+
+def _rows(ref: Referee) -> list[m.Outbox]:
+    with ref.sessions() as db:
+        return list(db.query(m.Outbox).order_by(m.Outbox.id))
+
+
+def test_a_sent_mail_carries_the_message_id_of_its_outbox_row(
+        tmp_path: Path, server: tuple[Handler, int]) -> None:
+    handler, port = server
+    ref = _referee(tmp_path, port)
+    _queue(ref, "alice@club.test", "bob@club.test")
+    assert OutboxSender(ref.config, ref.sessions).send(T0) == 1
+    (env,) = handler.received
+    assert sorted(env.rcpt_tos) == ["alice@club.test", "bob@club.test"]
+    assert env.mail_from == "referee@club.test"
+    content: Any = env.content
+    assert b"Message-ID: <pbm.1.goofspiel-1@club.test>" in content
+    assert _rows(ref)[0].sent_at == T0
+    assert OutboxSender(ref.config, ref.sessions).send(T0) == 0  # sent once
+
+
+def test_a_transient_refusal_is_retried_later_with_backoff(
+        tmp_path: Path, server: tuple[Handler, int]) -> None:
+    handler, port = server
+    handler.transient = {"alice@club.test", "bob@club.test"}
+    ref = _referee(tmp_path, port)
+    _queue(ref, "alice@club.test", "bob@club.test")
+    sender = OutboxSender(ref.config, ref.sessions)
+    assert sender.send(T0) == 0
+    (row,) = _rows(ref)
+    assert row.sent_at is None and row.failed_at is None and row.attempts == 1
+    assert T0 + timedelta(seconds=40) <= row.next_attempt_at <= T0 + timedelta(seconds=80)
+    assert sender.send(T0 + timedelta(seconds=10)) == 0  # not due yet
+    handler.transient = set()
+    assert sender.send(T0 + timedelta(minutes=5)) == 1
+    assert len(handler.received) == 1
+
+
+def test_a_permanent_refusal_of_every_recipient_stops_the_retries(
+        tmp_path: Path, server: tuple[Handler, int]) -> None:
+    handler, port = server
+    handler.permanent = {"alice@club.test", "bob@club.test"}
+    ref = _referee(tmp_path, port)
+    _queue(ref, "alice@club.test", "bob@club.test")
+    OutboxSender(ref.config, ref.sessions).send(T0)
+    (row,) = _rows(ref)
+    assert row.failed_at == T0 and "550" in row.last_error
+
+
+def test_a_partial_refusal_sends_to_the_rest_and_records_the_refusal(
+        tmp_path: Path, server: tuple[Handler, int]) -> None:
+    handler, port = server
+    handler.permanent = {"bob@club.test"}
+    ref = _referee(tmp_path, port)
+    _queue(ref, "alice@club.test", "bob@club.test")
+    assert OutboxSender(ref.config, ref.sessions).send(T0) == 1
+    assert handler.received[0].rcpt_tos == ["alice@club.test"]
+    (row,) = _rows(ref)
+    assert row.sent_at == T0 and "bob@club.test: 550" in row.last_error
+
+
+def test_no_server_means_retry_and_a_mail_refused_for_days_is_given_up(
+        tmp_path: Path) -> None:
+    ref = _referee(tmp_path, _free_port())  # nothing listens there
+    _queue(ref, "alice@club.test", "bob@club.test")
+    sender = OutboxSender(ref.config, ref.sessions)
+    assert sender.send(T0) == 0
+    (row,) = _rows(ref)
+    assert row.failed_at is None and "connection" in row.last_error
+    sender.send(T0 + timedelta(days=5, minutes=1))
+    (row,) = _rows(ref)
+    assert row.failed_at is not None
+
+
+def test_backoff_doubles_from_a_minute_up_to_two_hours() -> None:
+    import random
+
+    rng = random.Random(1)
+    delays = [backoff(n, rng) for n in (1, 2, 3, 20)]
+    assert timedelta(seconds=45) <= delays[0] <= timedelta(seconds=75)
+    assert timedelta(seconds=90) <= delays[1] <= timedelta(seconds=150)
+    assert timedelta(seconds=180) <= delays[2] <= timedelta(seconds=300)
+    assert timedelta(hours=1.5) <= delays[3] <= timedelta(hours=2.5)
+
+
+def test_recipients_refused_for_now_get_the_same_message_again_later(
+        tmp_path: Path, server: tuple[Handler, int]) -> None:
+    handler, port = server
+    handler.transient = {"bob@club.test"}
+    ref = _referee(tmp_path, port)
+    _queue(ref, "alice@club.test", "bob@club.test")
+    sender = OutboxSender(ref.config, ref.sessions)
+    assert sender.send(T0) == 1
+    handler.transient = set()
+    assert sender.send(T0 + timedelta(minutes=5)) == 1
+    first, again = handler.received
+    assert first.rcpt_tos == ["alice@club.test"] and again.rcpt_tos == ["bob@club.test"]
+    assert first.content == again.content  # the same Message-ID

@@ -1,0 +1,664 @@
+"""End to end against real servers: Postfix in, Dovecot IMAP for the referee, Postfix out.
+
+Players' mail goes in by SMTP; the referee reads its mailbox by IMAP and sends by SMTP,
+on SQLite in a temporary folder; the tests read what each player received from their
+own IMAP mailbox. Time is injected (``run_pass(referee, now)`` or ``poll --now``), so
+no test waits for a deadline. The servers are the session's ``mailstack`` fixture.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from email.utils import make_msgid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from referee.config import load_config
+from referee.passes import PassReport, run_pass, send_outbox
+from referee.referee import Referee, now_utc
+from referee.store import models as m
+from referee.store.db import upgrade
+from tests.mailstack import PLAYERS, REPO_ROOT, MailStack
+
+T0 = datetime(2026, 3, 2, 12, 0)  # a Monday
+REF = "referee@example.test"
+NAME = "E2E Referee"
+SIGNATURE = f"-- \n{NAME} <{REF}>\n"
+
+
+def person(user: str) -> str:
+    """How a player's client writes their From: ``Alice <alice@example.test>``."""
+    return f"{user.capitalize()} <{user}@example.test>"
+
+
+def toml_value(value: object) -> str:
+    if isinstance(value, int | float):
+        return str(value)
+    return json.dumps(str(value))  # a JSON string is a TOML basic string
+
+
+def write_config(path: Path, stack: MailStack, **referee: str) -> None:
+    """The referee's TOML: IMAP in, SMTP out, SQLite next to the file."""
+    sections: dict[str, dict[str, object]] = {
+        "referee": {"address": REF, "name": NAME,
+                    "database": f"sqlite:///{path.parent / 'referee.db'}", **referee},
+        "mailbox": {"kind": "imap", "host": stack.host, "port": stack.imap_port,
+                    "username": REF, "password": stack.password, "security": "none"},
+        "smtp": {"kind": "smtp", "host": stack.host, "port": stack.smtp_port,
+                 "security": "none", "timeout": 10.0},
+    }
+    path.write_text("".join(
+        f"[{name}]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in keys.items()) + "\n"
+        for name, keys in sections.items()
+    ), encoding="utf-8")
+
+
+def body(msg: EmailMessage) -> str:
+    """The plain-text body as the player reads it, with CRLF normalised."""
+    part = msg.get_body(("plain",))
+    assert part is not None, f"no text part in {msg['Subject']!r}"
+    return str(part.get_content()).replace("\r\n", "\n")
+
+
+def kind(msg: EmailMessage) -> str:
+    return str(msg["X-Referee-Mail"])
+
+
+def quoted(msg: EmailMessage) -> str:
+    return "".join(f"> {line}\n" if line else ">\n" for line in body(msg).splitlines())
+
+
+class Post:
+    """A referee on the real mail servers and SQLite, and the players' side of the mail."""
+
+    def __init__(self, stack: MailStack, root: Path, **referee: str) -> None:
+        stack.clear_all()
+        self.stack = stack
+        self.config_path = root / "referee.toml"
+        write_config(self.config_path, stack, **referee)
+        self.config = load_config(self.config_path)
+        upgrade(self.config.database_url)
+        self.db_path = root / "referee.db"
+        self.referee = Referee(self.config)
+        self.in_referee_inbox = 0  # messages that must reach the referee's INBOX
+        self.read: dict[str, int] = {}
+
+    def close(self) -> None:
+        self.referee.close()
+
+    # -- the players' side ----------------------------------------------------
+    def write(
+        self, user: str, text: str, *, subject: str, to: Sequence[str] = (REF,),
+        headers: dict[str, str] | None = None, html: bool = False, cte: str | None = None,
+        reply_to: EmailMessage | None = None,
+    ) -> str:
+        """Send one mail from ``user``'s client; returns its Message-ID."""
+        msg = EmailMessage()
+        msg["From"] = person(user)
+        msg["To"] = ", ".join(to)
+        msg["Subject"] = subject
+        msg["Message-ID"] = make_msgid(idstring=user, domain="mua.example.test")
+        if reply_to is not None:
+            parent = str(reply_to["Message-ID"])
+            msg["In-Reply-To"] = parent
+            msg["References"] = f"{reply_to['References'] or ''} {parent}".strip()
+        for key, value in (headers or {}).items():
+            msg[key] = value
+        if html:
+            msg.set_content(text, subtype="html")
+        else:
+            msg.set_content(text, cte=cte)
+        self.stack.send(msg, user, to)
+        self.in_referee_inbox += sum(r in (REF, self.stack.list_address) for r in to)
+        return str(msg["Message-ID"])
+
+    def new_mail(self, user: str, count: int, timeout: float = 10.0) -> list[EmailMessage]:
+        """Wait for ``count`` more messages in ``user``'s INBOX and return them."""
+        seen = self.read.get(user, 0)
+        msgs = self.stack.wait_for(user, seen + count, timeout)
+        self.read[user] = len(msgs)
+        return msgs[seen:]
+
+    def assert_no_more_mail(self, *users: str) -> None:
+        for user in users:
+            assert self.stack.count(user) == self.read.get(user, 0), f"{user} got more mail"
+
+    # -- the referee's side ---------------------------------------------------
+    def poll(self, now: datetime) -> PassReport:
+        """One ``referee poll`` once every mail sent so far has reached the referee."""
+        self.stack.wait_for("referee", self.in_referee_inbox)
+        return run_pass(self.referee, now)
+
+    def count(self, model: type[m.Base]) -> int:
+        with self.referee.sessions() as db:
+            return int(db.scalar(select(func.count()).select_from(model)) or 0)
+
+    def state(self, tag: str) -> dict[str, Any]:
+        with self.referee.sessions() as db:
+            game = db.scalar(select(m.Game).where(m.Game.tag == tag))
+            assert game is not None
+            return dict(game.state)
+
+    def actions(self, tag: str) -> list[tuple[int, str, list[Any], str]]:
+        """The game's action log: (seat, verb, args, source) in step order."""
+        with self.referee.sessions() as db:
+            q = (select(m.ActionLog).join(m.Game).where(m.Game.tag == tag)
+                 .order_by(m.ActionLog.step))
+            return [(a.seat, a.action["verb"], list(a.action["args"]), a.source)
+                    for a in db.scalars(q)]
+
+    def inbound_notes(self) -> dict[str, str]:
+        with self.referee.sessions() as db:
+            return {str(r.message_id): r.note for r in db.scalars(select(m.Inbound))}
+
+
+@pytest.fixture
+def post(mailstack: MailStack, tmp_path: Path) -> Iterator[Post]:
+    p = Post(mailstack, tmp_path)
+    yield p
+    p.close()
+
+
+ALICE, BOB = person("alice"), person("bob")
+
+
+# -- 1. a whole game of Goofspiel ---------------------------------------------------
+
+BOB_ROUND_1_TRANSCRIPT = f"""\
+Bob, here is what I did with your mail for goofspiel-1.
+
+> bid 3
+  DONE (bid 3): Your bid of 3 for round 1 is sealed.
+
+Next deadline for you: Thu 05 Mar 2026 13:00 UTC.
+
+{SIGNATURE}Write "help" to the referee for what you can do now.
+"""
+
+ROUND_1_REPORT = f"""\
+ROUND 1: THE PRIZE WAS 5
+  Alice                bid 5
+  Bob                  bid 3
+  Alice wins the round and takes 3 5 5 (13 points).
+
+SCORES
+  Alice                 13 points   cards left: 1 2 3 4 6
+  Bob                    0 points   cards left: 1 2 4 5 6
+  Points still in hands: 50
+
+ROUND 2 OF 6: THE PRIZE IS 1
+
+Send your bid, one card of your pack, to referee@example.test alone
+(not to the list, not to other players), for example:
+
+  bid 3
+
+Deadline: Thu 05 Mar 2026 13:00 UTC. If your bid has not arrived by then,
+the referee bids a random card of your pack for you.
+
+{SIGNATURE}"""
+
+FINAL_REPORT = f"""\
+ROUND 5: THE PRIZE WAS 3
+  Alice                bid 3
+  Bob                  bid 4
+  Bob wins the round and takes 3 3 4 (10 points).
+
+ROUND 6: THE PRIZE WAS 2
+  Everyone had one card left, so the last cards were played automatically.
+  Alice                bid 2
+  Bob                  bid 1
+  Alice wins the round and takes 1 2 2 (5 points).
+
+FINAL RESULT
+  Bob                   45 points  (took 1 1 2 3 3 4 4 4 5 6 6 6)
+  Alice                 18 points  (took 1 2 2 3 5 5)
+
+Bob wins the game.
+
+{SIGNATURE}"""
+
+
+def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_the_winner(
+        post: Post) -> None:
+    tag = post.referee.create_game("goofspiel", [ALICE, BOB],
+                                   options={"prize_order": "5,1,6,4,3,2"}, now=T0, seed="e2e")
+    # Bob sits in a second game, so his untagged replies are found by threading alone.
+    other = post.referee.create_game("goofspiel", [BOB, person("carol")], now=T0)
+    assert (tag, other) == ("goofspiel-1", "goofspiel-2")
+    post.poll(T0)
+    (opening,) = post.new_mail("alice", 1)
+    assert opening["Subject"] == "[goofspiel-1] Goofspiel begins: round 1, the prize is 5"
+    assert kind(opening) == "opening" and opening["Auto-Submitted"] == "auto-generated"
+    assert str(opening["To"]) == f"{ALICE}, {BOB}"
+    bob_openings = {str(x["Subject"]).split("]")[0]: x for x in post.new_mail("bob", 2)}
+    assert set(bob_openings) == {"[goofspiel-1", "[goofspiel-2"}
+    post.new_mail("carol", 1)
+    last_to_bob = bob_openings["[goofspiel-1"]
+
+    def play_round(n: int, alice: dict[str, Any],
+                   bob: dict[str, Any]) -> tuple[dict[str, EmailMessage], EmailMessage]:
+        """Alice bids, then Bob; each gets a transcript and the report (one mail to both)."""
+        ids = {"alice": post.write("alice", **alice)}
+        post.stack.wait_for("referee", post.in_referee_inbox)  # so Bob's bid ends the round
+        ids["bob"] = post.write("bob", **bob)
+        post.poll(T0 + timedelta(hours=n))
+        replies, reports = {}, []
+        for user in ("alice", "bob"):
+            mails = {kind(x): x for x in post.new_mail(user, 2)}
+            assert set(mails) == {"transcript", "round_report"}
+            reply = replies[user] = mails["transcript"]
+            assert str(reply["To"]) == (ALICE if user == "alice" else BOB)
+            assert reply["In-Reply-To"] == ids[user]
+            assert reply["Auto-Submitted"] == "auto-replied"
+            assert "DONE (bid " in body(reply), body(reply)
+            reports.append(mails["round_report"])
+        assert reports[0]["Message-ID"] == reports[1]["Message-ID"]
+        return replies, reports[1]
+
+    # Round 1, prize 5: Alice tags her subject; Bob answers the opening without a tag,
+    # quoting it (its quoted "bid 3" example must not count).
+    replies, report = play_round(
+        1, {"text": "bid 5", "subject": f"[{tag}] my bid"},
+        {"text": f"bid 3\n\nOn Mon, 2 Mar 2026 at 12:00, {NAME} wrote:\n{quoted(last_to_bob)}",
+         "subject": "Re: Goofspiel begins", "reply_to": last_to_bob},
+    )
+    assert replies["bob"]["Subject"] == "Re: Goofspiel begins [goofspiel-1]"
+    assert body(replies["bob"]) == BOB_ROUND_1_TRANSCRIPT
+    assert report["Subject"] == "[goofspiel-1] Round 1: Alice takes 13 — round 2 prize 1"
+    assert report["References"].split()[0] == "<pbm.game.goofspiel-1@example.test>"
+    assert body(report) == ROUND_1_REPORT
+    # Round 2, prize 1: an HTML-only mail and a quoted-printable one.
+    _, report = play_round(
+        2, {"text": "<html><body><p>Hello referee,</p><p>I bid <b>1</b></p>"
+                    "<blockquote type=\"cite\"><p>bid 6</p></blockquote></body></html>",
+            "subject": f"[{tag}] round 2", "html": True},
+        {"text": "Grüße aus Köln! This line is long enough that quoted-printable has to "
+                 "fold it with a soft line break.\n\nbid 2\n",
+         "subject": f"[{tag}] zwei", "cte": "quoted-printable"},
+    )
+    assert "Bob wins the round and takes 1 1 2 (4 points)." in body(report)
+    # Round 3, prize 6: Alice sits in one game only, so no tag is needed; a tie carries.
+    _, report = play_round(3, {"text": "bid 6", "subject": "round three"},
+                        {"text": "I bid 6", "subject": f"[{tag}] 3"})
+    assert "Tie for the highest bid: 6 6 6 (18 points) carries over" in body(report)
+    # Round 4, prize 4: Bob replies to the round 3 report, again without a tag.
+    _, report = play_round(
+        4, {"text": "bid 4", "subject": f"Re: [{tag}] round 4"},
+        {"text": f"bid five\n\n{quoted(report)}", "subject": "Re: round 3", "reply_to": report},
+    )
+    assert "Bob wins the round and takes 4 4 5 6 6 6 (31 points)." in body(report)
+    # Round 5, prize 3; round 6 plays itself from the last cards (G2-10).
+    _, report = play_round(5, {"text": "bid 3", "subject": f"[{tag}]"},
+                        {"text": "bid 4", "subject": f"[{tag}]"})
+    # Whitespace-normalised: the fold of this subject is the next test's concern.
+    assert " ".join(report["Subject"].split()) == (
+        "[goofspiel-1] Round 5: Bob takes 10; Round 6: Alice takes 5 — final result")
+    assert body(report) == FINAL_REPORT
+    post.assert_no_more_mail("alice", "bob", "carol")
+    status = post.referee.status(tag)[0]
+    assert (status["status"], status["result"]) == ("finished", "Bob wins")
+    assert status["scores"] == {"Alice": 18, "Bob": 45}
+    assert post.referee.replay(tag) == post.state(tag)
+    assert post.referee.status(other)[0]["round"] == 1  # Bob's replies never went there
+
+
+def test_a_long_report_subject_reads_with_single_spaces_in_the_players_mailbox(
+        post: Post) -> None:
+    """A subject long enough to be folded, with an em dash after the fold point."""
+    tag = post.referee.create_game(
+        "goofspiel", ["Maximiliane von Hohenberg <alice@example.test>", BOB],
+        options={"prize_order": "5,1,6,4,3,2"}, now=T0)
+    post.poll(T0)
+    post.new_mail("alice", 1)
+    post.write("alice", "bid 6", subject=f"[{tag}]")
+    post.write("bob", "bid 1", subject=f"[{tag}]")
+    post.poll(T0 + timedelta(hours=1))
+    (report,) = [x for x in post.new_mail("alice", 2) if kind(x) == "round_report"]
+    assert report["Subject"] == (
+        "[goofspiel-1] Round 1: Maximiliane von Hohenberg takes 12 — round 2 prize 1")
+
+
+# -- 2. a whole game of Pure Skill, with a bot seat and a missed deadline ------------
+
+PURE_SKILL_FINAL = f"""\
+FINAL RESULT
+  Bot 3 (bot)           47 points  (took 2 4 5 6 8 10 Q)
+  Alice                 31 points  (took 7 J K)
+  Bob                    4 points  (took A 3)
+
+Alice wins the game.
+
+{SIGNATURE}"""
+
+
+def test_a_pure_skill_game_with_a_bot_and_a_missed_deadline_is_won_by_a_human(
+        post: Post) -> None:
+    tag = post.referee.create_game("pure-skill", [ALICE, BOB], bots=1, now=T0, seed="a")
+    post.poll(T0)
+    for user in ("alice", "bob"):
+        (opening,) = post.new_mail(user, 1)
+        assert "  Seat 3: Bot 3 (a bot that bids at random)\n" in body(opening)
+    silent_round, started, report = 3, T0, None
+    while not (state := post.state(tag))["over"]:
+        r = state["round"]
+        packs = [sorted(p) for p in state["packs"]]
+        # Alice bids her second-lowest card, Bob his lowest: the bot takes most prizes.
+        post.write("alice", f"bid {packs[0][min(1, len(packs[0]) - 1)]}", subject=f"[{tag}]")
+        if r != silent_round:
+            post.write("bob", f"bid {packs[1][0]}", subject=f"[{tag}] round {r}")
+            started += timedelta(hours=1)
+            post.poll(started)
+            for user in ("alice", "bob"):
+                mails = post.new_mail(user, 2)
+                assert sorted(map(kind, mails)) == ["round_report", "transcript"]
+                report = next(x for x in mails if kind(x) == "round_report")
+            continue
+        # Bob stays silent: a reminder one day before the deadline, a random card at it.
+        post.poll(started + timedelta(hours=1))
+        assert kind(post.new_mail("alice", 1)[0]) == "transcript"
+        assert post.poll(started + timedelta(days=2) - timedelta(minutes=1)).sent == 0
+        assert post.poll(started + timedelta(days=2, minutes=1)).sent == 1
+        (reminder,) = post.new_mail("bob", 1)
+        assert reminder["Subject"] == f"[{tag}] Reminder: your bid for round {r}"
+        due = (started + timedelta(days=3)).strftime("%a %d %b %Y %H:%M UTC")
+        assert f"Bob, the referee is still waiting for your bid for round {r}" in body(reminder)
+        assert f"It is due by {due}." in body(reminder)
+        started += timedelta(days=3, minutes=1)
+        assert post.poll(started).timeouts == 1
+        (report,) = post.new_mail("alice", 1)
+        assert post.new_mail("bob", 1)[0]["Message-ID"] == report["Message-ID"]
+        line = next(x for x in body(report).splitlines() if x.startswith("  Bob "))
+        assert line.endswith("   (no bid arrived: the referee chose a random card)")
+        assert int(line.split()[2]) in packs[1]
+    assert report is not None
+    post.assert_no_more_mail("alice", "bob")
+    text = body(report)
+    assert text[text.index("FINAL RESULT"):] == PURE_SKILL_FINAL
+    status = post.referee.status(tag)[0]
+    assert status["scores"] == {"Alice": 31, "Bob": 4, "Bot 3": 47}
+    assert (status["status"], status["result"], status["deadlines"]) == (
+        "finished", "Alice wins", [])
+    assert post.referee.replay(tag) == post.state(tag)
+    sources = [source for *_, source in post.actions(tag)]
+    assert (sources.count("timeout"), sources.count("bot")) == (1, 12)
+
+
+# -- 3. SIGKILL mid-pass: nothing lost, nothing twice, every reply delivered --------
+
+CRASH_GAMES = (("alice", "bob"), ("carol", "dave"), ("erin", "frank"),
+               ("alice", "carol"), ("bob", "erin"), ("dave", "frank"))
+CRASH_ROUNDS = 3
+
+
+def referee_command(post: Post, *args: str) -> list[str]:
+    return [sys.executable, "-m", "referee.cli", "--config", str(post.config_path), *args]
+
+
+def progress(db_path: Path) -> tuple[int, int]:
+    """(inbound rows, outbox rows sent), read beside the running referee."""
+    con = sqlite3.connect(db_path, timeout=10)
+    try:
+        inbound = con.execute("SELECT count(*) FROM inbound").fetchone()[0]
+        sent = con.execute("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL").fetchone()[0]
+        return int(inbound), int(sent)
+    finally:
+        con.close()
+
+
+@dataclass
+class Crashes:
+    kills: int = 0
+    mid_pass: int = 0  # kills that struck after the pass had committed something
+
+
+def poll_through_crashes(post: Post, now: datetime, rng: random.Random, crashes: Crashes,
+                         startup: float, log: Path) -> None:
+    """Run ``referee poll`` and SIGKILL it at a random point, until a pass exits 0.
+
+    The kill comes after a random number of processed messages, of sent mails, or
+    of seconds into the pass, so it strikes inside intake, inside the outbox and
+    anywhere between (between an SMTP 250 and the row marked sent, for one).
+    """
+    command = referee_command(post, "poll", "--now", now.isoformat())
+    for attempt in range(15):
+        before = progress(post.db_path)
+        with log.open("a") as out:
+            proc = subprocess.Popen(command, cwd=REPO_ROOT, stdout=out, stderr=out)
+        trigger = rng.choice(("intake", "outbox", "clock")) if attempt < 10 else "none"
+        target = (before[0] + rng.randint(1, 8), before[1] + rng.randint(1, 10))
+        kill_at = time.monotonic() + startup + rng.uniform(0.05, 0.6)
+        give_up = time.monotonic() + 60
+        while proc.poll() is None:
+            now_progress = progress(post.db_path) if trigger != "clock" else before
+            if ((trigger == "intake" and now_progress[0] >= target[0])
+                    or (trigger == "outbox" and now_progress[1] >= target[1])
+                    or (trigger == "clock" and time.monotonic() >= kill_at)):
+                proc.send_signal(signal.SIGKILL)
+                break
+            assert time.monotonic() < give_up, "referee poll hangs"
+            time.sleep(0.005)
+        code = proc.wait()
+        if code == 0:
+            return
+        assert code == -signal.SIGKILL, f"referee poll failed:\n{log.read_text()}"
+        crashes.kills += 1
+        crashes.mid_pass += progress(post.db_path) != before
+    raise AssertionError("no pass completed")
+
+
+def mail_with_distinct_ids(stack: MailStack, user: str, count: int) -> list[EmailMessage]:
+    """``user``'s mail once it holds ``count`` distinct Message-IDs (resends may repeat)."""
+    give_up = time.monotonic() + 15
+    while True:
+        msgs = stack.fetch_all(user)
+        if len({str(x["Message-ID"]) for x in msgs}) >= count or time.monotonic() > give_up:
+            return msgs
+        time.sleep(0.1)
+
+
+def test_a_referee_killed_mid_pass_loses_no_move_applies_none_twice_and_answers_every_mail(
+        post: Post, tmp_path: Path) -> None:
+    tags = [post.referee.create_game(
+        "goofspiel", [person(a), person(b)], options={"prize_order": "ascending"}, now=T0,
+        seed=f"crash-{i}")
+        for i, (a, b) in enumerate(CRASH_GAMES)]
+    post.poll(T0)
+    started = time.monotonic()
+    status = subprocess.run(referee_command(post, "status", "--json"), cwd=REPO_ROOT,
+                            capture_output=True, text=True, check=True)
+    startup = time.monotonic() - started
+    assert [g["tag"] for g in json.loads(status.stdout)] == tags
+    rng, crashes, log = random.Random(20260302), Crashes(), tmp_path / "poll.log"
+    sent: dict[str, str] = {}  # Message-ID -> sender
+    for r in range(1, CRASH_ROUNDS + 1):
+        # Seat 1 bids r, seat 2 bids 7 - r; each player also asks for help once.
+        for tag, (a, b) in zip(tags, CRASH_GAMES, strict=True):
+            sent[post.write(a, f"bid {r}", subject=f"[{tag}] round {r}")] = a
+            sent[post.write(b, f"I bid {7 - r}", subject=f"Re: [{tag}]")] = b
+        for user in PLAYERS:
+            tag = tags[next(i for i, g in enumerate(CRASH_GAMES) if user in g)]
+            sent[post.write(user, "help", subject=f"[{tag}] what now?")] = user
+        post.stack.wait_for("referee", post.in_referee_inbox)
+        poll_through_crashes(post, T0 + timedelta(hours=r), rng, crashes, startup, log)
+    assert crashes.kills >= 5 and crashes.mid_pass >= 3, crashes
+
+    # No move lost or applied twice: one bid per seat per round, as sent.
+    for tag in tags:
+        actions = post.actions(tag)
+        assert len(actions) == 2 * CRASH_ROUNDS, (tag, actions)
+        for r in range(1, CRASH_ROUNDS + 1):
+            assert sorted(actions[2 * r - 2:2 * r]) == [
+                (1, "bid", [r], "player"), (2, "bid", [7 - r], "player")]
+        state = post.state(tag)
+        assert state["round"] == CRASH_ROUNDS + 1
+        assert post.referee.replay(tag) == state
+    with post.referee.sessions() as db:
+        rows = list(db.scalars(select(m.Inbound)))
+        assert sorted(str(x.message_id) for x in rows) == sorted(
+            mid.strip("<>") for mid in sent)
+        assert {x.status for x in rows} == {"processed"}
+        unsent = db.scalar(select(func.count()).select_from(m.Outbox)
+                           .where(m.Outbox.sent_at.is_(None)))
+        assert unsent == 0
+
+    # Every mail got exactly one reply: a resend may repeat it, with the same Message-ID.
+    per_player = {u: sum(u in g for g in CRASH_GAMES) for u in PLAYERS}
+    for user, games in per_player.items():
+        mine = [mid for mid, sender in sent.items() if sender == user]
+        expected = games + len(mine) + games * CRASH_ROUNDS  # openings, replies, reports
+        msgs = mail_with_distinct_ids(post.stack, user, expected)
+        assert len({str(x["Message-ID"]) for x in msgs}) == expected, user
+        for mid in mine:
+            replies = {(kind(x), str(x["Message-ID"])) for x in msgs if x["In-Reply-To"] == mid}
+            assert len(replies) == 1 and next(iter(replies))[0] == "transcript", (user, replies)
+        reports = {(x["Subject"].split("]")[0], str(x["Message-ID"]))
+                   for x in msgs if kind(x) == "round_report"}
+        assert len(reports) == games * CRASH_ROUNDS
+
+
+# -- 4. automated mail gets no answer ------------------------------------------------
+
+def bounce_of(original: EmailMessage) -> bytes:
+    """A Postfix-style delivery status notification (RFC 3464) about ``original``."""
+    quoted_original = original.as_bytes().replace(b"\r\n", b"\n").decode("utf-8")
+    return f"""\
+From: Mail Delivery System <MAILER-DAEMON@example.test>
+To: {REF}
+Subject: Undelivered Mail Returned to Sender
+Date: Mon, 02 Mar 2026 12:05:00 +0000
+Message-ID: <20260302120500.ABC123@mx.example.test>
+MIME-Version: 1.0
+Content-Type: multipart/report; report-type=delivery-status;
+ boundary="BOUNDARY"
+
+--BOUNDARY
+Content-Description: Notification
+Content-Type: text/plain; charset=us-ascii
+
+This is the mail system at host mx.example.test.
+
+I'm sorry to have to inform you that your message could not
+be delivered to one or more recipients.
+
+bid 3
+
+--BOUNDARY
+Content-Description: Delivery report
+Content-Type: message/delivery-status
+
+Reporting-MTA: dns; mx.example.test
+Arrival-Date: Mon,  2 Mar 2026 12:04:59 +0000
+
+Final-Recipient: rfc822; alice@example.test
+Action: failed
+Status: 5.2.2
+Diagnostic-Code: smtp; 552 5.2.2 mailbox full
+
+--BOUNDARY
+Content-Description: Undelivered Message
+Content-Type: message/rfc822
+
+{quoted_original}
+--BOUNDARY--
+""".replace("\n", "\r\n").encode("utf-8")
+
+
+def test_an_auto_reply_and_a_bounce_get_no_answer_and_change_nothing(post: Post) -> None:
+    tag = post.referee.create_game("goofspiel", [ALICE, BOB], now=T0, seed="auto")
+    post.poll(T0)
+    (opening,) = post.new_mail("alice", 1)
+    post.new_mail("bob", 1)
+    state = post.state(tag)
+    vacation = post.write(
+        "alice", f"I am away until Monday and will read your mail then.\n\nbid 3\n\n"
+                 f"On Mon, 2 Mar 2026 at 12:00, {NAME} wrote:\n{quoted(opening)}",
+        subject=f"Out of Office: {opening['Subject']}", reply_to=opening,
+        headers={"Auto-Submitted": "auto-replied"})
+    post.stack.send(bounce_of(opening), "", REF)  # the null sender <>
+    post.in_referee_inbox += 1
+    help_id = post.write("bob", "help", subject=f"[{tag}]")  # a person, to know the pass ran
+    post.poll(T0 + timedelta(hours=1))
+    (reply,) = post.new_mail("bob", 1)
+    assert reply["In-Reply-To"] == help_id
+    post.assert_no_more_mail("alice")
+    assert post.count(m.Outbox) == 2  # the opening and Bob's answer
+    assert post.count(m.ActionLog) == 0
+    assert post.state(tag) == state
+    notes = post.inbound_notes()
+    assert notes[vacation.strip("<>")] == "not answered: auto-reply"
+    assert notes["20260302120500.ABC123@mx.example.test"] == "not answered: bounce"
+    # The bounce reached the referee with the null sender, as the server stamped it.
+    assert "<>" in [str(x["Return-Path"]) for x in post.stack.fetch_all("referee")]
+
+
+# -- the list, and the daemon --------------------------------------------------------
+
+def test_a_bid_sent_to_the_list_is_refused_in_private_and_the_list_gets_nothing(
+        mailstack: MailStack, tmp_path: Path) -> None:
+    post = Post(mailstack, tmp_path, public_list=mailstack.list_address)
+    try:
+        tag = post.referee.create_game("goofspiel", [ALICE, BOB], now=T0, seed="list")
+        post.poll(T0)
+        post.in_referee_inbox += 1  # the opening comes back to the referee through the list
+        members = PLAYERS
+        for user in members:
+            (opening,) = post.new_mail(user, 1)
+            assert str(opening["To"]) == mailstack.list_address
+        bid = post.write("alice", "bid 6", subject=f"[{tag}] my bid", to=[mailstack.list_address],
+                         headers={"List-Id": "Game list <players.example.test>"})
+        for user in members:
+            post.new_mail(user, 1)  # the list's copy of Alice's mail, Alice's own too
+        post.poll(T0 + timedelta(hours=1))
+        (reply,) = post.new_mail("alice", 1)
+        assert str(reply["To"]) == ALICE and reply["Cc"] is None
+        assert reply["In-Reply-To"] == bid
+        assert "> bid 6\n  REFUSED (bid 6): A bid must be secret" in body(reply)
+        post.assert_no_more_mail(*members)
+        with post.referee.sessions() as db:
+            outbox = [row.recipients for row in db.scalars(select(m.Outbox).order_by(m.Outbox.id))]
+        assert outbox == [[mailstack.list_address], ["alice@example.test"]]
+        assert post.count(m.ActionLog) == 0
+        assert sorted(post.inbound_notes().values()) == ["not answered: loop", "processed"]
+    finally:
+        post.close()
+
+
+def test_the_daemon_answers_within_seconds_by_imap_idle_and_stops_cleanly_on_sigterm(
+        post: Post, tmp_path: Path) -> None:
+    tag = post.referee.create_game("goofspiel", [ALICE, BOB], seed="daemon")
+    send_outbox(post.referee, now_utc())
+    post.new_mail("alice", 1)
+    post.new_mail("bob", 1)
+    log = tmp_path / "run.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(referee_command(post, "run"), cwd=REPO_ROOT, stdout=out,
+                                stderr=subprocess.STDOUT)
+    try:
+        # Bob's mail is read by the daemon's first pass; once answered, it sits in IDLE.
+        post.write("bob", "help", subject=f"[{tag}]")
+        post.new_mail("bob", 1, timeout=15)
+        bid = post.write("alice", "bid 4", subject=f"[{tag}]")
+        sent_at = time.monotonic()
+        (reply,) = post.new_mail("alice", 1, timeout=8)
+        assert time.monotonic() - sent_at < 5, "no IDLE: the reply waited for a poll"
+        assert reply["In-Reply-To"] == bid and "DONE (bid 4)" in body(reply)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

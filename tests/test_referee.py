@@ -1,0 +1,367 @@
+"""The service: one message, one transaction; replies, reports, deadlines.
+
+These tests run the real pipeline on the embedded default (Maildir in and
+out, SQLite); the end-to-end tests in ``tests/test_e2e.py`` run it against
+real IMAP and SMTP servers.
+"""
+
+from __future__ import annotations
+
+import mailbox
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from email import message_from_bytes
+from email.message import EmailMessage
+from email.policy import default
+from email.utils import make_msgid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from referee.config import Config, config_from_dict
+from referee.passes import run_pass
+from referee.referee import Referee, RefereeError
+from referee.store import models as m
+from referee.store.db import upgrade
+
+T0 = datetime(2026, 3, 2, 12, 0)
+REF = "referee@club.test"
+ALICE, BOB, CAROL = "alice@club.test", "bob@club.test", "carol@club.test"
+
+
+class Club:
+    """A referee on Maildir + SQLite, and the players' side of the mail."""
+
+    def __init__(self, root: Path, **referee: str) -> None:
+        self.root = root
+        self.config: Config = config_from_dict({
+            "referee": {"address": REF, "name": "Club Referee",
+                        "database": f"sqlite:///{root / 'ref.db'}", **referee},
+            "mailbox": {"kind": "maildir", "path": str(root / "in")},
+            "smtp": {"kind": "maildir", "path": str(root / "out")},
+        }, base_dir=root)
+        upgrade(self.config.database_url)
+        self.referee = Referee(self.config)
+        self.read = 0
+        self.now = T0
+
+    def send(self, sender: str, body: str, subject: str = "move", to: str = REF,
+             cc: str | None = None, headers: dict[str, str] | None = None,
+             message_id: str | None = None) -> str:
+        msg = EmailMessage()
+        msg["From"] = sender
+        msg["To"] = to
+        if cc:
+            msg["Cc"] = cc
+        msg["Subject"] = subject
+        msg["Message-ID"] = message_id or make_msgid(domain="club.test")
+        for k, v in (headers or {}).items():
+            msg[k] = v
+        msg.set_content(body)
+        mailbox.Maildir(self.root / "in", create=True).add(msg.as_bytes())
+        return str(msg["Message-ID"])
+
+    def poll(self, now: datetime | None = None) -> list[EmailMessage]:
+        """One pass; returns the mail sent in it."""
+        self.now = now or self.now
+        run_pass(self.referee, self.now)
+        return self.new_mail()
+
+    def new_mail(self) -> list[EmailMessage]:
+        box = mailbox.Maildir(self.root / "out", create=True)
+        msgs = []
+        for key in box.iterkeys():
+            msg = message_from_bytes(box.get_bytes(key), policy=default)
+            assert isinstance(msg, EmailMessage)
+            msgs.append(msg)
+        msgs.sort(key=lambda x: int(str(x["Message-ID"]).split(".")[1]))
+        fresh, self.read = msgs[self.read:], len(msgs)
+        return fresh
+
+    def count(self, model: type[m.Base]) -> int:
+        with self.referee.sessions() as db:
+            return int(db.scalar(select(func.count()).select_from(model)) or 0)
+
+
+def body(msg: EmailMessage) -> str:
+    part = msg.get_body(("plain",))
+    assert part is not None
+    return str(part.get_content()).replace("\r\n", "\n")
+
+
+def to(msg: EmailMessage) -> str:
+    return str(msg["To"])
+
+
+@pytest.fixture
+def club(tmp_path: Path) -> Iterator[Club]:
+    c = Club(tmp_path)
+    yield c
+    c.referee.close()
+
+
+def new_goofspiel(club: Club, order: str = "5,1,6,4,3,2", **opts: str) -> str:
+    tag = club.referee.create_game(
+        "goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
+        options={"prize_order": order, **opts}, now=club.now, seed="s")
+    return tag
+
+
+def test_the_opening_mail_says_what_the_game_is_how_to_bid_and_by_when(club: Club) -> None:
+    tag = new_goofspiel(club)
+    assert tag == "goofspiel-1"
+    (opening,) = club.poll()
+    assert to(opening) == "Alice <alice@club.test>, Bob <bob@club.test>"
+    assert opening["Subject"] == "[goofspiel-1] Goofspiel begins: round 1, the prize is 5"
+    assert opening["Auto-Submitted"] == "auto-generated"
+    assert opening["Message-ID"] == "<pbm.1.goofspiel-1@club.test>"
+    assert body(opening) == """\
+A game of Goofspiel (rule text 003) begins.
+
+Players:
+  Seat 1: Alice
+  Seat 2: Bob
+
+How it works: every round the referee draws a prize at random from its own
+pack and shows it to everyone. Each player bids one card of their own pack
+(1 to 6), secretly, by mail to the referee. When all bids are in,
+the single highest bid takes the prize and all the bid cards.
+On a tie the prize and the bid cards stay in the pot and go to the winner
+of the next round; a tie in the last round discards the pot.
+A bid is final once sent. Each card can be played once. The highest total of
+cards won wins; a tie at the top means no winner.
+
+SCORES
+  Alice                  0 points   cards left: 1 2 3 4 5 6
+  Bob                    0 points   cards left: 1 2 3 4 5 6
+  Points still in hands: 63
+
+ROUND 1 OF 6: THE PRIZE IS 5
+
+Send your bid, one card of your pack, to referee@club.test alone
+(not to the list, not to other players), for example:
+
+  bid 3
+
+Deadline: Thu 05 Mar 2026 12:00 UTC. If your bid has not arrived by then,
+the referee bids a random card of your pack for you.
+
+Write "help" to the referee at any time. Reply to this mail, or put
+[goofspiel-1] in the subject.
+
+--\x20
+Club Referee <referee@club.test>
+"""
+
+
+def test_a_secret_bid_gets_a_transcript_and_the_last_bid_a_round_report(club: Club) -> None:
+    new_goofspiel(club)
+    club.poll()
+    club.send(ALICE, "Hi!\n\nbid 5\n\n-- \nAlice", subject="Re: [goofspiel-1] round 1")
+    (reply,) = club.poll()
+    assert to(reply) == "Alice <alice@club.test>"
+    assert reply["Auto-Submitted"] == "auto-replied"
+    assert reply["Subject"] == "Re: [goofspiel-1] round 1"
+    assert body(reply) == """\
+Alice, here is what I did with your mail for goofspiel-1.
+
+> Hi!
+  IGNORED: Not a command.
+
+> bid 5
+  DONE (bid 5): Your bid of 5 for round 1 is sealed.
+
+--\x20
+Club Referee <referee@club.test>
+Write "help" to the referee for what you can do now.
+"""
+    club.send(BOB, "bid 3", subject="[goofspiel-1]")
+    reply, report = club.poll()
+    assert to(reply) == "Bob <bob@club.test>"
+    assert to(report) == "Alice <alice@club.test>, Bob <bob@club.test>"
+    assert report["Subject"] == "[goofspiel-1] Round 1: Alice takes 13 — round 2 prize 1"
+    text = body(report)
+    assert "  Alice                bid 5\n  Bob                  bid 3\n" in text
+    assert "Alice wins the round and takes 3 5 5 (13 points)." in text
+    assert "  Alice                 13 points   cards left: 1 2 3 4 6" in text
+    assert "ROUND 2 OF 6: THE PRIZE IS 1" in text
+
+
+def test_a_card_not_held_is_refused_with_the_cards_still_held(club: Club) -> None:
+    new_goofspiel(club)
+    club.send(ALICE, "bid 5")
+    club.send(BOB, "bid 3")
+    club.poll()
+    club.send(ALICE, "bid 5")
+    (reply,) = club.poll()
+    assert "> bid 5\n  REFUSED (bid 5): You hold no 5; your pack: 1 2 3 4 6." in body(reply)
+    assert club.referee.status("goofspiel-1")[0]["round"] == 2
+
+
+def test_a_bid_copied_to_another_player_is_not_applied_and_the_sender_is_told(
+        club: Club) -> None:
+    new_goofspiel(club)
+    club.poll()
+    club.send(ALICE, "bid 6", cc=BOB)
+    (reply,) = club.poll()
+    assert to(reply) == "Alice <alice@club.test>"
+    assert "REFUSED (bid 6): A bid must be secret" in body(reply)
+    status = club.referee.status("goofspiel-1")[0]
+    assert {d["name"] for d in status["deadlines"]} == {"Alice", "Bob"}
+
+
+def test_a_message_seen_twice_is_applied_once(club: Club) -> None:
+    new_goofspiel(club)
+    club.poll()
+    mid = club.send(ALICE, "bid 5")
+    club.send(ALICE, "bid 5", message_id=mid)  # the same mail delivered twice
+    replies = club.poll()
+    assert len(replies) == 1
+    inbox = mailbox.Maildir(club.root / "in")
+    raw = inbox.get_bytes(next(iter(inbox.keys())))
+    assert club.referee.process(raw, "maildir:again", now=T0).status == "duplicate"
+    assert club.count(m.ActionLog) == 1
+
+
+@pytest.mark.parametrize("headers", [
+    {"Auto-Submitted": "auto-replied"},
+    {"Return-Path": "<>"},
+    {"X-Autoreply": "yes"},
+    {"Precedence": "bulk"},
+])
+def test_automated_mail_gets_no_answer_and_changes_nothing(club: Club,
+                                                            headers: dict[str, str]) -> None:
+    new_goofspiel(club)
+    club.poll()
+    club.send(ALICE, "bid 5", headers=headers)
+    assert club.poll() == []
+    assert club.count(m.ActionLog) == 0
+
+
+def test_a_bounce_from_mailer_daemon_gets_no_answer(club: Club) -> None:
+    club.send("MAILER-DAEMON@club.test", "bid 5")
+    assert club.poll() == []
+
+
+def test_our_own_mail_coming_back_is_dropped(club: Club) -> None:
+    new_goofspiel(club)
+    (opening,) = club.poll()
+    mailbox.Maildir(club.root / "in").add(opening.as_bytes())
+    assert club.poll() == []
+
+
+def test_a_stranger_is_answered_at_most_once_a_day(club: Club) -> None:
+    club.send("eve@else.test", "bid 5")
+    club.send("eve@else.test", "bid 6")
+    (reply,) = club.poll()
+    assert to(reply) == "eve@else.test"
+    assert "Your address sits in no game here" in body(reply)
+    club.send("eve@else.test", "bid 4")
+    assert club.poll(T0 + timedelta(days=1, minutes=1))[0]["To"] == "eve@else.test"
+
+
+def test_replying_to_a_referee_mail_finds_the_game_without_a_tag(club: Club) -> None:
+    new_goofspiel(club)
+    club.referee.create_game("goofspiel", [ALICE, CAROL], now=T0, seed="t")
+    club.poll()
+    club.send(ALICE, "bid 2", subject="no tag here")
+    (reply,) = club.poll()
+    assert "You play in more than one game" in body(reply)
+    club.send(ALICE, "bid 2", subject="Re: whatever",
+              headers={"In-Reply-To": "<pbm.1.goofspiel-1@club.test>",
+                       "References": "<pbm.game.goofspiel-1@club.test>"})
+    (reply,) = club.poll()
+    assert "DONE (bid 2)" in body(reply)
+    assert reply["In-Reply-To"] is not None
+    assert "<pbm.game.goofspiel-1@club.test>" in str(reply["References"])
+
+
+def test_help_answers_with_what_the_player_can_do_now(club: Club) -> None:
+    new_goofspiel(club)
+    club.poll()
+    club.send(ALICE, "help")
+    (reply,) = club.poll()
+    assert "Round 1 of 6: the prize is 5.\nYour pack: 1 2 3 4 5 6." in body(reply)
+    assert "bid 6" in body(reply)
+
+
+def test_a_reminder_comes_before_the_deadline_and_a_random_card_at_it(club: Club) -> None:
+    new_goofspiel(club)
+    club.poll()
+    club.send(ALICE, "bid 5")
+    club.poll()
+    (reminder,) = club.poll(T0 + timedelta(days=2, hours=1))
+    assert to(reminder) == "Bob <bob@club.test>"
+    assert reminder["Subject"] == "[goofspiel-1] Reminder: your bid for round 1"
+    assert "It is due by Thu 05 Mar 2026 12:00 UTC." in body(reminder)
+    assert club.poll(T0 + timedelta(days=2, hours=2)) == []  # reminded once
+    (report,) = club.poll(T0 + timedelta(days=3, seconds=1))
+    assert "(no bid arrived: the referee chose a random card)" in body(report)
+    assert club.referee.status("goofspiel-1")[0]["round"] == 2
+
+
+def test_resign_hands_the_seat_to_a_bot_that_moves_at_once(club: Club) -> None:
+    new_goofspiel(club)
+    club.poll()
+    club.send(ALICE, "bid 5")
+    club.send(BOB, "resign")
+    mails = club.poll()
+    assert any("a bot that bids at random takes the seat" in body(x) for x in mails)
+    status = club.referee.status("goofspiel-1")[0]
+    assert status["round"] == 2 and status["players"][1]["bot"]
+    assert [d["name"] for d in status["deadlines"]] == ["Alice"]
+
+
+def test_a_whole_game_with_a_bot_ends_with_the_final_report(club: Club) -> None:
+    club.referee.create_game("pure-skill", [ALICE, BOB], bots=1, now=T0, seed="x")
+    club.poll()
+    for _ in range(13):
+        status = club.referee.status("pure-skill-1")[0]
+        if status["status"] != "active":
+            break
+        for seat in (1, 2):
+            state = _pack(club, seat)
+            club.send([ALICE, BOB][seat - 1], f"bid {state[-1]}")
+        club.poll()
+    status = club.referee.status("pure-skill-1")[0]
+    assert status["status"] == "finished"
+    assert club.referee.replay("pure-skill-1") == _state(club)
+
+
+def _state(club: Club) -> dict[str, object]:
+    with club.referee.sessions() as db:
+        game = db.scalar(select(m.Game))
+        assert game is not None
+        return dict(game.state)
+
+
+def _pack(club: Club, seat: int) -> list[int]:
+    packs = _state(club)["packs"]
+    assert isinstance(packs, list)
+    return list(packs[seat - 1])
+
+
+def test_public_mail_goes_to_the_list_when_one_is_configured(tmp_path: Path) -> None:
+    club = Club(tmp_path, public_list="players@club.test")
+    new_goofspiel(club)
+    (opening,) = club.poll()
+    assert to(opening) == "players@club.test"
+    club.send(ALICE, "bid 5", to="players@club.test",
+              headers={"List-Id": "<players.club.test>"})
+    (reply,) = club.poll()
+    assert to(reply) == "Alice <alice@club.test>"
+    assert "A bid must be secret" in body(reply)
+    club.referee.close()
+
+
+def test_creating_a_game_checks_kind_seats_and_options(club: Club) -> None:
+    with pytest.raises(RefereeError, match="unknown game kind 'chess'"):
+        club.referee.create_game("chess", [ALICE, BOB])
+    with pytest.raises(RefereeError, match="takes 2 seats; got 3"):
+        club.referee.create_game("goofspiel", [ALICE, BOB, CAROL])
+    with pytest.raises(RefereeError, match="tie must be discard or carry"):
+        club.referee.create_game("goofspiel", [ALICE, BOB], options={"tie": "x"})
+    with pytest.raises(RefereeError, match="deadline"):
+        club.referee.create_game("goofspiel", [ALICE, BOB], options={"deadline": "soon"})
+    assert club.count(m.Game) == 0

@@ -743,8 +743,14 @@ def test_no_public_mail_of_a_whole_game_shows_a_hand_or_a_card_not_yet_played(
         else:
             card = rng.choice(_latest(secret, name, "You may play:"))
             check(table.move(name, f"play {card}"), before)
-    state = table.state()
-    assert (state["round"], state["end_reason"], public) == (2, "score", 191)
+    state, scores = table.state(), table.state()["scores"]
+    # SP-13: the game ends after a round's scoring, with a team at the target and ahead.
+    assert (state["phase"], state["end_reason"]) == ("over", "score")
+    assert max(scores) >= 100 and scores[0] != scores[1], scores
+    assert state["winner"] == scores.index(max(scores)) + 1
+    assert len(state["reports"]) == state["round"] >= 2
+    # Rule 6: every card is played by announcing it publicly, 52 a round.
+    assert public >= 52 * state["round"]
 
 
 def _hand_of(mail: EmailMessage) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from email.header import Header
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.policy import SMTP
@@ -94,7 +95,7 @@ class Composer:
         msg = EmailMessage(policy=SMTP)
         msg["From"] = Address(self.name, addr_spec=self.address)
         msg["To"] = [Address(n, addr_spec=a) for a, n in to]
-        msg["Subject"] = subject
+        set_subject(msg, subject)
         msg["Date"] = format_datetime(now.replace(tzinfo=UTC))
         msg["Message-ID"] = self.message_id(outbox_id, tag)
         refs = [*references]
@@ -109,7 +110,9 @@ class Composer:
         if len(refs) > 10:  # first 4 and last 6, as Request Tracker trims them
             refs = refs[:4] + refs[-6:]
         if refs:
-            msg["References"] = " ".join(refs)
+            # One id per line, as mail clients write it; Python would fold
+            # before the first id and leave the first line empty.
+            msg.set_raw("References", "\n ".join(refs))
         msg["Auto-Submitted"] = auto
         msg["X-Loop"] = self.address
         msg["Precedence"] = "bulk"
@@ -129,6 +132,28 @@ class Composer:
                 return m.group(1)
         return None
 
+
+def set_subject(msg: EmailMessage, subject: str) -> None:
+    """Set ``Subject`` so that every reader decodes exactly ``subject``.
+
+    Python's header folder, moving a non-ASCII word to a new line, leaves the
+    space before the fold as well, so the unfolded subject shows two spaces.
+    The ASCII words up to the first non-ASCII one stay plain, so filters on the
+    raw header still see the game tag; the rest goes in encoded-words, whose
+    folds vanish on decoding (RFC 2047 section 6.2).
+    """
+    if any(c in subject for c in "\r\n"):
+        raise ValueError("a subject must be one line")
+    if subject.isascii():
+        msg["Subject"] = subject
+        return
+    words = subject.split(" ")
+    first = next(i for i, w in enumerate(words) if not w.isascii())
+    header = Header(header_name="Subject")
+    if first:
+        header.append(" ".join(words[:first]), "us-ascii")
+    header.append(" ".join(words[first:]), "utf-8")
+    msg.set_raw("Subject", header.encode())
 
 
 def format_when(value: datetime | str | None) -> str:

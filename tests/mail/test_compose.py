@@ -1,0 +1,74 @@
+"""Outgoing mail as a player's mail client reads it back."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from email import message_from_bytes
+from email.message import EmailMessage
+from email.policy import SMTP, default
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from referee.mail.compose import Composer, set_subject
+
+T0 = datetime(2026, 11, 2, 12, 0)
+
+
+def read_back(msg: EmailMessage) -> EmailMessage:
+    parsed = message_from_bytes(msg.as_bytes(), policy=default)
+    assert isinstance(parsed, EmailMessage)
+    return parsed
+
+
+def subject_round_trip(subject: str) -> str:
+    msg = EmailMessage(policy=SMTP)
+    set_subject(msg, subject)
+    msg.set_content("x")
+    return str(read_back(msg)["Subject"])
+
+
+def test_a_folded_subject_with_a_dash_after_the_fold_keeps_single_spaces() -> None:
+    subject = "[goofspiel-1] Round 1: Maximiliane von Hohenberg takes 12 — round 2 prize 1"
+    assert subject_round_trip(subject) == subject
+
+
+def test_the_game_tag_stays_plain_in_the_raw_header_for_filters() -> None:
+    msg = EmailMessage(policy=SMTP)
+    set_subject(msg, "[spades-4] Trick 3: Zoë wins — Zoë leads")
+    msg.set_content("x")
+    raw = msg.as_bytes().decode("ascii")
+    assert "\nSubject: [spades-4] Trick 3: =?utf-8?" in "\n" + raw
+
+
+def test_a_subject_of_two_lines_is_refused() -> None:
+    with pytest.raises(ValueError):
+        set_subject(EmailMessage(policy=SMTP), "bid 5\r\nBcc: victim@example.org")
+
+
+# Printable text without line breaks, as a template can produce it.
+subjects = st.text(
+    st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1, max_size=200
+).filter(lambda s: s.strip() == s and "  " not in s)
+
+
+@given(subjects)
+def test_every_subject_reads_back_exactly(subject: str) -> None:
+    assert subject_round_trip(subject) == subject
+
+
+def test_a_composed_message_threads_under_the_game_and_marks_itself_automatic() -> None:
+    composer = Composer("referee@example.test", "The Referee")
+    msg = read_back(composer.message(
+        outbox_id=7, to=[("alice@example.test", "Alice")], subject="[goofspiel-1] Round 1",
+        body="Hello.\n", tag="goofspiel-1", auto="auto-replied",
+        in_reply_to="<abc@example.org>", references=["<root@example.org>"], now=T0,
+    ))
+    root = composer.game_root("goofspiel-1")
+    assert msg["Message-ID"] == composer.message_id(7, "goofspiel-1")
+    assert msg["In-Reply-To"] == "<abc@example.org>"
+    assert msg["References"] == f"{root} <root@example.org> <abc@example.org>"
+    assert msg["Auto-Submitted"] == "auto-replied"
+    assert msg["X-Loop"] == "referee@example.test"
+    assert composer.tag_from_ids([msg["Message-ID"]]) == "goofspiel-1"

@@ -263,6 +263,13 @@ class MailStack:
         for user in self.users:
             self.clear(user)
 
+    def kick(self, login: str) -> None:
+        """Drop every IMAP session logged in as ``login``, as a server restart would."""
+        proc = _run(["doveadm", "-c", self.dir / "dovecot" / "dovecot.conf", "kick", login],
+                    _SCRIPT_TIMEOUT)
+        if proc.returncode != 0:
+            raise _failure(f"kicking {login}", proc)
+
     # ---- diagnostics ----------------------------------------------------------------
 
     def postfix_log(self, lines: int = 50) -> str:

@@ -8,6 +8,7 @@ no test waits for a deadline. The servers are the session's ``mailstack`` fixtur
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import signal
@@ -637,17 +638,29 @@ def test_a_bid_sent_to_the_list_is_refused_in_private_and_the_list_gets_nothing(
         post.close()
 
 
+@contextlib.contextmanager
+def daemon(post: Post, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``referee run`` in the background; on leaving, SIGTERM must stop it with status 0."""
+    with log.open("w") as out:
+        proc = subprocess.Popen(referee_command(post, "run"), cwd=REPO_ROOT, stdout=out,
+                                stderr=subprocess.STDOUT)
+    try:
+        yield proc
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_the_daemon_answers_within_seconds_by_imap_idle_and_stops_cleanly_on_sigterm(
         post: Post, tmp_path: Path) -> None:
     tag = post.referee.create_game("goofspiel", [ALICE, BOB], seed="daemon")
     send_outbox(post.referee, now_utc())
     post.new_mail("alice", 1)
     post.new_mail("bob", 1)
-    log = tmp_path / "run.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(referee_command(post, "run"), cwd=REPO_ROOT, stdout=out,
-                                stderr=subprocess.STDOUT)
-    try:
+    with daemon(post, tmp_path / "run.log"):
         # Bob's mail is read by the daemon's first pass; once answered, it sits in IDLE.
         post.write("bob", "help", subject=f"[{tag}]")
         post.new_mail("bob", 1, timeout=15)
@@ -656,9 +669,21 @@ def test_the_daemon_answers_within_seconds_by_imap_idle_and_stops_cleanly_on_sig
         (reply,) = post.new_mail("alice", 1, timeout=8)
         assert time.monotonic() - sent_at < 5, "no IDLE: the reply waited for a poll"
         assert reply["In-Reply-To"] == bid and "DONE (bid 4)" in body(reply)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=15) == 0, log.read_text()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+
+
+def test_the_daemon_reconnects_when_the_imap_server_drops_it(
+        post: Post, tmp_path: Path) -> None:
+    tag = post.referee.create_game("goofspiel", [ALICE, BOB], seed="daemon")
+    send_outbox(post.referee, now_utc())
+    post.new_mail("alice", 1)
+    post.new_mail("bob", 1)
+    log = tmp_path / "run.log"
+    with daemon(post, log):
+        post.write("bob", "help", subject=f"[{tag}]")
+        post.new_mail("bob", 1, timeout=15)  # answered: the daemon is connected, in IDLE
+        post.stack.kick(REF)  # the login of the referee's config
+        bid = post.write("alice", "bid 4", subject=f"[{tag}]")
+        (reply,) = post.new_mail("alice", 1, timeout=15)
+        assert reply["In-Reply-To"] == bid and "DONE (bid 4)" in body(reply)
+    assert "mailbox connection lost" in log.read_text()
+    assert [a[1:3] for a in post.actions(tag)] == [("bid", [4])]

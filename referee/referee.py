@@ -14,7 +14,7 @@ import logging
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from email.utils import getaddresses
 from typing import Any
 
@@ -74,10 +74,9 @@ class Outcome:
 
 
 def now_utc() -> datetime:
-    """The current UTC time as stored: naive, in UTC."""
-    from datetime import UTC
-
-    return datetime.now(UTC).replace(tzinfo=None)
+    """The current UTC time as stored: naive, in UTC, to the second (deadlines
+    and ``status`` show whole seconds)."""
+    return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
 
 
 def parse_player(text: str) -> tuple[str, str]:

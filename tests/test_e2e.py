@@ -654,12 +654,18 @@ def daemon(post: Post, log: Path) -> Iterator[subprocess.Popen[bytes]]:
             proc.wait()
 
 
-def test_the_daemon_answers_within_seconds_by_imap_idle_and_stops_cleanly_on_sigterm(
-        post: Post, tmp_path: Path) -> None:
+def opened_game(post: Post) -> str:
+    """A goofspiel game whose openings both players have read."""
     tag = post.referee.create_game("goofspiel", [ALICE, BOB], seed="daemon")
     send_outbox(post.referee, now_utc())
     post.new_mail("alice", 1)
     post.new_mail("bob", 1)
+    return tag
+
+
+def test_the_daemon_answers_within_seconds_by_imap_idle_and_stops_cleanly_on_sigterm(
+        post: Post, tmp_path: Path) -> None:
+    tag = opened_game(post)
     with daemon(post, tmp_path / "run.log"):
         # Bob's mail is read by the daemon's first pass; once answered, it sits in IDLE.
         post.write("bob", "help", subject=f"[{tag}]")
@@ -673,10 +679,7 @@ def test_the_daemon_answers_within_seconds_by_imap_idle_and_stops_cleanly_on_sig
 
 def test_the_daemon_reconnects_when_the_imap_server_drops_it(
         post: Post, tmp_path: Path) -> None:
-    tag = post.referee.create_game("goofspiel", [ALICE, BOB], seed="daemon")
-    send_outbox(post.referee, now_utc())
-    post.new_mail("alice", 1)
-    post.new_mail("bob", 1)
+    tag = opened_game(post)
     log = tmp_path / "run.log"
     with daemon(post, log):
         post.write("bob", "help", subject=f"[{tag}]")

@@ -122,11 +122,22 @@ class DeadlinesSection(_Section):
     reminder: Duration = timedelta(days=1)
 
 
+class AuthSection(_Section):
+    #: What a player's mail needs before its commands count: "none" takes From
+    #: as it is; "verified" needs a pass in the trusted Authentication-Results
+    #: or the player's private reply address.
+    require: Literal["none", "verified"] = "none"
+    #: The authserv-id of the operator's own mail server: only its
+    #: Authentication-Results header (RFC 8601) is trusted. Empty: none is.
+    authserv_id: str = ""
+
+
 class Config(_Section):
     referee: RefereeSection
     mailbox: MailboxSection = MailboxSection()
     smtp: SmtpSection = SmtpSection()
     deadlines: DeadlinesSection = DeadlinesSection()
+    auth: AuthSection = AuthSection()
     #: The folder relative paths in this file are taken from.
     base_dir: Path = Path(".")
 

@@ -37,6 +37,7 @@ from referee.engine.base import (
 from referee.engine.base import (
     Game as Engine,
 )
+from referee.mail.auth import Verdict, verify
 from referee.mail.compose import Composer, format_when
 from referee.mail.inbound import Automation, InboundMessage, find_tag, parse_message
 from referee.store import models as m
@@ -389,6 +390,14 @@ class Referee:
         seated = self._active_games(db, player) if player else []
         if player is None or not any(True for _ in self._all_games(db, player)):
             return self._stranger(db, msg, now)
+        verdict = self._verify(msg, player)
+        if not verdict.passed and self.config.auth.require == "verified":
+            record.note = f"sender not verified: {verdict.detail}"
+            # Answered at the registered address only: the real player learns
+            # that a mail in their name was refused, a forger learns nothing.
+            sent = msg.date.astimezone(UTC).replace(tzinfo=None) if msg.date else None
+            self._reply(db, None, player, msg, "not_verified", {"date": sent}, now)
+            return Outcome("refused")
         if msg.size > ref.max_message_size:
             self._reply(db, None, player, msg, "too_large", {"limit": ref.max_message_size}, now)
             return Outcome("refused")
@@ -433,6 +442,21 @@ class Referee:
             return Scope.SECRET
         members = {s.player.address for s in gs.row.seats if s.player is not None}
         return Scope.PRIVATE if others <= members else Scope.PUBLIC
+
+    def _verify(self, msg: InboundMessage, player: m.Player) -> Verdict:
+        """Whether ``msg`` is really from ``player``: it came to their private
+        address, or the trusted Authentication-Results show an aligned pass."""
+        private = self.private_address(player) if player.token else None
+        if private and private in (*msg.to, *msg.cc):
+            return Verdict("token", "sent to the player's private address")
+        authserv_id = self.config.auth.authserv_id
+        if not authserv_id:
+            return Verdict(None, "no [auth] authserv_id to trust")
+        list_domain = None
+        if msg.list_id and msg.list_id == self._list_id() and self.config.referee.public_list:
+            list_domain = self.config.referee.public_list.rpartition("@")[2]
+        return verify(msg.auth_results, authserv_id, msg.sender.rpartition("@")[2],
+                      also_trusted=list_domain)
 
     def _is_referee(self, addr: str) -> bool:
         local, _, domain = self.config.referee.address.partition("@")
@@ -550,9 +574,9 @@ class Referee:
         folder = (gs.engine.templates or gs.engine.kind) if gs else "common"
         ctx = {"subject": msg.subject, **(gs.context(seat) if gs else {"tag": None}), **context}
         subject, body = self.composer.render(folder, template, ctx)
-        self._queue(db, gs.row if gs else None, [(player.address, player.name)], subject, body,
-                    auto="auto-replied", in_reply_to=msg.message_id, references=msg.references,
-                    now=now, kind=template)
+        self._queue_to_player(db, gs.row if gs else None, player, subject, body,
+                              auto="auto-replied", in_reply_to=msg.message_id,
+                              references=msg.references, now=now, kind=template)
 
     def deliver(self, db: Session, gs: GameSession, notice: Notice) -> None:
         """Mail one engine notice to its audience, never wider."""
@@ -578,13 +602,28 @@ class Referee:
             subject, body = self.composer.render(
                 folder, notice.template, {**gs.context(position), **notice.context, **extra}
             )
-            self._queue(db, gs.row, [(seat.player.address, seat.player.name)], subject, body,
-                        auto="auto-generated", now=gs.now, kind=notice.template)
+            self._queue_to_player(db, gs.row, seat.player, subject, body,
+                                  auto="auto-generated", now=gs.now, kind=notice.template)
+
+    def private_address(self, player: m.Player) -> str:
+        """The player's private reply address, ``referee+TOKEN@domain``: mail
+        to it from the player's own address is theirs (see :meth:`_verify`).
+        Only ever sent to the player, in Reply-To of mail to them alone."""
+        if player.token is None:
+            player.token = secrets.token_hex(8)
+        local, _, domain = self.config.referee.address.partition("@")
+        return f"{local}+{player.token}@{domain}"
+
+    def _queue_to_player(self, db: Session, game: m.Game | None, player: m.Player,
+                         subject: str, body: str, **kw: Any) -> m.Outbox:
+        """Queue a mail to one player alone; their replies go to their private address."""
+        return self._queue(db, game, [(player.address, player.name)], subject, body,
+                           reply_to=self.private_address(player), **kw)
 
     def _queue(
         self, db: Session, game: m.Game | None, to: list[tuple[str, str]], subject: str,
         body: str, *, auto: str, now: datetime, in_reply_to: str | None = None,
-        references: Iterable[str] = (), kind: str | None = None,
+        references: Iterable[str] = (), kind: str | None = None, reply_to: str | None = None,
     ) -> m.Outbox:
         row = m.Outbox(game_id=game.id if game else None, recipients=[a for a, _ in to], raw="",
                        created_at=now, next_attempt_at=now)
@@ -595,7 +634,7 @@ class Referee:
             outbox_id=row.id, to=to, subject=subject, body=body,
             tag=game.tag if game else None, auto=auto,
             in_reply_to=f"<{in_reply_to.strip('<>')}>" if in_reply_to else None,
-            references=refs, now=now, kind=kind,
+            references=refs, now=now, kind=kind, reply_to=reply_to,
         )
         row.raw = email.as_string()
         return row
@@ -628,9 +667,8 @@ class Referee:
                             {**gs.context(d.seat), "what": d.what,
                              "help": gs.engine.help(gs.state, d.seat)},
                         )
-                        self._queue(db, game, [(seat.player.address, seat.player.name)],
-                                    subject, body, auto="auto-generated", now=now,
-                                    kind="reminder")
+                        self._queue_to_player(db, game, seat.player, subject, body,
+                                              auto="auto-generated", now=now, kind="reminder")
                 # Act for absent seats in the order their deadlines fell due;
                 # each timeout may change what is pending, so look again.
                 while not gs.engine.is_over(gs.state):

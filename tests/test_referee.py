@@ -28,18 +28,20 @@ from referee.store.db import upgrade
 T0 = datetime(2026, 3, 2, 12, 0)
 REF = "referee@club.test"
 ALICE, BOB, CAROL = "alice@club.test", "bob@club.test", "carol@club.test"
+SIGNATURE = "-- \nClub Referee <referee@club.test>\n"
 
 
 class Club:
     """A referee on Maildir + SQLite, and the players' side of the mail."""
 
-    def __init__(self, root: Path, **referee: str) -> None:
+    def __init__(self, root: Path, auth: dict[str, str] | None = None, **referee: str) -> None:
         self.root = root
         self.config: Config = config_from_dict({
             "referee": {"address": REF, "name": "Club Referee",
                         "database": f"sqlite:///{root / 'ref.db'}", **referee},
             "mailbox": {"kind": "maildir", "path": str(root / "in")},
             "smtp": {"kind": "maildir", "path": str(root / "out")},
+            "auth": auth or {},
         }, base_dir=root)
         upgrade(self.config.database_url)
         self.referee = Referee(self.config)
@@ -47,7 +49,8 @@ class Club:
         self.now = T0
 
     def send(self, sender: str, body: str, subject: str = "move", to: str = REF,
-             cc: str | None = None, headers: dict[str, str] | None = None,
+             cc: str | None = None,
+             headers: dict[str, str] | list[tuple[str, str]] | None = None,
              message_id: str | None = None) -> str:
         msg = EmailMessage()
         msg["From"] = sender
@@ -56,7 +59,7 @@ class Club:
             msg["Cc"] = cc
         msg["Subject"] = subject
         msg["Message-ID"] = message_id or make_msgid(domain="club.test")
-        for k, v in (headers or {}).items():
+        for k, v in (headers.items() if isinstance(headers, dict) else headers or []):
             msg[k] = v
         msg.set_content(body)
         mailbox.Maildir(self.root / "in", create=True).add(msg.as_bytes())
@@ -365,3 +368,111 @@ def test_creating_a_game_checks_kind_seats_and_options(club: Club) -> None:
     with pytest.raises(RefereeError, match="deadline"):
         club.referee.create_game("goofspiel", [ALICE, BOB], options={"deadline": "soon"})
     assert club.count(m.Game) == 0
+
+
+# -- who wrote it: [auth] require = "verified" ------------------------------------
+
+MX = "mx.club.test"  # the authserv-id of the club's own mail server
+
+
+@pytest.fixture
+def strict(tmp_path: Path) -> Iterator[Club]:
+    c = Club(tmp_path, auth={"require": "verified", "authserv_id": MX})
+    yield c
+    c.referee.close()
+
+
+def test_an_unverified_mail_changes_nothing_and_the_registered_player_is_told(
+        strict: Club) -> None:
+    new_goofspiel(strict)
+    strict.poll()
+    strict.send(ALICE, "bid 6", subject="[goofspiel-1] bid",
+                headers={"Date": "Mon, 02 Mar 2026 13:00:00 +0100"})
+    (reply,) = strict.poll()
+    assert to(reply) == "Alice <alice@club.test>"
+    assert reply["Subject"] == "Re: [goofspiel-1] bid (not applied)"
+    assert body(reply) == f"""\
+A mail in your name of Mon 02 Mar 2026 12:00 UTC reached the referee,
+but it could not be verified as coming from you, so nothing in it was done.
+
+If you sent it, send it again as a reply to this mail: replies to the
+referee's mails to you go to your private referee address, which vouches
+for you. Keep that address to yourself.
+
+If you did not send it, someone wrote in your name; nothing changed in
+your games.
+
+{SIGNATURE}"""
+    assert strict.count(m.ActionLog) == 0
+    with strict.referee.sessions() as db:
+        (note,) = db.scalars(select(m.Inbound.note))
+    assert note == "sender not verified: no Authentication-Results from mx.club.test"
+
+
+def test_a_reply_to_the_private_address_is_verified_and_applied(strict: Club) -> None:
+    new_goofspiel(strict)
+    (opening,) = strict.poll()
+    assert opening["Reply-To"] == "Club Referee <referee@club.test>"  # public: no secret
+    strict.send(ALICE, "help")
+    (answer,) = strict.poll()
+    private = answer["Reply-To"].addresses[0].addr_spec
+    assert private.startswith("referee+") and private.endswith("@club.test")
+    strict.send(ALICE, "bid 6", to=private)
+    (reply,) = strict.poll()
+    assert "DONE (bid 6)" in body(reply)
+    assert strict.count(m.ActionLog) == 1
+
+
+def test_a_private_address_counts_only_for_its_own_player(strict: Club) -> None:
+    new_goofspiel(strict)
+    strict.poll()
+    strict.send(ALICE, "help")
+    (answer,) = strict.poll()
+    alices = answer["Reply-To"].addresses[0].addr_spec
+    strict.send(BOB, "bid 6", to=alices)
+    (reply,) = strict.poll()
+    assert to(reply) == "Bob <bob@club.test>" and "(not applied)" in reply["Subject"]
+    assert strict.count(m.ActionLog) == 0
+
+
+def test_an_aligned_pass_in_our_own_servers_header_is_verified(strict: Club) -> None:
+    new_goofspiel(strict)
+    strict.poll()
+    strict.send(ALICE, "bid 6", headers={
+        "Authentication-Results": f"{MX}; dkim=pass header.d=club.test; spf=none",
+    })
+    (reply,) = strict.poll()
+    assert "DONE (bid 6)" in body(reply)
+    assert strict.count(m.ActionLog) == 1
+
+
+def test_a_pass_in_a_header_the_sender_forged_below_ours_does_not_count(strict: Club) -> None:
+    new_goofspiel(strict)
+    strict.poll()
+    # Our server prepends its header; the forged one below it claims a pass.
+    strict.send(ALICE, "bid 6", headers=[
+        ("Authentication-Results", f"{MX}; dkim=fail header.d=club.test"),
+        ("Authentication-Results", f"{MX}; dmarc=pass header.from=club.test"),
+    ])
+    (reply,) = strict.poll()
+    assert "(not applied)" in reply["Subject"]
+    assert strict.count(m.ActionLog) == 0
+
+
+def test_public_mail_never_carries_a_private_address(strict: Club) -> None:
+    new_goofspiel(strict)
+    mails = strict.poll()
+    for sender in (ALICE, BOB):
+        strict.send(sender, "help")
+    mails += strict.poll()
+    tokens = set()
+    with strict.referee.sessions() as db:
+        tokens = {p.token for p in db.scalars(select(m.Player)) if p.token}
+    assert len(tokens) == 2
+    for mail in mails:
+        raw = mail.as_string()
+        leaked = {t for t in tokens if t in raw}
+        if "," in to(mail):  # to both players: public
+            assert not leaked
+        else:
+            assert len(leaked) <= 1

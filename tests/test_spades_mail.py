@@ -27,12 +27,11 @@ import referee.engine
 from referee.engine.cards import SUIT_SYMBOLS, Card, full_deck
 from referee.engine.spades import Spades, card_text
 from referee.store import models as m
-from tests.test_referee import T0, Club, body
+from tests.test_referee import SIGNATURE, T0, Club, body
 
 NAMES = ("Alice", "Bob", "Carol", "Dave")
 ADDRESS = {n: f"{n.lower()}@club.test" for n in NAMES}
 EVERYONE = [ADDRESS[n] for n in NAMES]
-SIGNATURE = "-- \nClub Referee <referee@club.test>\n"
 DEADLINE = "Thu 05 Mar 2026 12:00 UTC"  # T0 + 3 days
 
 #: The deal of round 1, in playing order (Alice, Bob, Carol, Dave; teams

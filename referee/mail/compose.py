@@ -89,6 +89,7 @@ class Composer:
         references: Sequence[str] = (),
         now: datetime,
         kind: str | None = None,
+        reply_to: str | None = None,
     ) -> EmailMessage:
         """One outgoing mail. ``auto`` is ``auto-replied`` for answers to a
         player and ``auto-generated`` for reports and reminders (RFC 3834 §5)."""
@@ -117,7 +118,7 @@ class Composer:
         msg["X-Loop"] = self.address
         msg["Precedence"] = "bulk"
         msg["X-Auto-Response-Suppress"] = "OOF, AutoReply"
-        msg["Reply-To"] = self.address
+        msg["Reply-To"] = Address(self.name, addr_spec=reply_to or self.address)
         if kind:
             # Which mail this is (a template name), for players' filters.
             msg["X-Referee-Mail"] = kind

@@ -55,6 +55,9 @@ class InboundMessage:
     size: int  # len(raw)
     tnef_only: bool  # the only body is application/ms-tnef (winmail.dat)
     date: datetime | None  # the Date header, timezone aware
+    #: The Authentication-Results headers (RFC 8601), topmost first, for
+    #: :func:`referee.mail.auth.verify`; empty when there are none.
+    auth_results: tuple[str, ...] = ()
 
 
 def parse_message(
@@ -94,6 +97,7 @@ def parse_message(
         size=len(raw),
         tnef_only=not body.strip() and any(_tnef_parts(msg)),  # Outlook's winmail.dat
         date=_date(_first(headers, "date")),
+        auth_results=tuple(headers.get("authentication-results", [])),
     )
 
 

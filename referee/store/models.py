@@ -26,6 +26,9 @@ class Player(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     address: Mapped[str] = mapped_column(String(320), unique=True)
     name: Mapped[str] = mapped_column(String(200), default="")
+    #: The secret in the player's private reply address, ``referee+TOKEN@``:
+    #: mail to it from the player's address is theirs ([auth] in the config).
+    token: Mapped[str | None] = mapped_column(String(32), unique=True, default=None)
     created_at: Mapped[datetime]
 
 

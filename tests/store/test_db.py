@@ -58,3 +58,16 @@ def test_the_migrations_match_the_models(db_url: str) -> None:
         command.check(alembic_config(db_url))
     except CommandError as e:  # pragma: no cover - the message is the diff
         pytest.fail(f"models and migrations differ; write a migration: {e}")
+
+
+def test_a_database_of_the_first_release_upgrades_and_keeps_its_players(db_url: str) -> None:
+    command.upgrade(alembic_config(db_url), "0001")
+    engine = create_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(text("insert into players (address, name, created_at) "
+                          "values ('alice@club.test', 'Alice', '2026-03-02 12:00:00')"))
+    upgrade(db_url)
+    with engine.connect() as conn:
+        rows = conn.execute(text("select address, name, token from players")).all()
+    engine.dispose()
+    assert [tuple(r) for r in rows] == [("alice@club.test", "Alice", None)]

@@ -1,4 +1,5 @@
-"""The ``referee`` command line: init, game new, poll, run, status, replay, demo."""
+"""The ``referee`` command line: init, game new, player rotate, poll, run, status,
+replay, demo."""
 
 from __future__ import annotations
 
@@ -55,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     new.add_argument("--seed", help="the game's random seed (default: random)")
     new.add_argument("--now", help="the time to start the game at (ISO-8601)")
+
+    player = sub.add_parser("player", help="manage players").add_subparsers(
+        dest="player_cmd", required=True)
+    rotate = player.add_parser(
+        "rotate", help="give a player a new private reply address; the old one stops counting")
+    rotate.add_argument("address")
 
     poll = sub.add_parser("poll", help="one pass: mail in, deadlines, mail out")
     poll.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
@@ -118,6 +125,10 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             from referee.passes import send_outbox
 
             send_outbox(referee, parse_now(args.now))
+            return 0
+        if args.command == "player":
+            referee.rotate_token(args.address)
+            print(f"{args.address}: new private reply address; it goes out with the next mail")
             return 0
         if args.command == "poll":
             from referee.passes import run_pass

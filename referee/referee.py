@@ -614,6 +614,14 @@ class Referee:
         local, _, domain = self.config.referee.address.partition("@")
         return f"{local}+{player.token}@{domain}"
 
+    def rotate_token(self, address: str) -> None:
+        """A new private reply address for a player whose old one got out."""
+        with self.sessions.begin() as db:
+            player = db.scalar(select(m.Player).where(m.Player.address == address.lower()))
+            if player is None:
+                raise RefereeError(f"No player has the address {address}.")
+            player.token = secrets.token_hex(8)
+
     def _queue_to_player(self, db: Session, game: m.Game | None, player: m.Player,
                          subject: str, body: str, **kw: Any) -> m.Outbox:
         """Queue a mail to one player alone; their replies go to their private address."""

@@ -476,3 +476,20 @@ def test_public_mail_never_carries_a_private_address(strict: Club) -> None:
             assert not leaked
         else:
             assert len(leaked) <= 1
+
+
+def test_a_rotated_private_address_no_longer_verifies(strict: Club) -> None:
+    new_goofspiel(strict)
+    strict.poll()
+    strict.send(ALICE, "help")
+    old = strict.poll()[0]["Reply-To"].addresses[0].addr_spec
+    strict.referee.rotate_token(ALICE)
+    strict.send(ALICE, "bid 6", to=old)
+    (reply,) = strict.poll()
+    assert "(not applied)" in reply["Subject"]
+    new = reply["Reply-To"].addresses[0].addr_spec
+    assert new != old
+    strict.send(ALICE, "bid 6", to=new)
+    assert "DONE (bid 6)" in body(strict.poll()[0])
+    with pytest.raises(RefereeError, match="No player has the address"):
+        strict.referee.rotate_token("nobody@club.test")

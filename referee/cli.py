@@ -1,5 +1,5 @@
 """The ``referee`` command line: init, game new, player rotate, poll, run, status,
-replay, demo."""
+pages, replay, demo."""
 
 from __future__ import annotations
 
@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("tag", nargs="?")
     status.add_argument("--json", action="store_true")
 
+    pages = sub.add_parser("pages", help="write the game pages (static HTML)")
+    pages.add_argument("dir", nargs="?", help="the folder (default: [web] path)")
+
     replay = sub.add_parser("replay", help="rebuild a game from its seed and action log")
     replay.add_argument("tag")
 
@@ -143,6 +146,17 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
         if args.command == "status":
             games = referee.status(args.tag)
             print(json.dumps(games, indent=2) if args.json else format_status(games))
+            return 0
+        if args.command == "pages":
+            from pathlib import Path
+
+            from referee.web import write_pages
+
+            folder = Path(args.dir) if args.dir else config.web.path
+            if folder is None:
+                raise RefereeError("name the folder, or set [web] path in the config")
+            count = write_pages(referee, config.resolve(folder) if not args.dir else folder)
+            print(f"{count} game page(s) and index.html written to {folder}")
             return 0
         if args.command == "replay":
             state = referee.replay(args.tag)

@@ -132,12 +132,18 @@ class AuthSection(_Section):
     authserv_id: str = ""
 
 
+class WebSection(_Section):
+    #: Where the game pages (static HTML) are written after each pass; empty: none.
+    path: Path | None = None
+
+
 class Config(_Section):
     referee: RefereeSection
     mailbox: MailboxSection = MailboxSection()
     smtp: SmtpSection = SmtpSection()
     deadlines: DeadlinesSection = DeadlinesSection()
     auth: AuthSection = AuthSection()
+    web: WebSection = WebSection()
     #: The folder relative paths in this file are taken from.
     base_dir: Path = Path(".")
 

@@ -67,11 +67,21 @@ def run_pass(referee: Referee, now: datetime | None = None,
     report.read, report.processed = intake(referee, now, imap)
     report.timeouts = referee.fire_deadlines(now)
     report.sent = send_outbox(referee, now)
+    publish_pages(referee)
     return report
+
+
+def publish_pages(referee: Referee) -> None:
+    """Rewrite the game pages, when ``[web] path`` is set."""
+    cfg = referee.config
+    if cfg.web.path is not None:
+        from referee.web import write_pages
+
+        write_pages(referee, cfg.resolve(cfg.web.path))
 
 
 def send_outbox(referee: Referee, now: datetime | None = None) -> int:
     return OutboxSender(referee.config, referee.sessions).send(now or now_utc())
 
 
-__all__ = ["PassReport", "intake", "run_pass", "send_outbox"]
+__all__ = ["PassReport", "intake", "publish_pages", "run_pass", "send_outbox"]

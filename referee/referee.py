@@ -717,6 +717,14 @@ class Referee:
                 raise RefereeError(f"There is no game {tag}.")
             return out
 
+    def public_history(self, tag: str) -> list[dict[str, Any]]:
+        """The public events of a game, oldest first: what its web page shows.
+        Secret facts (sealed bids, deals) are left out here, at the source."""
+        with self.sessions() as db:
+            q = (select(m.Event).join(m.Game).where(m.Game.tag == tag, m.Event.public)
+                 .order_by(m.Event.id))
+            return [{"at": e.at, "kind": e.kind, "text": e.text} for e in db.scalars(q)]
+
     def replay(self, tag: str) -> Any:
         """Rebuild a game's state from its seed and action log (an audit)."""
         with self.sessions() as db:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from collections.abc import Callable
 from datetime import timedelta
 from types import FrameType
 
@@ -16,7 +17,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from imapclient.exceptions import IMAPClientError
 
 from referee.mail.imap import ImapSource
-from referee.passes import intake, send_outbox
+from referee.passes import intake, publish_pages, send_outbox
 from referee.referee import Referee
 
 log = logging.getLogger(__name__)
@@ -35,17 +36,20 @@ class Daemon:
         self.lock = threading.Lock()
         self.scheduler = BackgroundScheduler(timezone="UTC")
 
-    def _guarded(self, what: str, fn: object) -> None:
+    def _guarded(self, what: str, fn: Callable[[], object]) -> None:
         with self.lock:
             try:
-                assert callable(fn)
                 fn()
             except Exception:
                 log.exception("%s failed; will try again", what)
 
     def deadlines(self) -> None:
-        self._guarded("deadlines", lambda: (self.referee.fire_deadlines(),
-                                            send_outbox(self.referee)))
+        self._guarded("deadlines", self._deadlines_pass)
+
+    def _deadlines_pass(self) -> None:
+        self.referee.fire_deadlines()
+        send_outbox(self.referee)
+        publish_pages(self.referee)
 
     def outbox(self) -> None:
         self._guarded("outbox", lambda: send_outbox(self.referee))
@@ -62,6 +66,7 @@ class Daemon:
                     read, _ = intake(self.referee, imap=source)
                     if read:
                         send_outbox(self.referee)
+                        publish_pages(self.referee)
                 delay = 1.0
                 if source is not None and source.has_idle():
                     self._idle(source)

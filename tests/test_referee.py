@@ -34,7 +34,8 @@ SIGNATURE = "-- \nClub Referee <referee@club.test>\n"
 class Club:
     """A referee on Maildir + SQLite, and the players' side of the mail."""
 
-    def __init__(self, root: Path, auth: dict[str, str] | None = None, **referee: str) -> None:
+    def __init__(self, root: Path, auth: dict[str, str] | None = None,
+                 web: dict[str, str] | None = None, **referee: str) -> None:
         self.root = root
         self.config: Config = config_from_dict({
             "referee": {"address": REF, "name": "Club Referee",
@@ -42,6 +43,7 @@ class Club:
             "mailbox": {"kind": "maildir", "path": str(root / "in")},
             "smtp": {"kind": "maildir", "path": str(root / "out")},
             "auth": auth or {},
+            "web": web or {},
         }, base_dir=root)
         upgrade(self.config.database_url)
         self.referee = Referee(self.config)

@@ -667,7 +667,7 @@ class Log:
                     self.last_trick[self.round] = {str(c) for c in data["cards"]}
 
 
-def _latest(mails: dict[str, EmailMessage], name: str, line: str) -> list[str]:
+def latest_cards(mails: dict[str, EmailMessage], name: str, line: str) -> list[str]:
     """The cards after ``line`` in the newest secret mail ``name`` got."""
     found = re.search(f"{re.escape(line)} (.*)$", body(mails[name]), re.M)
     assert found, body(mails[name])
@@ -735,12 +735,12 @@ def test_no_public_mail_of_a_whole_game_shows_a_hand_or_a_card_not_yet_played(
         elif step == 40:
             check(table.move(name, "hand"), before)
         elif step == 50 and state["phase"] == "playing":  # a card not held
-            mine = set(_hand_of(secret[name]))
+            mine = set(hand_of(secret[name]))
             check(table.move(name, f"play {sorted(deck - mine)[0]}"), before)
         elif state["phase"] == "bidding":
             check(table.move(name, rng.choice(("bid 2", "bid 3"))), before)
         else:
-            card = rng.choice(_latest(secret, name, "You may play:"))
+            card = rng.choice(latest_cards(secret, name, "You may play:"))
             check(table.move(name, f"play {card}"), before)
     state, scores = table.state(), table.state()["scores"]
     # SP-13: the game ends after a round's scoring, with a team at the target and ahead.
@@ -752,7 +752,7 @@ def test_no_public_mail_of_a_whole_game_shows_a_hand_or_a_card_not_yet_played(
     assert public >= 52 * state["round"]
 
 
-def _hand_of(mail: EmailMessage) -> list[str]:
+def hand_of(mail: EmailMessage) -> list[str]:
     """The cards listed by suit in a secret mail, as "QH"."""
     cards = []
     for line in HAND_LINE.finditer(body(mail)):

@@ -1,0 +1,366 @@
+"""Spades (rule text 001) by email end to end, over the suite's real servers.
+
+Four players write their bids and cards to the referee by SMTP (Postfix);
+the referee reads its mailbox by IMAP (Dovecot) and answers by SMTP; each
+player reads what arrived in their own IMAP mailbox. The deal and seating are
+the fixed ones of ``tests/test_spades_mail.py`` (installed with the engine's
+test hook), and round 1 is its SCRIPT, with a timeout (SP-15) and a misplay
+(SP-14) on the way. Moves that need no answer first are written in a batch
+for one pass of the referee, each delivered before the next is written, so
+the referee reads them in turn order. Every mail every player receives is
+checked for secrecy (rule 6, SP-17).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+import referee.engine
+from referee.engine.cards import full_deck
+from referee.engine.spades import Spades, card_text
+from referee.passes import PassReport
+from referee.store import models as m
+from tests.mailstack import MailStack
+from tests.test_e2e import SIGNATURE, T0, Post, body, kind, person
+from tests.test_spades_mail import (
+    BIDS,
+    DEAL,
+    HAND_LINE,
+    HANDS,
+    NAMES,
+    OPENING_EXAMPLES,
+    SCRIPT,
+    SEATING,
+    cards_named,
+    hand_of,
+    hand_text,
+    latest_cards,
+)
+
+USER = {name: name.lower() for name in NAMES}  # the mail stack's users
+ADDRESS = {name: f"{USER[name]}@example.test" for name in NAMES}
+EVERYONE = [ADDRESS[n] for n in NAMES]
+SECRET_KINDS = {"hand", "your_turn", "transcript", "reminder"}
+
+
+def rcpts(msg: EmailMessage) -> list[str]:
+    return [a.addr_spec for a in msg["To"].addresses] + (
+        [a.addr_spec for a in msg["Cc"].addresses] if msg["Cc"] else [])
+
+
+def is_public(msg: EmailMessage) -> bool:
+    """Sent to more than one player, or to anyone but one player: not secret."""
+    return len(rcpts(msg)) > 1 or rcpts(msg)[0] not in EVERYONE
+
+
+def outbox_order(msg: EmailMessage) -> int:
+    """The referee's outbox row of a mail, from its Message-ID <pbm.ID.tag@domain>."""
+    return int(str(msg["Message-ID"]).split(".")[1])
+
+
+class Players:
+    """The four players' mailboxes, read over IMAP after each pass of the referee,
+    with the secrecy checks on every mail they receive (rule 6, SP-17)."""
+
+    def __init__(self, post: Post, tag: str) -> None:
+        self.post, self.tag = post, tag
+        self.last_outbox = 0
+        self.last_event = 0
+        self.played: list[str] = []  # the cards played in round 1, in order (event log)
+        self.last_trick: set[str] = set()
+        self.announced = dict.fromkeys(NAMES, 0)  # card announcements each has read
+        self.received: dict[str, tuple[str, set[str]]] = {}  # Message-ID: kind, readers
+        self.report = PassReport()
+
+    def write(self, name: str, text: str) -> str:
+        """``name`` mails ``text`` to the referee; it is in the referee's INBOX
+        before the next mail is written, so the referee reads them in this order."""
+        mid = self.post.write(USER[name], text, subject=f"[{self.tag}] move")
+        give_up = time.monotonic() + 10
+        with self.post.stack.imap("referee") as client:  # STATUS only: no fetch
+            while int(client.folder_status("INBOX", [b"MESSAGES"])[b"MESSAGES"]
+                      ) < self.post.in_referee_inbox:
+                assert time.monotonic() < give_up, f"{mid} did not reach the referee"
+                time.sleep(0.01)
+        return mid
+
+    def poll(self, now: datetime) -> dict[str, list[EmailMessage]]:
+        """One pass of the referee; returns what each player received from it over
+        IMAP (all that the referee sent them, in the order sent), each mail checked."""
+        self.report = self.post.poll(now)
+        with self.post.referee.sessions() as db:
+            rows = list(db.scalars(select(m.Outbox).where(m.Outbox.id > self.last_outbox)
+                                   .order_by(m.Outbox.id)))
+            events = list(db.scalars(select(m.Event).where(m.Event.id > self.last_event)
+                                     .order_by(m.Event.id)))
+            self.last_outbox = max([self.last_outbox, *(row.id for row in rows)])
+            self.last_event = max([self.last_event, *(event.id for event in events)])
+            assert all(row.sent_at is not None for row in rows)
+            sent = Counter(addr for row in rows for addr in row.recipients)
+            for event in events:
+                if event.kind == "play":
+                    self.played.append(str(event.data["card"]))
+                elif event.kind == "trick" and event.data["trick"] == 13:
+                    self.last_trick = {str(c) for c in event.data["cards"]}
+        assert set(sent) <= set(EVERYONE), sent
+        mail = {name: sorted(self.post.new_mail(USER[name], sent[ADDRESS[name]]),
+                             key=outbox_order) if sent[ADDRESS[name]] else []
+                for name in NAMES}
+        hands = [list(h) for h in self.post.state(self.tag)["hands"]]
+        for name, msgs in mail.items():
+            for msg in msgs:
+                self.check(name, msg, hands)
+        return mail
+
+    def check(self, name: str, msg: EmailMessage, hands: list[list[str]]) -> None:
+        """A public mail goes to all four, lists no hand and names only cards
+        played by then in the round; a secret one goes to ``name`` alone and
+        lists or names no card of another player that is not yet played."""
+        mid = str(msg["Message-ID"])
+        seen = self.received.setdefault(mid, (kind(msg), set()))[1]
+        assert name not in seen, f"{name} got {mid} twice"
+        seen.add(name)
+        text = f"{msg['Subject']}\n{body(msg)}"
+        if not is_public(msg):
+            assert kind(msg) in SECRET_KINDS, text
+            assert rcpts(msg) == [ADDRESS[name]], msg["To"]
+            own = HANDS[name] | set(hands[NAMES.index(name)])  # round 1 and the hand now
+            assert set(hand_of(msg)) <= own, text
+            assert cards_named(text) <= own | set(self.played), text
+            return
+        assert kind(msg) not in SECRET_KINDS, text
+        assert rcpts(msg) == EVERYONE, msg["To"]
+        text = text.replace(OPENING_EXAMPLES, "")  # "play QH", the same in every game
+        assert not HAND_LINE.search(text), text
+        for cards in (*HANDS.values(), *hands):
+            assert not cards or hand_text(cards) not in text, text
+        named = cards_named(text)
+        if kind(msg) in ("play", "trick", "round_report"):
+            # The k-th card announced in the round: it names the k-th card
+            # played, and no card played after it.
+            self.announced[name] += 1
+            k = self.announced[name]
+            assert self.played[k - 1] in named, (self.played[k - 1], text)
+        allowed = set(self.played[:self.announced[name]])
+        if kind(msg) == "round_report":
+            assert named == self.last_trick, text  # the report shows the last trick only
+        assert named <= allowed, (named - allowed, text)
+
+    def send(self, moves: Sequence[tuple[str, str]], now: datetime
+             ) -> dict[str, list[EmailMessage]]:
+        """Each move by mail, in order, then one pass; each mail gets one
+        transcript, to its writer alone, saying the move was done."""
+        ids = [(name, text, self.write(name, text)) for name, text in moves]
+        mail = self.poll(now)
+        for name, text, mid in ids:
+            (answer,) = [x for x in mail[name] if x["In-Reply-To"] == mid]
+            assert kind(answer) == "transcript"
+            assert f"> {text}\n  DONE (" in body(answer), body(answer)
+        return mail
+
+    def hand(self, name: str) -> set[str]:
+        return set(self.post.state(self.tag)["hands"][NAMES.index(name)])
+
+
+@pytest.fixture
+def post(mailstack: MailStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Post]:
+    """The referee on the real servers, with the fixed deal and seating of
+    ``tests/test_spades_mail.py`` in place of the registered Spades engine."""
+    monkeypatch.setitem(referee.engine.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
+    p = Post(mailstack, tmp_path)
+    yield p
+    p.close()
+
+
+def to_all(mail: dict[str, list[EmailMessage]], what: str) -> list[EmailMessage]:
+    """The mails of kind ``what`` of one pass, which each player received alike."""
+    found = {n: [x for x in mail[n] if kind(x) == what] for n in NAMES}
+    assert len({tuple(str(x["Message-ID"]) for x in xs) for xs in found.values()}) == 1
+    return found[NAMES[0]]
+
+
+def timeout_play(card: str) -> str:
+    """The announcement of the card the referee played for Bob in trick 1."""
+    return f"""\
+Trick 1 so far: Alice A♥, Bob {card_text(card)}.
+No card from Bob arrived by the deadline, so the referee played a
+random legal card for them (rule 7).
+
+Team 1 (Alice & Carol): 0 points, 0 bags; this round bid 7, took 0
+Team 2 (Bob & Dave): 0 points, 0 bags; this round bid 4, took 0
+
+Next: Carol, a card to trick 1 (due Sun 08 Mar 2026 13:00 UTC).
+
+{SIGNATURE}"""
+
+
+def trick_1(card: str) -> str:
+    return f"""\
+Trick 1: Alice A♥, Bob {card_text(card)}, Carol 4♥, Dave 2♥.
+Alice wins it with A♥.
+
+Team 1 (Alice & Carol): 0 points, 0 bags; this round bid 7, took 1
+Team 2 (Bob & Dave): 0 points, 0 bags; this round bid 4, took 0
+
+Next: Alice, a card to trick 2 (due Sun 08 Mar 2026 14:00 UTC).
+
+{SIGNATURE}"""
+
+
+BOB_MISPLAY_TRANSCRIPT = f"""\
+Bob, here is what I did with your mail for spades-1.
+
+> play AS
+  DONE (play AS): Misplay: Clubs were led and you hold clubs: you must follow suit. \
+The card is void and your team scores -100 (misplays this hand: 1, this game: 1). \
+Please play again.
+
+Next deadline for you: Sun 08 Mar 2026 14:00 UTC.
+
+{SIGNATURE}Write "help" to the referee for what you can do now.
+"""
+
+MISPLAY_NOTICE = f"""\
+Bob misplayed. The card is void and team 2 scores -100.
+Team 2 misplays: 1 this hand, 1 this game.
+Bob plays again.
+
+Team 1 (Alice & Carol): 0 points, 0 bags; this round bid 7, took 3
+Team 2 (Bob & Dave): -100 points, 0 bags; this round bid 4, took 0
+
+Next: Bob, a card to trick 4 (due Sun 08 Mar 2026 14:00 UTC).
+
+{SIGNATURE}"""
+
+ROUND_1_REPORT = f"""\
+Trick 13: Carol 10♣, Dave Q♦, Alice J♥, Bob J♣.
+Bob wins it with J♣.
+
+ROUND 1 SCORES
+
+Team 1 (Alice & Carol)
+  bids:        Alice 4, Carol 3 (team bid 7)
+  tricks:      Alice 5, Carol 3 (team 8)
+  contract:    made, 7 x 10 = +70
+  overtricks:  1 x 1 = +1
+  sandbags:    1 this round, 1 in all
+  round:       +71    Spadescore: 0 -> 71
+
+Team 2 (Bob & Dave)
+  bids:        Bob 4, Dave nil (team bid 4)
+  tricks:      Bob 5, Dave 0 (team 5)
+  contract:    made, 4 x 10 = +40
+  overtricks:  1 x 1 = +1
+  nil:         Dave took 0 tricks: made, +100
+  sandbags:    1 this round, 1 in all
+  misplays:    -100 (scored at the time of the misplay)
+  round:       +41    Spadescore: 0 -> 41
+
+Round 2 is dealt: each player has their cards in a secret mail.
+Bob bids first, by Sun 08 Mar 2026 15:00 UTC.
+
+{SIGNATURE}"""
+
+
+def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_smtp(
+        post: Post) -> None:
+    """Rules 1-7, SP-14, SP-15 and SP-17, by mail through Postfix and Dovecot."""
+    tag = post.referee.create_game("spades", [person(USER[n]) for n in NAMES], now=T0,
+                                   seed="e2e")
+    players = Players(post, tag)
+    mail = players.poll(T0)
+    for name in NAMES:
+        assert [kind(x) for x in mail[name]] == ["opening", "hand"]
+        assert hand_text(HANDS[name]) in body(mail[name][1])
+
+    # The four bids, and Alice leads A♥ to trick 1: one pass reads the five mails in order.
+    t1 = T0 + timedelta(hours=1)
+    mail = players.send([*BIDS, SCRIPT[0]], t1)
+    assert post.state(tag)["bids"] == [4, 4, 3, 0]
+    turn = mail["Bob"][-1]
+    assert (kind(turn), turn["Subject"]) == ("your_turn", "[spades-1] Your turn: a card to trick 1")
+    legal = latest_cards({"Bob": turn}, "Bob", "You may play:")
+    assert sorted(legal) == ["3H", "5H", "8H"]
+
+    # Bob stays silent: a reminder, to him alone, before the deadline; nothing is played.
+    mail = players.poll(t1 + timedelta(days=3, seconds=-1))
+    assert players.report.timeouts == 0
+    assert {n: [kind(x) for x in mail[n]] for n in NAMES} == {
+        "Alice": [], "Bob": ["reminder"], "Carol": [], "Dave": []}
+    assert mail["Bob"][0]["Subject"] == "[spades-1] Reminder: a card to trick 1"
+    # Past the 3 days the referee plays a random legal card for him and says so (SP-15).
+    t2 = t1 + timedelta(days=3, seconds=1)
+    mail = players.poll(t2)
+    assert players.report.timeouts == 1
+    (card,) = HANDS["Bob"] - players.hand("Bob")
+    assert card in legal
+    assert [a for a in post.actions(tag) if a[3] == "timeout"] == [
+        (2, "play", [card], "timeout")]
+    (news,) = to_all(mail, "play")
+    assert news["Subject"] == f"[spades-1] Trick 1: Bob plays {card_text(card)}"
+    assert body(news) == timeout_play(card)
+    assert [kind(x) for x in mail["Carol"]] == ["play", "your_turn"]
+    assert post.state(tag)["scores"] == [0, 0]
+
+    # The script goes on, with Bob's hearts swapped if the referee played another than
+    # his scripted 3♥: they are all below Alice's A♥ K♥ Q♥, so she still takes tricks 1-3.
+    scripted = SCRIPT[1][1].split()[1]
+    rest = [(n, f"play {scripted}" if n == "Bob" and cards_named(t) == {card} else t)
+            for n, t in SCRIPT[2:]]
+    # Carol and Dave end trick 1; tricks 2 and 3; Alice leads 2♣ and Bob, who holds
+    # clubs, plays A♠: a misplay. The team scores -100 at once and Bob plays again (SP-14).
+    mail = players.send([*rest[:11], ("Bob", "play AS")], t2 + timedelta(hours=1))
+    trick = to_all(mail, "trick")[0]
+    assert trick["Subject"] == "[spades-1] Trick 1 to Alice"
+    assert body(trick) == trick_1(card)
+    answer = [x for x in mail["Bob"] if kind(x) == "transcript"][-1]
+    assert body(answer) == BOB_MISPLAY_TRANSCRIPT
+    (notice,) = to_all(mail, "misplay")
+    assert notice["Subject"] == "[spades-1] Misplay by Bob: team 2 scores -100"
+    assert body(notice) == MISPLAY_NOTICE  # it names neither the card nor the reason
+    turn = mail["Bob"][-1]
+    assert kind(turn) == "your_turn"
+    assert body(turn).startswith(
+        "Clubs were led and you hold clubs: you must follow suit.\n\n"
+        "Bob, it is your turn, by Sun 08 Mar 2026 14:00 UTC.\n\n"
+        "Trick 4: Alice 2♣.\nYou may play: A♣ K♣ Q♣ J♣\n")
+    state = post.state(tag)
+    assert (state["scores"], state["trick"], state["game_misplays"]) == ([0, -100], ["2C"], [0, 1])
+    assert "AS" in players.hand("Bob")
+
+    # Bob plays again, and the round is played out: 39 mails, one pass.
+    mail = players.send(rest[11:], t2 + timedelta(hours=2))
+    answer = [x for x in mail["Bob"] if kind(x) == "transcript"][-1]
+    assert ("Round 1: team 1 bid 7, took 8 (made), scores +71, now 71; team 2 bid 4, took 5 "
+            "(made), scores +141, misplays -100, now 41.") in body(answer)
+    for name in NAMES:
+        assert [kind(x) for x in mail[name][-2:]] == ["round_report", "hand"]
+    (report,) = to_all(mail, "round_report")
+    assert report["Subject"] == "[spades-1] Round 1 scored: team 1 71, team 2 41"
+    assert body(report) == ROUND_1_REPORT
+    state = post.state(tag)
+    assert (state["round"], state["scores"], state["bags"]) == (2, [71, 41], [1, 1])
+    for name, cards in zip(NAMES, state["hands"], strict=True):
+        deal = mail[name][-1]
+        assert deal["Subject"] == "[spades-1] Your hand for round 2 (secret)"
+        assert hand_text(cards) in body(deal)
+    assert "It is your turn to bid" in body(mail["Bob"][-1])  # SP-3: Bob bids first
+
+    # Over the whole round: 52 cards, each announced to all four in the order played;
+    # every secret mail reached one mailbox, every public one all four, and nobody else.
+    assert sorted(players.played) == sorted(str(c) for c in full_deck())
+    assert players.announced == dict.fromkeys(NAMES, 52)
+    public = {mid for mid, (k, _) in players.received.items() if k not in SECRET_KINDS}
+    assert len(public) == 1 + 4 + 52 + 1  # the opening, the bids, the cards, the misplay
+    for mid, (what, names) in players.received.items():
+        assert len(names) == (4 if mid in public else 1), (what, names)
+    post.assert_no_more_mail(*USER.values(), "erin", "frank")
+    assert post.referee.replay(tag) == state

@@ -27,7 +27,7 @@ import referee.engine
 from referee.engine.cards import SUIT_SYMBOLS, Card, full_deck
 from referee.engine.spades import Spades, card_text
 from referee.store import models as m
-from tests.test_referee import SIGNATURE, T0, Club, body
+from tests.test_referee import REF, SIGNATURE, T0, Club, body
 
 NAMES = ("Alice", "Bob", "Carol", "Dave")
 ADDRESS = {n: f"{n.lower()}@club.test" for n in NAMES}
@@ -344,6 +344,50 @@ def test_a_bid_of_1_is_refused_with_the_valid_bids_and_each_bid_is_announced_to_
 
 
 # -- playing cards ----------------------------------------------------------------------
+
+
+LIST = "table@club.test"
+LIST_ID = {"List-Id": "Spades table <table.club.test>"}
+
+
+def test_with_a_list_moves_through_it_or_to_the_referee_count_once_and_go_to_the_list(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule 6: bids and plays are public. With a list, a move may come through
+    it or straight to the referee; every move is announced on the list, and
+    answers and hands still go to each player alone."""
+    monkeypatch.setitem(referee.engine.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
+    club = MailClub(tmp_path, public_list=LIST)
+    table = new_table(club)
+    assert rcpts(only(table.opening, "opening")) == [LIST]
+    for name in NAMES:
+        (deal,) = [x for x in table.opening if kind(x) == "hand" and rcpts(x) == [ADDRESS[name]]]
+        assert hand_text(HANDS[name]) in body(deal)
+
+    # Through the list, as the list relays it.
+    mails = table.move("Alice", "bid 4", to=LIST, headers=LIST_ID)
+    assert "DONE (bid 4)" in body(reply(mails, "Alice"))
+    news = only(mails, "bid")
+    assert rcpts(news) == [LIST] and news["Subject"] == "[spades-1] Alice bids 4"
+    # Straight to the referee: public all the same.
+    mails = table.move("Bob", "bid 4")
+    assert "DONE (bid 4)" in body(reply(mails, "Bob"))
+    assert rcpts(only(mails, "bid")) == [LIST]
+    # To the list with the referee on Cc: the list's copy and the direct copy are
+    # one message, applied once and answered once.
+    mid = club.send(ADDRESS["Carol"], "bid 3", subject="[spades-1] bid", to=LIST, cc=REF)
+    club.send(ADDRESS["Carol"], "bid 3", subject="[spades-1] bid", to=LIST, cc=REF,
+              headers=LIST_ID, message_id=mid)
+    mails = club.poll()
+    assert "DONE (bid 3)" in body(reply(mails, "Carol"))
+    assert rcpts(only(mails, "bid")) == [LIST]
+    assert table.state()["bids"] == [4, 4, 3, None]
+    # The referee's own announcement comes back through the list: dropped, unanswered.
+    echo = message_from_bytes(only(mails, "bid").as_bytes(), policy=default)
+    echo["List-Id"] = LIST_ID["List-Id"]
+    mailbox.Maildir(club.root / "in").add(echo.as_bytes())
+    assert club.poll() == []
+    assert table.state()["bids"] == [4, 4, 3, None]
+    club.referee.close()
 
 
 def test_a_card_is_read_as_qh_q_symbol_queen_of_hearts_or_10d_but_never_alone(

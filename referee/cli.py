@@ -177,6 +177,10 @@ def format_status(games: list[dict[str, Any]]) -> str:
             out.append(f"  prize: {g['prize']}")
         for name, score in g.get("scores", {}).items():
             out.append(f"  {name:<24} {score}")
+        for p in g["players"]:
+            if p.get("bounced"):
+                out.append(f"  mail to {p['name']} <{p['address']}> bounced at "
+                           f"{p['bounced']['at']}: {p['bounced']['said']}")
         for d in g["deadlines"]:
             out.append(f"  waiting for {d['name']}: {d['what']}, due {d['due_at']}")
         if g.get("result"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import getaddresses
@@ -39,7 +39,7 @@ from referee.engine.base import (
 )
 from referee.mail.auth import Verdict, verify
 from referee.mail.compose import Composer, format_when
-from referee.mail.inbound import Automation, InboundMessage, find_tag, parse_message
+from referee.mail.inbound import Automation, Bounce, InboundMessage, find_tag, parse_message
 from referee.store import models as m
 from referee.store.db import make_engine, sessions
 
@@ -382,6 +382,8 @@ class Referee:
         ref = self.config.referee
         if msg.automation is not Automation.NONE:
             record.note = f"not answered: {msg.automation.value}"
+            if msg.bounce is not None:
+                record.note += "".join(self._record_bounce(db, msg.bounce, now))
             return Outcome("ignored")
         if msg.list_id and msg.list_id != self._list_id():
             record.note = f"not answered: mail from another list ({msg.list_id})"
@@ -442,6 +444,24 @@ class Referee:
             return Scope.SECRET
         members = {s.player.address for s in gs.row.seats if s.player is not None}
         return Scope.PRIVATE if others <= members else Scope.PUBLIC
+
+    def _record_bounce(self, db: Session, bounce: Bounce, now: datetime) -> Iterator[str]:
+        """Note on each player whose mail failed for good, and on the outbox
+        row. Only a report on one of our own mails that went to that address
+        counts; a report on anything else marks nobody. Yields notes."""
+        rows = [row for mid in bounce.message_ids
+                if (oid := self.composer.outbox_id(mid)) is not None
+                and (row := db.get(m.Outbox, oid)) is not None]
+        for address, said in bounce.failed:
+            for row in rows:
+                if address not in row.recipients:
+                    continue
+                row.last_error = f"bounced: {address}: {said}"
+                player = db.scalar(select(m.Player).where(m.Player.address == address))
+                if player is not None:
+                    player.bounced_at, player.bounce = now, said or "failed"
+                yield f"; {address} bounced mail {row.id} ({said or 'failed'})"
+                break
 
     def _verify(self, msg: InboundMessage, player: m.Player) -> Verdict:
         """Whether ``msg`` is really from ``player``: it came to their private
@@ -706,7 +726,8 @@ class Referee:
                 out.append({
                     "tag": game.tag, "kind": game.kind, "status": game.status,
                     "players": [{"seat": s.position, "name": s.name, "bot": s.bot,
-                                 "address": s.player.address if s.player else None}
+                                 "address": s.player.address if s.player else None,
+                                 "bounced": _bounced(s.player)}
                                 for s in game.seats],
                     "deadlines": [{"seat": d.seat, "name": game.seats[d.seat - 1].name,
                                    "what": d.what, "due_at": d.due_at.isoformat() + "Z"}
@@ -746,6 +767,13 @@ class Referee:
                 else:
                     state = engine.apply(state, a.seat, act, rng_for(game.seed, a.step)).state
             return engine.dump(state)
+
+
+def _bounced(player: m.Player | None) -> dict[str, str] | None:
+    """A player's last bounce, for ``status``; None if their mail never bounced."""
+    if player is None or player.bounced_at is None:
+        return None
+    return {"at": player.bounced_at.isoformat() + "Z", "said": player.bounce}
 
 
 __all__ = ["IllegalAction", "Outcome", "Referee", "RefereeError", "parse_player"]

@@ -29,8 +29,8 @@ _env.filters["when"] = format_when
 
 
 def _public(game: dict[str, Any]) -> dict[str, Any]:
-    """A status entry without what is not for the public: the addresses."""
-    players = [{k: v for k, v in p.items() if k != "address"} for p in game["players"]]
+    """A status entry without what is not for the public: addresses, bounces."""
+    players = [{k: p[k] for k in ("seat", "name", "bot")} for p in game["players"]]
     return {**game, "players": players}
 
 

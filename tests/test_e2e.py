@@ -33,6 +33,7 @@ from referee.referee import Referee, now_utc
 from referee.store import models as m
 from referee.store.db import upgrade
 from tests.mailstack import PLAYERS, REPO_ROOT, MailStack
+from tests.test_referee import bounce_of
 
 T0 = datetime(2026, 3, 2, 12, 0)  # a Monday
 REF = "referee@example.test"
@@ -533,51 +534,6 @@ def test_a_referee_killed_mid_pass_loses_no_move_applies_none_twice_and_answers_
 
 # -- 4. automated mail gets no answer ------------------------------------------------
 
-def bounce_of(original: EmailMessage) -> bytes:
-    """A Postfix-style delivery status notification (RFC 3464) about ``original``."""
-    quoted_original = original.as_bytes().replace(b"\r\n", b"\n").decode("utf-8")
-    return f"""\
-From: Mail Delivery System <MAILER-DAEMON@example.test>
-To: {REF}
-Subject: Undelivered Mail Returned to Sender
-Date: Mon, 02 Mar 2026 12:05:00 +0000
-Message-ID: <20260302120500.ABC123@mx.example.test>
-MIME-Version: 1.0
-Content-Type: multipart/report; report-type=delivery-status;
- boundary="BOUNDARY"
-
---BOUNDARY
-Content-Description: Notification
-Content-Type: text/plain; charset=us-ascii
-
-This is the mail system at host mx.example.test.
-
-I'm sorry to have to inform you that your message could not
-be delivered to one or more recipients.
-
-bid 3
-
---BOUNDARY
-Content-Description: Delivery report
-Content-Type: message/delivery-status
-
-Reporting-MTA: dns; mx.example.test
-Arrival-Date: Mon,  2 Mar 2026 12:04:59 +0000
-
-Final-Recipient: rfc822; alice@example.test
-Action: failed
-Status: 5.2.2
-Diagnostic-Code: smtp; 552 5.2.2 mailbox full
-
---BOUNDARY
-Content-Description: Undelivered Message
-Content-Type: message/rfc822
-
-{quoted_original}
---BOUNDARY--
-""".replace("\n", "\r\n").encode("utf-8")
-
-
 def test_an_auto_reply_and_a_bounce_get_no_answer_and_change_nothing(post: Post) -> None:
     tag = post.referee.create_game("goofspiel", [ALICE, BOB], now=T0, seed="auto")
     post.poll(T0)
@@ -589,7 +545,7 @@ def test_an_auto_reply_and_a_bounce_get_no_answer_and_change_nothing(post: Post)
                  f"On Mon, 2 Mar 2026 at 12:00, {NAME} wrote:\n{quoted(opening)}",
         subject=f"Out of Office: {opening['Subject']}", reply_to=opening,
         headers={"Auto-Submitted": "auto-replied"})
-    post.stack.send(bounce_of(opening), "", REF)  # the null sender <>
+    post.stack.send(bounce_of(opening, "alice@example.test", REF), "", REF)  # sender <>
     post.in_referee_inbox += 1
     help_id = post.write("bob", "help", subject=f"[{tag}]")  # a person, to know the pass ran
     post.poll(T0 + timedelta(hours=1))
@@ -601,7 +557,10 @@ def test_an_auto_reply_and_a_bounce_get_no_answer_and_change_nothing(post: Post)
     assert post.state(tag) == state
     notes = post.inbound_notes()
     assert notes[vacation.strip("<>")] == "not answered: auto-reply"
-    assert notes["20260302120500.ABC123@mx.example.test"] == "not answered: bounce"
+    assert notes["20260302120500.ABC123@mx.example.test"] == (
+        "not answered: bounce; alice@example.test bounced mail 1 (5.2.2 552 5.2.2 mailbox full)")
+    bounced = {p["name"]: p["bounced"] for p in post.referee.status(tag)[0]["players"]}
+    assert bounced["Alice"] is not None and bounced["Bob"] is None
     # The bounce reached the referee with the null sender, as the server stamped it.
     assert "<>" in [str(x["Return-Path"]) for x in post.stack.fetch_all("referee")]
 

@@ -372,6 +372,88 @@ def test_creating_a_game_checks_kind_seats_and_options(club: Club) -> None:
     assert club.count(m.Game) == 0
 
 
+def bounce_of(original: EmailMessage, recipient: str, referee: str = REF,
+              message_id: str = "20260302120500.ABC123@mx.example.test") -> bytes:
+    """A Postfix-style delivery status notification (RFC 3464): ``original``
+    could not be delivered to ``recipient``, mailbox full."""
+    quoted_original = original.as_bytes().replace(b"\r\n", b"\n").decode("utf-8")
+    return f"""\
+From: Mail Delivery System <MAILER-DAEMON@example.test>
+To: {referee}
+Subject: Undelivered Mail Returned to Sender
+Date: Mon, 02 Mar 2026 12:05:00 +0000
+Message-ID: <{message_id}>
+MIME-Version: 1.0
+Content-Type: multipart/report; report-type=delivery-status;
+ boundary="BOUNDARY"
+
+--BOUNDARY
+Content-Description: Notification
+Content-Type: text/plain; charset=us-ascii
+
+This is the mail system at host mx.example.test.
+
+I'm sorry to have to inform you that your message could not
+be delivered to one or more recipients.
+
+bid 3
+
+--BOUNDARY
+Content-Description: Delivery report
+Content-Type: message/delivery-status
+
+Reporting-MTA: dns; mx.example.test
+Arrival-Date: Mon,  2 Mar 2026 12:04:59 +0000
+
+Final-Recipient: rfc822; {recipient}
+Action: failed
+Status: 5.2.2
+Diagnostic-Code: smtp; 552 5.2.2 mailbox full
+
+--BOUNDARY
+Content-Description: Undelivered Message
+Content-Type: message/rfc822
+
+{quoted_original}
+--BOUNDARY--
+""".replace("\n", "\r\n").encode("utf-8")
+
+
+
+def test_a_bounce_of_our_mail_to_a_player_shows_in_status_and_gets_no_answer(
+        club: Club) -> None:
+    new_goofspiel(club)
+    (opening,) = club.poll()
+    mailbox.Maildir(club.root / "in").add(bounce_of(opening, ALICE))
+    assert club.poll() == []
+    players = {p["name"]: p["bounced"] for p in club.referee.status("goofspiel-1")[0]["players"]}
+    assert players == {
+        "Alice": {"at": "2026-03-02T12:00:00Z", "said": "5.2.2 552 5.2.2 mailbox full"},
+        "Bob": None,
+    }
+    with club.referee.sessions() as db:
+        (note,) = db.scalars(select(m.Inbound.note))
+        (row,) = db.scalars(select(m.Outbox))
+    assert note == ("not answered: bounce; "
+                    "alice@club.test bounced mail 1 (5.2.2 552 5.2.2 mailbox full)")
+    assert row.last_error == "bounced: alice@club.test: 5.2.2 552 5.2.2 mailbox full"
+
+
+def test_a_bounce_about_mail_we_never_sent_to_that_address_marks_nobody(club: Club) -> None:
+    new_goofspiel(club)
+    (opening,) = club.poll()
+    # Carol was never sent the opening; Bob was, but this report is on another mail.
+    mailbox.Maildir(club.root / "in").add(bounce_of(opening, CAROL, message_id="1@mx.test"))
+    del opening["Message-ID"]
+    opening["Message-ID"] = "<unrelated@elsewhere.test>"
+    mailbox.Maildir(club.root / "in").add(bounce_of(opening, BOB, message_id="2@mx.test"))
+    assert club.poll() == []
+    with club.referee.sessions() as db:
+        notes = list(db.scalars(select(m.Inbound.note)))
+    assert notes == ["not answered: bounce"] * 2
+    assert all(p["bounced"] is None for p in club.referee.status("goofspiel-1")[0]["players"])
+
+
 # -- who wrote it: [auth] require = "verified" ------------------------------------
 
 MX = "mx.club.test"  # the authserv-id of the club's own mail server

@@ -125,6 +125,14 @@ class Composer:
         msg.set_content(body, charset="utf-8")
         return msg
 
+    def outbox_id(self, message_id: str) -> int | None:
+        """The outbox row one of our own Message-IDs was made from."""
+        m = _ID.match(message_id.strip("<>"))
+        if m is None or m.group(2) != self.domain:
+            return None
+        number = message_id.strip("<>").removeprefix(OUR_MESSAGE_ID_PREFIX).partition(".")[0]
+        return int(number) if number.isdigit() else None
+
     def tag_from_ids(self, ids: Sequence[str]) -> str | None:
         """The game tag named by one of our own Message-IDs among ``ids``."""
         for mid in reversed(ids):

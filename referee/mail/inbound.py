@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email import policy
 from email.message import Message
+from email.parser import HeaderParser
 from email.utils import getaddresses, parsedate_to_datetime
 from enum import StrEnum
 from html.parser import HTMLParser
@@ -35,6 +36,19 @@ class Automation(StrEnum):
     AUTO_REPLY = "auto-reply"
     BOUNCE = "bounce"
     LOOP = "loop"  # our own mail come back
+
+
+@dataclass(frozen=True)
+class Bounce:
+    """What a delivery status notification (RFC 3464) reports as failed.
+
+    ``failed`` holds (address, what the server said) per recipient that
+    failed for good (``Action: failed``); delays are not failures.
+    ``message_ids`` are those of the returned message (or its headers).
+    """
+
+    failed: tuple[tuple[str, str], ...]
+    message_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,8 @@ class InboundMessage:
     #: The Authentication-Results headers (RFC 8601), topmost first, for
     #: :func:`referee.mail.auth.verify`; empty when there are none.
     auth_results: tuple[str, ...] = ()
+    #: For a bounce, what it reports; None for any other mail.
+    bounce: Bounce | None = None
 
 
 def parse_message(
@@ -79,6 +95,10 @@ def parse_message(
     sender_name, sender = _first_address(headers.get("from", []))
     message_id = _first_id(_first(headers, "message-id"))
     subject = _decode_words(_first(headers, "subject") or "").strip()
+    automation = _automation(
+        msg, headers, sender, subject, message_id,
+        referee_address=referee_address, list_address=list_address, our_domain=our_domain,
+    )
     return InboundMessage(
         message_id=message_id,
         sender=sender,
@@ -89,15 +109,13 @@ def parse_message(
         in_reply_to=_ids(_first(headers, "in-reply-to")),
         references=_ids(" ".join(headers.get("references", []))),
         list_id=_list_id(_first(headers, "list-id")),
-        automation=_automation(
-            msg, headers, sender, subject, message_id,
-            referee_address=referee_address, list_address=list_address, our_domain=our_domain,
-        ),
+        automation=automation,
         lines=_command_lines(body),
         size=len(raw),
         tnef_only=not body.strip() and any(_tnef_parts(msg)),  # Outlook's winmail.dat
         date=_date(_first(headers, "date")),
         auth_results=tuple(headers.get("authentication-results", [])),
+        bounce=_bounce(msg) if automation is Automation.BOUNCE else None,
     )
 
 
@@ -352,6 +370,31 @@ def _is_bounce(msg: Message, headers: _Headers, sender: str) -> bool:
         if isinstance(report_type, str) and report_type.lower() == "delivery-status":
             return True
     return sender.partition("@")[0] in _BOUNCE_LOCALS
+
+
+def _bounce(msg: Message) -> Bounce:
+    """The failed recipients and returned Message-IDs of a delivery report."""
+    failed: list[tuple[str, str]] = []
+    ids: list[str] = []
+    for part in msg.walk():
+        kind = part.get_content_type()
+        if kind in ("message/delivery-status", "message/global-delivery-status"):
+            for block in _children(part):
+                action = (block.get("Action") or "").strip().lower()
+                recipient = (block.get("Final-Recipient") or "").partition(";")[2].strip()
+                if action == "failed" and "@" in recipient:
+                    said = " ".join(x for x in (
+                        (block.get("Status") or "").strip(),
+                        (block.get("Diagnostic-Code") or "").partition(";")[2].strip(),
+                    ) if x)
+                    failed.append((recipient.strip("<>").lower(), re.sub(r"\s+", " ", said)))
+        elif kind in ("message/rfc822", "message/global"):
+            for returned in _children(part):
+                ids += _ids(returned.get("Message-ID"))
+        elif kind == "text/rfc822-headers":
+            headers = HeaderParser(policy=policy.compat32).parsestr(_decoded(part))
+            ids += _ids(headers.get("Message-ID"))
+    return Bounce(tuple(dict.fromkeys(failed)), tuple(dict.fromkeys(ids)))
 
 
 def _is_auto_reply(msg: Message, headers: _Headers, subject: str) -> bool:

@@ -29,6 +29,10 @@ class Player(Base):
     #: The secret in the player's private reply address, ``referee+TOKEN@``:
     #: mail to it from the player's address is theirs ([auth] in the config).
     token: Mapped[str | None] = mapped_column(String(32), unique=True, default=None)
+    #: The last time mail to this address bounced for good, and what the
+    #: server said (RFC 3464), for the operator's ``status``.
+    bounced_at: Mapped[datetime | None] = mapped_column(default=None)
+    bounce: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime]
 
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from referee.mail.inbound import (
     Automation,
+    Bounce,
     InboundMessage,
     find_tag,
     parse_message,
@@ -980,6 +981,28 @@ def test_a_delivery_status_notification_is_a_bounce() -> None:
         "<nobody@example.com>: host mx.example.com[192.0.2.25] said: 550 5.1.1 User",
         "unknown (in reply to RCPT TO command)",
     )
+
+
+def test_a_bounce_names_the_recipient_that_failed_and_the_returned_message() -> None:
+    bounce = parse(POSTFIX_DSN).bounce
+    assert bounce == Bounce(failed=(("nobody@example.com", "5.1.1"),),
+                            message_ids=("pbm.41.goofspiel-7@pbm.example.org",))
+
+
+def test_a_delay_warning_is_no_failure_and_returned_headers_are_read_too() -> None:
+    delayed = POSTFIX_DSN.replace(b"Action: failed\nStatus: 5.1.1\n",
+                                  b"Action: delayed\nStatus: 4.4.1\n")
+    assert parse(delayed).bounce == Bounce((), ("pbm.41.goofspiel-7@pbm.example.org",))
+    headers_only = POSTFIX_DSN.replace(b"Content-Type: message/rfc822",
+                                       b"Content-Type: text/rfc822-headers").replace(
+        b"Status: 5.1.1\n", b"Status: 5.1.1\nDiagnostic-Code: smtp; 550 5.1.1\n  User unknown\n")
+    assert parse(headers_only).bounce == Bounce(
+        (("nobody@example.com", "5.1.1 550 5.1.1 User unknown"),),
+        ("pbm.41.goofspiel-7@pbm.example.org",))
+
+
+def test_mail_from_a_person_has_no_bounce() -> None:
+    assert parse(simple(b"")).bounce is None
 
 
 @pytest.mark.parametrize(("header", "sender"), [

@@ -52,7 +52,8 @@ def toml_value(value: object) -> str:
     return json.dumps(str(value))  # a JSON string is a TOML basic string
 
 
-def write_config(path: Path, stack: MailStack, **referee: str) -> None:
+def write_config(path: Path, stack: MailStack, auth: dict[str, str] | None = None,
+                 **referee: str) -> None:
     """The referee's TOML: IMAP in, SMTP out, SQLite next to the file."""
     sections: dict[str, dict[str, object]] = {
         "referee": {"address": REF, "name": NAME,
@@ -61,6 +62,7 @@ def write_config(path: Path, stack: MailStack, **referee: str) -> None:
                     "username": REF, "password": stack.password, "security": "none"},
         "smtp": {"kind": "smtp", "host": stack.host, "port": stack.smtp_port,
                  "security": "none", "timeout": 10.0},
+        "auth": dict(auth or {}),
     }
     path.write_text("".join(
         f"[{name}]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in keys.items()) + "\n"
@@ -86,11 +88,12 @@ def quoted(msg: EmailMessage) -> str:
 class Post:
     """A referee on the real mail servers and SQLite, and the players' side of the mail."""
 
-    def __init__(self, stack: MailStack, root: Path, **referee: str) -> None:
+    def __init__(self, stack: MailStack, root: Path, auth: dict[str, str] | None = None,
+                 **referee: str) -> None:
         stack.clear_all()
         self.stack = stack
         self.config_path = root / "referee.toml"
-        write_config(self.config_path, stack, **referee)
+        write_config(self.config_path, stack, auth, **referee)
         self.config = load_config(self.config_path)
         upgrade(self.config.database_url)
         self.db_path = root / "referee.db"
@@ -124,7 +127,8 @@ class Post:
         else:
             msg.set_content(text, cte=cte)
         self.stack.send(msg, user, to)
-        self.in_referee_inbox += sum(r in (REF, self.stack.list_address) for r in to)
+        self.in_referee_inbox += sum(
+            r in (REF, self.stack.list_address) or r.startswith("referee+") for r in to)
         return str(msg["Message-ID"])
 
     def new_mail(self, user: str, count: int, timeout: float = 10.0) -> list[EmailMessage]:
@@ -563,6 +567,33 @@ def test_an_auto_reply_and_a_bounce_get_no_answer_and_change_nothing(post: Post)
     assert bounced["Alice"] is not None and bounced["Bob"] is None
     # The bounce reached the referee with the null sender, as the server stamped it.
     assert "<>" in [str(x["Return-Path"]) for x in post.stack.fetch_all("referee")]
+
+
+def test_with_verified_senders_a_reply_to_the_referee_counts_and_a_forgery_does_not(
+        mailstack: MailStack, tmp_path: Path) -> None:
+    """[auth] require = "verified": the private reply address in Reply-To goes
+    through Postfix's plus addressing into the referee's INBOX."""
+    post = Post(mailstack, tmp_path, auth={"require": "verified"})
+    try:
+        tag = post.referee.create_game("goofspiel", [ALICE, BOB], now=T0, seed="auth")
+        post.poll(T0)
+        post.new_mail("alice", 1)
+        post.new_mail("bob", 1)
+        post.write("alice", "bid 6", subject=f"[{tag}]")  # to the plain address
+        post.poll(T0 + timedelta(minutes=1))
+        (refusal,) = post.new_mail("alice", 1)
+        assert refusal["Subject"] == f"Re: [{tag}] (not applied)"
+        private = refusal["Reply-To"].addresses[0].addr_spec
+        assert private.startswith("referee+")
+        post.write("alice", "bid 6", subject=f"Re: {refusal['Subject']}", to=[private],
+                   reply_to=refusal)
+        post.poll(T0 + timedelta(minutes=2))
+        (answer,) = post.new_mail("alice", 1)
+        assert "DONE (bid 6)" in body(answer)
+        assert [a[1:3] for a in post.actions(tag)] == [("bid", [6])]
+        post.assert_no_more_mail("bob")
+    finally:
+        post.close()
 
 
 # -- the list, and the daemon --------------------------------------------------------

@@ -630,7 +630,7 @@ class Referee:
         to it from the player's own address is theirs (see :meth:`_verify`).
         Only ever sent to the player, in Reply-To of mail to them alone."""
         if player.token is None:
-            player.token = secrets.token_hex(8)
+            player.token = _new_token()
         local, _, domain = self.config.referee.address.partition("@")
         return f"{local}+{player.token}@{domain}"
 
@@ -640,7 +640,7 @@ class Referee:
             player = db.scalar(select(m.Player).where(m.Player.address == address.lower()))
             if player is None:
                 raise RefereeError(f"No player has the address {address}.")
-            player.token = secrets.token_hex(8)
+            player.token = _new_token()
 
     def _queue_to_player(self, db: Session, game: m.Game | None, player: m.Player,
                          subject: str, body: str, **kw: Any) -> m.Outbox:
@@ -767,6 +767,11 @@ class Referee:
                 else:
                     state = engine.apply(state, a.seat, act, rng_for(game.seed, a.step)).state
             return engine.dump(state)
+
+
+def _new_token() -> str:
+    """The secret of a private reply address: 64 random bits, in hex."""
+    return secrets.token_hex(8)
 
 
 def _bounced(player: m.Player | None) -> dict[str, str] | None:

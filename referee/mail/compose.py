@@ -26,7 +26,7 @@ from referee.mail.inbound import OUR_MESSAGE_ID_PREFIX
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 _ID = re.compile(
-    "^" + re.escape(OUR_MESSAGE_ID_PREFIX) + r"(?:\d+|game)\.([a-z][a-z0-9-]*-\d+)@(.+)$"
+    "^" + re.escape(OUR_MESSAGE_ID_PREFIX) + r"(\d+|game)\.([a-z][a-z0-9-]*-\d+)@(.+)$"
 )
 
 
@@ -128,17 +128,16 @@ class Composer:
     def outbox_id(self, message_id: str) -> int | None:
         """The outbox row one of our own Message-IDs was made from."""
         m = _ID.match(message_id.strip("<>"))
-        if m is None or m.group(2) != self.domain:
+        if m is None or m.group(3) != self.domain or not m.group(1).isdigit():
             return None
-        number = message_id.strip("<>").removeprefix(OUR_MESSAGE_ID_PREFIX).partition(".")[0]
-        return int(number) if number.isdigit() else None
+        return int(m.group(1))
 
     def tag_from_ids(self, ids: Sequence[str]) -> str | None:
         """The game tag named by one of our own Message-IDs among ``ids``."""
         for mid in reversed(ids):
             m = _ID.match(mid.strip("<>"))
-            if m and m.group(2) == self.domain:
-                return m.group(1)
+            if m and m.group(3) == self.domain:
+                return m.group(2)
         return None
 
 

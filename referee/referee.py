@@ -61,7 +61,7 @@ class RefereeError(Exception):
 class TranscriptLine:
     text: str
     read_as: str
-    result: str  # applied | refused | ignored
+    result: str  # applied | penalty | refused | ignored
     message: str
 
 
@@ -112,8 +112,11 @@ class GameSession:
                 return seat
         return None
 
-    def apply(self, seat: int, action: Action, source: str, inbound_id: int | None) -> str:
-        """Apply one action and log it; returns the line for the transcript."""
+    def apply(
+        self, seat: int, action: Action, source: str, inbound_id: int | None
+    ) -> tuple[str, str]:
+        """Apply one action and log it; returns the transcript's verdict
+        ("applied" or "penalty") and line."""
         step = self.row.step + 1
         if action.verb == "resign":
             result = self.engine.replace_with_bot(self.state, seat)
@@ -136,9 +139,10 @@ class GameSession:
                 )
             )
         self.notices += result.notices
+        verdict = "penalty" if result.penalty else "applied"
         if result.reply:
-            return result.reply
-        return " ".join(e.text for e in result.events if e.public) or "Done."
+            return verdict, result.reply
+        return verdict, " ".join(e.text for e in result.events if e.public) or "Done."
 
     def run_bots(self) -> None:
         """Bots move at once when it is their turn."""
@@ -525,8 +529,8 @@ class Referee:
             try:
                 if action.verb != "resign":
                     gs.engine.accepts(action, scope)
-                text = gs.apply(seat, action, "player", inbound_id)
-                out.append(TranscriptLine(line, read_as, "applied", text))
+                verdict, text = gs.apply(seat, action, "player", inbound_id)
+                out.append(TranscriptLine(line, read_as, verdict, text))
                 gs.run_bots()
             except EngineError as e:
                 out.append(TranscriptLine(line, read_as, "refused", str(e)))

@@ -219,7 +219,7 @@ BOB_MISPLAY_TRANSCRIPT = f"""\
 Bob, here is what I did with your mail for spades-1.
 
 > play AS
-  DONE (play AS): Misplay: Clubs were led and you hold clubs: you must follow suit. \
+  PENALTY (play AS): Misplay: Clubs were led and you hold clubs: you must follow suit. \
 The card is void and your team scores -100 (misplays this hand: 1, this game: 1). \
 Please play again.
 

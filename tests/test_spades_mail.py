@@ -417,7 +417,7 @@ def test_following_suit_is_enforced_a_card_off_suit_is_a_misplay_costing_100(
     table.bid()
     table.play(SCRIPT[:13])  # Alice leads 2♣ to trick 4; Bob holds clubs
     mails = table.move("Bob", "play AS")
-    assert ("DONE (play AS): Misplay: Clubs were led and you hold clubs: you must follow "
+    assert ("PENALTY (play AS): Misplay: Clubs were led and you hold clubs: you must follow "
             "suit. The card is void and your team scores -100 (misplays this hand: 1, this "
             "game: 1). Please play again.") in body(reply(mails, "Bob"))
     notice = announcement(mails, "misplay")
@@ -447,7 +447,7 @@ def test_a_card_not_held_costs_100_and_the_public_notice_does_not_name_it(
         table: Table) -> None:
     table.bid()
     mails = table.move("Alice", "play 2D")  # Bob holds the 2♦
-    assert ("DONE (play 2D): Misplay: You do not hold 2♦. The card is void and your team "
+    assert ("PENALTY (play 2D): Misplay: You do not hold 2♦. The card is void and your team "
             "scores -100") in body(reply(mails, "Alice"))
     notice = announcement(mails, "misplay")
     assert notice["Subject"] == "[spades-1] Misplay by Alice: team 1 scores -100"

@@ -149,6 +149,9 @@ class Result(Generic[StateT]):
     #: One line for the acting player's reply transcript ("your bid of 5 is
     #: sealed"); when None the service uses the public events' texts.
     reply: str | None = None
+    #: The action was not a move but an offence the rules punish (a Spades
+    #: misplay): the state changed, and the transcript says PENALTY, not DONE.
+    penalty: bool = False
 
 
 @dataclass(frozen=True)

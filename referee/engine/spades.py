@@ -739,7 +739,7 @@ class Spades(Game[SpadesState]):
                 "message": message,
             }
             notices.append(self._your_turn(s, misplay))
-        return Result(s, events, notices, reply)
+        return Result(s, events, notices, reply, penalty=True)
 
     def _concede(self, state: SpadesState, player: int) -> Result[SpadesState]:
         """SP-16: one partner's concession is recorded; the game ends when

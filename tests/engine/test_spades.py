@@ -563,6 +563,7 @@ def test_a_spade_may_be_led_on_the_first_trick() -> None:
     result = table.act(ANN, "play AS")
     assert only(result, "play").context["card"] == "AS"
     assert table.state.trick == ["AS"]
+    assert not result.penalty
 
 
 def test_a_trick_is_announced_with_its_cards_its_winner_and_the_next_leader() -> None:
@@ -786,6 +787,7 @@ def test_playing_a_card_not_held_is_a_misplay_costing_100_and_the_player_plays_a
     assert turn.context["misplay"]["message"] == "You do not hold A♥."
     assert turn.context["you"]["legal"] == sort_hand(MIXED[0].split())
     assert result.reply is not None and result.reply.startswith("Misplay: You do not hold A♥.")
+    assert result.penalty
 
 
 def test_a_card_off_suit_while_holding_the_suit_led_is_a_misplay() -> None:

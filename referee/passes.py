@@ -23,27 +23,30 @@ log = logging.getLogger(__name__)
 class PassReport:
     read: int = 0
     processed: int = 0
+    failed: int = 0
     timeouts: int = 0
     sent: int = 0
 
     def __str__(self) -> str:
-        return (f"read {self.read} message(s), processed {self.processed}, "
+        failed = f" ({self.failed} failed: see the log)" if self.failed else ""
+        return (f"read {self.read} message(s), processed {self.processed}{failed}, "
                 f"timeouts {self.timeouts}, sent {self.sent}")
 
 
 def intake(referee: Referee, now: datetime | None = None,
-           imap: ImapSource | None = None) -> tuple[int, int]:
-    """Read and process every new message; returns (read, processed)."""
+           imap: ImapSource | None = None) -> tuple[int, int, int]:
+    """Read and process every new message; returns (read, processed, failed)."""
     cfg = referee.config
-    read = processed = 0
+    read = processed = failed = 0
     if cfg.mailbox.kind == "maildir":
         source = MaildirSource(cfg.resolve(cfg.mailbox.path))
         for key, raw in source.messages():
             read += 1
             outcome = referee.process(raw, key, now=now or now_utc())
             processed += outcome.status != "duplicate"
+            failed += outcome.status == "failed"
             source.mark_done(key)
-        return read, processed
+        return read, processed, failed
     own = imap is None
     src = imap or ImapSource(cfg.mailbox, cfg.referee.max_message_size)
     try:
@@ -53,18 +56,19 @@ def intake(referee: Referee, now: datetime | None = None,
             outcome = referee.process(f.raw, f.source_key, now=now or now_utc(),
                                       cursor=(src.mailbox, f.uidvalidity, f.uid), size=f.size)
             processed += outcome.status != "duplicate"
+            failed += outcome.status == "failed"
             src.mark_seen(f.uid)
     finally:
         if own:
             src.close()
-    return read, processed
+    return read, processed, failed
 
 
 def run_pass(referee: Referee, now: datetime | None = None,
              imap: ImapSource | None = None) -> PassReport:
     """Intake, deadlines, outbox: the whole of ``referee poll``."""
     report = PassReport()
-    report.read, report.processed = intake(referee, now, imap)
+    report.read, report.processed, report.failed = intake(referee, now, imap)
     report.timeouts = referee.fire_deadlines(now)
     report.sent = send_outbox(referee, now)
     publish_pages(referee)

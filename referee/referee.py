@@ -19,6 +19,7 @@ from email.utils import getaddresses
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config, parse_duration
@@ -335,39 +336,69 @@ class Referee:
         ``size`` is the server's size of a message fetched only in part.
         """
         now = now or now_utc()
+        try:
+            with self.sessions.begin() as db:
+                return self._process(db, raw, source_key, now, cursor, size)
+        except DBAPIError:
+            raise  # the database is away or busy: the next pass tries again
+        except Exception as e:
+            # A fault of ours (an engine or a template) rolled the message's
+            # transaction back. It must not block the mail behind it, so it
+            # is recorded as failed in a transaction of its own.
+            log.exception("processing message %s failed", source_key)
+            return self._failed(raw, source_key, now, cursor, e)
+
+    def _parse(self, raw: bytes) -> InboundMessage:
+        ref = self.config.referee
+        return parse_message(raw, referee_address=ref.address,
+                             list_address=ref.public_list, our_domain=ref.domain)
+
+    def _process(self, db: Session, raw: bytes, source_key: str, now: datetime,
+                 cursor: tuple[str, int, int] | None, size: int | None) -> Outcome:
+        if cursor is not None:
+            self._advance_cursor(db, *cursor)
+        if db.scalar(select(m.Inbound.id).where(m.Inbound.source_key == source_key)):
+            return Outcome("duplicate")
+        try:
+            msg = self._parse(raw)
+        except Exception as e:  # a message we cannot read must not block the queue
+            log.warning("unreadable message %s: %s", source_key, e)
+            db.add(m.Inbound(source_key=source_key, sender="", status="failed",
+                             note=f"unreadable: {e}", received_at=now))
+            return Outcome("failed")
+        if size is not None and size > msg.size:
+            msg = dataclasses.replace(msg, size=size)
+        record = m.Inbound(source_key=source_key, message_id=msg.message_id,
+                           sender=msg.sender, subject=msg.subject[:1000],
+                           status="processed", received_at=now)
+        if msg.message_id and db.scalar(
+            select(m.Inbound.id).where(m.Inbound.message_id == msg.message_id)
+        ):
+            record.status, record.note = "ignored", "duplicate Message-ID"
+            db.add(record)
+            return Outcome("duplicate")
+        db.add(record)
+        db.flush()
+        outcome = self._handle(db, msg, record, now)
+        record.status = outcome.status
+        record.note = record.note or outcome.status
+        return outcome
+
+    def _failed(self, raw: bytes, source_key: str, now: datetime,
+                cursor: tuple[str, int, int] | None, error: Exception) -> Outcome:
+        """Record a message whose processing failed; tell a player who wrote it."""
         with self.sessions.begin() as db:
             if cursor is not None:
                 self._advance_cursor(db, *cursor)
-            if db.scalar(select(m.Inbound.id).where(m.Inbound.source_key == source_key)):
-                return Outcome("duplicate")
-            try:
-                msg = parse_message(
-                    raw, referee_address=self.config.referee.address,
-                    list_address=self.config.referee.public_list,
-                    our_domain=self.config.referee.domain,
-                )
-            except Exception as e:  # a message we cannot read must not block the queue
-                log.warning("unreadable message %s: %s", source_key, e)
-                db.add(m.Inbound(source_key=source_key, sender="", status="failed",
-                                 note=f"unreadable: {e}", received_at=now))
-                return Outcome("failed")
-            if size is not None and size > msg.size:
-                msg = dataclasses.replace(msg, size=size)
-            record = m.Inbound(source_key=source_key, message_id=msg.message_id,
-                               sender=msg.sender, subject=msg.subject[:1000],
-                               status="processed", received_at=now)
-            if msg.message_id and db.scalar(
-                select(m.Inbound.id).where(m.Inbound.message_id == msg.message_id)
-            ):
-                record.status, record.note = "ignored", "duplicate Message-ID"
-                db.add(record)
-                return Outcome("duplicate")
-            db.add(record)
-            db.flush()
-            outcome = self._handle(db, msg, record, now)
-            record.status = outcome.status if outcome.status != "processed" else "processed"
-            record.note = record.note or outcome.status
-            return outcome
+            msg = self._parse(raw)  # it parsed before the fault, so it parses now
+            db.add(m.Inbound(source_key=source_key, message_id=msg.message_id,
+                             sender=msg.sender, subject=msg.subject[:1000], status="failed",
+                             note=f"internal error: {type(error).__name__}: {error}"[:1000],
+                             received_at=now))
+            player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
+            if player is not None and msg.automation is Automation.NONE:
+                self._reply(db, None, player, msg, "internal_error", {}, now)
+        return Outcome("failed")
 
     def _advance_cursor(self, db: Session, mailbox: str, uidvalidity: int, uid: int) -> None:
         row = db.get(m.Cursor, mailbox)
@@ -682,36 +713,48 @@ class Referee:
         with self.sessions() as db:
             game_ids = sorted(set(db.scalars(select(m.Deadline.game_id))))
         for game_id in game_ids:
-            with self.sessions.begin() as db:
-                game = db.get(m.Game, game_id)
-                if game is None or game.status != "active":
+            try:
+                fired += self._fire_game_deadlines(game_id, now)
+            except DBAPIError:
+                raise
+            except Exception:
+                # A fault in one game must not stop the clock of the others;
+                # its transaction rolled back, so the next pass tries again.
+                log.exception("deadlines of game %s failed", game_id)
+        return fired
+
+    def _fire_game_deadlines(self, game_id: int, now: datetime) -> int:
+        fired = 0
+        with self.sessions.begin() as db:
+            game = db.get(m.Game, game_id)
+            if game is None or game.status != "active":
+                return 0
+            gs = GameSession(self, db, game, now)
+            for d in gs.deadlines():
+                if d.due_at <= now:
                     continue
-                gs = GameSession(self, db, game, now)
-                for d in gs.deadlines():
-                    if d.due_at <= now:
-                        continue
-                    remind_at = d.due_at - timedelta(seconds=game.reminder_seconds)
-                    seat = game.seats[d.seat - 1]
-                    if d.reminded_at is None and remind_at <= now and not seat.bot and seat.player:
-                        d.reminded_at = now
-                        subject, body = self.composer.render(
-                            gs.engine.templates or gs.engine.kind, "reminder",
-                            {**gs.context(d.seat), "what": d.what,
-                             "help": gs.engine.help(gs.state, d.seat)},
-                        )
-                        self._queue_to_player(db, game, seat.player, subject, body,
-                                              auto="auto-generated", now=now, kind="reminder")
-                # Act for absent seats in the order their deadlines fell due;
-                # each timeout may change what is pending, so look again.
-                while not gs.engine.is_over(gs.state):
-                    due = [d for d in gs.deadlines() if d.due_at <= now]
-                    if not due:
-                        break
-                    gs.timeout(due[0].seat)
-                    fired += 1
-                    gs.run_bots()
-                    gs.reconcile_deadlines()
-                gs.finish()
+                remind_at = d.due_at - timedelta(seconds=game.reminder_seconds)
+                seat = game.seats[d.seat - 1]
+                if d.reminded_at is None and remind_at <= now and not seat.bot and seat.player:
+                    d.reminded_at = now
+                    subject, body = self.composer.render(
+                        gs.engine.templates or gs.engine.kind, "reminder",
+                        {**gs.context(d.seat), "what": d.what,
+                         "help": gs.engine.help(gs.state, d.seat)},
+                    )
+                    self._queue_to_player(db, game, seat.player, subject, body,
+                                          auto="auto-generated", now=now, kind="reminder")
+            # Act for absent seats in the order their deadlines fell due;
+            # each timeout may change what is pending, so look again.
+            while not gs.engine.is_over(gs.state):
+                due = [d for d in gs.deadlines() if d.due_at <= now]
+                if not due:
+                    break
+                gs.timeout(due[0].seat)
+                fired += 1
+                gs.run_bots()
+                gs.reconcile_deadlines()
+            gs.finish()
         return fired
 
     # -- reading --------------------------------------------------------------

@@ -63,7 +63,7 @@ class Daemon:
         while not self.stop.is_set():
             try:
                 with self.lock:
-                    read, _ = intake(self.referee, imap=source)
+                    read, _, _ = intake(self.referee, imap=source)
                     if read:
                         send_outbox(self.referee)
                         publish_pages(self.referee)
@@ -76,6 +76,14 @@ class Daemon:
                 log.warning("mailbox connection lost (%s); reconnecting in %.0f s", e, delay)
                 if source is not None:
                     source.client = None
+                self.stop.wait(delay)
+                delay = min(delay * 2, MAX_BACKOFF)
+            except Exception:
+                # The database away or locked, or a fault of ours: the watcher
+                # must live on, or the daemon would stop reading mail unseen.
+                log.exception("reading mail failed; trying again in %.0f s", delay)
+                if source is not None:
+                    source.close()
                 self.stop.wait(delay)
                 delay = min(delay * 2, MAX_BACKOFF)
         if source is not None:

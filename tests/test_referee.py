@@ -15,11 +15,14 @@ from email.message import EmailMessage
 from email.policy import default
 from email.utils import make_msgid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
 
 from referee.config import Config, config_from_dict
+from referee.engine import GAMES
+from referee.engine.base import Action
 from referee.passes import run_pass
 from referee.referee import Referee, RefereeError
 from referee.store import models as m
@@ -577,3 +580,60 @@ def test_a_rotated_private_address_no_longer_verifies(strict: Club) -> None:
     assert "DONE (bid 6)" in body(strict.poll()[0])
     with pytest.raises(RefereeError, match="No player has the address"):
         strict.referee.rotate_token("nobody@club.test")
+
+
+def test_a_fault_in_one_message_changes_nothing_tells_the_player_and_blocks_no_other(
+    club: Club, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = GAMES["goofspiel"]
+    apply = type(engine).apply
+
+    def faulty(self: Any, state: Any, seat: int, action: Action, rng: Any) -> Any:
+        if seat == 1:
+            raise RuntimeError("boom")
+        return apply(self, state, seat, action, rng)
+
+    new_goofspiel(club)
+    club.poll()
+    club.send(ALICE, "bid 5", subject="[goofspiel-1] my bid")
+    club.send(BOB, "bid 3")
+    monkeypatch.setattr(type(engine), "apply", faulty)
+    report = run_pass(club.referee, club.now)
+    assert (report.read, report.processed, report.failed) == (2, 2, 1)
+    assert "1 failed: see the log" in str(report)
+    alice, bob = sorted(club.new_mail(), key=to)
+    assert to(alice) == "Alice <alice@club.test>"
+    assert alice["Subject"] == "Re: [goofspiel-1] my bid"
+    assert "nothing in it was applied and no game changed" in body(alice)
+    assert "DONE (bid 3)" in body(bob)  # the mail behind the fault was refereed
+    with club.referee.sessions() as db:
+        failed = db.scalar(select(m.Inbound).where(m.Inbound.sender == ALICE))
+        assert failed is not None and failed.status == "failed"
+        assert failed.note == "internal error: RuntimeError: boom"
+    status = club.referee.status("goofspiel-1")[0]
+    assert (status["round"], [d["name"] for d in status["deadlines"]]) == (1, ["Alice"])
+    monkeypatch.undo()
+    club.send(ALICE, "bid 5")
+    reply, round_report = club.poll()
+    assert "DONE (bid 5)" in body(reply)
+    assert "Alice wins the round" in body(round_report)
+
+
+def test_a_fault_in_one_games_deadline_holds_back_no_other_game(
+    club: Club, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    new_goofspiel(club)
+    other = club.referee.create_game("pure-skill", [ALICE, BOB, CAROL], now=club.now, seed="p")
+    club.poll()
+
+    def faulty(state: Any, seat: int, rng: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(GAMES["goofspiel"], "timeout_action", faulty)
+    late = T0 + timedelta(days=3, seconds=1)
+    assert run_pass(club.referee, late).timeouts == 3
+    assert club.referee.status(other)[0]["round"] == 2
+    assert club.referee.status("goofspiel-1")[0]["round"] == 1
+    monkeypatch.undo()
+    assert run_pass(club.referee, late).timeouts == 2
+    assert club.referee.status("goofspiel-1")[0]["round"] == 2

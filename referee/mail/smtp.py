@@ -105,7 +105,9 @@ class OutboxSender:
                     permanent = all(r.code >= 500 for r in e.recipients)
                     self._failed(oid, now, "recipients refused: " + "; ".join(
                         f"{r.recipient}: {r.code} {r.message}" for r in e.recipients),
-                        permanent=permanent)
+                        permanent=permanent,
+                        refused={r.recipient: f"{r.code} {r.message}" for r in e.recipients
+                                 if r.code >= 500})
                     continue
                 except aiosmtplib.SMTPResponseException as e:
                     self._failed(oid, now, f"{e.code} {e.message}", permanent=e.code >= 500)
@@ -123,6 +125,8 @@ class OutboxSender:
                     row.last_error = "; ".join(f"{a}: {r.code} {r.message}"
                                                for a, r in errors.items())
                     retry = [a for a, r in errors.items() if r.code < 500]
+                    _mark_bounced(db, {a: f"{r.code} {r.message}"
+                                       for a, r in errors.items() if r.code >= 500}, now)
                     if retry:
                         db.add(m.Outbox(game_id=row.game_id, recipients=retry, raw=row.raw,
                                         created_at=row.created_at, attempts=row.attempts,
@@ -135,10 +139,12 @@ class OutboxSender:
                 client.close()
         return sent
 
-    def _failed(self, oid: int, now: datetime, error: str, permanent: bool) -> None:
+    def _failed(self, oid: int, now: datetime, error: str, permanent: bool,
+                refused: dict[str, str] | None = None) -> None:
         with self.sessions.begin() as db:
             row = db.get(m.Outbox, oid)
             assert row is not None
+            _mark_bounced(db, refused or {}, now)
             row.attempts += 1
             row.last_error = error[:2000]
             if permanent or now - row.created_at >= self.config.smtp.give_up_after:
@@ -147,3 +153,13 @@ class OutboxSender:
             else:
                 row.next_attempt_at = now + backoff(row.attempts)
                 log.warning("outbox %s will be retried: %s", oid, error)
+
+
+def _mark_bounced(db: Session, refused: dict[str, str], now: datetime) -> None:
+    """A recipient our relay refused for good (5xx) is a player whose mail is
+    not getting through: note it on the player, as a bounce report would, so
+    ``referee status`` shows it."""
+    for address, said in refused.items():
+        player = db.scalar(select(m.Player).where(m.Player.address == address.lower()))
+        if player is not None:
+            player.bounced_at, player.bounce = now, said

@@ -84,6 +84,12 @@ def _rows(ref: Referee) -> list[m.Outbox]:
         return list(db.query(m.Outbox).order_by(m.Outbox.id))
 
 
+def _bounced(ref: Referee) -> dict[str, str]:
+    """The players marked as not reachable, and what the server said."""
+    with ref.sessions() as db:
+        return {p.address: p.bounce for p in db.query(m.Player) if p.bounced_at is not None}
+
+
 def test_a_sent_mail_carries_the_message_id_of_its_outbox_row(
         tmp_path: Path, server: tuple[Handler, int]) -> None:
     handler, port = server
@@ -97,6 +103,7 @@ def test_a_sent_mail_carries_the_message_id_of_its_outbox_row(
     assert b"Message-ID: <pbm.1.goofspiel-1@club.test>" in content
     assert _rows(ref)[0].sent_at == T0
     assert OutboxSender(ref.config, ref.sessions).send(T0) == 0  # sent once
+    assert _bounced(ref) == {}
 
 
 def test_a_transient_refusal_is_retried_later_with_backoff(
@@ -125,6 +132,8 @@ def test_a_permanent_refusal_of_every_recipient_stops_the_retries(
     OutboxSender(ref.config, ref.sessions).send(T0)
     (row,) = _rows(ref)
     assert row.failed_at == T0 and "550" in row.last_error
+    assert _bounced(ref) == {"alice@club.test": "550 5.1.1 no such user",
+                             "bob@club.test": "550 5.1.1 no such user"}
 
 
 def test_a_partial_refusal_sends_to_the_rest_and_records_the_refusal(
@@ -137,6 +146,7 @@ def test_a_partial_refusal_sends_to_the_rest_and_records_the_refusal(
     assert handler.received[0].rcpt_tos == ["alice@club.test"]
     (row,) = _rows(ref)
     assert row.sent_at == T0 and "bob@club.test: 550" in row.last_error
+    assert _bounced(ref) == {"bob@club.test": "550 5.1.1 no such user"}
 
 
 def test_no_server_means_retry_and_a_mail_refused_for_days_is_given_up(

@@ -596,8 +596,9 @@ class Referee:
     def _all_games(self, db: Session, player: m.Player | None) -> list[m.Game]:
         if player is None:
             return []
-        q = (select(m.Game).join(m.Seat).where(m.Seat.player_id == player.id)
-             .order_by(m.Game.id).distinct())
+        # A subquery, not DISTINCT: PostgreSQL cannot compare json columns.
+        seated = select(m.Seat.game_id).where(m.Seat.player_id == player.id)
+        q = select(m.Game).where(m.Game.id.in_(seated)).order_by(m.Game.id)
         return list(db.scalars(q))
 
     def _stranger(self, db: Session, msg: InboundMessage, now: datetime) -> Outcome:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic import command
 from alembic.util.exc import CommandError
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import create_engine, func, inspect, select, text
 
+from referee.store import models as m
 from referee.store.db import alembic_config, upgrade
 from referee.store.models import Base
 
@@ -71,3 +74,39 @@ def test_a_database_of_the_first_release_upgrades_and_keeps_its_players(db_url: 
         rows = conn.execute(text("select address, name, token from players")).all()
     engine.dispose()
     assert [tuple(r) for r in rows] == [("alice@club.test", "Alice", None)]
+
+
+def test_a_whole_game_is_refereed_on_either_database(db_url: str, tmp_path: Path) -> None:
+    """The whole pipeline on the database: bids, a message seen twice, a
+    deadline, the final report and the replay audit."""
+    from tests.test_referee import ALICE, BOB, T0, Club, new_goofspiel
+
+    club = Club(tmp_path, database=db_url)
+    try:
+        tag = new_goofspiel(club, order="ascending")
+        club.poll()
+        twice = club.send(ALICE, "bid 1")
+        club.send(ALICE, "bid 1", message_id=twice)  # the same mail delivered again
+        club.send(BOB, "bid 2")
+        assert len(club.poll()) == 3  # a reply to Alice, one to Bob, the round report
+        assert club.referee.status(tag)[0]["round"] == 2
+        club.poll(T0 + timedelta(days=3, seconds=1))  # the referee bids round 2 for both
+        while (status := club.referee.status(tag)[0])["status"] == "active":
+            for seat, player in enumerate((ALICE, BOB)):
+                club.send(player, f"bid {_packs(club, tag)[seat][0]}")
+            club.poll()
+        assert status["round"] == 6 and status["result"] is not None
+        assert sum(status["scores"].values()) <= 63
+        with club.referee.sessions() as db:
+            stored = db.scalar(select(m.Game.state).where(m.Game.tag == tag))
+            # Five rounds of two bids; round 6 plays itself (G2-10).
+            assert db.scalar(select(func.count()).select_from(m.ActionLog)) == 10
+        assert club.referee.replay(tag) == stored
+    finally:
+        club.referee.close()
+
+
+def _packs(club: Any, tag: str) -> list[list[int]]:
+    with club.referee.sessions() as db:
+        state = db.scalar(select(m.Game.state).where(m.Game.tag == tag))
+        return [list(p) for p in state["packs"]]

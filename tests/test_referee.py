@@ -27,6 +27,7 @@ from referee.passes import run_pass
 from referee.referee import Referee, RefereeError
 from referee.store import models as m
 from referee.store.db import upgrade
+from tests.databases import KINDS, database_url
 
 T0 = datetime(2026, 3, 2, 12, 0)
 REF = "referee@club.test"
@@ -102,11 +103,13 @@ def to(msg: EmailMessage) -> str:
     return str(msg["To"])
 
 
-@pytest.fixture
-def club(tmp_path: Path) -> Iterator[Club]:
-    c = Club(tmp_path)
-    yield c
-    c.referee.close()
+@pytest.fixture(params=KINDS)
+def club(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Club]:
+    """A club on SQLite, and the same on PostgreSQL where one answers."""
+    for url in database_url(request.param, tmp_path):
+        c = Club(tmp_path, database=url)
+        yield c
+        c.referee.close()
 
 
 def new_goofspiel(club: Club, order: str = "5,1,6,4,3,2", **opts: str) -> str:

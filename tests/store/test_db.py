@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -16,35 +15,12 @@ from sqlalchemy import create_engine, func, inspect, select, text
 from referee.store import models as m
 from referee.store.db import alembic_config, upgrade
 from referee.store.models import Base
-
-PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-
-
-def _postgres_url() -> Iterator[str]:
-    """A fresh schema in the local PostgreSQL, or a skip where none answers."""
-    try:
-        admin = create_engine(PG_ADMIN, connect_args={"connect_timeout": 3})
-        with admin.connect() as conn:
-            conn.execute(text("select 1"))
-    except Exception as e:  # no server on a user's fresh machine
-        pytest.skip(f"no PostgreSQL on 127.0.0.1:5432 ({type(e).__name__})")
-    name = f"referee_{uuid.uuid4().hex[:12]}"
-    with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        conn.execute(text(f'create database "{name}"'))
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            conn.execute(text(f'drop database "{name}" with (force)'))
-        admin.dispose()
+from tests.databases import KINDS, database_url
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=KINDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'r.db'}"
-    else:
-        yield from _postgres_url()
+    yield from database_url(request.param, tmp_path)
 
 
 def test_init_creates_every_table_and_is_idempotent(db_url: str) -> None:

@@ -14,6 +14,9 @@ from typing import Any
 from referee.config import Config, ConfigError, load_config
 from referee.referee import Referee, RefereeError
 
+#: ``poll`` found another pass or the daemon running (sysexits.h EX_TEMPFAIL).
+EX_TEMPFAIL = 75
+
 
 def parse_now(text: str | None) -> datetime | None:
     """``--now`` as stored: naive UTC. A time without a zone is taken as UTC."""
@@ -125,24 +128,39 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                                       options=_options(args.option), seed=args.seed,
                                       now=parse_now(args.now))
             print(tag)
-            from referee.passes import send_outbox
+            from referee.passes import exclusive, send_outbox
 
-            send_outbox(referee, parse_now(args.now))
+            with exclusive(config) as mine:
+                # When the daemon runs, its outbox job sends the opening.
+                if mine:
+                    send_outbox(referee, parse_now(args.now))
             return 0
         if args.command == "player":
             referee.rotate_token(args.address)
             print(f"{args.address}: new private reply address; it goes out with the next mail")
             return 0
         if args.command == "poll":
-            from referee.passes import run_pass
+            from referee.passes import exclusive, run_pass
 
-            report = run_pass(referee, parse_now(args.now))
+            with exclusive(config) as mine:
+                if not mine:
+                    print(f"referee: another pass or the daemon holds "
+                          f"{config.resolve(config.referee.lock_file)}; this pass did nothing",
+                          file=sys.stderr)
+                    return EX_TEMPFAIL
+                report = run_pass(referee, parse_now(args.now))
             print(report)
             return 0
         if args.command == "run":
+            from referee.passes import exclusive
             from referee.scheduler import run_daemon
 
-            return run_daemon(referee)
+            with exclusive(config) as mine:
+                if not mine:
+                    raise RefereeError(
+                        f"another referee holds {config.resolve(config.referee.lock_file)}; "
+                        "stop it first (or let its pass finish)")
+                return run_daemon(referee)
         if args.command == "status":
             games = referee.status(args.tag)
             print(json.dumps(games, indent=2) if args.json else format_status(games))

@@ -69,6 +69,8 @@ class RefereeSection(_Section):
     database: str = "sqlite:///referee.db"
     #: Mail larger than this many bytes is refused with a short reply.
     max_message_size: int = Field(default=10_000_000, gt=0)
+    #: Held by a pass (``poll``) or the daemon (``run``), so two never overlap.
+    lock_file: Path = Path("referee.lock")
 
     @property
     def domain(self) -> str:

@@ -7,10 +7,14 @@ mailbox is marked only after that commit.
 
 from __future__ import annotations
 
+import fcntl
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
+from referee.config import Config
 from referee.mail.imap import ImapSource
 from referee.mail.maildir import MaildirSource
 from referee.mail.smtp import OutboxSender
@@ -88,4 +92,23 @@ def send_outbox(referee: Referee, now: datetime | None = None) -> int:
     return OutboxSender(referee.config, referee.sessions).send(now or now_utc())
 
 
-__all__ = ["PassReport", "intake", "publish_pages", "run_pass", "send_outbox"]
+@contextmanager
+def exclusive(config: Config) -> Iterator[bool]:
+    """Hold the referee's lock file while the block runs; yields False, and
+    holds nothing, when another pass or the daemon has it. Two passes that
+    overlapped (a slow cron run, or cron beside the daemon) would each send
+    the same outbox rows."""
+    path = config.resolve(config.referee.lock_file)
+    with open(path, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+__all__ = ["PassReport", "exclusive", "intake", "publish_pages", "run_pass", "send_outbox"]

@@ -1,0 +1,87 @@
+"""The command line, in process: config errors, the pass lock, status."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from referee.cli import EX_TEMPFAIL, main
+from referee.config import load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "referee.toml"
+    path.write_text(
+        '[referee]\naddress = "referee@club.test"\n'
+        '[mailbox]\nkind = "maildir"\npath = "in"\n'
+        '[smtp]\nkind = "maildir"\npath = "out"\n',
+        encoding="utf-8",
+    )
+    assert main(["--config", str(path), "init"]) == 0
+    return path
+
+
+def test_the_example_config_documents_keys_that_load(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "config.example.toml", tmp_path / "referee.toml")
+    config = load_config(tmp_path / "referee.toml")
+    assert config.referee.lock_file == Path("referee.lock")
+    assert config.deadlines.default.days == 3
+
+
+def test_a_bad_config_stops_at_start_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "referee.toml"
+    path.write_text('[referee]\naddress = "referee"\n[deadlines]\ndefault = "soon"\n')
+    assert main(["--config", str(path), "status"]) == 2
+    err = capsys.readouterr().err
+    assert "referee.address: 'referee' is not a mail address" in err
+    assert "deadlines.default: 'soon' is not a duration" in err
+
+
+def test_a_poll_that_finds_another_pass_running_does_nothing(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--config", str(config), "game", "new", "goofspiel",
+                 "--player", "alice@club.test", "--player", "bob@club.test"]) == 0
+    capsys.readouterr()
+    with open(config.parent / "referee.lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert main(["--config", str(config), "poll"]) == EX_TEMPFAIL
+        assert "this pass did nothing" in capsys.readouterr().err
+        assert main(["--config", str(config), "run"]) == 1
+        assert "another referee holds" in capsys.readouterr().err
+    assert main(["--config", str(config), "poll"]) == 0
+    assert capsys.readouterr().out.startswith("read 0 message(s), processed 0")
+
+
+def test_a_game_started_while_the_daemon_runs_leaves_the_opening_to_it(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with open(config.parent / "referee.lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert main(["--config", str(config), "game", "new", "goofspiel",
+                     "--player", "alice@club.test", "--player", "bob@club.test"]) == 0
+    assert not (config.parent / "out" / "new").exists() or not any(
+        (config.parent / "out" / "new").iterdir())
+    assert main(["--config", str(config), "poll"]) == 0
+    assert "sent 1" in capsys.readouterr().out
+
+
+def test_status_json_names_whose_move_it_is(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["--config", str(config), "game", "new", "goofspiel",
+          "--player", "Alice <alice@club.test>", "--player", "bob@club.test"])
+    capsys.readouterr()
+    assert main(["--config", str(config), "status", "--json"]) == 0
+    (game,) = json.loads(capsys.readouterr().out)
+    assert game["tag"] == "goofspiel-1" and game["status"] == "active"
+    assert sorted(d["name"] for d in game["deadlines"]) == ["Alice", "Bob"]

@@ -154,16 +154,18 @@ class Players:
             assert named == self.last_trick, text  # the report shows the last trick only
         assert named <= allowed, (named - allowed, text)
 
-    def send(self, moves: Sequence[tuple[str, str]], now: datetime
-             ) -> dict[str, list[EmailMessage]]:
+    def send(self, moves: Sequence[tuple[str, str]], now: datetime,
+             penalised: tuple[str, str] | None = None) -> dict[str, list[EmailMessage]]:
         """Each move by mail, in order, then one pass; each mail gets one
-        transcript, to its writer alone, saying the move was done."""
+        transcript, to its writer alone, saying the move was done (or, for
+        the one move ``penalised``, that it cost a penalty)."""
         ids = [(name, text, self.write(name, text)) for name, text in moves]
         mail = self.poll(now)
         for name, text, mid in ids:
             (answer,) = [x for x in mail[name] if x["In-Reply-To"] == mid]
             assert kind(answer) == "transcript"
-            assert f"> {text}\n  DONE (" in body(answer), body(answer)
+            verdict = "PENALTY" if (name, text) == penalised else "DONE"
+            assert f"> {text}\n  {verdict} (" in body(answer), body(answer)
         return mail
 
     def hand(self, name: str) -> set[str]:
@@ -317,7 +319,8 @@ def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_s
             for n, t in SCRIPT[2:]]
     # Carol and Dave end trick 1; tricks 2 and 3; Alice leads 2♣ and Bob, who holds
     # clubs, plays A♠: a misplay. The team scores -100 at once and Bob plays again (SP-14).
-    mail = players.send([*rest[:11], ("Bob", "play AS")], t2 + timedelta(hours=1))
+    mail = players.send([*rest[:11], ("Bob", "play AS")], t2 + timedelta(hours=1),
+                        penalised=("Bob", "play AS"))
     trick = to_all(mail, "trick")[0]
     assert trick["Subject"] == "[spades-1] Trick 1 to Alice"
     assert body(trick) == trick_1(card)

@@ -59,6 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     new.add_argument("--seed", help="the game's random seed (default: random)")
     new.add_argument("--now", help="the time to start the game at (ISO-8601)")
+    resign = game.add_parser("resign", help="hand a player's seat to a bot")
+    resign.add_argument("tag")
+    resign.add_argument("address")
+    resign.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
+    cancel = game.add_parser("cancel", help="end a game with no winner; everyone is told")
+    cancel.add_argument("tag")
+    cancel.add_argument("--reason", default="", help="a line for the players")
+    cancel.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
 
     player = sub.add_parser("player", help="manage players").add_subparsers(
         dest="player_cmd", required=True)
@@ -121,6 +129,15 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                            f"referee --config {args.config} init")
     referee = Referee(config)
     try:
+        if args.command == "game" and args.game_cmd != "new":
+            if args.game_cmd == "resign":
+                name = referee.resign_player(args.tag, args.address, parse_now(args.now))
+                print(f"{args.tag}: a bot now plays {name}'s seat")
+            else:
+                referee.cancel_game(args.tag, args.reason, parse_now(args.now))
+                print(f"{args.tag}: cancelled")
+            _send_unless_busy(referee, config, parse_now(args.now))
+            return 0
         if args.command == "game":
             if not args.player and not args.bot:
                 raise RefereeError("name the players with --player ADDR")
@@ -128,12 +145,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                                       options=_options(args.option), seed=args.seed,
                                       now=parse_now(args.now))
             print(tag)
-            from referee.passes import exclusive, send_outbox
-
-            with exclusive(config) as mine:
-                # When the daemon runs, its outbox job sends the opening.
-                if mine:
-                    send_outbox(referee, parse_now(args.now))
+            _send_unless_busy(referee, config, parse_now(args.now))
             return 0
         if args.command == "player":
             referee.rotate_token(args.address)
@@ -183,6 +195,16 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
     finally:
         referee.close()
     return 2
+
+
+def _send_unless_busy(referee: Referee, config: Config, now: datetime | None) -> None:
+    """Send what an operator's command queued, unless a pass or the daemon
+    runs: then its outbox job sends it, and sending here too could send twice."""
+    from referee.passes import exclusive, send_outbox
+
+    with exclusive(config) as mine:
+        if mine:
+            send_outbox(referee, now)
 
 
 def format_status(games: list[dict[str, Any]]) -> str:

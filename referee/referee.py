@@ -26,6 +26,7 @@ from referee.config import Config, parse_duration
 from referee.engine import get_game
 from referee.engine.base import (
     Action,
+    Audience,
     EngineError,
     IllegalAction,
     Notice,
@@ -461,7 +462,7 @@ class Referee:
             "lines": [t.__dict__ for t in transcript],
             "help": gs.engine.help(gs.state, seat.position)
             if any(t.read_as == "help" for t in transcript) or not transcript else None,
-            "over": gs.engine.is_over(gs.state),
+            "over": gs.engine.is_over(gs.state) or game.status != "active",
         }, now, seat=seat.position)
         gs.send_notices()  # the answer first, then the reports it caused
         return Outcome("processed", game.tag, transcript)
@@ -553,6 +554,9 @@ class Referee:
             read_as = " ".join([action.verb, *(str(a) for a in action.args)])
             if action.verb == "help":
                 out.append(TranscriptLine(line, "help", "applied", "Help is below."))
+                continue
+            if gs.row.status == "cancelled":
+                out.append(TranscriptLine(line, read_as, "refused", "The game was cancelled."))
                 continue
             if gs.engine.is_over(gs.state):
                 out.append(TranscriptLine(line, read_as, "refused", "The game is over."))
@@ -702,6 +706,45 @@ class Referee:
         )
         row.raw = email.as_string()
         return row
+
+    # -- the operator's actions -----------------------------------------------
+    def _active_game(self, db: Session, tag: str) -> m.Game:
+        game = db.scalar(select(m.Game).where(m.Game.tag == tag))
+        if game is None:
+            raise RefereeError(f"There is no game {tag}.")
+        if game.status != "active":
+            raise RefereeError(f"{tag} is {game.status}; there is nothing to do.")
+        return game
+
+    def resign_player(self, tag: str, address: str, now: datetime | None = None) -> str:
+        """The operator hands a player's seat to a bot, as if they had written
+        ``resign`` (PS-13's admin action); returns the seat's name."""
+        now = now or now_utc()
+        addr, _ = parse_player(address)
+        with self.sessions.begin() as db:
+            game = self._active_game(db, tag)
+            seat = next((s for s in game.seats if not s.bot and s.player is not None
+                         and s.player.address == addr), None)
+            if seat is None:
+                raise RefereeError(f"{addr} plays no seat of {tag}.")
+            gs = GameSession(self, db, game, now)
+            gs.apply(seat.position, Action("resign"), "operator", None)
+            gs.finish()
+            return seat.name
+
+    def cancel_game(self, tag: str, reason: str = "", now: datetime | None = None) -> None:
+        """The operator ends a game with no winner; everyone is told why."""
+        now = now or now_utc()
+        with self.sessions.begin() as db:
+            game = self._active_game(db, tag)
+            gs = GameSession(self, db, game, now)
+            game.status, game.finished_at = "cancelled", now
+            for d in gs.deadlines():
+                db.delete(d)
+            db.add(m.Event(game_id=game.id, step=game.step, kind="cancelled",
+                           text=f"The game was cancelled. {reason}".strip(), public=True,
+                           data={"reason": reason}, at=now))
+            self.deliver(db, gs, Notice(Audience.everyone(), "cancelled", {"reason": reason}))
 
     # -- deadlines ------------------------------------------------------------
     def fire_deadlines(self, now: datetime | None = None) -> int:

@@ -85,3 +85,19 @@ def test_status_json_names_whose_move_it_is(
     (game,) = json.loads(capsys.readouterr().out)
     assert game["tag"] == "goofspiel-1" and game["status"] == "active"
     assert sorted(d["name"] for d in game["deadlines"]) == ["Alice", "Bob"]
+
+
+def test_the_operator_resigns_a_player_and_cancels_a_game(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli = ["--config", str(config)]
+    main([*cli, "game", "new", "pure-skill", "--player", "Alice <alice@club.test>",
+          "--player", "bob@club.test", "--player", "carol@club.test"])
+    assert main([*cli, "game", "resign", "pure-skill-1", "carol@club.test"]) == 0
+    assert "pure-skill-1: a bot now plays Carol's seat" in capsys.readouterr().out
+    assert main([*cli, "game", "cancel", "pure-skill-1", "--reason", "Testing."]) == 0
+    assert main([*cli, "status", "pure-skill-1", "--json"]) == 0
+    (game,) = json.loads(capsys.readouterr().out.split("\n", 1)[1])  # after "cancelled"
+    assert game["status"] == "cancelled" and game["players"][2]["bot"]
+    assert main([*cli, "game", "cancel", "pure-skill-1"]) == 1
+    assert "pure-skill-1 is cancelled; there is nothing to do" in capsys.readouterr().err

@@ -640,3 +640,41 @@ def test_a_fault_in_one_games_deadline_holds_back_no_other_game(
     monkeypatch.undo()
     assert run_pass(club.referee, late).timeouts == 2
     assert club.referee.status("goofspiel-1")[0]["round"] == 2
+
+
+def test_the_operator_hands_a_silent_players_seat_to_a_bot_ps_13(club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    club.send(ALICE, "bid 5")
+    club.poll()
+    assert club.referee.resign_player(tag, f"Bob <{BOB}>", now=club.now) == "Bob"
+    (report,) = club.poll()  # the bot bid at once, so the round resolved
+    assert "  Bob                  bid 6   (bot)\n" in body(report)
+    status = club.referee.status(tag)[0]
+    assert status["round"] == 2 and status["players"][1]["bot"]
+    assert club.referee.replay(tag) == _state(club)
+    with pytest.raises(RefereeError, match=r"carol@club\.test plays no seat of goofspiel-1"):
+        club.referee.resign_player(tag, CAROL)
+    with pytest.raises(RefereeError, match=r"bob@club\.test plays no seat"):
+        club.referee.resign_player(tag, BOB)  # a bot has the seat already
+
+
+def test_a_cancelled_game_tells_everyone_and_takes_no_more_moves(club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    club.referee.cancel_game(tag, "Bob has moved house.", now=club.now)
+    (notice,) = club.poll()
+    assert to(notice) == "Alice <alice@club.test>, Bob <bob@club.test>"
+    assert notice["Subject"] == "[goofspiel-1] Goofspiel is cancelled"
+    assert "cancelled by the person who runs this\nreferee:\n  Bob has moved house." in body(
+        notice)
+    status = club.referee.status(tag)[0]
+    assert (status["status"], status["deadlines"]) == ("cancelled", [])
+    club.send(ALICE, "bid 5", subject=f"[{tag}]")
+    (reply,) = club.poll()
+    assert "REFUSED (bid 5): The game was cancelled." in body(reply)
+    assert club.poll(T0 + timedelta(days=4)) == []  # no deadline fires
+    with pytest.raises(RefereeError, match="goofspiel-1 is cancelled"):
+        club.referee.cancel_game(tag)
+    with pytest.raises(RefereeError, match="There is no game chess-1"):
+        club.referee.cancel_game("chess-1")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from referee.config import Config, ConfigError, load_config
+from referee.config import Config, ConfigError, format_duration, load_config, parse_duration
 from referee.referee import Referee, RefereeError
 
 #: ``poll`` found another pass or the daemon running (sysexits.h EX_TEMPFAIL).
@@ -63,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     resign.add_argument("tag")
     resign.add_argument("address")
     resign.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
+    extend = game.add_parser("extend", help="move a game's open deadlines later")
+    extend.add_argument("tag")
+    extend.add_argument("--by", required=True, help="how much later, like 2d or 36h")
+    extend.add_argument("--reason", default="", help="a line for the players")
+    extend.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
     cancel = game.add_parser("cancel", help="end a game with no winner; everyone is told")
     cancel.add_argument("tag")
     cancel.add_argument("--reason", default="", help="a line for the players")
@@ -133,6 +138,13 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             if args.game_cmd == "resign":
                 name = referee.resign_player(args.tag, args.address, parse_now(args.now))
                 print(f"{args.tag}: a bot now plays {name}'s seat")
+            elif args.game_cmd == "extend":
+                try:
+                    by = parse_duration(args.by)
+                except ValueError as e:
+                    raise RefereeError(f"--by: {e}") from None
+                moved = referee.extend_deadlines(args.tag, by, args.reason, parse_now(args.now))
+                print(f"{args.tag}: {moved} deadline(s) moved {format_duration(by)} later")
             else:
                 referee.cancel_game(args.tag, args.reason, parse_now(args.now))
                 print(f"{args.tag}: cancelled")

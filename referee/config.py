@@ -43,6 +43,17 @@ def parse_duration(text: str | int | float) -> timedelta:
     return timedelta(seconds=sum(int(n) * _UNITS[u.lower()] for n, u in parts))
 
 
+def format_duration(delta: timedelta) -> str:
+    """``timedelta(days=2, hours=12)`` as "2 days 12 hours"."""
+    seconds, parts = int(delta.total_seconds()), []
+    for name, size in (("week", 604800), ("day", 86400), ("hour", 3600),
+                       ("minute", 60), ("second", 1)):
+        n, seconds = divmod(seconds, size)
+        if n:
+            parts.append(f"{n} {name}{'s' if n != 1 else ''}")
+    return " ".join(parts) or "0 seconds"
+
+
 Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
 
 

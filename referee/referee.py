@@ -22,7 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
-from referee.config import Config, parse_duration
+from referee.config import Config, format_duration, parse_duration
 from referee.engine import get_game
 from referee.engine.base import (
     Action,
@@ -745,6 +745,29 @@ class Referee:
                            text=f"The game was cancelled. {reason}".strip(), public=True,
                            data={"reason": reason}, at=now))
             self.deliver(db, gs, Notice(Audience.everyone(), "cancelled", {"reason": reason}))
+
+    def extend_deadlines(self, tag: str, by: timedelta, reason: str = "",
+                         now: datetime | None = None) -> int:
+        """The operator moves every open deadline of a game ``by`` later (a
+        player away, a holiday); everyone is told. Returns how many moved."""
+        now = now or now_utc()
+        if by <= timedelta(0):
+            raise RefereeError("extend by a positive duration, like 2d")
+        with self.sessions.begin() as db:
+            game = self._active_game(db, tag)
+            gs = GameSession(self, db, game, now)
+            deadlines = gs.deadlines()
+            if not deadlines:
+                raise RefereeError(f"{tag} has no open deadline.")
+            for d in deadlines:
+                d.due_at += by
+                if d.due_at - timedelta(seconds=game.reminder_seconds) > now:
+                    d.reminded_at = None  # remind again before the new deadline
+            listed = [{"name": game.seats[d.seat - 1].name, "what": d.what,
+                       "due": format_when(d.due_at)} for d in deadlines]
+            self.deliver(db, gs, Notice(Audience.everyone(), "extended", {
+                "by": format_duration(by), "reason": reason, "deadlines": listed}))
+            return len(deadlines)
 
     # -- deadlines ------------------------------------------------------------
     def fire_deadlines(self, now: datetime | None = None) -> int:

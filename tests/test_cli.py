@@ -87,7 +87,7 @@ def test_status_json_names_whose_move_it_is(
     assert sorted(d["name"] for d in game["deadlines"]) == ["Alice", "Bob"]
 
 
-def test_the_operator_resigns_a_player_and_cancels_a_game(
+def test_the_operator_resigns_a_player_extends_deadlines_and_cancels_a_game(
     config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cli = ["--config", str(config)]
@@ -95,6 +95,10 @@ def test_the_operator_resigns_a_player_and_cancels_a_game(
           "--player", "bob@club.test", "--player", "carol@club.test"])
     assert main([*cli, "game", "resign", "pure-skill-1", "carol@club.test"]) == 0
     assert "pure-skill-1: a bot now plays Carol's seat" in capsys.readouterr().out
+    assert main([*cli, "game", "extend", "pure-skill-1", "--by", "soon"]) == 1
+    assert "--by: 'soon' is not a duration" in capsys.readouterr().err
+    assert main([*cli, "game", "extend", "pure-skill-1", "--by", "1d12h"]) == 0
+    assert "2 deadline(s) moved 1 day 12 hours later" in capsys.readouterr().out
     assert main([*cli, "game", "cancel", "pure-skill-1", "--reason", "Testing."]) == 0
     assert main([*cli, "status", "pure-skill-1", "--json"]) == 0
     (game,) = json.loads(capsys.readouterr().out.split("\n", 1)[1])  # after "cancelled"

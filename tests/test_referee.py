@@ -678,3 +678,26 @@ def test_a_cancelled_game_tells_everyone_and_takes_no_more_moves(club: Club) -> 
         club.referee.cancel_game(tag)
     with pytest.raises(RefereeError, match="There is no game chess-1"):
         club.referee.cancel_game("chess-1")
+
+
+def test_the_operator_extends_the_open_deadlines_and_everyone_is_told(club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    club.send(ALICE, "bid 5")
+    club.poll()
+    (reminder,) = club.poll(T0 + timedelta(days=2, hours=1))
+    assert to(reminder) == "Bob <bob@club.test>"
+    assert club.referee.extend_deadlines(tag, timedelta(days=2), "Bob is travelling.",
+                                         now=club.now) == 1
+    (notice,) = club.poll()
+    assert to(notice) == "Alice <alice@club.test>, Bob <bob@club.test>"
+    assert notice["Subject"] == "[goofspiel-1] Deadlines extended by 2 days"
+    assert "  Bob                  your bid for round 1, now due Sat 07 Mar 2026 12:00 UTC" in (
+        body(notice))
+    assert club.poll(T0 + timedelta(days=3, seconds=1)) == []  # the old deadline is gone
+    (again,) = club.poll(T0 + timedelta(days=4, hours=1))  # a reminder before the new one
+    assert again["Subject"] == "[goofspiel-1] Reminder: your bid for round 1"
+    (report,) = club.poll(T0 + timedelta(days=5, seconds=1))
+    assert "(no bid arrived: the referee chose a random card)" in body(report)
+    with pytest.raises(RefereeError, match="a positive duration"):
+        club.referee.extend_deadlines(tag, timedelta(0))

@@ -122,6 +122,10 @@ class SmtpSection(_Section):
     #: Give up on a mail that a server keeps refusing for this long.
     give_up_after: Duration = timedelta(days=5)
     timeout: float = Field(default=60.0, gt=0)
+    #: Send each mail with its own envelope sender, referee+bounce-N@domain
+    #: (VERP), so any bounce names the mail it is about. The relay must let
+    #: the referee send from those addresses, and they must reach its mailbox.
+    verp: bool = False
 
     @model_validator(mode="after")
     def _default_port(self) -> SmtpSection:

@@ -40,7 +40,7 @@ from referee.engine.base import (
     Game as Engine,
 )
 from referee.mail.auth import Verdict, verify
-from referee.mail.compose import Composer, format_when
+from referee.mail.compose import Composer, format_when, verp_outbox_id
 from referee.mail.inbound import Automation, Bounce, InboundMessage, find_tag, parse_message
 from referee.store import models as m
 from referee.store.db import make_engine, sessions
@@ -416,6 +416,15 @@ class Referee:
     def _handle(self, db: Session, msg: InboundMessage, record: m.Inbound,
                 now: datetime) -> Outcome:
         ref = self.config.referee
+        verp = next((oid for a in (*msg.to, *msg.cc)
+                     if (oid := verp_outbox_id(ref.address, a)) is not None), None)
+        if verp is not None:
+            # Only a bounce is ever sent to a VERP address; whatever it says.
+            record.note = "not answered: bounce to a VERP address"
+            bounce = self._verp_bounce(db, verp, msg)
+            if bounce is not None:
+                record.note += "".join(self._record_bounce(db, bounce, now))
+            return Outcome("ignored")
         if msg.automation is not Automation.NONE:
             record.note = f"not answered: {msg.automation.value}"
             if msg.bounce is not None:
@@ -480,6 +489,22 @@ class Referee:
             return Scope.SECRET
         members = {s.player.address for s in gs.row.seats if s.player is not None}
         return Scope.PRIVATE if others <= members else Scope.PUBLIC
+
+    def _verp_bounce(self, db: Session, oid: int, msg: InboundMessage) -> Bounce | None:
+        """The bounce of outbox row ``oid``: its delivery report if it has one,
+        else, for a mail to one recipient, that recipient."""
+        row = db.get(m.Outbox, oid)
+        if row is None:
+            return None
+        game = db.get(m.Game, row.game_id) if row.game_id else None
+        ours = self.composer.message_id(oid, game.tag if game else None)
+        if msg.bounce is not None:
+            return dataclasses.replace(msg.bounce,
+                                       message_ids=(*msg.bounce.message_ids, ours.strip("<>")))
+        if len(row.recipients) != 1:
+            return None  # a report in prose about one of several: no one to mark
+        return Bounce(failed=((row.recipients[0], f"bounced: {msg.subject}"[:300]),),
+                      message_ids=(ours.strip("<>"),))
 
     def _record_bounce(self, db: Session, bounce: Bounce, now: datetime) -> Iterator[str]:
         """Note on each player whose mail failed for good, and on the outbox

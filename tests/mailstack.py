@@ -9,8 +9,9 @@ directory (see ``shared/MAILSTACK.md``)::
 Domain ``example.test``; users :data:`USERS`, each with password ``secret``; plus
 addressing (``referee+tok@example.test`` lands in referee's INBOX); the game list
 ``players@example.test`` expands to every player and the referee (a plain alias: no
-``List-Id`` header is added, and the sender gets its own copy).  Every other domain is
-refused at RCPT, so nothing leaves the machine.
+``List-Id`` header is added, and the sender gets its own copy); ``ghost@example.test``
+is accepted and then bounces, with a real delivery report to the envelope sender.
+Every other domain is refused at RCPT, so nothing leaves the machine.
 
 Tests get a running stack from the session fixture ``mailstack`` (``tests/conftest.py``);
 the stack is shared by the whole session, so a test that counts messages calls

@@ -47,13 +47,15 @@ def person(user: str) -> str:
 
 
 def toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, int | float):
         return str(value)
     return json.dumps(str(value))  # a JSON string is a TOML basic string
 
 
 def write_config(path: Path, stack: MailStack, auth: dict[str, str] | None = None,
-                 **referee: str) -> None:
+                 smtp: dict[str, object] | None = None, **referee: str) -> None:
     """The referee's TOML: IMAP in, SMTP out, SQLite next to the file."""
     sections: dict[str, dict[str, object]] = {
         "referee": {"address": REF, "name": NAME,
@@ -61,7 +63,7 @@ def write_config(path: Path, stack: MailStack, auth: dict[str, str] | None = Non
         "mailbox": {"kind": "imap", "host": stack.host, "port": stack.imap_port,
                     "username": REF, "password": stack.password, "security": "none"},
         "smtp": {"kind": "smtp", "host": stack.host, "port": stack.smtp_port,
-                 "security": "none", "timeout": 10.0},
+                 "security": "none", "timeout": 10.0, **(smtp or {})},
         "auth": dict(auth or {}),
     }
     path.write_text("".join(
@@ -89,11 +91,11 @@ class Post:
     """A referee on the real mail servers and SQLite, and the players' side of the mail."""
 
     def __init__(self, stack: MailStack, root: Path, auth: dict[str, str] | None = None,
-                 **referee: str) -> None:
+                 smtp: dict[str, object] | None = None, **referee: str) -> None:
         stack.clear_all()
         self.stack = stack
         self.config_path = root / "referee.toml"
-        write_config(self.config_path, stack, auth, **referee)
+        write_config(self.config_path, stack, auth, smtp, **referee)
         self.config = load_config(self.config_path)
         upgrade(self.config.database_url)
         self.db_path = root / "referee.db"
@@ -567,6 +569,29 @@ def test_an_auto_reply_and_a_bounce_get_no_answer_and_change_nothing(post: Post)
     assert bounced["Alice"] is not None and bounced["Bob"] is None
     # The bounce reached the referee with the null sender, as the server stamped it.
     assert "<>" in [str(x["Return-Path"]) for x in post.stack.fetch_all("referee")]
+
+
+def test_with_verp_a_real_bounce_names_its_player_and_gets_no_answer(
+    mailstack: MailStack, tmp_path: Path
+) -> None:
+    post = Post(mailstack, tmp_path, smtp={"verp": True})
+    try:
+        tag = post.referee.create_game("goofspiel", [ALICE, "Ghost <ghost@example.test>"],
+                                       now=T0, seed="verp")
+        post.poll(T0)  # sends the opening; the server accepts it for the ghost, then fails
+        (opening,) = post.new_mail("alice", 1)
+        assert opening["Return-Path"] == "<referee+bounce-1@example.test>"
+        post.in_referee_inbox += 1  # Postfix's delivery report, to the envelope sender
+        post.poll(T0 + timedelta(minutes=1))
+        (note,) = [n for n in post.inbound_notes().values() if "VERP" in n]
+        assert note.startswith("not answered: bounce to a VERP address; "
+                               "ghost@example.test bounced mail 1 (")
+        bounced = {p["name"]: p["bounced"] for p in post.referee.status(tag)[0]["players"]}
+        assert bounced["Alice"] is None and bounced["Ghost"]["said"].startswith("5.7.1")
+        assert post.count(m.Outbox) == 1  # nothing answered the bounce
+        post.assert_no_more_mail("alice")
+    finally:
+        post.close()
 
 
 def test_with_verified_senders_a_reply_to_the_referee_counts_and_a_forgery_does_not(

@@ -701,3 +701,55 @@ def test_the_operator_extends_the_open_deadlines_and_everyone_is_told(club: Club
     assert "(no bid arrived: the referee chose a random card)" in body(report)
     with pytest.raises(RefereeError, match="a positive duration"):
         club.referee.extend_deadlines(tag, timedelta(0))
+
+
+def _prose_bounce(to: str) -> str:
+    """A bounce as some old mail servers write it: prose, no delivery report,
+    from an address that looks like a person's."""
+    return f"""\
+From: Mail System <mailer@old.example>
+To: {to}
+Subject: Your message could not be delivered
+Message-ID: <{make_msgid(domain="old.example").strip("<>")}>
+
+Your message to alice@club.test could not be delivered: no such mailbox.
+
+bid 3
+"""
+
+
+def test_any_bounce_to_a_verp_address_is_pinned_on_the_mail_and_never_answered(
+    club: Club,
+) -> None:
+    tag = new_goofspiel(club)
+    club.poll()  # outbox 1: the opening, to both players
+    club.send(ALICE, "bid 5")
+    club.poll()  # outbox 2: Alice's transcript, to her alone
+    box = mailbox.Maildir(club.root / "in", create=True)
+    box.add(_prose_bounce("referee+bounce-1@club.test").encode())
+    assert club.poll() == []
+    players = {p["name"]: p["bounced"] for p in club.referee.status(tag)[0]["players"]}
+    assert players == {"Alice": None, "Bob": None}  # one of two: no one to mark
+    box.add(_prose_bounce("referee+bounce-2@club.test").encode())
+    assert club.poll() == []
+    alice = club.referee.status(tag)[0]["players"][0]["bounced"]
+    assert alice["said"] == "bounced: Your message could not be delivered"
+    assert club.referee.status(tag)[0]["deadlines"][0]["name"] == "Bob"  # no bid 3 applied
+    with club.referee.sessions() as db:
+        notes = [r.note for r in db.scalars(select(m.Inbound).where(
+            m.Inbound.sender == "mailer@old.example").order_by(m.Inbound.id))]
+    assert notes == ["not answered: bounce to a VERP address",
+                     "not answered: bounce to a VERP address; alice@club.test bounced mail 2 "
+                     "(bounced: Your message could not be delivered)"]
+
+
+def test_a_delivery_report_to_a_verp_address_marks_only_its_failed_recipient(
+    club: Club,
+) -> None:
+    tag = new_goofspiel(club)
+    (opening,) = club.poll()
+    mailbox.Maildir(club.root / "in", create=True).add(
+        bounce_of(opening, BOB, referee="referee+bounce-1@club.test"))
+    assert club.poll() == []
+    bounced = {p["name"]: p["bounced"] for p in club.referee.status(tag)[0]["players"]}
+    assert bounced["Alice"] is None and "mailbox full" in bounced["Bob"]["said"]

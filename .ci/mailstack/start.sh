@@ -172,6 +172,10 @@ EOF
         local sep=""
         for u in "${PLAYERS[@]}" referee; do printf '%s%s@%s' "$sep" "$u" "$DOMAIN"; sep=", "; done
         printf '\n'
+        # An address that is accepted at RCPT and then fails in delivery, so
+        # that Postfix mails a real delivery status notification (RFC 3464)
+        # to the envelope sender.
+        printf 'ghost@%s\tghost@nowhere.invalid\n' "$DOMAIN"
     } > "$pf/etc/virtual"
     chmod 0644 "$pf/etc/"*
 

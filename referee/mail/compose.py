@@ -30,6 +30,22 @@ _ID = re.compile(
 )
 
 
+def verp_address(address: str, outbox_id: int) -> str:
+    """The envelope sender of outbox row ``outbox_id`` (VERP): a bounce comes
+    back to ``referee+bounce-N@domain`` and names the row, report or not."""
+    local, _, domain = address.partition("@")
+    return f"{local}+bounce-{outbox_id}@{domain}"
+
+
+def verp_outbox_id(address: str, recipient: str) -> int | None:
+    """The outbox row a mail to ``recipient`` bounced from, when it is one of
+    ``address``'s VERP addresses; else None."""
+    local, _, domain = address.lower().partition("@")
+    m = re.fullmatch(re.escape(local) + r"\+bounce-(\d+)@" + re.escape(domain),
+                     recipient.lower())
+    return int(m.group(1)) if m else None
+
+
 def _wrap_list(items: Sequence[Any], sep: str = ", ") -> str:
     return sep.join(str(i) for i in items)
 

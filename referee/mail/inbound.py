@@ -381,7 +381,10 @@ def _bounce(msg: Message) -> Bounce:
         if kind in ("message/delivery-status", "message/global-delivery-status"):
             for block in _children(part):
                 action = (block.get("Action") or "").strip().lower()
-                recipient = (block.get("Final-Recipient") or "").partition(";")[2].strip()
+                # The address as we sent to it: Original-Recipient when an
+                # alias or forward changed it on the way (RFC 3464 §2.3.1).
+                recipient = (block.get("Original-Recipient") or block.get("Final-Recipient")
+                             or "").partition(";")[2].strip()
                 if action == "failed" and "@" in recipient:
                     said = " ".join(x for x in (
                         (block.get("Status") or "").strip(),

@@ -21,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
+from referee.mail.compose import verp_address
 from referee.mail.maildir import MaildirSink
 from referee.store import models as m
 
@@ -98,9 +99,10 @@ class OutboxSender:
                     raw, rcpts = row.raw, list(row.recipients)
                 msg = message_from_string(raw, policy=SMTP)
                 try:
-                    errors, _ = await client.send_message(
-                        msg, sender=self.config.referee.address, recipients=rcpts
-                    )
+                    sender = self.config.referee.address
+                    if s.verp:
+                        sender = verp_address(sender, oid)
+                    errors, _ = await client.send_message(msg, sender=sender, recipients=rcpts)
                 except aiosmtplib.SMTPRecipientsRefused as e:
                     permanent = all(r.code >= 500 for r in e.recipients)
                     self._failed(oid, now, "recipients refused: " + "; ".join(

@@ -65,11 +65,11 @@ def server() -> Iterator[tuple[Handler, int]]:
     controller.stop()
 
 
-def _referee(tmp_path: Path, port: int) -> Referee:
+def _referee(tmp_path: Path, port: int, **smtp: Any) -> Referee:
     config = config_from_dict({
         "referee": {"address": "referee@club.test", "database": f"sqlite:///{tmp_path}/r.db"},
         "smtp": {"kind": "smtp", "host": "127.0.0.1", "port": port, "security": "none",
-                 "timeout": 5},
+                 "timeout": 5, **smtp},
     }, base_dir=tmp_path)
     upgrade(config.database_url)
     return Referee(config)
@@ -104,6 +104,19 @@ def test_a_sent_mail_carries_the_message_id_of_its_outbox_row(
     assert _rows(ref)[0].sent_at == T0
     assert OutboxSender(ref.config, ref.sessions).send(T0) == 0  # sent once
     assert _bounced(ref) == {}
+
+
+def test_with_verp_each_mail_has_its_own_envelope_sender(
+        tmp_path: Path, server: tuple[Handler, int]) -> None:
+    handler, port = server
+    ref = _referee(tmp_path, port, verp=True)
+    _queue(ref, "alice@club.test", "bob@club.test")
+    ref.create_game("goofspiel", ["carol@club.test", "dan@club.test"], now=T0, seed="r")
+    assert OutboxSender(ref.config, ref.sessions).send(T0) == 2
+    assert [e.mail_from for e in handler.received] == [
+        "referee+bounce-1@club.test", "referee+bounce-2@club.test"]
+    content: Any = handler.received[0].content
+    assert b"From: PBM Referee <referee@club.test>" in content  # the From stays
 
 
 def test_a_transient_refusal_is_retried_later_with_backoff(

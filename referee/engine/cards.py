@@ -69,7 +69,10 @@ class Card:
     @classmethod
     def parse(cls, text: str) -> Card | None:
         """Read a card name in any of the accepted spellings, or None."""
-        t = text.strip().lower().rstrip(".!,;")
+        # Phones send a suit symbol in emoji style, "♥" and then U+FE0F:
+        # the selector only chooses how the symbol looks.
+        t = text.replace("\ufe0f", "").replace("\ufe0e", "")
+        t = t.strip().lower().rstrip(".!,;")
         m = re.fullmatch(r"(\w+)\s+of\s+(\w+)", t)
         if m:
             rank, suit = parse_rank(m.group(1)), _SUIT_WORDS.get(m.group(2))

@@ -1084,7 +1084,10 @@ def _fits(
 
 def _parse_bid(words: Sequence[str]) -> int:
     word = " ".join(words)
-    if word.isdigit():
+    # isdecimal, not isdigit: "²" is a digit that int() cannot read, and
+    # int() refuses a number of thousands of digits. Either is text that
+    # cannot be read as a bid, to refuse, never a fault of ours (SP-14).
+    if word.isdecimal() and len(word) <= 9:
         bid = int(word)
     elif word in _NUMBER_WORDS:
         bid = _NUMBER_WORDS[word]

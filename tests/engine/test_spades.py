@@ -446,6 +446,23 @@ def test_malformed_commands_are_parse_errors_that_explain(line: str, message: st
         Spades().parse(line)
 
 
+@pytest.mark.parametrize("line", ["bid ²", "bid 8¹", "bid: ³", "bid " + "1" * 5000])
+def test_a_bid_in_digits_int_cannot_read_is_refused_as_unreadable_sp_14(line: str) -> None:
+    # SP-14: unparseable text is simply refused. "²" passes str.isdigit but
+    # int() raises ValueError on it (and on 5,000 digits): a fault of ours.
+    with pytest.raises(ParseError, match="as a bid"):
+        Spades().parse(line)
+
+
+@pytest.mark.parametrize(
+    ("line", "card"),
+    [("play Q♥\ufe0f", "QH"), ("play 10♦\ufe0f", "10D"), ("play t♠\ufe0e", "10S")],
+)
+def test_a_suit_symbol_in_emoji_style_reads_as_the_suit(line: str, card: str) -> None:
+    # Q♥ as a phone sends it: the symbol, then a variation selector.
+    assert Spades().parse(line) == Action("play", (card,))
+
+
 @pytest.mark.parametrize("verb", ["bid", "play", "hand", "concede"])
 @pytest.mark.parametrize("scope", list(Scope))
 def test_every_command_is_accepted_in_every_scope(verb: str, scope: Scope) -> None:
@@ -670,23 +687,26 @@ def test_the_10th_and_20th_bag_in_one_round_each_cost_100() -> None:
         ((3, 4), (4, 4), 0, {"contract_points": 70, "overtricks": 1, "round_points": 71}),
         # set: -10 a bid, no bags
         ((3, 4), (3, 2), 0, {"made": False, "contract_points": -70, "bags": 0}),
-        # a team bid of 10 or more counts 20 a bid, made or set
+        # SP-9 (sp_9): a team bid of 10 or more counts 20 a bid, made or set;
+        # the test is on the combined bid, and overtricks still score 1
         ((5, 5), (6, 5), 0, {"doubled": True, "contract_points": 200, "round_points": 201}),
         ((6, 4), (5, 4), 0, {"doubled": True, "made": False, "contract_points": -200}),
         ((4, 5), (4, 5), 0, {"doubled": False, "contract_points": 90}),
-        # nil made and set; a nil bidder's tricks count for the team
+        # SP-8, SP-12: nil made and set; a nil bidder's tricks count for the team
         ((0, 4), (0, 5), 0, {"nil_points": 100, "round_points": 141}),
         ((0, 4), (2, 3), 0, {"made": True, "nil_points": -100, "round_points": -59}),
-        # a nil can be made while the team is set
+        # SP-12: a nil can be made while the team is set
         ((0, 5), (0, 3), 0, {"made": False, "contract_points": -50, "round_points": 50}),
-        # both partners nil: the bid of 0 is made, each trick is an overtrick
+        # SP-10 (sp_10): both partners nil: the bid of 0 is made, each trick is an
+        # overtrick, and each nil scores ±100 (no flat ±200)
         ((0, 0), (0, 0), 0, {"made": True, "nil_points": 200, "round_points": 200}),
         ((0, 0), (1, 2), 0, {"overtricks": 3, "bags": 3, "nil_points": -200, "round_points": -197}),
-        # the 10th bag costs 100, the count is never reset
+        # SP-11 (sp_11): the 10th bag costs 100, the count is never reset, and
+        # each multiple of 10 crossed costs 100, two in one round if need be
         ((2, 2), (4, 1), 9, {"bags": 10, "sandbag_penalties": 1, "round_points": 41 - 100}),
         ((2, 2), (4, 9), 11, {"bags": 20, "sandbag_penalties": 1}),
         ((2, 0), (13, 0), 9, {"bags": 20, "sandbag_penalties": 2, "sandbag_points": -200}),
-        # a set team keeps its bags as they were
+        # SP-11 (sp_11): a set team gets no bags; its count stays as it was
         ((6, 6), (5, 0), 9, {"bags": 9, "sandbag_penalties": 0, "round_points": -240}),
     ],
 )

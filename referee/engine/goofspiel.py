@@ -45,10 +45,20 @@ from referee.engine.base import (
     SeatInfo,
     evolve,
 )
-from referee.engine.cards import parse_rank, rank_value_ace_low
+from referee.engine.cards import (
+    SUIT_NAMES,
+    SUIT_SYMBOLS,
+    SUITS,
+    Card,
+    parse_rank,
+    rank_value_ace_low,
+)
 
 RANK_NAMES = {1: "A", 11: "J", 12: "Q", 13: "K"}
 TIE_RULES = ("discard", "carry")
+#: PS-5: the players' packs are the hearts, diamonds and clubs, in seat order;
+#: the referee's is the spades. The suit has no effect on play.
+SEAT_SUITS = ("H", "D", "C")
 
 
 @dataclass
@@ -145,12 +155,17 @@ class BiddingGame(Game[BiddingState]):
             return None
         word = m.group(1).strip()
         rank = parse_rank(word)
-        if rank is None:
+        if rank is not None:
+            return Action("bid", (rank_value_ace_low(rank),))
+        # Pure Skill's packs are suits (PS-5), so "bid QH" and "bid queen of
+        # hearts" name a card too; apply() refuses a suit the player lacks.
+        card = Card.parse(re.sub(r"^the\s+", "", word, flags=re.I)) if self.rank_names else None
+        if card is None:
             raise ParseError(
                 f"I could not read {word!r} as a card; bid one card of your pack, "
                 f"for example 'bid {self._name(3)}'."
             )
-        return Action("bid", (rank_value_ace_low(rank),))
+        return Action("bid", (rank_value_ace_low(card.rank), card.suit))
 
     def accepts(self, action: Action, scope: Scope) -> None:
         if action.verb == "bid" and scope is not Scope.SECRET:
@@ -170,14 +185,17 @@ class BiddingGame(Game[BiddingState]):
         i = seat - 1
         value = int(action.args[0])
         auto = len(action.args) > 1 and action.args[1] == "referee"
+        suit = action.args[1] if len(action.args) > 1 and action.args[1] in SUITS else None
         if str(seat) in state.bids:
             raise IllegalAction(
                 f"You have already bid {self._name(state.bids[str(seat)])} in round "
                 f"{state.round}, and a bid is final (PS-6, G2-9)."
             )
-        if value not in state.packs[i]:
+        if value not in state.packs[i] or (suit is not None and suit != self._suit(i)):
+            held = self._name(value) + (SUIT_SYMBOLS[suit] if suit else "")
             raise IllegalAction(
-                f"You hold no {self._name(value)}; your pack: {self._cards(state.packs[i])}."
+                f"You hold no {held}; your pack: {self._cards(state.packs[i])}"
+                + (f" ({SUIT_NAMES[own]})." if (own := self._suit(i)) else ".")
             )
         new = evolve(state)
         new.bids[str(seat)] = value
@@ -317,9 +335,7 @@ class BiddingGame(Game[BiddingState]):
         if not state.over:
             return None
         scores = self.scores(state)
-        eligible = [
-            i for i in range(len(scores)) if state.options["bots_win"] or not state.bots[i]
-        ]
+        eligible = self._may_win(state)
         if not eligible:
             return None
         best = max(scores[i] for i in eligible)
@@ -334,11 +350,20 @@ class BiddingGame(Game[BiddingState]):
         at_stake = sum(state.pot) + sum(state.carry) + (state.prize or 0)
         if state.options["take_bids"]:
             at_stake += sum(sum(p) for p in state.packs)
-        order = sorted(range(len(scores)), key=lambda i: -scores[i])
+        # Only those who may win can clinch, or be caught by (PS-11).
+        order = sorted(self._may_win(state), key=lambda i: -scores[i])
+        if not order:
+            return None
         lead, rest = order[0], order[1:]
         if all(scores[lead] > scores[j] + at_stake for j in rest):
             return lead + 1
         return None
+
+    @staticmethod
+    def _may_win(state: BiddingState) -> list[int]:
+        """The seat indexes whose totals count for the win (4h and PS-11)."""
+        bots_win = state.options["bots_win"]
+        return [i for i, bot in enumerate(state.bots) if bots_win or not bot]
 
     def _report_context(self, state: BiddingState, rounds: list[RoundRecord]) -> dict[str, JSON]:
         view = self.view(state, None)
@@ -380,6 +405,7 @@ class BiddingGame(Game[BiddingState]):
                 "take": self._cards(sorted(state.takes[i])),
                 "pack": self._cards(state.packs[i]),
                 "has_bid": str(i + 1) in state.bids,
+                "suit": SUIT_NAMES[suit] if (suit := self._suit(i)) else None,
             }
             for i in range(len(state.names))
         ]
@@ -402,6 +428,7 @@ class BiddingGame(Game[BiddingState]):
             "tie_rule": state.options["tie"],
             "take_bids": state.options["take_bids"],
             "bots_win": state.options["bots_win"],
+            "prize_order": state.options["prize_order"],
             "card_range": self._range_text(int(state.options["cards"])),
             "example_bid": self._name(min(3, int(state.options["cards"]))),
         }
@@ -449,6 +476,10 @@ class BiddingGame(Game[BiddingState]):
     def _ranks(self) -> bool:
         return self.rank_names
 
+    def _suit(self, i: int) -> str | None:
+        """The suit of seat index ``i``'s pack (PS-5); Goofspiel's cards have none."""
+        return SEAT_SUITS[i] if self._ranks() and i < len(SEAT_SUITS) else None
+
     def _cards(self, values: Sequence[int]) -> str:
         return " ".join(self._name(v) for v in sorted(values)) or "(none)"
 
@@ -483,7 +514,8 @@ def _parse_option(key: str, value: str) -> JSON:
             n = int(value)
         except ValueError:
             raise OptionError(f"Option {key} must be a whole number; got {value!r}.") from None
-        low, high = (2, 12) if key == "players" else (1, 13)
+        # One card would leave nothing to choose: the only round plays itself.
+        low, high = (2, 12) if key == "players" else (2, 13)
         if not low <= n <= high:
             raise OptionError(f"Option {key} must be from {low} to {high}; got {n}.")
         return n

@@ -20,6 +20,7 @@ from referee.engine.base import (
     rng_for,
 )
 from referee.engine.goofspiel import BiddingGame, BiddingState, Goofspiel, PureSkill
+from referee.mail.compose import Composer
 
 GOOF = Goofspiel()
 PURE = PureSkill()
@@ -38,6 +39,15 @@ def play(game: BiddingGame, state: BiddingState, *bids: int) -> BiddingState:
     for seat, value in enumerate(bids, start=1):
         state = game.apply(state, seat, Action("bid", (value,)), random.Random(seat)).state
     return state
+
+
+def mail(game: BiddingGame, state: BiddingState, template: str = "opening") -> str:
+    """The body of a bidding mail to everyone, rendered as the service does."""
+    context = {**game.view(state, None), "tag": f"{game.kind}-1",
+               "deadline": "Thu 05 Mar 2026 12:00 UTC"}
+    if template == "round_report":
+        context["rounds"] = [game._record_view(state, r) for r in state.history[-1:]]
+    return Composer("referee@club.test", "Club Referee").render("bidding", template, context)[1]
 
 
 # -- rule text 003: the worked example ------------------------------------------
@@ -65,6 +75,66 @@ def test_worked_example_of_rule_text_003_ends_35_to_28() -> None:
     assert sorted(state.takes[1]) == sorted([2, 1, 1, 6, 6, 2, 2, 3, 5])
     assert GOOF.winner(state) == 1
     assert state.history[-1].automatic
+
+
+# The example game of rule text 003, one row a round: the inventories P, A and B
+# before the draw, "Total Up For Grabs", the prize, the bids, and each take pile
+# after the round ("Result - A (...), B (...)").
+EXAMPLE_003 = [
+    ([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], 63, 5, (5, 3),
+     [5, 5, 3], []),
+    ([1, 2, 3, 4, 6], [1, 2, 3, 4, 6], [1, 2, 4, 5, 6], 50, 1, (1, 2),
+     [5, 5, 3], [2, 1, 1]),
+    ([2, 3, 4, 6], [2, 3, 4, 6], [1, 4, 5, 6], 46, 6, (2, 6),
+     [5, 5, 3], [2, 1, 1, 6, 6, 2]),
+    ([2, 3, 4], [3, 4, 6], [1, 4, 5], 32, 4, (4, 4),
+     [5, 5, 3], [2, 1, 1, 6, 6, 2]),
+    ([2, 3], [3, 6], [1, 5], 20, 3, (6, 1),
+     [5, 5, 3, 3, 4, 4, 4, 6, 1], [2, 1, 1, 6, 6, 2]),
+    ([2], [3], [5], 10, 2, (3, 5),
+     [5, 5, 3, 3, 4, 4, 4, 6, 1], [2, 1, 1, 6, 6, 2, 2, 3, 5]),
+]
+
+
+def test_worked_example_of_rule_text_003_move_by_move() -> None:
+    state = start(GOOF, prize_order="5,1,6,4,3,2")
+    for number, (pot, a, b, grabs, prize, bids, *_) in enumerate(EXAMPLE_003, 1):
+        if number < 6:
+            assert state.round == number and state.prize == prize
+            assert sorted([*state.pot, prize]) == pot
+            assert state.packs == [a, b]
+            view = GOOF.view(state, None)
+            assert view["in_hands"] == grabs  # G2-6: "Total Up For Grabs"
+            # Round 5: "Pot randomly plays: 3 (4 4 4 roll over ...) = 15".
+            assert view["carry_points"] == (12 if number == 5 else 0)
+            state = play(GOOF, state, *bids)
+        else:
+            # G2-10: the last cards were played by themselves with round 5's bids.
+            record = state.history[-1]
+            assert record.automatic and record.prize == prize
+            assert record.bids == list(bids) and a + b == list(bids)
+            assert prize + sum(record.bids) == grabs
+    piles: list[list[int]] = [[], []]
+    for record, row in zip(state.history, EXAMPLE_003, strict=True):
+        if record.winner:
+            piles[record.winner - 1] += record.won
+        assert (sorted(piles[0]), sorted(piles[1])) == (sorted(row[6]), sorted(row[7]))
+    assert state.over and GOOF.scores(state) == [35, 28]
+    assert GOOF.winner(state) == 1
+    assert [r.outcome for r in state.history] == [
+        "won", "won", "won", "carried", "won", "won"]
+
+
+def test_round_reports_show_hands_and_carried_pot_apart_g2_6() -> None:
+    state = play(GOOF, start(GOOF, prize_order="5,1,6,4,3,2"), 5, 3)
+    for bids in [(1, 2), (2, 6), (4, 4)]:
+        state = play(GOOF, state, *bids)
+    text = mail(GOOF, state, "round_report")
+    assert "Tie for the highest bid: 4 4 4 (12 points) carries over to the next round." in text
+    assert "  Points still in hands: 20; carried pot: 12\n" in text
+    assert "ROUND 5 OF 6: THE PRIZE IS 3\n" in text
+    assert "Carried over from tied rounds: 4 4 4 (12 points)." in text
+    assert "The winner of this round takes the prize, both bids and the carried pot." in text
 
 
 def test_winner_takes_prize_and_both_bids_g2_1() -> None:
@@ -106,10 +176,13 @@ def test_equal_totals_mean_no_winner_g2_5() -> None:
     state = start(GOOF, prize_order="1,2,3,4,5,6")
     for a, b in [(1, 5), (4, 1), (5, 6), (6, 4), (2, 2)]:
         state = play(GOOF, state, a, b)
-    assert state.over  # round 6 ties 3 v 3: its pot of 2+2+2 and 6+3+3 is discarded
+    assert state.over  # round 6 ties 3 v 3: its pot, 6+3+3 and the carried 5+2+2, is discarded
     assert GOOF.scores(state) == [21, 21]
     assert GOOF.winner(state) is None
     assert GOOF.summary(state)["result"] == "no winner"
+    text = mail(GOOF, state, "round_report")
+    assert "Tie in the last round: nobody wins the pot; 2 2 3 3 5 6 is discarded." in text
+    assert "There is no winner: no single player has the highest total.\n" in text
 
 
 def test_report_says_when_a_game_is_clinched_but_play_goes_on_g2_7() -> None:
@@ -153,12 +226,90 @@ def test_sealed_bids_stay_out_of_public_views_and_events_ps_12() -> None:
     assert PURE.view(result.state, 1)["my_bid"] == "K"
 
 
+def test_the_public_view_does_not_depend_on_a_sealed_bid_ps_12_g2_9() -> None:
+    state = start(PURE)
+    views, texts, summaries = [], set(), []
+    for value in (1, 7, 13):
+        result = PURE.apply(state, 2, Action("bid", (value,)), random.Random(0))
+        assert result.notices == [] and all(not e.public for e in result.events)
+        texts |= {e.text for e in result.events}
+        summaries.append(PURE.summary(result.state))
+        views.append(PURE.view(result.state, None))
+    assert texts == {"B: bid sealed for round 1"}
+    assert views[0] == views[1] == views[2] and summaries[0] == summaries[2]
+    assert views[0]["players"][1]["has_bid"] is True
+
+
+def test_a_referee_chosen_bid_stays_sealed_until_the_round_resolves_ps_8_ps_12() -> None:
+    state = start(PURE)
+    act = PURE.timeout_action(state, 1, random.Random(3))
+    result = PURE.apply(state, 1, act, random.Random(3))
+    assert result.notices == [] and all(not e.public for e in result.events)
+    assert PURE.view(result.state, None) == PURE.view(
+        PURE.apply(state, 1, Action("bid", (1,), ), random.Random(3)).state, None)
+
+
 def test_prize_is_drawn_uniformly_from_the_pot_g2_11() -> None:
     firsts = {start(GOOF, seed=str(i)).prize for i in range(200)}
     assert firsts == {1, 2, 3, 4, 5, 6}
 
 
 # -- rule text 000 ---------------------------------------------------------------
+
+def test_a_round_ends_as_soon_as_all_bids_are_in_ps_1() -> None:
+    state = start(PURE, prize_order="descending")
+    assert [(p.seat, p.key) for p in PURE.pending(state)] == [
+        (1, "round-1"), (2, "round-1"), (3, "round-1")]
+    state = play(PURE, state, 5, 6)
+    assert state.round == 1 and state.history == []
+    assert [(p.seat, p.key) for p in PURE.pending(state)] == [(3, "round-1")]
+    result = PURE.apply(state, 3, Action("bid", (7,)), random.Random(0))
+    # The third bid ends round 1 at once, and round 2 opens with new deadlines.
+    assert [r.number for r in result.state.history] == [1]
+    assert [n.template for n in result.notices] == ["round_report"]
+    assert [(p.seat, p.key) for p in PURE.pending(result.state)] == [
+        (1, "round-2"), (2, "round-2"), (3, "round-2")]
+
+
+def test_a_round_ends_at_the_deadline_with_a_random_card_for_the_silent_ps_1_ps_8() -> None:
+    state = play(PURE, start(PURE, prize_order="descending"), 5, 6)
+    act = PURE.timeout_action(state, 3, random.Random(9))
+    assert act.args[1] == "referee" and act.args[0] in state.packs[2]
+    result = PURE.apply(state, 3, act, random.Random(9))
+    assert result.state.round == 2
+    assert result.state.history[0].chosen_by_referee == [False, False, True]
+    report = result.notices[0].context["rounds"][0]["bids"][2]
+    assert report == {"name": "C", "card": PURE._name(act.args[0]), "by_referee": True,
+                      "bot": False}
+
+
+def test_suits_are_hearts_diamonds_clubs_in_seat_order_ps_5() -> None:
+    state = start(PURE)
+    assert [p["suit"] for p in PURE.view(state, None)["players"]] == [
+        "hearts", "diamonds", "clubs"]
+    assert "Alice" not in mail(PURE, state)  # (the seats are named A, B, C here)
+    assert "A holds the hearts, B the diamonds, C the clubs;\nthe referee holds the spades." \
+        in mail(PURE, state)
+    assert GOOF.view(start(GOOF), None)["players"][0]["suit"] is None
+
+
+def test_a_bid_may_name_the_players_own_suit_ps_5() -> None:
+    assert PURE.parse("bid QH") == Action("bid", (12, "H"))
+    assert PURE.parse("bid Q♥") == Action("bid", (12, "H"))
+    assert PURE.parse("I bid the queen of hearts") is not None
+    assert PURE.parse("bid queen of diamonds") == Action("bid", (12, "D"))
+    assert PURE.parse("bid td") == Action("bid", (10, "D"))
+    state = start(PURE)
+    after = PURE.apply(state, 2, Action("bid", (12, "D")), random.Random(0)).state
+    assert after.bids == {"2": 12}
+    # A card of another suit is a card the player does not hold (PS-7): not a bid.
+    for seat, card in [(1, (12, "D")), (3, (12, "S"))]:
+        with pytest.raises(IllegalAction, match=r"You hold no Q[♦♠]; your pack: A 2 3"):
+            PURE.apply(state, seat, Action("bid", card), random.Random(0))
+    with pytest.raises(ParseError):
+        GOOF.parse("bid 5h")  # Goofspiel's cards have no suits
+
+
 
 def test_pure_skill_defaults_follow_rule_text_000() -> None:
     state = start(PURE)
@@ -243,11 +394,49 @@ def test_bots_take_prizes_but_never_win_ps_11() -> None:
         assert scores[winner - 1] == max(scores[0], scores[1])
 
 
+def _bot_and_humans(*rounds: tuple[int, int, int]) -> BiddingState:
+    state = start(PURE, bots=(False, False, True), prize_order="descending")
+    for bids in rounds:
+        state = play(PURE, state, *bids)
+    return state
+
+
+def test_a_bot_never_clinches_the_game_ps_11_g2_7() -> None:
+    # The bot takes K Q J 10 9 (55); 36 points are left, the players have 0.
+    state = _bot_and_humans((1, 2, 13), (3, 4, 12), (5, 6, 11), (7, 8, 10), (2, 1, 9))
+    assert PURE.scores(state) == [0, 0, 55]
+    assert PURE.clinched(state) is None
+    assert PURE.view(state, None)["clinched"] is None
+
+
+def test_a_player_clinches_past_a_bot_that_leads_ps_11_g2_7() -> None:
+    # The bot takes K Q J (36), A takes 10 9 8 7 (34); 21 points are left for B.
+    state = _bot_and_humans((1, 2, 13), (3, 4, 12), (5, 6, 11), (13, 7, 1), (12, 8, 2),
+                            (11, 9, 3), (10, 5, 4))
+    assert PURE.scores(state) == [34, 0, 36]
+    assert PURE.clinched(state) == 1
+    text = mail(PURE, state)
+    assert "A has clinched the game: nobody can catch up now.\n" in text
+    assert "Play goes on to the last round." in text  # G2-7: a fact, not a stop
+    assert not state.over
+
+
 def test_resign_replaces_the_seat_with_a_bot_ps_13() -> None:
     state = start(PURE)
     result = PURE.replace_with_bot(state, 2)
     assert result.state.bots == [False, True, False]
     assert "bot" in (result.reply or "")
+
+
+def test_a_resigned_seat_bids_uniformly_and_is_left_out_of_the_winner_test_ps_13() -> None:
+    state = PURE.replace_with_bot(start(PURE, prize_order="descending"), 2).state
+    picks = {PURE.bot_action(state, 2, random.Random(i)).args for i in range(300)}
+    assert picks == {(v,) for v in range(1, 14)}  # a bid, not a referee's timeout card
+    state = play(PURE, state, 1, 13, 2)  # the bot takes the K
+    while not state.over:
+        state = play(PURE, state, *(sorted(p)[0] for p in state.packs))
+    assert PURE.scores(state)[1] > max(PURE.scores(state)[0], PURE.scores(state)[2])
+    assert PURE.winner(state) in (None, 1, 3)
 
 
 # -- options ----------------------------------------------------------------------
@@ -261,6 +450,47 @@ def test_options_are_validated_with_a_message_naming_the_key() -> None:
         GOOF.parse_options({"prize_order": "1,2,3"})
     with pytest.raises(OptionError, match="players must be from 2 to 12"):
         GOOF.parse_options({"players": "1"})
+
+
+def test_a_game_needs_at_least_two_cards_so_a_bid_is_ever_chosen() -> None:
+    # With one card the only round plays itself inside the opening, which would
+    # announce a prize already gone and report no round.
+    with pytest.raises(OptionError, match="cards must be from 2 to 13; got 1"):
+        GOOF.parse_options({"cards": "1"})
+
+
+def test_the_opening_says_when_bid_cards_are_discarded_even_on_a_carried_tie() -> None:
+    state = start(PURE, tie="carry")
+    text = mail(PURE, state)
+    assert "bid cards stay in the pot" not in text
+    assert ("On a tie the prize stays in the pot and goes to the winner of\n"
+            "the next round; a tie in the last round discards it.") in text
+    # The pot of a carried tie holds the prize alone: bids never score here.
+    state = play(PURE, state, 5, 5, 1)
+    assert sorted(state.carry) == [state.history[0].prize]
+    text = mail(PURE, state, "round_report")
+    assert "both bids" not in text
+    assert "The winner of this round takes the prize and the carried pot." in text
+
+
+def test_the_stake_of_a_carried_tie_names_all_the_bids_with_three_players() -> None:
+    state = play(GOOF, start(GOOF, players="3", prize_order="ascending"), 6, 6, 1)
+    assert "takes the prize, all the bids and the carried pot." in mail(
+        GOOF, state, "round_report")
+
+
+@pytest.mark.parametrize("order", ["ascending", "descending"])
+def test_the_opening_does_not_call_a_fixed_prize_order_random(order: str) -> None:
+    text = " ".join(mail(GOOF, start(GOOF, prize_order=order)).split())
+    assert "at random" not in text
+    assert f"shows the prizes of its own pack in {order} order, one a round" in text
+
+
+def test_the_pure_skill_opening_says_bots_cannot_win_and_what_the_winner_gets_ps_11() -> None:
+    text = mail(PURE, start(PURE, bots=(False, False, True)))
+    assert "Bots take prizes, but their totals do not count for the win (clause 8)." in text
+    assert "The winner receives 8 points and the referee A$8 (clause 5)." in text
+    assert "Bots take prizes" not in mail(GOOF, start(GOOF))
 
 
 def test_one_engine_serves_both_games_by_options() -> None:

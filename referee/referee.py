@@ -469,8 +469,11 @@ class Referee:
         gs.settle()
         self._reply(db, gs, player, msg, "transcript", {
             "lines": [t.__dict__ for t in transcript],
+            # Asked for, or owed: after a refusal the player sees what they
+            # can do now (for a bid, the cards they still hold; PS-7).
             "help": gs.engine.help(gs.state, seat.position)
-            if any(t.read_as == "help" for t in transcript) or not transcript else None,
+            if not transcript or any(t.read_as == "help" or t.result == "refused"
+                                     for t in transcript) else None,
             "over": gs.engine.is_over(gs.state) or game.status != "active",
         }, now, seat=seat.position)
         gs.send_notices()  # the answer first, then the reports it caused

@@ -349,6 +349,7 @@ FINAL RESULT
   Bob                    4 points  (took A 3)
 
 Alice wins the game.
+Alice receives 8 points, and the referee A$8 (clause 5).
 
 {SIGNATURE}"""
 

@@ -210,6 +210,17 @@ def test_a_card_not_held_is_refused_with_the_cards_still_held(club: Club) -> Non
     assert club.referee.status("goofspiel-1")[0]["round"] == 2
 
 
+def test_an_unreadable_bid_is_answered_with_the_pack_and_what_to_do_ps_7(club: Club) -> None:
+    new_goofspiel(club)
+    club.poll()
+    club.send(ALICE, "bid banana")
+    (reply,) = club.poll()
+    text = body(reply)
+    assert "> bid banana\n  REFUSED: I could not read 'banana' as a card" in text
+    assert "Your pack: 1 2 3 4 5 6." in text
+    assert club.referee.status("goofspiel-1")[0]["deadlines"][0]["name"] == "Alice"
+
+
 def test_a_bid_copied_to_another_player_is_not_applied_and_the_sender_is_told(
         club: Club) -> None:
     new_goofspiel(club)

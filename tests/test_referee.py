@@ -659,7 +659,9 @@ def test_the_operator_hands_a_silent_players_seat_to_a_bot_ps_13(club: Club) -> 
     club.send(ALICE, "bid 5")
     club.poll()
     assert club.referee.resign_player(tag, f"Bob <{BOB}>", now=club.now) == "Bob"
-    (report,) = club.poll()  # the bot bid at once, so the round resolved
+    notice, report = club.poll()  # the table is told; the bot bid at once
+    assert notice["Subject"] == "[goofspiel-1] Bob has left: a bot bids for the seat"
+    assert to(notice) == "Alice <alice@club.test>"  # Bob's seat is a bot's now
     assert "  Bob                  bid 6   (bot)\n" in body(report)
     status = club.referee.status(tag)[0]
     assert status["round"] == 2 and status["players"][1]["bot"]

@@ -235,7 +235,10 @@ class BiddingGame(Game[BiddingState]):
         new = evolve(state)
         new.bots[seat - 1] = True
         text = f"{new.names[seat - 1]} has left the game; a bot that bids at random takes the seat."
-        return Result(new, [Event("resign", text)], [], text)
+        # Everyone is told at once, not only in the next round report.
+        notice = Notice(Audience.everyone(), "resign", {
+            "name": new.names[seat - 1], "bots_win": bool(new.options["bots_win"])})
+        return Result(new, [Event("resign", text)], [notice], text)
 
     def is_over(self, state: BiddingState) -> bool:
         return state.over

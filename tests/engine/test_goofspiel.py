@@ -426,6 +426,9 @@ def test_resign_replaces_the_seat_with_a_bot_ps_13() -> None:
     result = PURE.replace_with_bot(state, 2)
     assert result.state.bots == [False, True, False]
     assert "bot" in (result.reply or "")
+    (notice,) = result.notices  # everyone is told at once
+    assert notice.audience.public and notice.template == "resign"
+    assert notice.context == {"name": state.names[1], "bots_win": False}
 
 
 def test_a_resigned_seat_bids_uniformly_and_is_left_out_of_the_winner_test_ps_13() -> None:

@@ -147,7 +147,7 @@ def _headers(msg: Message) -> dict[str, list[str]]:
     for name, value in msg.raw_items():
         text = re.sub(r"[\r\n]", "", str(value)).strip()
         if any("\udc80" <= c <= "\udcff" for c in text):  # raw 8-bit header (RFC 6532)
-            text = _decode_bytes(text.encode("ascii", "surrogateescape"), None)
+            text = _decode_bytes(text.encode("utf-8", "surrogateescape"), None)
         out.setdefault(name.lower(), []).append(text)
     return out
 
@@ -251,6 +251,9 @@ def _word_bytes(encoding: str, payload: str) -> bytes | None:
 # WHATWG practice: mail labelled Latin-1 is in practice Windows-1252,
 # and GB2312 mail is GBK/GB18030.
 _CHARSET_ALIASES = {"iso8859-1": "cp1252", "gb2312": "gb18030", "gbk": "gb18030"}
+# Python's own codecs, which no mailer sends: unicode_escape would turn a
+# typed backslash and "n" into a line break, and warns on other backslashes.
+_NOT_CHARSETS = frozenset({"unicode-escape", "raw-unicode-escape", "punycode", "idna", "charmap"})
 
 
 def _decode_bytes(data: bytes, charset: str | None) -> str:
@@ -259,7 +262,10 @@ def _decode_bytes(data: bytes, charset: str | None) -> str:
     for name in [*candidates, "utf-8", "cp1252"]:
         try:
             codec = codecs.lookup(name.strip().strip('"')).name
+            if codec in _NOT_CHARSETS:
+                continue
             text = data.decode(_CHARSET_ALIASES.get(codec, codec))
+            text.encode("utf-8")  # UTF-7 can decode to lone surrogates
         except (LookupError, UnicodeError, ValueError):
             continue
         return text.lstrip("\ufeff")
@@ -373,30 +379,34 @@ def _is_bounce(msg: Message, headers: _Headers, sender: str) -> bool:
 
 
 def _bounce(msg: Message) -> Bounce:
-    """The failed recipients and returned Message-IDs of a delivery report."""
+    """The failed recipients and returned Message-IDs of a delivery report.
+
+    Fields are read through :func:`_headers`: a reporting MTA may copy 8-bit
+    bytes into them, which ``Message.get`` would hand back as a ``Header``.
+    """
     failed: list[tuple[str, str]] = []
     ids: list[str] = []
     for part in msg.walk():
         kind = part.get_content_type()
         if kind in ("message/delivery-status", "message/global-delivery-status"):
-            for block in _children(part):
-                action = (block.get("Action") or "").strip().lower()
+            for block in map(_headers, _children(part)):
+                action = (_first(block, "action") or "").lower()
                 # The address as we sent to it: Original-Recipient when an
                 # alias or forward changed it on the way (RFC 3464 §2.3.1).
-                recipient = (block.get("Original-Recipient") or block.get("Final-Recipient")
+                recipient = (_first(block, "original-recipient") or _first(block, "final-recipient")
                              or "").partition(";")[2].strip()
                 if action == "failed" and "@" in recipient:
                     said = " ".join(x for x in (
-                        (block.get("Status") or "").strip(),
-                        (block.get("Diagnostic-Code") or "").partition(";")[2].strip(),
+                        _first(block, "status") or "",
+                        (_first(block, "diagnostic-code") or "").partition(";")[2].strip(),
                     ) if x)
                     failed.append((recipient.strip("<>").lower(), re.sub(r"\s+", " ", said)))
         elif kind in ("message/rfc822", "message/global"):
             for returned in _children(part):
-                ids += _ids(returned.get("Message-ID"))
+                ids += _ids(_first(_headers(returned), "message-id"))
         elif kind == "text/rfc822-headers":
-            headers = HeaderParser(policy=policy.compat32).parsestr(_decoded(part))
-            ids += _ids(headers.get("Message-ID"))
+            headers = _headers(HeaderParser(policy=policy.compat32).parsestr(_decoded(part)))
+            ids += _ids(_first(headers, "message-id"))
     return Bounce(tuple(dict.fromkeys(failed)), tuple(dict.fromkeys(ids)))
 
 
@@ -545,6 +555,10 @@ _CUT_IDS = frozenset({
     "appendonsend", "divrplyfwdmsg", "x_divrplyfwdmsg", "stopspelling",
     "mail-editor-reference-message-container",
 })
+# Outlook desktop and Outlook for Mac put the quoted header block in a div
+# styled "border:none;border-top:solid #E1E1E1 1.0pt": the original starts
+# there, whatever the language of the block's labels.
+_CUT_STYLE = re.compile(r"border\s*:\s*none\s*;\s*border-top\s*:\s*solid", re.IGNORECASE)
 _VOID = frozenset({
     "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
     "param", "source", "track", "wbr",
@@ -571,7 +585,7 @@ class _QuoteStripper(HTMLParser):
         found = dict(attrs)
         classes = set((found.get("class") or "").split())
         ident = (found.get("id") or "").lower()
-        if ident in _CUT_IDS:
+        if ident in _CUT_IDS or (tag == "div" and _CUT_STYLE.search(found.get("style") or "")):
             self._stopped = True
         elif tag == "blockquote" or classes & _DROP_CLASSES or ident in _DROP_IDS:
             if tag not in _VOID:
@@ -644,15 +658,16 @@ _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 
 # "On Mon, 3 Jun 2024 at 10:00, Referee <x@y> wrote:" and its translations;
 # a date or an address must be in it, so "On reflection I wrote:" is prose.
-# German, Dutch and Scandinavian put the author after the verb.
-_WROTE = (
-    r"(?:wrote|a écrit|escribió|ha scritto|escreveu|napisał|написал"
-    r"|(?:schrieb|schreef|skrev)\b.*)"
-)
-_ATTRIBUTION = re.compile(
-    rf"^(?:(?:on|le|am|el|il|op|em|den|w dniu)\s.*\d.*|.*@.*)\s{_WROTE}\s*:$",
+# German, Dutch and Scandinavian put the author after the verb. Read in two
+# steps (verb, then what comes before it) rather than one regex, whose nested
+# ".*" took seconds per crafted line.
+_WROTE_LAST = re.compile(
+    r"\s(?:wrote|a écrit|escribió|ha scritto|escreveu|napisał|написал|het volgende geschreven)"
+    r"\s*:$",
     re.IGNORECASE,
 )
+_WROTE_BEFORE_AUTHOR = re.compile(r"\s(?:schrieb|schreef|skrev)\b", re.IGNORECASE)
+_ATTRIBUTION_START = re.compile(r"(?:on|le|am|el|il|op|em|den|w dniu)\s", re.IGNORECASE)
 _ATTRIBUTION_MAX = 400  # characters; a longer line is prose
 _CUT_MARKERS = re.compile(
     r"^(?:-{2,}\s*(?:original message|ursprüngliche nachricht|message d'origine"
@@ -669,15 +684,22 @@ _MOBILE_SIGNATURE = re.compile(
     r"^(?:sent from my \S.*|sent from (?:outlook|yahoo mail|mail for windows|proton mail)\b.*"
     r"|sent with proton mail\b.*|get outlook for \S.*|von meinem \S.* gesendet"
     r"|envoyé de mon \S.*|enviado desde mi \S.*|enviado do meu \S.*|inviato da(?:l mio)? \S.*"
-    r"|verzonden (?:met|vanaf) (?:mijn )?\S.*|skickat från min \S.*)$",
+    r"|(?:verzonden|verstuurd) (?:met|vanaf) (?:mijn )?\S.*|skickat från min \S.*"
+    r"|obtenir outlook pour \S.*|obtener outlook para \S.*"
+    r"|outlook (?:für|voor) (?:android|ios)\b.*(?:herunterladen|downloaden))$",
     re.IGNORECASE,
 )
-# Outlook's plain header block: "From: ..." then "Sent: ..." or "Date: ...".
-_HEADER_FROM = re.compile(r"^(?:from|von|de|da|van|från|fra|od)\s?:\s*\S", re.IGNORECASE)
-_HEADER_WHEN = re.compile(
-    r"^(?:sent|date|gesendet|datum|envoyé|enviado|fecha|inviato|data|verzonden|skickat|sendt)"
-    r"\s?:",
-    re.IGNORECASE,
+# Outlook's plain header block: "From: ..." then "Sent: ..." or "Date: ...",
+# each on its line, or run onto one line by a client that rewrapped it.
+_FROM_LABEL = r"(?:from|von|de|da|van|från|fra|od)\s?:"
+_WHEN_LABEL = (
+    r"(?:sent|date|gesendet|datum|envoyé|enviado|fecha|inviato|data|verzonden|skickat|sendt)\s?:"
+)
+_SUBJECT_LABEL = r"(?:subject|betreff|objet|asunto|oggetto|onderwerp|ämne|emne|assunto)\s?:"
+_HEADER_FROM = re.compile(rf"^{_FROM_LABEL}\s*\S", re.IGNORECASE)
+_HEADER_WHEN = re.compile(rf"^{_WHEN_LABEL}", re.IGNORECASE)
+_HEADER_RUN_ON = re.compile(
+    rf"^{_FROM_LABEL}\s*\S.*?\s{_WHEN_LABEL}.*?\s{_SUBJECT_LABEL}", re.IGNORECASE
 )
 
 
@@ -707,12 +729,14 @@ def _command_lines(text: str) -> tuple[str, ...]:
             continue
         if line == "--" or _CUT_MARKERS.match(line) or _MOBILE_SIGNATURE.match(line):
             break
-        if _HEADER_FROM.match(line) and any(_HEADER_WHEN.match(n) for n in lines[i + 1 : i + 5]):
+        if _HEADER_FROM.match(line) and (
+            any(_HEADER_WHEN.match(n) for n in lines[i + 1 : i + 5])
+            or _HEADER_RUN_ON.match(line[:_ATTRIBUTION_MAX])
+        ):
             break
         span = _attribution_span(lines, i)
         if span:
-            after = next((n for n in lines[i + span :] if n), "")
-            if not after.startswith(">"):
+            if not _next_text(lines, i + span).startswith(">"):
                 break
             i += span
             continue
@@ -722,7 +746,10 @@ def _command_lines(text: str) -> tuple[str, ...]:
 
 
 def _attribution_span(lines: Sequence[str], i: int) -> int:
-    """How many lines (1 to 3) an attribution starting at ``i`` spans, or 0."""
+    """How many lines (1 to 3) an attribution starting at ``i`` spans, or 0.
+
+    An attribution without a date or an address counts only above a quote.
+    """
     joined = ""
     for k in range(i, min(i + 3, len(lines))):
         if not lines[k] or lines[k].startswith(">"):
@@ -730,9 +757,30 @@ def _attribution_span(lines: Sequence[str], i: int) -> int:
         joined = f"{joined} {lines[k]}".strip()
         if len(joined) > _ATTRIBUTION_MAX:  # also bounds the regex's backtracking
             break
-        if joined.endswith(":") and _ATTRIBUTION.match(joined):
+        if joined.endswith(":") and _is_attribution(joined, _next_text(lines, k + 1)):
             return k - i + 1
     return 0
+
+
+def _is_attribution(text: str, below: str) -> bool:
+    """Whether ``text``, ending in ":", says who wrote what follows (``below``).
+
+    Without a date or an address ("Goofspiel Referee wrote:") only when a
+    quote follows.
+    """
+    verb = _WROTE_LAST.search(text) or _WROTE_BEFORE_AUTHOR.search(text)
+    if verb is None or not verb.start():
+        return False
+    head = text[: verb.start()]
+    start = _ATTRIBUTION_START.match(head)
+    if "@" in head or (start and any(c.isdigit() for c in head[start.end() :])):
+        return True
+    return below.startswith(">")
+
+
+def _next_text(lines: Sequence[str], start: int) -> str:
+    """The first non-empty line from ``start`` on, or ""."""
+    return next((lines[k] for k in range(start, len(lines)) if lines[k]), "")
 
 
 def _clearsigned(lines: list[str]) -> list[str]:

@@ -8,10 +8,15 @@ says otherwise. Every test asserts the whole ``lines`` tuple.
 from __future__ import annotations
 
 import base64
+import binascii
+import html
+import quopri
+import time
+import warnings
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.mail.inbound import (
@@ -1284,3 +1289,201 @@ def test_any_text_body_parses_to_stripped_lines(body: str, ctype: str) -> None:
     )
     msg = parse_message(raw, referee_address=REFEREE)
     assert all(line and line == line.strip() for line in msg.lines)
+
+
+def test_8bit_bytes_in_a_delivery_report_are_read_not_raised_on() -> None:
+    # The stdlib hands such a field back as a Header object, not a str.
+    raw = POSTFIX_DSN.replace(b"Status: 5.1.1\n", b"Status: 5.1.1 \xe2\x80\x94 unknown\n").replace(
+        b"Message-ID: <pbm.41.goofspiel-7@pbm.example.org>",
+        b"Message-ID: <pbm.41.goofspiel-7@pbm.example.org> (\xff)",
+    )
+    assert parse(raw).bounce == Bounce(
+        (("nobody@example.com", "5.1.1 \u2014 unknown"),), ("pbm.41.goofspiel-7@pbm.example.org",))
+
+
+def test_a_charset_that_decodes_to_lone_surrogates_falls_back() -> None:
+    # "+2D0-" is UTF-7 for half a surrogate pair: no line may carry one, as
+    # the transcript and the database need valid Unicode.
+    msg = parse(simple(body=b"bid 5\n+2D0-\n").replace(b"charset=utf-8", b"charset=utf-7"))
+    assert msg.lines == ("bid 5", "+2D0-")
+
+
+def test_python_only_codecs_are_no_charsets() -> None:
+    # unicode_escape would split this line in two, and warn on "\\`".
+    raw = simple(body=b"bid 5 \\n play 2C \\`\n").replace(b"charset=utf-8",
+                                                          b"charset=unicode_escape")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parse(raw).lines == ("bid 5 \\n play 2C \\`",)
+
+
+def test_lines_that_look_like_attributions_are_read_in_linear_time() -> None:
+    # Nested ".*" in one regex took seconds for each such line.
+    crafted = ("On 1 " + "@ " * 190 + ":\n") * 4000 + "bid 5\n"
+    started = time.perf_counter()
+    msg = parse(simple(body=crafted.encode()))
+    assert time.perf_counter() - started < 3
+    assert msg.lines[-1] == "bid 5"
+
+
+# -- robustness: structurally valid messages (Hypothesis) -----------------------------
+
+CHARSETS = [
+    "utf-8", "us-ascii", "iso-8859-1", "windows-1252", "koi8-r", "shift_jis", "gb2312",
+    "utf-16", "utf-7", "cp500", "x-unknown", '"utf-8"', "rot13", "base64", "unicode_escape", "",
+]
+TRANSFER_ENCODINGS = ["7bit", "8bit", "binary", "base64", "quoted-printable", "x-uuencode", "bogus"]
+LEAF_TYPES = [
+    "text/plain", "text/plain; format=flowed; delsp=yes", "text/html", "text/enriched",
+    "message/rfc822", "message/delivery-status", "text/rfc822-headers", "application/ms-tnef",
+    "application/pgp-signature", "image/png",
+]
+MULTIPART_TYPES = [
+    "mixed", "alternative", "related", "signed", "encrypted", "digest",
+    "report; report-type=delivery-status", "report; report-type=disposition-notification",
+]
+HEADER_NAMES = [
+    "From", "To", "Cc", "Subject", "Message-ID", "In-Reply-To", "References", "Date", "List-Id",
+    "Return-Path", "Auto-Submitted", "X-Autoreply", "Precedence", "X-Loop", "Reply-To",
+    "X-Original-From", "X-Auto-Response-Suppress", "Content-Disposition", "X-Anything",
+]
+DSN_FIELDS = ["Final-Recipient", "Original-Recipient", "Action", "Status", "Diagnostic-Code"]
+
+
+def transfer_encoded(data: bytes, encoding: str) -> bytes:
+    """``data`` as the Content-Transfer-Encoding says; unknown ones leave it as it is."""
+    if encoding == "base64":
+        return base64.encodebytes(data)
+    if encoding == "quoted-printable":
+        return quopri.encodestring(data)
+    if encoding == "x-uuencode":
+        chunks = (binascii.b2a_uu(data[i : i + 45]) for i in range(0, len(data), 45))
+        return b"begin 644 x\n" + b"".join(chunks) + b"end\n"
+    return data
+
+
+@st.composite
+def header_values(draw: st.DrawFn) -> bytes:
+    """Plain text in UTF-8 or Latin-1, an encoded-word in any charset, or 8-bit bytes."""
+    kind = draw(st.sampled_from(["text", "encoded-word", "bytes", "sign"]))
+    if kind == "encoded-word":
+        payload = draw(st.text(st.characters(min_codepoint=33, max_codepoint=126,
+                                             blacklist_characters="?"), max_size=30))
+        charset, encoding = draw(st.sampled_from(CHARSETS)), draw(st.sampled_from("BQbq"))
+        return f"=?{charset}?{encoding}?{payload}?=".encode()
+    if kind == "bytes":
+        data = draw(st.binary(max_size=30)) + b"\xe9" + draw(st.binary(max_size=30))
+        return data.replace(b"\r", b" ").replace(b"\n", b" ")
+    if kind == "sign":  # values that steer the classification
+        return draw(st.sampled_from([b"<>", b"failed", b"rfc822; bob@example.com", b"bulk",
+                                     b"auto-replied", b"MAILER-DAEMON@example.com",
+                                     REFEREE.encode(), b"<a@b> <c@d>"]))
+    text = draw(st.text(max_size=60)).replace("\r", " ").replace("\n", " ")
+    return text.encode(draw(st.sampled_from(["utf-8", "latin-1"])), "replace")
+
+
+@st.composite
+def header_blocks(draw: st.DrawFn, names: list[str] = HEADER_NAMES) -> bytes:
+    """A few header fields, some folded, with now and then a line that is no field."""
+    block = b""
+    for _ in range(draw(st.integers(0, 5))):
+        value = draw(header_values())
+        if draw(st.booleans()):
+            value = value[: len(value) // 2] + b"\n\t" + value[len(value) // 2 :]
+        block += draw(st.sampled_from(names)).encode() + b": " + value + b"\n"
+        if draw(st.integers(0, 9)) == 0:
+            block += draw(st.sampled_from([b"no colon\n", b" stray fold\n", b"X-\xff: \xff\n"]))
+    return block
+
+
+@st.composite
+def mime_parts(draw: st.DrawFn, depth: int = 0) -> bytes:
+    """One MIME entity: headers, then a body that may be a multipart or a message."""
+    headers = draw(header_blocks())
+    if depth < 3 and draw(st.integers(0, 2)) == 0:
+        boundary = draw(st.sampled_from(["b1", "=_x", "with space", f"level{depth}"]))
+        body = draw(st.sampled_from([b"", b"preamble\n"]))
+        for child in draw(st.lists(mime_parts(depth + 1), max_size=3)):
+            body += f"--{boundary}\n".encode() + child + b"\n"
+        if draw(st.booleans()):  # the closing delimiter may be missing
+            body += f"--{boundary}--\n".encode()
+        kind = draw(st.sampled_from(MULTIPART_TYPES))
+        content_type = f'Content-Type: multipart/{kind}; boundary="{boundary}"\n\n'
+        return headers + content_type.encode() + body
+    kind = draw(st.sampled_from(LEAF_TYPES))
+    charset = draw(st.sampled_from(CHARSETS))
+    encoding = draw(st.sampled_from(TRANSFER_ENCODINGS))
+    if kind == "message/delivery-status":  # per-message fields, then per-recipient ones
+        data = b"\n".join(draw(st.lists(header_blocks(DSN_FIELDS), min_size=1, max_size=3)))
+    elif kind == "message/rfc822" and depth < 3:
+        data = draw(mime_parts(depth + 1))
+    elif kind in ("message/rfc822", "text/rfc822-headers"):
+        data = draw(header_blocks())
+    elif draw(st.booleans()):
+        data = draw(st.text(max_size=200)).encode()
+    else:
+        data = draw(st.binary(max_size=200))
+    body = transfer_encoded(data, encoding) if draw(st.booleans()) else data
+    return headers + (
+        f"Content-Type: {kind}; charset={charset}\nContent-Transfer-Encoding: {encoding}\n\n"
+    ).encode() + body
+
+
+@settings(max_examples=200, deadline=None)
+@given(mime_parts(), st.sampled_from([b"", b"Return-Path: <>\n"]), st.booleans())
+def test_any_mime_message_parses_to_valid_text(raw: bytes, envelope: bytes, crlf: bool) -> None:
+    raw = envelope + raw
+    if crlf:
+        raw = raw.replace(b"\n", b"\r\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not even a warning
+        msg = parse_message(raw, referee_address=REFEREE, list_address=LIST, our_domain=DOMAIN)
+    assert msg.size == len(raw)
+    assert all(line and line == line.strip() for line in msg.lines)
+    for text in (*msg.lines, msg.subject, msg.sender_name):
+        text.encode("utf-8")  # no lone surrogates: the transcript and the database need UTF-8
+    assert (msg.bounce is not None) == (msg.automation is Automation.BOUNCE)
+
+
+quoted_lines = st.lists(
+    st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=["Cs"]), max_size=40),
+    min_size=1, max_size=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    quoted_lines,
+    st.booleans(),
+    st.sampled_from(["utf-8", "utf-16", "utf-7", "iso-8859-1", "windows-1252", "koi8-r", "cp500"]),
+    st.sampled_from(["8bit", "base64", "quoted-printable"]),
+    st.sampled_from(["plain", "flowed", "html", "alternative", "signed"]),
+)
+def test_a_quoted_body_yields_no_lines_and_a_move_above_it_is_the_only_one(
+    quote: list[str], move_above: bool, charset: str, encoding: str, shape: str,
+) -> None:
+    move = ["bid 5"] if move_above else []
+    plain = "\n".join([*move, *(f"> {line}" for line in quote)]) + "\n"
+    rich = "".join(f"<div>{m}</div>" for m in move) + '<blockquote type="cite">' + "<br>".join(
+        html.escape(line) for line in quote) + "</blockquote>"
+
+    def part(kind: str, text: str) -> bytes:
+        data = transfer_encoded(text.encode(charset, "replace"), encoding)
+        return (f"Content-Type: {kind}; charset={charset}\n"
+                f"Content-Transfer-Encoding: {encoding}\n\n").encode() + data
+
+    if shape in ("plain", "flowed", "html"):
+        kind = {"plain": "text/plain", "flowed": "text/plain; format=flowed; delsp=yes",
+                "html": "text/html"}[shape]
+        entity = part(kind, rich if shape == "html" else plain)
+    else:
+        children = [part("text/plain", plain), part("text/html", rich)]
+        if shape == "signed":
+            children = [children[0], b"Content-Type: application/pgp-signature\n\nsig\n"]
+        boundary = "=_quoted_boundary_7f3a"
+        entity = f'Content-Type: multipart/{shape}; boundary="{boundary}"\n\n'.encode()
+        for child in children:
+            entity += f"--{boundary}\n".encode() + child + b"\n"
+        entity += f"--{boundary}--\n".encode()
+    raw = b"From: alice@example.com\nTo: referee@pbm.example.org\nMIME-Version: 1.0\n" + entity
+    assert parse_message(raw, referee_address=REFEREE).lines == tuple(move)

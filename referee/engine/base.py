@@ -70,13 +70,33 @@ class Action:
 
     verb: str
     args: tuple[JSON, ...] = ()
+    #: How the action came, set by the service for a player's mail: its scope
+    #: and, unless public, the seats that saw the mail (the sender's own
+    #: included). None for bots, timeouts and the operator. A game whose
+    #: answers follow the audience of the request (a private contract offer,
+    #: a private trade: 002 rule 9, definition F) reads :meth:`came_to`.
+    scope: Scope | None = None
+    seen_by: frozenset[int] = frozenset()
+
+    def came_to(self, seat: int) -> Audience:
+        """The audience of the request ``seat`` made: everyone for a public
+        action (or one with no scope), else exactly the seats that saw it."""
+        if self.scope is None or self.scope is Scope.PUBLIC:
+            return Audience.everyone()
+        return Audience.only(seat, *self.seen_by)
 
     def to_json(self) -> JSON:
-        return {"verb": self.verb, "args": list(self.args)}
+        data: dict[str, JSON] = {"verb": self.verb, "args": list(self.args)}
+        if self.scope is not None:
+            data["scope"] = self.scope.value
+            data["seen_by"] = sorted(self.seen_by)
+        return data
 
     @classmethod
     def from_json(cls, data: JSON) -> Action:
-        return cls(str(data["verb"]), tuple(data.get("args", ())))
+        scope = data.get("scope")
+        return cls(str(data["verb"]), tuple(data.get("args", ())),
+                   Scope(scope) if scope else None, frozenset(data.get("seen_by", ())))
 
 
 @dataclass(frozen=True)

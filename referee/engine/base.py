@@ -149,11 +149,18 @@ class Event:
 @dataclass(frozen=True)
 class Pending:
     """A seat owes an action. ``key`` identifies the obligation: while the
-    same key stays pending, its deadline stands; a new key starts a new one."""
+    same key stays pending, its deadline stands; a new key starts a new one.
+    Seat 0 is the referee itself (the Dealor of rule text 002): its
+    obligations are timetabled actions, fired by the same deadline sweep
+    through :meth:`Game.timeout_action`, never reminded."""
 
     seat: int
     key: str
     what: str
+    #: Seconds from when the obligation arose to its deadline; None means the
+    #: game's deadline option. A game on a timetable sets it (a round report
+    #: seven days after the round began); the engine never reads the clock.
+    due_in: int | None = None
 
 
 StateT = TypeVar("StateT")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from referee.config import config_from_dict
 from referee.passes import run_pass
-from referee.referee import Referee
+from referee.service import Referee
 from referee.store.db import upgrade
 
 T0 = datetime(2026, 1, 1)

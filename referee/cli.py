@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from referee.config import Config, ConfigError, format_duration, load_config, parse_duration
-from referee.referee import Referee, RefereeError
+from referee.service import Referee, RefereeError
 
 #: ``poll`` found another pass or the daemon running (sysexits.h EX_TEMPFAIL).
 EX_TEMPFAIL = 75

@@ -24,8 +24,7 @@ from typing import Any
 from referee.config import config_from_dict
 from referee.engine import get_game
 from referee.passes import run_pass
-from referee.referee import Referee
-from referee.store import models as m
+from referee.service import Referee
 from referee.store.db import upgrade
 
 NAMES = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank"]
@@ -160,12 +159,7 @@ def _bots_demo(kind: str, folder: str, seed: str) -> int:
 
 
 def _state(referee: Referee, tag: str) -> dict[str, Any]:
-    with referee.sessions() as db:
-        from sqlalchemy import select
-
-        row = db.scalar(select(m.Game).where(m.Game.tag == tag))
-        assert row is not None
-        return dict(row.state)
+    return dict(referee.stored_state(tag))
 
 
 def _mistake(state: dict[str, Any], seat: int) -> str:

@@ -17,8 +17,7 @@ from datetime import datetime
 from referee.config import Config
 from referee.mail.imap import ImapSource
 from referee.mail.maildir import MaildirSource
-from referee.mail.smtp import OutboxSender
-from referee.referee import Referee, now_utc
+from referee.service import Referee, now_utc
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +88,7 @@ def publish_pages(referee: Referee) -> None:
 
 
 def send_outbox(referee: Referee, now: datetime | None = None) -> int:
-    return OutboxSender(referee.config, referee.sessions).send(now or now_utc())
+    return referee.send_outbox(now)
 
 
 @contextmanager

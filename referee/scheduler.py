@@ -18,7 +18,7 @@ from imapclient.exceptions import IMAPClientError
 
 from referee.mail.imap import ImapSource
 from referee.passes import intake, publish_pages, send_outbox
-from referee.referee import Referee
+from referee.service import Referee
 
 log = logging.getLogger(__name__)
 

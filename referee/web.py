@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from referee.mail.compose import TEMPLATES, format_when
-from referee.referee import Referee
+from referee.service import Referee
 
 _env = Environment(
     loader=FileSystemLoader(TEMPLATES / "web"),

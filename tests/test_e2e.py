@@ -29,7 +29,7 @@ from sqlalchemy import func, select
 
 from referee.config import load_config
 from referee.passes import PassReport, run_pass, send_outbox
-from referee.referee import Referee, now_utc
+from referee.service import Referee, now_utc
 from referee.store import models as m
 from referee.store.db import upgrade
 from tests.mailstack import PLAYERS, REPO_ROOT, MailStack

@@ -24,7 +24,7 @@ from referee.config import Config, config_from_dict
 from referee.engine import GAMES
 from referee.engine.base import Action
 from referee.passes import run_pass
-from referee.referee import Referee, RefereeError
+from referee.service import Referee, RefereeError
 from referee.store import models as m
 from referee.store.db import upgrade
 from tests.databases import KINDS, database_url

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from referee import scheduler
-from referee.referee import Referee
 from referee.scheduler import Daemon
+from referee.service import Referee
 from tests.test_referee import Club
 
 

@@ -18,8 +18,8 @@ from aiosmtpd.smtp import SMTP as SMTPServer
 from aiosmtpd.smtp import Envelope, Session
 
 from referee.config import config_from_dict
-from referee.mail.smtp import OutboxSender, backoff
-from referee.referee import Referee
+from referee.service import Referee
+from referee.service.outbox import OutboxSender, backoff
 from referee.store import models as m
 from referee.store.db import upgrade
 

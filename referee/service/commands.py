@@ -1,0 +1,76 @@
+"""The command lines of one mail, run against one seat of one game: each
+line read by the game's grammar (or a generic command), applied in order,
+and answered in a transcript line.
+
+Runs inside intake's transaction, on a ``GameSession`` it loaded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from referee.engine.base import Action, EngineError, ParseError, Scope
+from referee.service.common import TranscriptLine
+from referee.service.session import GameSession
+
+#: Lines the referee understands in every game, besides the game's own.
+GENERIC_COMMANDS = ("help", "resign")
+#: Stop reading a mail after this many lines in a row that are no command.
+MAX_UNKNOWN_LINES = 5
+
+
+def run_commands(
+    gs: GameSession, seat: int, lines: Sequence[str], scope: Scope,
+    seen_by: frozenset[int], inbound_id: int,
+) -> list[TranscriptLine]:
+    """Apply each line of a mail that came in ``scope`` (seen by the seats
+    ``seen_by`` besides the sender); returns the transcript."""
+    out: list[TranscriptLine] = []
+    unknown = 0
+    for line in lines:
+        word = line.strip().lower().rstrip(".!")
+        if word in GENERIC_COMMANDS:
+            action: Action | None = Action(word)
+        else:
+            try:
+                action = gs.engine.parse(line)
+            except ParseError as e:
+                out.append(TranscriptLine(line, "?", "refused", str(e)))
+                unknown = 0
+                continue
+        if action is None:
+            unknown += 1
+            if unknown >= MAX_UNKNOWN_LINES:
+                out.append(TranscriptLine(line, "", "ignored",
+                                          "Not a command; the rest of the mail was ignored."))
+                break
+            out.append(TranscriptLine(line, "", "ignored", "Not a command."))
+            continue
+        unknown = 0
+        read_as = " ".join([action.verb, *(str(a) for a in action.args)])
+        if action.verb == "help":
+            out.append(TranscriptLine(line, "help", "applied", "Help is below."))
+            continue
+        if gs.row.status == "cancelled":
+            out.append(TranscriptLine(line, read_as, "refused", "The game was cancelled."))
+            continue
+        if gs.engine.is_over(gs.state):
+            out.append(TranscriptLine(line, read_as, "refused", "The game is over."))
+            continue
+        try:
+            if action.verb != "resign":
+                gs.engine.accepts(action, scope)
+            action = dataclasses.replace(action, scope=scope, seen_by=seen_by)
+            verdict, text = gs.apply(seat, action, "player", inbound_id)
+            out.append(TranscriptLine(line, read_as, verdict, text))
+            gs.run_bots()
+        except EngineError as e:
+            out.append(TranscriptLine(line, read_as, "refused", str(e)))
+            if action.verb == "resign":
+                break
+        if action.verb == "resign":
+            out.append(TranscriptLine("", "", "ignored",
+                                      "You have left the game; the rest was ignored."))
+            break
+    return out

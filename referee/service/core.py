@@ -1,0 +1,102 @@
+"""The referee over one database, one mail identity and its outbox: builds
+the service's rooms and is the one door the CLI, the passes, the daemon, the
+pages and the demo go through. It opens no transaction itself; each room
+says in its docstring which one it runs in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from referee.config import Config
+from referee.mail.compose import Composer
+from referee.service.bounces import Bounces
+from referee.service.common import Outcome, now_utc
+from referee.service.deadlines import DeadlineSweep
+from referee.service.delivery import Delivery
+from referee.service.intake import Cursor, Intake
+from referee.service.operator import Operator
+from referee.service.outbox import OutboxSender
+from referee.service.reading import Reading
+from referee.service.routing import Routing
+from referee.service.senders import Senders
+from referee.store.db import make_engine, sessions
+
+
+class Referee:
+    """The referee service. Every method that depends on the time takes
+    ``now`` (naive UTC); without it, the clock's."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.db_engine = make_engine(config.database_url)
+        self.sessions: sessionmaker[Session] = sessions(self.db_engine)
+        self.composer = Composer(config.referee.address, config.referee.name)
+        self.delivery = Delivery(config, self.composer)
+        senders = Senders(config, self.delivery)
+        routing = Routing(config, self.composer, self.delivery, senders)
+        self.intake = Intake(config, self.sessions, self.delivery, senders,
+                             Bounces(self.composer), routing)
+        self.sweep = DeadlineSweep(self.sessions, self.composer, self.delivery)
+        self.operator = Operator(config, self.sessions, self.delivery)
+        self.reading = Reading(self.sessions)
+
+    def close(self) -> None:
+        self.db_engine.dispose()
+
+    # -- mail in, deadlines, mail out ---------------------------------------
+    def process(self, raw: bytes, source_key: str, now: datetime | None = None,
+                cursor: Cursor | None = None, size: int | None = None) -> Outcome:
+        """Referee one inbound message (see :meth:`Intake.process`)."""
+        return self.intake.process(raw, source_key, now or now_utc(), cursor, size)
+
+    def cursor(self, mailbox: str) -> tuple[int, int] | None:
+        return self.intake.cursor(mailbox)
+
+    def fire_deadlines(self, now: datetime | None = None) -> int:
+        """Due reminders and timeouts; returns how many timeouts fired."""
+        return self.sweep.fire(now or now_utc())
+
+    def send_outbox(self, now: datetime | None = None) -> int:
+        """Mail what is queued and due; returns how many were sent."""
+        return OutboxSender(self.config, self.sessions).send(now or now_utc())
+
+    # -- the operator's actions ---------------------------------------------
+    def create_game(
+        self, kind: str, players: Sequence[str], bots: int = 0,
+        options: dict[str, str] | None = None, now: datetime | None = None,
+        seed: str | None = None, teams: Sequence[str | None] = (),
+    ) -> str:
+        """Create a game, queue the opening, and return its tag."""
+        return self.operator.create_game(kind, players, bots, options or {},
+                                         now or now_utc(), seed, teams)
+
+    def resign_player(self, tag: str, address: str, now: datetime | None = None) -> str:
+        return self.operator.resign_player(tag, address, now or now_utc())
+
+    def cancel_game(self, tag: str, reason: str = "", now: datetime | None = None) -> None:
+        self.operator.cancel_game(tag, reason, now or now_utc())
+
+    def extend_deadlines(self, tag: str, by: timedelta, reason: str = "",
+                         now: datetime | None = None) -> int:
+        return self.operator.extend_deadlines(tag, by, reason, now or now_utc())
+
+    def rotate_token(self, address: str) -> None:
+        self.operator.rotate_token(address)
+
+    # -- reading --------------------------------------------------------------
+    def status(self, tag: str | None = None) -> list[dict[str, Any]]:
+        return self.reading.status(tag)
+
+    def public_history(self, tag: str) -> list[dict[str, Any]]:
+        return self.reading.public_history(tag)
+
+    def stored_state(self, tag: str) -> Any:
+        return self.reading.stored_state(tag)
+
+    def replay(self, tag: str) -> Any:
+        return self.reading.replay(tag)

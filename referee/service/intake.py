@@ -1,0 +1,200 @@
+"""Intake: one inbound mail, one transaction. Skip what was seen before,
+leave unanswered what must not be answered (bounces, auto-replies, other
+lists), answer strangers at most once a day, check the sender, find the game
+and seat, run the command lines, reply, and queue the reports they caused.
+
+``Intake.process`` opens the message's transaction and commits it with the
+mailbox cursor; a fault of ours rolls it back and records the message as
+failed in a transaction of its own, so it never blocks the mail behind it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session, sessionmaker
+
+from referee.config import Config
+from referee.mail.compose import verp_outbox_id
+from referee.mail.inbound import Automation, InboundMessage, parse_message
+from referee.service.bounces import Bounces
+from referee.service.commands import run_commands
+from referee.service.common import Outcome
+from referee.service.delivery import Delivery
+from referee.service.routing import Routing
+from referee.service.senders import Senders
+from referee.service.session import GameSession
+from referee.store import models as m
+
+log = logging.getLogger(__name__)
+
+#: (mailbox, UIDVALIDITY, UID) of an IMAP message, stored with its outcome.
+Cursor = tuple[str, int, int]
+
+
+class Intake:
+    """Referees inbound mail, one message per transaction."""
+
+    def __init__(self, config: Config, sessions: sessionmaker[Session], delivery: Delivery,
+                 senders: Senders, bounces: Bounces, routing: Routing) -> None:
+        self.config, self.sessions, self.delivery = config, sessions, delivery
+        self.senders, self.bounces, self.routing = senders, bounces, routing
+
+    def process(self, raw: bytes, source_key: str, now: datetime,
+                cursor: Cursor | None = None, size: int | None = None) -> Outcome:
+        """Process one raw message in one transaction.
+
+        ``cursor`` (mailbox, UIDVALIDITY, UID) is stored in the same
+        transaction, so the mailbox position and the game never disagree.
+        ``size`` is the server's size of a message fetched only in part.
+        """
+        try:
+            with self.sessions.begin() as db:
+                return self._process(db, raw, source_key, now, cursor, size)
+        except DBAPIError:
+            raise  # the database is away or busy: the next pass tries again
+        except Exception as e:
+            # A fault of ours (an engine or a template) rolled the message's
+            # transaction back. It must not block the mail behind it, so it
+            # is recorded as failed in a transaction of its own.
+            log.exception("processing message %s failed", source_key)
+            return self._failed(raw, source_key, now, cursor, e)
+
+    def cursor(self, mailbox: str) -> tuple[int, int] | None:
+        """The (UIDVALIDITY, last UID) processed in ``mailbox``, if any."""
+        with self.sessions() as db:
+            row = db.get(m.Cursor, mailbox)
+            return (row.uidvalidity, row.last_uid) if row else None
+
+    def _parse(self, raw: bytes) -> InboundMessage:
+        ref = self.config.referee
+        return parse_message(raw, referee_address=ref.address,
+                             list_address=ref.public_list, our_domain=ref.domain)
+
+    def _process(self, db: Session, raw: bytes, source_key: str, now: datetime,
+                 cursor: Cursor | None, size: int | None) -> Outcome:
+        if cursor is not None:
+            _advance_cursor(db, *cursor)
+        if db.scalar(select(m.Inbound.id).where(m.Inbound.source_key == source_key)):
+            return Outcome("duplicate")
+        try:
+            msg = self._parse(raw)
+        except Exception as e:  # a message we cannot read must not block the queue
+            log.warning("unreadable message %s: %s", source_key, e)
+            db.add(m.Inbound(source_key=source_key, sender="", status="failed",
+                             note=f"unreadable: {e}", received_at=now))
+            return Outcome("failed")
+        if size is not None and size > msg.size:
+            msg = dataclasses.replace(msg, size=size)
+        record = m.Inbound(source_key=source_key, message_id=msg.message_id,
+                           sender=msg.sender, subject=msg.subject[:1000],
+                           status="processed", received_at=now)
+        if msg.message_id and db.scalar(
+            select(m.Inbound.id).where(m.Inbound.message_id == msg.message_id)
+        ):
+            record.status, record.note = "ignored", "duplicate Message-ID"
+            db.add(record)
+            return Outcome("duplicate")
+        db.add(record)
+        db.flush()
+        outcome = self._handle(db, msg, record, now)
+        record.status = outcome.status
+        record.note = record.note or outcome.status
+        return outcome
+
+    def _failed(self, raw: bytes, source_key: str, now: datetime,
+                cursor: Cursor | None, error: Exception) -> Outcome:
+        """Record a message whose processing failed; tell a player who wrote it."""
+        with self.sessions.begin() as db:
+            if cursor is not None:
+                _advance_cursor(db, *cursor)
+            msg = self._parse(raw)  # it parsed before the fault, so it parses now
+            db.add(m.Inbound(source_key=source_key, message_id=msg.message_id,
+                             sender=msg.sender, subject=msg.subject[:1000], status="failed",
+                             note=f"internal error: {type(error).__name__}: {error}"[:1000],
+                             received_at=now))
+            player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
+            if player is not None and msg.automation is Automation.NONE:
+                self.delivery.reply(db, None, player, msg, "internal_error", {}, now)
+        return Outcome("failed")
+
+    def _handle(self, db: Session, msg: InboundMessage, record: m.Inbound,
+                now: datetime) -> Outcome:
+        ref = self.config.referee
+        verp = next((oid for a in (*msg.to, *msg.cc)
+                     if (oid := verp_outbox_id(ref.address, a)) is not None), None)
+        if verp is not None:
+            # Only a bounce is ever sent to a VERP address; whatever it says.
+            record.note = "not answered: bounce to a VERP address"
+            bounce = self.bounces.of_verp(db, verp, msg)
+            if bounce is not None:
+                record.note += "".join(self.bounces.record(db, bounce, now))
+            return Outcome("ignored")
+        if msg.automation is not Automation.NONE:
+            record.note = f"not answered: {msg.automation.value}"
+            if msg.bounce is not None:
+                record.note += "".join(self.bounces.record(db, msg.bounce, now))
+            return Outcome("ignored")
+        if msg.list_id and msg.list_id != self.senders.list_id():
+            record.note = f"not answered: mail from another list ({msg.list_id})"
+            return Outcome("ignored")
+        player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
+        games = self.routing.games_of(db, player) if player else []
+        if player is None or not games:
+            return self.routing.stranger(db, msg, now)
+        seated = [g for g in games if g.status == "active"]
+        verdict = self.senders.verify(msg, player)
+        if not verdict.passed and self.config.auth.require == "verified":
+            record.note = f"sender not verified: {verdict.detail}"
+            # Answered at the registered address only: the real player learns
+            # that a mail in their name was refused, a forger learns nothing.
+            sent = msg.date.astimezone(UTC).replace(tzinfo=None) if msg.date else None
+            self.delivery.reply(db, None, player, msg, "not_verified", {"date": sent}, now)
+            return Outcome("refused")
+        if msg.size > ref.max_message_size:
+            self.delivery.reply(db, None, player, msg, "too_large",
+                                {"limit": ref.max_message_size}, now)
+            return Outcome("refused")
+        if msg.tnef_only:
+            self.delivery.reply(db, None, player, msg, "plain_text_please", {}, now)
+            return Outcome("refused")
+        game = self.routing.find_game(db, msg, seated)
+        if isinstance(game, str):
+            self.delivery.reply(db, None, player, msg, "which_game", {
+                "problem": game, "games": [g.tag for g in seated],
+            }, now)
+            return Outcome("refused")
+        record.game_id = game.id
+        gs = GameSession(self.delivery, db, game, now)
+        seat = gs.seat_of(player)
+        if seat is None:
+            self.delivery.reply(db, None, player, msg, "which_game", {
+                "problem": f"You have no seat in {game.tag}.", "games": [g.tag for g in seated],
+            }, now)
+            return Outcome("refused")
+        scope, seen_by = self.senders.scope(msg, game)
+        transcript = run_commands(gs, seat.position, msg.lines, scope, seen_by, record.id)
+        gs.settle()
+        self.delivery.reply(db, gs, player, msg, "transcript", {
+            "lines": [t.__dict__ for t in transcript],
+            # Asked for, or owed: after a refusal the player sees what they
+            # can do now (for a bid, the cards they still hold; PS-7).
+            "help": gs.engine.help(gs.state, seat.position)
+            if not transcript or any(t.read_as == "help" or t.result == "refused"
+                                     for t in transcript) else None,
+            "over": gs.engine.is_over(gs.state) or game.status != "active",
+        }, now, seat=seat.position)
+        gs.send_notices()  # the answer first, then the reports it caused
+        return Outcome("processed", game.tag, transcript)
+
+
+def _advance_cursor(db: Session, mailbox: str, uidvalidity: int, uid: int) -> None:
+    row = db.get(m.Cursor, mailbox)
+    if row is None:
+        db.add(m.Cursor(mailbox=mailbox, uidvalidity=uidvalidity, last_uid=uid))
+    elif row.uidvalidity != uidvalidity or uid > row.last_uid:
+        row.uidvalidity, row.last_uid = uidvalidity, uid

@@ -1,0 +1,175 @@
+"""The operator's actions: create a game, hand a seat to a bot, cancel a
+game, move its deadlines, give a player a new private reply address.
+
+Each action is one transaction; what it tells the players is queued in it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from referee.config import Config, format_duration, parse_duration
+from referee.engine import get_game
+from referee.engine.base import Action, Audience, Notice, OptionError, SeatInfo, rng_for
+from referee.mail.compose import format_when
+from referee.service.common import RefereeError, parse_player
+from referee.service.delivery import Delivery, new_token
+from referee.service.session import GameSession
+from referee.store import models as m
+
+
+class Operator:
+    """What the operator does from the command line."""
+
+    def __init__(self, config: Config, sessions: sessionmaker[Session],
+                 delivery: Delivery) -> None:
+        self.config, self.sessions, self.delivery = config, sessions, delivery
+
+    def create_game(
+        self, kind: str, players: Sequence[str], bots: int, options: dict[str, str],
+        now: datetime, seed: str | None, teams: Sequence[str | None],
+    ) -> str:
+        """Create a game, queue the opening, and return its tag."""
+        try:
+            engine = get_game(kind)
+        except KeyError as e:
+            raise RefereeError(str(e.args[0])) from None
+        raw = dict(options)
+        deadline = _duration_option(raw, "deadline", self.config.deadlines.default)
+        reminder = _duration_option(raw, "reminder", self.config.deadlines.reminder)
+        try:
+            opts = engine.parse_options(raw)
+        except OptionError as e:
+            raise RefereeError(str(e)) from None
+        low, high = engine.seat_count(opts)
+        n = len(players) + bots
+        if not low <= n <= high:
+            need = str(low) if low == high else f"{low} to {high}"
+            raise RefereeError(f"{engine.title} takes {need} seats; got {n}.")
+        parsed = [parse_player(p) for p in players]
+        if len({a for a, _ in parsed}) != len(parsed):
+            raise RefereeError("The same address is given twice.")
+        with self.sessions.begin() as db:
+            number = (db.scalar(select(m.Game.id).order_by(m.Game.id.desc()).limit(1)) or 0) + 1
+            game = m.Game(
+                tag=f"{kind}-{number}", kind=kind, options={**opts, "deadline": str(deadline),
+                                                             "reminder": str(reminder)},
+                seed=seed or secrets.token_hex(16), state={}, step=0, status="active",
+                deadline_seconds=int(deadline.total_seconds()),
+                reminder_seconds=int(reminder.total_seconds()), created_at=now,
+            )
+            db.add(game)
+            infos: list[SeatInfo] = []
+            for i, (addr, name) in enumerate(parsed, start=1):
+                player = _player(db, addr, name, now)
+                team = teams[i - 1] if i - 1 < len(teams) else None
+                game.seats.append(m.Seat(position=i, player=player, name=name, team=team))
+                infos.append(SeatInfo(i, name, False, team))
+            for j in range(bots):
+                pos = len(parsed) + j + 1
+                game.seats.append(m.Seat(position=pos, name=f"Bot {pos}", bot=True))
+                infos.append(SeatInfo(pos, f"Bot {pos}", True))
+            db.flush()
+            try:
+                result = engine.new(opts, infos, rng_for(game.seed, 0))
+            except OptionError as e:
+                raise RefereeError(str(e)) from None
+            game.state = engine.dump(result.state)
+            gs = GameSession(self.delivery, db, game, now)
+            for ev in result.events:
+                db.add(m.Event(game_id=game.id, step=0, kind=ev.kind, text=ev.text,
+                               public=ev.public, data=dict(ev.data), at=now))
+            gs.notices = list(result.notices)
+            gs.finish()
+            return game.tag
+
+    def resign_player(self, tag: str, address: str, now: datetime) -> str:
+        """Hand a player's seat to a bot, as if they had written ``resign``
+        (PS-13's admin action); returns the seat's name."""
+        addr, _ = parse_player(address)
+        with self.sessions.begin() as db:
+            game = _active_game(db, tag)
+            seat = next((s for s in game.seats if not s.bot and s.player is not None
+                         and s.player.address == addr), None)
+            if seat is None:
+                raise RefereeError(f"{addr} plays no seat of {tag}.")
+            gs = GameSession(self.delivery, db, game, now)
+            gs.apply(seat.position, Action("resign"), "operator", None)
+            gs.finish()
+            return seat.name
+
+    def cancel_game(self, tag: str, reason: str, now: datetime) -> None:
+        """End a game with no winner; everyone is told why."""
+        with self.sessions.begin() as db:
+            game = _active_game(db, tag)
+            gs = GameSession(self.delivery, db, game, now)
+            game.status, game.finished_at = "cancelled", now
+            for d in gs.deadlines():
+                db.delete(d)
+            db.add(m.Event(game_id=game.id, step=game.step, kind="cancelled",
+                           text=f"The game was cancelled. {reason}".strip(), public=True,
+                           data={"reason": reason}, at=now))
+            self.delivery.deliver(db, gs, Notice(Audience.everyone(), "cancelled",
+                                                 {"reason": reason}))
+
+    def extend_deadlines(self, tag: str, by: timedelta, reason: str, now: datetime) -> int:
+        """Move every open deadline of a game ``by`` later (a player away, a
+        holiday); everyone is told. Returns how many moved."""
+        if by <= timedelta(0):
+            raise RefereeError("extend by a positive duration, like 2d")
+        with self.sessions.begin() as db:
+            game = _active_game(db, tag)
+            gs = GameSession(self.delivery, db, game, now)
+            deadlines = gs.deadlines()
+            if not deadlines:
+                raise RefereeError(f"{tag} has no open deadline.")
+            for d in deadlines:
+                d.due_at += by
+                if d.due_at - timedelta(seconds=game.reminder_seconds) > now:
+                    d.reminded_at = None  # remind again before the new deadline
+            listed = [{"name": gs.seat_name(d.seat), "what": d.what,
+                       "due": format_when(d.due_at)} for d in deadlines]
+            self.delivery.deliver(db, gs, Notice(Audience.everyone(), "extended", {
+                "by": format_duration(by), "reason": reason, "deadlines": listed}))
+            return len(deadlines)
+
+    def rotate_token(self, address: str) -> None:
+        """A new private reply address for a player whose old one got out."""
+        with self.sessions.begin() as db:
+            player = db.scalar(select(m.Player).where(m.Player.address == address.lower()))
+            if player is None:
+                raise RefereeError(f"No player has the address {address}.")
+            player.token = new_token()
+
+
+def _duration_option(raw: dict[str, str], key: str, default: timedelta) -> timedelta:
+    if key not in raw:
+        return default
+    try:
+        return parse_duration(raw.pop(key))
+    except ValueError as e:
+        raise RefereeError(f"Option {key}: {e}") from None
+
+
+def _player(db: Session, addr: str, name: str, now: datetime) -> m.Player:
+    player = db.scalar(select(m.Player).where(m.Player.address == addr))
+    if player is None:
+        player = m.Player(address=addr, name=name, created_at=now)
+        db.add(player)
+    elif name and not player.name:
+        player.name = name
+    return player
+
+
+def _active_game(db: Session, tag: str) -> m.Game:
+    game = db.scalar(select(m.Game).where(m.Game.tag == tag))
+    if game is None:
+        raise RefereeError(f"There is no game {tag}.")
+    if game.status != "active":
+        raise RefereeError(f"{tag} is {game.status}; there is nothing to do.")
+    return game

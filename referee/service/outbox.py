@@ -1,0 +1,142 @@
+"""The outbox sender: mails queued rows through the relay (or into a
+Maildir) and keeps their books.
+
+A row is marked sent only after the server's 250. A crash between the 250
+and the mark resends the same message with the same Message-ID. Transient
+failures are retried with backoff and jitter until ``give_up_after``;
+permanent ones fail the row at once. One short transaction per row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from referee.config import Config
+from referee.mail.compose import verp_address
+from referee.mail.maildir import MaildirSink
+from referee.mail.smtp import Refused, RelayUnavailable, SmtpRelay
+from referee.service.bounces import mark_bounced
+from referee.store import models as m
+
+log = logging.getLogger(__name__)
+
+FIRST_RETRY = timedelta(minutes=1)
+MAX_RETRY = timedelta(hours=2)
+
+
+def backoff(attempts: int, rng: random.Random | None = None) -> timedelta:
+    """Delay before the next try: doubling from a minute, capped, with jitter."""
+    base: timedelta = min(FIRST_RETRY * 2 ** max(attempts - 1, 0), MAX_RETRY)
+    jitter: float = 0.75 + 0.5 * (rng or random.Random()).random()
+    return base * jitter
+
+
+class OutboxSender:
+    """Sends due outbox rows; one short transaction per row."""
+
+    def __init__(self, config: Config, sessions: sessionmaker[Session]) -> None:
+        self.config = config
+        self.sessions = sessions
+
+    def due(self, now: datetime, limit: int = 500) -> list[int]:
+        with self.sessions() as db:
+            q = (select(m.Outbox.id)
+                 .where(m.Outbox.sent_at.is_(None), m.Outbox.failed_at.is_(None),
+                        m.Outbox.next_attempt_at <= now)
+                 .order_by(m.Outbox.id).limit(limit))
+            return list(db.scalars(q))
+
+    def send(self, now: datetime) -> int:
+        """Send everything due, in batches; returns how many were sent."""
+        total, tried = 0, set[int]()
+        while True:
+            ids = [i for i in self.due(now) if i not in tried]
+            if not ids:
+                return total
+            tried.update(ids)
+            total += self._send_batch(ids, now)
+
+    def _send_batch(self, ids: list[int], now: datetime) -> int:
+        if self.config.smtp.kind == "maildir":
+            sink = MaildirSink(self.config.resolve(self.config.smtp.path))
+            for oid in ids:
+                with self.sessions.begin() as db:
+                    row = db.get(m.Outbox, oid)
+                    assert row is not None
+                    sink.deliver(row.raw.encode("utf-8"))
+                    row.sent_at, row.attempts = now, row.attempts + 1
+            return len(ids)
+        return asyncio.run(self._send_smtp(ids, now))
+
+    async def _send_smtp(self, ids: Sequence[int], now: datetime) -> int:
+        relay = SmtpRelay(self.config.smtp)
+        sent = 0
+        try:
+            await relay.connect()
+        except RelayUnavailable as e:
+            log.warning("SMTP connection failed: %s", e)
+            for oid in ids:
+                self._failed(oid, now, f"connection: {e}", permanent=False)
+            return 0
+        try:
+            for oid in ids:
+                with self.sessions() as db:
+                    row = db.get(m.Outbox, oid)
+                    assert row is not None
+                    raw, rcpts = row.raw, list(row.recipients)
+                sender = self.config.referee.address
+                if self.config.smtp.verp:
+                    sender = verp_address(sender, oid)
+                try:
+                    refused = await relay.send(raw, sender, rcpts)
+                except Refused as e:
+                    self._failed(oid, now, e.error, permanent=e.permanent, refused=e.refused)
+                    continue
+                except RelayUnavailable as e:
+                    self._failed(oid, now, str(e), permanent=False)
+                    break
+                self._sent(oid, now, refused)
+                sent += 1
+        finally:
+            await relay.quit()
+        return sent
+
+    def _sent(self, oid: int, now: datetime, refused: dict[str, tuple[int, str]]) -> None:
+        """Mark a row sent. Partial refusals are recorded on it, and the same
+        message is queued again, with the same Message-ID, for those refused
+        for now (4xx)."""
+        with self.sessions.begin() as db:
+            row = db.get(m.Outbox, oid)
+            assert row is not None
+            row.sent_at, row.attempts = now, row.attempts + 1
+            row.last_error = "; ".join(f"{a}: {code} {said}"
+                                       for a, (code, said) in refused.items())
+            retry = [a for a, (code, _) in refused.items() if code < 500]
+            mark_bounced(db, {a: f"{code} {said}" for a, (code, said) in refused.items()
+                              if code >= 500}, now)
+            if retry:
+                db.add(m.Outbox(game_id=row.game_id, recipients=retry, raw=row.raw,
+                                created_at=row.created_at, attempts=row.attempts,
+                                next_attempt_at=now + backoff(row.attempts)))
+
+    def _failed(self, oid: int, now: datetime, error: str, permanent: bool,
+                refused: dict[str, str] | None = None) -> None:
+        with self.sessions.begin() as db:
+            row = db.get(m.Outbox, oid)
+            assert row is not None
+            mark_bounced(db, refused or {}, now)
+            row.attempts += 1
+            row.last_error = error[:2000]
+            if permanent or now - row.created_at >= self.config.smtp.give_up_after:
+                row.failed_at = now
+                log.error("outbox %s failed for good: %s", oid, error)
+            else:
+                row.next_attempt_at = now + backoff(row.attempts)
+                log.warning("outbox %s will be retried: %s", oid, error)

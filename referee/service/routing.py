@@ -1,0 +1,78 @@
+"""Routing: which game a player's mail is about (the subject's tag, the
+thread of one of our mails, or their only game), which games an address
+plays in, and the once-a-day answer to an address in no game.
+
+Runs inside intake's transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from referee.config import Config
+from referee.mail.compose import Composer
+from referee.mail.inbound import InboundMessage, find_tag
+from referee.service.common import Outcome
+from referee.service.delivery import Delivery
+from referee.service.senders import Senders
+from referee.store import models as m
+
+#: An address in no game is answered at most this often.
+STRANGER_INTERVAL = timedelta(days=1)
+
+
+class Routing:
+    """Finds the game of a mail, and answers those who have none."""
+
+    def __init__(self, config: Config, composer: Composer, delivery: Delivery,
+                 senders: Senders) -> None:
+        self.config, self.composer = config, composer
+        self.delivery, self.senders = delivery, senders
+
+    def find_game(self, db: Session, msg: InboundMessage, seated: list[m.Game]) -> m.Game | str:
+        """The game ``msg`` is about, or a sentence saying why none is; ``seated``
+        are the sender's active games."""
+        tag = find_tag(msg.subject) or self.composer.tag_from_ids(
+            [*msg.references, *msg.in_reply_to]
+        )
+        if tag:
+            game = db.scalar(select(m.Game).where(m.Game.tag == tag))
+            if game is None:
+                return f"There is no game {tag}."
+            return game
+        if len(seated) == 1:
+            return seated[0]
+        if not seated:
+            return "You have no game in progress."
+        return "You play in more than one game; put the game's tag in the subject, like [tag]."
+
+    @staticmethod
+    def games_of(db: Session, player: m.Player) -> list[m.Game]:
+        """Every game ``player`` has sat in, oldest first."""
+        # A subquery, not DISTINCT: PostgreSQL cannot compare json columns.
+        seated = select(m.Seat.game_id).where(m.Seat.player_id == player.id)
+        q = select(m.Game).where(m.Game.id.in_(seated)).order_by(m.Game.id)
+        return list(db.scalars(q))
+
+    def stranger(self, db: Session, msg: InboundMessage, now: datetime) -> Outcome:
+        """Mail from an address in no game changes nothing; answered once a day."""
+        if self.senders.is_referee(msg.sender) or not msg.sender:
+            return Outcome("ignored")
+        if msg.sender == self.config.referee.public_list:
+            # A list that rewrote From: never answer the list itself.
+            return Outcome("ignored")
+        row = db.get(m.StrangerReply, msg.sender)
+        if row is not None and now - row.replied_at < STRANGER_INTERVAL:
+            return Outcome("ignored")
+        if row is None:
+            db.add(m.StrangerReply(address=msg.sender, replied_at=now))
+        else:
+            row.replied_at = now
+        self.delivery.queue(db, None, [(msg.sender, msg.sender_name)],
+                            *self.composer.render("common", "stranger", {}),
+                            auto="auto-replied", in_reply_to=msg.message_id,
+                            references=msg.references, now=now, kind="stranger")
+        return Outcome("stranger")

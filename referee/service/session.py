@@ -1,0 +1,168 @@
+"""A game loaded inside the caller's transaction: apply actions, let bots
+move, act for absent seats, store the state, reconcile deadlines, and hand
+the engine's notices to delivery.
+
+``GameSession`` opens no transaction of its own: intake, the deadline sweep
+and the operator's actions each load a game in theirs and finish it there.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from referee.engine import get_game
+from referee.engine.base import Action, Game, Notice, rng_for
+from referee.mail.compose import format_when
+from referee.store import models as m
+
+if TYPE_CHECKING:
+    from referee.service.delivery import Delivery
+
+#: The name of seat 0, the referee's own obligations (a timetabled report).
+REFEREE_SEAT_NAME = "the referee"
+
+
+class GameSession:
+    """A game loaded inside a transaction, with what it owes the outbox."""
+
+    def __init__(self, delivery: Delivery, db: Session, game: m.Game, now: datetime) -> None:
+        self.delivery, self.db, self.row, self.now = delivery, db, game, now
+        self.engine: Game[Any] = get_game(game.kind)
+        self.state: Any = self.engine.load(game.state)
+        self.notices: list[Notice] = []
+        #: The seat name the referee moved for, by ``id()`` of each notice
+        #: that move caused, so its mails can say the move was the referee's.
+        self.timeout_for: dict[int, str] = {}
+
+    @property
+    def tag(self) -> str:
+        return self.row.tag
+
+    def seat_name(self, position: int) -> str:
+        return self.row.seats[position - 1].name if position else REFEREE_SEAT_NAME
+
+    def seat_of(self, player: m.Player) -> m.Seat | None:
+        for seat in self.row.seats:
+            if seat.player_id == player.id and not seat.bot:
+                return seat
+        return None
+
+    def apply(
+        self, seat: int, action: Action, source: str, inbound_id: int | None
+    ) -> tuple[str, str]:
+        """Apply one action and log it; returns the transcript's verdict
+        ("applied" or "penalty") and line."""
+        step = self.row.step + 1
+        if action.verb == "resign":
+            result = self.engine.replace_with_bot(self.state, seat)
+            self.row.seats[seat - 1].bot = True
+        else:
+            result = self.engine.apply(self.state, seat, action, rng_for(self.row.seed, step))
+        self.state = result.state
+        self.row.step = step
+        self.db.add(
+            m.ActionLog(
+                game_id=self.row.id, step=step, seat=seat, action=action.to_json(),
+                source=source, inbound_id=inbound_id, at=self.now,
+            )
+        )
+        for ev in result.events:
+            self.db.add(
+                m.Event(
+                    game_id=self.row.id, step=step, kind=ev.kind, text=ev.text,
+                    public=ev.public, data=dict(ev.data), at=self.now,
+                )
+            )
+        self.notices += result.notices
+        verdict = "penalty" if result.penalty else "applied"
+        if result.reply:
+            return verdict, result.reply
+        return verdict, " ".join(e.text for e in result.events if e.public) or "Done."
+
+    def run_bots(self) -> None:
+        """Bots move at once when it is their turn."""
+        while not self.engine.is_over(self.state):
+            bots = [p for p in self.engine.pending(self.state)
+                    if p.seat and self.row.seats[p.seat - 1].bot]
+            if not bots:
+                return
+            seat = bots[0].seat
+            rng = rng_for(self.row.seed + ":bot", self.row.step + 1)
+            self.apply(seat, self.engine.bot_action(self.state, seat, rng), "bot", None)
+
+    def timeout(self, seat: int) -> None:
+        """Act for ``seat`` past its deadline, as the rules say (seat 0: the
+        referee's own timetabled action)."""
+        rng = rng_for(self.row.seed + ":timeout", self.row.step + 1)
+        before = len(self.notices)
+        self.apply(seat, self.engine.timeout_action(self.state, seat, rng), "timeout", None)
+        if seat:
+            for notice in self.notices[before:]:
+                self.timeout_for[id(notice)] = self.seat_name(seat)
+
+    def finish(self) -> None:
+        """Store the state, reconcile deadlines and queue the notices."""
+        self.settle()
+        self.send_notices()
+
+    def settle(self) -> None:
+        """Let bots move, store the state and reconcile deadlines."""
+        self.run_bots()
+        self.row.state = self.engine.dump(self.state)
+        if self.engine.is_over(self.state) and self.row.status == "active":
+            self.row.status = "finished"
+            self.row.finished_at = self.now
+        self.reconcile_deadlines()
+
+    def send_notices(self) -> None:
+        for notice in self.notices:
+            self.delivery.deliver(self.db, self, notice)
+        self.notices = []
+        self.timeout_for = {}
+
+    def reconcile_deadlines(self) -> None:
+        """One deadline per pending obligation: a new key starts its clock,
+        a key that stays keeps its deadline, a key gone takes its row."""
+        rows = {
+            (d.seat, d.key): d
+            for d in self.db.scalars(select(m.Deadline).where(m.Deadline.game_id == self.row.id))
+        }
+        wanted = {(p.seat, p.key): p for p in self.engine.pending(self.state)}
+        for k, row in rows.items():
+            if k not in wanted:
+                self.db.delete(row)
+        for k, p in wanted.items():
+            if k not in rows:
+                delay = self.row.deadline_seconds if p.due_in is None else p.due_in
+                self.db.add(
+                    m.Deadline(
+                        game_id=self.row.id, seat=p.seat, key=p.key, what=p.what,
+                        since=self.now, due_at=self.now + timedelta(seconds=delay),
+                    )
+                )
+        self.db.flush()
+
+    def deadlines(self) -> list[m.Deadline]:
+        q = select(m.Deadline).where(m.Deadline.game_id == self.row.id).order_by(m.Deadline.due_at)
+        return list(self.db.scalars(q))
+
+    def context(self, seat: int | None) -> dict[str, Any]:
+        """What every mail of this game can show, for ``seat`` or the public."""
+        deadlines = [d for d in self.deadlines() if d.seat]
+        deadlines_for = deadlines if seat is None else [d for d in deadlines if d.seat == seat]
+        due = deadlines_for[0] if deadlines_for else None
+        return {
+            "tag": self.tag,
+            "game_title": self.engine.title,
+            "seat": seat,
+            "seat_name": self.seat_name(seat) if seat else None,
+            "deadline": format_when(due.due_at) if due else None,
+            "waiting_for": sorted({self.seat_name(d.seat) for d in deadlines}),
+            "public_list": self.delivery.config.referee.public_list,
+            # Set in mails caused by the referee's move for an absent seat.
+            "timeout_for": None,
+        }

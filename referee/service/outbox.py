@@ -27,12 +27,14 @@ from referee.store import models as m
 
 log = logging.getLogger(__name__)
 
-FIRST_RETRY = timedelta(minutes=1)
-MAX_RETRY = timedelta(hours=2)
+#: A relay back after a short outage drains the outbox within seconds; one
+#: down for hours is still asked only every few minutes.
+FIRST_RETRY = timedelta(seconds=5)
+MAX_RETRY = timedelta(minutes=5)
 
 
 def backoff(attempts: int, rng: random.Random | None = None) -> timedelta:
-    """Delay before the next try: doubling from a minute, capped, with jitter."""
+    """Delay before the next try: doubling from seconds, capped, with jitter."""
     base: timedelta = min(FIRST_RETRY * 2 ** max(attempts - 1, 0), MAX_RETRY)
     jitter: float = 0.75 + 0.5 * (rng or random.Random()).random()
     return base * jitter

@@ -129,8 +129,8 @@ def test_a_transient_refusal_is_retried_later_with_backoff(
     assert sender.send(T0) == 0
     (row,) = _rows(ref)
     assert row.sent_at is None and row.failed_at is None and row.attempts == 1
-    assert T0 + timedelta(seconds=40) <= row.next_attempt_at <= T0 + timedelta(seconds=80)
-    assert sender.send(T0 + timedelta(seconds=10)) == 0  # not due yet
+    assert T0 + timedelta(seconds=3) <= row.next_attempt_at <= T0 + timedelta(seconds=7)
+    assert sender.send(T0 + timedelta(seconds=2)) == 0  # not due yet
     handler.transient = set()
     assert sender.send(T0 + timedelta(minutes=5)) == 1
     assert len(handler.received) == 1
@@ -175,15 +175,15 @@ def test_no_server_means_retry_and_a_mail_refused_for_days_is_given_up(
     assert row.failed_at is not None
 
 
-def test_backoff_doubles_from_a_minute_up_to_two_hours() -> None:
+def test_backoff_doubles_from_five_seconds_up_to_five_minutes() -> None:
     import random
 
     rng = random.Random(1)
     delays = [backoff(n, rng) for n in (1, 2, 3, 20)]
-    assert timedelta(seconds=45) <= delays[0] <= timedelta(seconds=75)
-    assert timedelta(seconds=90) <= delays[1] <= timedelta(seconds=150)
-    assert timedelta(seconds=180) <= delays[2] <= timedelta(seconds=300)
-    assert timedelta(hours=1.5) <= delays[3] <= timedelta(hours=2.5)
+    assert timedelta(seconds=3.75) <= delays[0] <= timedelta(seconds=6.25)
+    assert timedelta(seconds=7.5) <= delays[1] <= timedelta(seconds=12.5)
+    assert timedelta(seconds=15) <= delays[2] <= timedelta(seconds=25)
+    assert timedelta(minutes=3.75) <= delays[3] <= timedelta(minutes=6.25)
 
 
 def test_recipients_refused_for_now_get_the_same_message_again_later(

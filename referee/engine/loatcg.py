@@ -949,7 +949,11 @@ class Loatcg(Game[LoatcgState]):
             f"Offer {offer.number}: {member.name} gives {cards_text(give)} for "
             f"{cards_text(want)}{to}."
         )
-        context = {**self._common(s), "offer": self._offer_json(s, offer)}
+        context = {
+            **self._common(s),
+            **_how(s, audience_, member.seat),
+            "offer": self._offer_json(s, offer),
+        }
         return Result(
             s,
             [Event("offer", text, public=audience_.public, data=self._offer_json(s, offer))],
@@ -1027,6 +1031,7 @@ class Loatcg(Game[LoatcgState]):
                                     public=False, data={"member": failed.name, "lacking": lack}))
         context = {
             **self._common(s),
+            **_how(s, audience_, m.seat),
             "offer": offer_json,
             "name": m.name,
             "maker": mk.name,
@@ -1084,7 +1089,13 @@ class Loatcg(Game[LoatcgState]):
         audience = self._audience(s, member, action)
         notices: list[Notice] = []
         if audience.public or audience.seats != {member.seat} or not secret:
-            context = {**self._common(s), "name": member.name, "text": text, **extra}
+            context = {
+                **self._common(s),
+                **_how(s, audience, member.seat),
+                "name": member.name,
+                "text": text,
+                **extra,
+            }
             notices.append(Notice(audience, template, context))
         events = [
             Event(template, text, public=audience.public, data={"member": member.name, **extra}),
@@ -1243,6 +1254,15 @@ def _names(names: Sequence[str]) -> str:
     if len(names) <= 1:
         return "".join(names)
     return f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _how(s: LoatcgState, audience: Audience, seat: int) -> dict[str, JSON]:
+    """How a request came, for the answer's wording: its scope (definition
+    F) and the members who saw it."""
+    if audience.public:
+        return {"scope": "public", "audience_names": []}
+    scope = "secret" if audience.seats == {seat} else "private"
+    return {"scope": scope, "audience_names": [_name(s, x) for x in sorted(audience.seats)]}
 
 
 def _seat_named(s: LoatcgState, name: str) -> int:

@@ -76,9 +76,12 @@ def verify(values: Sequence[str], authserv_id: str, from_domain: str,
         seen.append(f"{method}={outcome}")
         if outcome != "pass":
             continue
-        if method == "dmarc":
-            return Verdict("dmarc", "dmarc=pass")
         for domain in _domains(result, method):
+            if method == "dmarc":
+                # DMARC vouches for the From domain it evaluated, and for no other.
+                if domain.lower().rstrip(".") == from_domain.lower().rstrip("."):
+                    return Verdict("dmarc", f"dmarc=pass for {domain}")
+                continue
             if aligned(domain, from_domain):
                 return Verdict(method, f"{method}=pass for {domain}")
             if method == "dkim" and also_trusted and aligned(domain, also_trusted):
@@ -87,8 +90,9 @@ def verify(values: Sequence[str], authserv_id: str, from_domain: str,
 
 
 def _domains(result: authres.AuthenticationResultBase, method: str) -> list[str]:
-    """The domains a DKIM or SPF pass vouches for."""
-    wanted = {"dkim": ("header.d", "header.i"), "spf": ("smtp.mailfrom", "smtp.helo")}
+    """The domains a DMARC, DKIM or SPF pass vouches for."""
+    wanted = {"dkim": ("header.d", "header.i"), "spf": ("smtp.mailfrom", "smtp.helo"),
+              "dmarc": ("header.from",)}
     out = []
     for prop in result.properties or ():
         if f"{prop.type}.{prop.name}".lower() in wanted.get(method, ()):

@@ -61,3 +61,9 @@ def test_the_lists_own_signature_counts_only_for_the_configured_list() -> None:
     assert not verify(relayed, MX, "gmail.example").passed
     verdict = verify(relayed, MX, "gmail.example", also_trusted="lists.club.test")
     assert (verdict.passed, verdict.method) == (True, "dkim")
+
+
+def test_dmarc_pass_counts_only_for_the_from_domain_it_names() -> None:
+    assert not verify([f"{MX}; dmarc=pass header.from=evil.test"], MX, "club.test").passed
+    assert not verify([f"{MX}; dmarc=pass"], MX, "club.test").passed  # names no domain
+    assert verify([f"{MX}; dmarc=pass header.from=Club.Test"], MX, "club.test").passed

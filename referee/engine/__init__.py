@@ -6,9 +6,10 @@ from typing import Any
 
 from referee.engine.base import Game
 from referee.engine.goofspiel import Goofspiel, PureSkill
+from referee.engine.loatcg import Loatcg
 from referee.engine.spades import Spades
 
-GAMES: dict[str, Game[Any]] = {g.kind: g for g in (PureSkill(), Goofspiel(), Spades())}
+GAMES: dict[str, Game[Any]] = {g.kind: g for g in (PureSkill(), Goofspiel(), Spades(), Loatcg())}
 
 
 def get_game(kind: str) -> Game[Any]:

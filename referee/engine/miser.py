@@ -1,0 +1,1479 @@
+"""Miser by mail, as rule text 004 (``seeds/004_930c3a681d0f32af.txt``) and
+rulings MI-1 … MI-15 of ``RULINGS.md`` describe it.
+
+Three to eight players, 20 pennies each and the whole deck dealt equally
+(MI-1). On her turn a player passes (3 pennies to the centre, MI-4), takes
+out a contract with a partner against a victim (MI-6), attacks another player
+(MI-7, MI-12) or bids for the centre (MI-8, MI-9). The game ends after the
+first exchange that leaves a player with no pennies; the most pennies wins,
+and a tie for most is a tie (MI-10).
+
+Each exchange is a sub-state of the game (``contract``, ``attack`` or
+``auction``) with its own steps, and :meth:`Miser.pending` names every player
+who owes one with a key naming the exchange and the step.
+
+What is public, by MI-14 ("All of a player's pennies must be visible"; "No
+player may show her hand"):
+
+* public: every player's pennies and the centre at all times, so every move
+  of pennies is announced to everyone: a pass, an accepted contract with its
+  two wagers and the victim's stake, an attack's wager and stake, every bid
+  and raise; how many cards each player holds; how many cards each side has
+  face down, never which; the face-up bid cards; the cards turned up at each
+  flip; the draw for the first player (MI-2); how many cards were removed
+  before the deal (MI-1), never which.
+* secret (to the holder alone): a hand, and a face-down card until the flip.
+  Face-down cards are accepted only in a mail to the referee alone.
+* private: a contract offer, and its refusal or lapse, go to the seats that
+  saw the offer and the partner, so talks may stay private; an acceptance is
+  public, because it moves three players' pennies.
+
+Players are numbered 1..n in seat order (MI-3); the state indexes them 0-based
+in that order. Seats appear only in audiences, pendings and notice contexts.
+House readings are marked ``House reading:`` beside the code.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar
+
+from referee.engine.base import (
+    JSON,
+    Action,
+    Audience,
+    Event,
+    Game,
+    IllegalAction,
+    Notice,
+    OptionError,
+    Pending,
+    Result,
+    Scope,
+    ScopeError,
+    SeatInfo,
+)
+from referee.engine.cards import Card, full_deck, rank_value_ace_high
+from referee.engine.miser_grammar import parse_line, resolve_name
+
+PENNIES = 20  # "20 pennies for each player"
+WAGER_CAP = 3  # "Only three pennies may be wagered by a player in any turn"
+PASS_COST = 3  # "she must put 3 pennies into the centre"
+MIN_PLAYERS, MAX_PLAYERS = 3, 8
+DECK_SIZE = 52
+
+TURN = "turn"
+OFFER = "offer"
+CONTRACT = "contract"
+ATTACK = "attack"
+AUCTION = "auction"
+OVER = "over"
+
+
+# -- state --------------------------------------------------------------------
+
+
+@dataclass
+class Contract:
+    """A contract of the turn player (``by``) and a partner against a victim."""
+
+    partner: int
+    victim: int
+    wagers: list[int]  # the turn player's, the partner's
+    audience: list[int] | None  # the seats that saw the offer; None: public
+    accepted: bool = False
+    stake: int = 0  # what the victim put in (MI-11: all she had, if short)
+    cards: list[str | None] = field(default_factory=lambda: [None, None])  # face down
+
+
+@dataclass
+class Attack:
+    """The turn player attacks a victim: both put pennies in, then cards face down."""
+
+    victim: int
+    wager: int
+    stake: int
+    cards: list[list[str]] = field(default_factory=lambda: [[], []])  # attacker's, victim's
+    flipped: list[bool] = field(default_factory=lambda: [False, False])  # since the last card
+    step: int = 0  # cards face down so far, both sides
+
+
+@dataclass
+class Bid:
+    """One bidder's face-up card and the pennies she has bid (still in her purse)."""
+
+    player: int
+    card: str
+    pennies: int
+
+
+@dataclass
+class Auction:
+    """A bid for the centre, opened by the turn player."""
+
+    bids: list[Bid]
+    done: list[int] = field(default_factory=list)  # bidders done since the last bid or raise
+    declined: list[int] = field(default_factory=list)  # others who said they will not join
+    step: int = 1  # bids and raises so far
+
+
+@dataclass
+class MiserState:
+    """One game of Miser. Player indexes follow the seat order."""
+
+    seats: list[int]  # seat positions in seat order
+    names: list[str]
+    pennies_each: int
+    wager_cap: int
+    first: int  # who won the draw (MI-2)
+    draws: list[list[str | None]]  # each round of the draw: a card per player, None if out
+    removed: list[str]  # face down, out of the game (MI-1)
+    hands: list[list[str]]
+    pennies: list[int]
+    turn: int
+    centre: int = 0
+    slush: list[str] = field(default_factory=list)  # cards played and shown
+    turn_number: int = 1
+    offers: int = 0  # contract offers made this turn
+    contract: Contract | None = None
+    attack: Attack | None = None
+    auction: Auction | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)  # one report a resolved turn
+    over: bool = False
+    winners: list[int] = field(default_factory=list)  # one, or several on a tie
+    knocked_out: list[int] = field(default_factory=list)
+
+
+def _evolve(state: MiserState) -> MiserState:
+    """A copy of ``state`` to change: lists and the exchange are copied; the
+    reports of resolved turns are never changed once made, so they are shared."""
+    changes: dict[str, Any] = {
+        f.name: [list(x) if isinstance(x, list) else x for x in value]
+        for f in fields(state)
+        if isinstance(value := getattr(state, f.name), list)
+    }
+    for name in (CONTRACT, ATTACK, AUCTION):
+        changes[name] = copy.deepcopy(getattr(state, name))
+    return replace(state, **changes)
+
+
+# -- cards --------------------------------------------------------------------
+
+
+def card_value(code: str) -> int:
+    """MI-13: as in Blackjack, 10 = J = Q = K, and an ace is always 11."""
+    rank = code[:-1]
+    if rank == "A":
+        return 11
+    if rank in ("K", "Q", "J"):
+        return 10
+    return int(rank)
+
+
+def card_text(code: str) -> str:
+    """``"QS"`` as players read it: ``"Q♠"``."""
+    return Card(code[:-1], code[-1]).symbol
+
+
+def sort_hand(cards: Sequence[str]) -> list[str]:
+    """Highest value first, then by rank and suit."""
+    return sorted(cards, key=lambda c: (-card_value(c), -rank_value_ace_high(c[:-1]), c[-1]))
+
+
+def hand_text(cards: Sequence[str]) -> str:
+    return " ".join(card_text(c) for c in sort_hand(cards)) or "(no cards)"
+
+
+def _shown(cards: Sequence[str]) -> list[dict[str, JSON]]:
+    return [{"card": c, "text": card_text(c), "value": card_value(c)} for c in cards]
+
+
+# -- the game -----------------------------------------------------------------
+
+
+class Miser(Game[MiserState]):
+    """Rule text 004. Options: ``pennies`` (20 each) and ``wager`` (3, the
+    most a player may wager on a contract or an attack)."""
+
+    kind = "miser"
+    title = "Miser"
+    state_type = MiserState
+    demo_with_bots: ClassVar[bool] = True
+
+    # -- setup ----------------------------------------------------------------
+
+    def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:
+        options: dict[str, JSON] = {"pennies": PENNIES, "wager": WAGER_CAP}
+        for key, value in raw.items():
+            if key not in options:
+                raise OptionError(f"Miser has no option {key!r}; its options are pennies, wager")
+            text = value.strip()
+            if not text.isdecimal() or len(text) > 4:
+                raise OptionError(f"{key}: {value!r} is not a whole number")
+            if int(text) < 1:
+                raise OptionError(f"{key}: it must be at least 1")
+            options[key] = int(text)
+        return options
+
+    def seat_count(self, options: Mapping[str, JSON]) -> tuple[int, int]:
+        return MIN_PLAYERS, MAX_PLAYERS
+
+    def new(
+        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], rng: random.Random
+    ) -> Result[MiserState]:
+        n = len(seats)
+        if not MIN_PLAYERS <= n <= MAX_PLAYERS or len({s.position for s in seats}) != n:
+            raise OptionError(f"Miser needs {MIN_PLAYERS} to {MAX_PLAYERS} players")
+        ordered = sorted(seats, key=lambda s: s.position)  # MI-3: seat order
+        first, draws = _draw_for_first(n, rng)
+        # MI-2: the full deck is reshuffled after the draw; MI-1: 52 mod n
+        # random cards are removed face down and the rest dealt equally.
+        deck = [str(c) for c in full_deck()]
+        rng.shuffle(deck)
+        cut = DECK_SIZE % n
+        removed, rest = deck[:cut], deck[cut:]
+        hands = [sort_hand(rest[i::n]) for i in range(n)]
+        pennies = int(options.get("pennies") or PENNIES)
+        state = MiserState(
+            seats=[s.position for s in ordered],
+            names=[s.name for s in ordered],
+            pennies_each=pennies,
+            wager_cap=int(options.get("wager") or WAGER_CAP),
+            first=first,
+            draws=draws,
+            removed=sorted(removed),
+            hands=hands,
+            pennies=[pennies] * n,
+            turn=first,
+        )
+        size = len(hands[0])
+        draw_text = "; ".join(
+            ", ".join(f"{state.names[p]} {card_text(c)}" for p, c in enumerate(row) if c)
+            for row in draws
+        )
+        events = [
+            Event(
+                "seating",
+                "Seating: " + ", ".join(f"{state.names[p]}" for p in range(n)) + ".",
+                data={"seats": list(state.seats), "names": list(state.names)},
+            ),
+            Event(
+                "draw",
+                f"The draw for first player: {draw_text}. {state.names[first]} goes first.",
+                data={"draws": [list(r) for r in draws], "first": state.names[first]},
+            ),
+            Event(
+                "deal",
+                f"{size} cards dealt to each player, {cut} removed face down; "
+                f"{pennies} pennies each.",
+                data={"hand_size": size, "removed": cut, "pennies": pennies},
+            ),
+            Event(
+                "hands",
+                "The deal.",
+                public=False,
+                data={
+                    "hands": {state.names[p]: list(hands[p]) for p in range(n)},
+                    "removed": list(state.removed),
+                },
+            ),
+        ]
+        opening = {
+            **self._common(state),
+            "draws": [
+                {
+                    "round": number,
+                    "cards": [
+                        {"name": state.names[p], "card": c, "text": card_text(c)}
+                        for p, c in enumerate(row)
+                        if c
+                    ],
+                }
+                for number, row in enumerate(draws, start=1)
+            ],
+            "first": state.names[first],
+            "hand_size": size,
+        }
+        notices = [Notice(Audience.everyone(), "opening", opening)]
+        notices += [self._hand_notice(state, p, "deal") for p in range(n)]
+        return Result(state, events, notices)
+
+    # -- play -----------------------------------------------------------------
+
+    def parse(self, line: str) -> Action | None:
+        """See :mod:`referee.engine.miser_grammar` for every spelling read."""
+        return parse_line(line)
+
+    def accepts(self, action: Action, scope: Scope) -> None:
+        """A face-down card is accepted only in a mail to the referee alone
+        (MI-14): anyone else on the mail would see the card. Everything else
+        is accepted in every scope; a contract offer's answers follow the
+        audience of the offer."""
+        if action.verb == "down" and scope is not Scope.SECRET:
+            raise ScopeError(
+                "A card put face down must stay hidden until the flip, and this mail also "
+                "went to other players or the list, so it would show the card. It was not "
+                "played: send it again in a mail to the referee alone."
+            )
+
+    def apply(
+        self, state: MiserState, seat: int, action: Action, rng: random.Random
+    ) -> Result[MiserState]:
+        player = self._player(state, seat)
+        if action.verb == "hand":
+            notice = self._hand_notice(state, player, "request")
+            return Result(state, notices=[notice], reply="Your hand follows in a secret mail.")
+        if state.over:
+            raise IllegalAction(f"The game is over: {_result_text(state)}")
+        verb = action.verb
+        owes = _owes(state, player)
+        if verb == "pass" and owes in ("auction_bid", "auction_join"):
+            verb = "done"  # in an auction, "pass" is read as "done"
+        handler = {
+            "pass": self._pass,
+            "contract": self._offer,
+            "attack": self._attack,
+            "bid": self._bid,
+            "raise": self._raise,
+            "accept": self._accept,
+            "decline": self._decline,
+            "lapse": self._decline,
+            "down": self._down,
+            "flip": self._flip,
+            "done": self._done,
+        }.get(verb)
+        if handler is None:
+            raise IllegalAction(f"Miser has no command {action.verb!r}.")
+        return handler(state, player, action)
+
+    def pending(self, state: MiserState) -> list[Pending]:
+        out = []
+        for p in range(len(state.names)):
+            owes = _owes(state, p)
+            if owes is not None:
+                out.append(Pending(state.seats[p], _key(state, p, owes), _OWED_TEXT[owes]))
+        return out
+
+    def timeout_action(self, state: MiserState, seat: int, rng: random.Random) -> Action:
+        """MI-15: a silent turn player passes; an unanswered offer lapses; a
+        partner who does not play plays a random card; silence in an attack
+        is "flip"; silence in an auction is "done".
+
+        House reading: an attacker who owes her first card (MI-7: "the
+        attacker plays at least one card") has not yet a side to flip, so,
+        like a silent partner, she plays a random card.
+        """
+        player = self._player(state, seat)
+        owes = _owes(state, player)
+        if owes is None:
+            raise IllegalAction(f"{state.names[player]} owes no action now.")
+        if owes == "turn":
+            return Action("pass")
+        if owes == "answer":
+            return Action("lapse")
+        if owes in ("contract_card", "attack_first"):
+            return Action("down", (rng.choice(sorted(state.hands[player])),))
+        if owes == "attack":
+            return Action("flip")
+        return Action("done")
+
+    def bot_action(self, state: MiserState, seat: int, rng: random.Random) -> Action:
+        """A random player with a little sense: it never bids or wagers more
+        pennies than it holds, prefers to attack players with no cards, bids
+        for a centre worth having, and adds cards to an attack while it has
+        fewer down than its opponent."""
+        player = self._player(state, seat)
+        owes = _owes(state, player)
+        if owes is None:
+            raise IllegalAction(f"{state.names[player]} owes no action now.")
+        if owes == "turn":
+            return _bot_turn(state, player, rng)
+        if owes == "answer":
+            return Action("accept" if rng.random() < 0.6 else "decline")
+        hand = sort_hand(state.hands[player])
+        if owes in ("contract_card", "attack_first"):
+            return Action("down", (rng.choice(hand),))
+        if owes == "attack":
+            assert state.attack is not None
+            side = 0 if player == state.turn else 1
+            mine, theirs = len(state.attack.cards[side]), len(state.attack.cards[1 - side])
+            if hand and ((mine < theirs and rng.random() < 0.7) or rng.random() < 0.15):
+                return Action("down", (rng.choice(hand),))
+            return Action("flip")
+        assert state.auction is not None
+        purse = state.pennies[player]
+        if owes == "auction_join":
+            if state.centre >= 4 and rng.random() < 0.35:
+                pennies = min(purse, max(1, state.centre // 3))
+                return Action("bid", (hand[-1], pennies))
+            return Action("done")
+        top = max(b.pennies for b in state.auction.bids)
+        mine_bid = next(b.pennies for b in state.auction.bids if b.player == player)
+        if mine_bid < top and top + 1 <= min(purse, state.centre) and rng.random() < 0.5:
+            return Action("raise", ("to", top + 1))
+        return Action("done")
+
+    def replace_with_bot(self, state: MiserState, seat: int) -> Result[MiserState]:
+        """A player resigns: a bot takes the seat (the service marks it), and
+        everyone is told, since a bot now plays that purse and hand."""
+        player = self._player(state, seat)
+        name = state.names[player]
+        text = f"{name} has left the game; a bot takes the seat."
+        context = {**self._common(state), "name": name}
+        return Result(
+            state,
+            [Event("resign", text, data={"player": name})],
+            [Notice(Audience.everyone(), "resign", context)],
+            text,
+        )
+
+    def is_over(self, state: MiserState) -> bool:
+        return state.over
+
+    # -- what people see ------------------------------------------------------
+
+    def view(self, state: MiserState, seat: int | None) -> dict[str, JSON]:
+        """The public view holds no card in a hand, face down or removed
+        (MI-14); a seat's view adds that seat's hand and face-down cards."""
+        view = self._common(state)
+        view["history"] = list(state.history)
+        view["slush"] = _shown(state.slush)
+        if seat is not None and seat in state.seats:
+            player = state.seats.index(seat)
+            view["you"] = self._you(state, player)
+            offer = state.contract
+            if offer is not None and not offer.accepted and _sees_offer(state, player):
+                view["offer"] = self._offer_json(state)
+        return view
+
+    def help(self, state: MiserState, seat: int | None) -> str:
+        return _help_text(state, seat)
+
+    def summary(self, state: MiserState) -> dict[str, JSON]:
+        public = self._common(state)
+        return {
+            "round": state.turn_number,
+            "turn": state.turn_number,
+            "phase": _stage(state),
+            "scores": {state.names[p]: state.pennies[p] for p in range(len(state.names))},
+            "cards": {state.names[p]: len(state.hands[p]) for p in range(len(state.names))},
+            "centre": state.centre,
+            "to_move": [w["name"] for w in public["waiting"]],
+            "over": state.over,
+            "result": _result_text(state) if state.over else None,
+        }
+
+    # -- the turn -------------------------------------------------------------
+
+    def _pass(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        _require_turn(state, player, "pass")
+        s = _evolve(state)
+        # MI-4: with fewer than 3 pennies she puts in all she has.
+        paid = min(PASS_COST, s.pennies[player])
+        s.pennies[player] -= paid
+        s.centre += paid
+        report = {"kind": "pass", "name": s.names[player], "paid": paid}
+        text = f"{s.names[player]} passes and puts {_pennies(paid)} in the centre."
+        return self._end_turn(s, report, text)
+
+    def _offer(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        _require_turn(state, player, "take out a contract")
+        _require_cards(state, player)
+        written_partner, written_victim, mine, yours = _args(action, 4)
+        partner = resolve_name(str(written_partner), state.names, state.seats)
+        victim = resolve_name(str(written_victim), state.names, state.seats)
+        if player in (partner, victim):
+            raise IllegalAction("Your partner and your victim must be two other players.")
+        if partner == victim:
+            raise IllegalAction("Your partner cannot also be the victim.")
+        if not state.hands[partner]:
+            raise IllegalAction(
+                f"{state.names[partner]} has no cards left, so cannot enter a contract "
+                "(rule text: a player out of cards cannot enter into contracts)."
+            )
+        self._check_wager(state, player, mine, "Your wager")
+        self._check_wager(state, partner, yours, f"{state.names[partner]}'s wager")
+        s = _evolve(state)
+        s.offers += 1
+        audience = action.came_to(s.seats[player])
+        seen = None if audience.public else sorted({*audience.seats, s.seats[partner]})
+        s.contract = Contract(partner, victim, [int(mine), int(yours)], seen)
+        offer = self._offer_json(s)
+        context = {**self._common(s, offer=True), "offer": offer}
+        text = (
+            f"{s.names[player]} offers {s.names[partner]} a contract against "
+            f"{s.names[victim]}: {s.names[player]} wagers {mine}, {s.names[partner]} {yours}."
+        )
+        return Result(
+            s,
+            [Event("offer", text, public=seen is None, data=offer)],
+            [Notice(_offer_audience(s), "offer", context)],
+            f"Your offer is made; {s.names[partner]} answers 'accept' or 'decline'.",
+        )
+
+    def _accept(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        offer = _offer_to(state, player)
+        s = _evolve(state)
+        c = s.contract
+        assert c is not None
+        by, partner, victim = s.turn, c.partner, c.victim
+        s.pennies[by] -= c.wagers[0]
+        s.pennies[partner] -= c.wagers[1]
+        # MI-6: the victim matches the sum; MI-11: if short, all she has.
+        c.stake = min(sum(c.wagers), s.pennies[victim])
+        s.pennies[victim] -= c.stake
+        s.centre += sum(c.wagers) + c.stake
+        c.accepted = True
+        text = (
+            f"{s.names[partner]} accepts: {s.names[by]} ({c.wagers[0]}) and "
+            f"{s.names[partner]} ({c.wagers[1]}) take out a contract against "
+            f"{s.names[victim]}, who puts in {c.stake}. The centre holds {_pennies(s.centre)}."
+        )
+        context = {**self._common(s), "offer": offer, "short": c.stake < sum(c.wagers)}
+        notices = [Notice(Audience.everyone(), "contract", context)]
+        notices += [self._your_move(s, p) for p in (by, partner)]
+        return Result(s, [Event("contract", text, data=dict(offer))], notices)
+
+    def _decline(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        offer = _offer_to(state, player)
+        s = _evolve(state)
+        c = s.contract
+        assert c is not None
+        audience = _offer_audience(s)
+        lapsed = action.verb == "lapse"
+        s.contract = None
+        how = "lapsed unanswered" if lapsed else f"was declined by {s.names[player]}"
+        text = f"{s.names[s.turn]}'s contract offer {how}; {s.names[s.turn]} chooses again."
+        context = {**self._common(s), "offer": offer, "lapsed": lapsed}
+        return Result(
+            s,
+            [Event("lapse" if lapsed else "decline", text, public=c.audience is None, data=offer)],
+            [Notice(audience, "declined", context)],
+            text,
+        )
+
+    def _attack(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        _require_turn(state, player, "attack")
+        _require_cards(state, player)
+        written, wager = _args(action, 2)
+        victim = resolve_name(str(written), state.names, state.seats)
+        if victim == player:
+            raise IllegalAction("You cannot attack yourself.")
+        self._check_wager(state, player, wager, "Your wager")
+        s = _evolve(state)
+        stake = min(int(wager), s.pennies[victim])  # MI-7, MI-11
+        s.pennies[player] -= int(wager)
+        s.pennies[victim] -= stake
+        s.centre += int(wager) + stake
+        s.attack = Attack(victim, int(wager), stake)
+        text = (
+            f"{s.names[player]} attacks {s.names[victim]}, wagering {wager}; "
+            f"{s.names[victim]} puts in {stake}. The centre holds {_pennies(s.centre)}."
+        )
+        context = {**self._common(s), "short": stake < int(wager)}
+        return Result(
+            s,
+            [Event("attack", text, data={"attacker": s.names[player], "victim": s.names[victim],
+                                          "wager": int(wager), "stake": stake})],
+            [Notice(Audience.everyone(), "attack", context), self._your_move(s, player)],
+        )  # fmt: skip
+
+    def _bid(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        card, pennies = _args(action, 2)
+        card = str(card)
+        stage = _stage(state)
+        auction = state.auction
+        if stage == TURN and player != state.turn:
+            raise IllegalAction(
+                f"It is {state.names[state.turn]}'s turn; you may join a bid for the centre "
+                "only once it is made."
+            )
+        if stage not in (TURN, AUCTION):
+            raise IllegalAction(f"There is no bidding for the centre now. {_now_text(state)}")
+        if auction is not None and any(b.player == player for b in auction.bids):
+            mine = next(b.pennies for b in auction.bids if b.player == player)
+            raise IllegalAction(
+                f"You are already bidding {_pennies(mine)}. To add 2, write 'raise 2'; "
+                f"to bring your bid to {mine + 2}, write 'raise to {mine + 2}'."
+            )
+        _require_cards(state, player)
+        if card not in state.hands[player]:
+            raise IllegalAction(
+                f"You do not hold {card_text(card)}. Your cards: {hand_text(state.hands[player])}."
+            )
+        amount = self._check_bid(state, player, pennies)
+        s = _evolve(state)
+        s.hands[player].remove(card)
+        if s.auction is None:
+            s.auction = Auction([Bid(player, card, amount)])
+            what = "open"
+            text = (
+                f"{s.names[player]} bids {_pennies(amount)} for the centre "
+                f"({_pennies(s.centre)}), with {card_text(card)} face up."
+            )
+        else:
+            s.auction.bids.append(Bid(player, card, amount))
+            s.auction.done = []
+            s.auction.step += 1
+            if player in s.auction.declined:
+                s.auction.declined.remove(player)
+            what = "join"
+            text = f"{s.names[player]} joins the bidding: {card_text(card)} and {_pennies(amount)}."
+        result = self._auction_step(s, player, what, text)
+        if what == "open" and not s.over and s.auction is not None:
+            result.notices += [
+                self._your_move(s, p) for p in range(len(s.names)) if _owes(s, p) == "auction_join"
+            ]
+        return result
+
+    def _raise(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        auction = state.auction
+        if auction is None or not any(b.player == player for b in auction.bids):
+            raise IllegalAction(
+                "You have no bid to raise. " + ("Join the bidding with 'bid 7H 2'."
+                                                if _owes(state, player) == "auction_join"
+                                                else _now_text(state))
+            )  # fmt: skip
+        mine = next(b for b in auction.bids if b.player == player)
+        if len(action.args) == 2 and action.args[0] == "to":
+            total = action.args[1]
+        else:
+            (add,) = _args(action, 1)
+            total = mine.pennies + add if isinstance(add, int) else add
+        if not isinstance(total, int) or total <= mine.pennies:
+            raise IllegalAction(
+                f"Your bid is {_pennies(mine.pennies)}; a raise must make it more "
+                "(bids are never withdrawn)."
+            )
+        self._check_bid(state, player, total)
+        s = _evolve(state)
+        assert s.auction is not None
+        next(b for b in s.auction.bids if b.player == player).pennies = total
+        s.auction.done = []
+        s.auction.step += 1
+        text = f"{s.names[player]} raises to {_pennies(total)}."
+        return self._auction_step(s, player, "raise", text)
+
+    def _done(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        owes = _owes(state, player)
+        if owes == "auction_bid":
+            s = _evolve(state)
+            assert s.auction is not None
+            s.auction.done.append(player)
+            text = f"{s.names[player]} is done bidding."
+        elif owes == "auction_join":
+            s = _evolve(state)
+            assert s.auction is not None
+            s.auction.declined.append(player)
+            text = f"{s.names[player]} will not join the bidding."
+        elif state.auction is not None and _bidder(state, player):
+            raise IllegalAction("You have said done since the last raise; wait for the others.")
+        elif state.auction is not None and state.hands[player]:
+            raise IllegalAction(
+                "You have said you will not join; you still may, with 'bid 7H 2', "
+                "until the bidding ends."
+            )
+        else:
+            raise IllegalAction(f"There is no bidding to be done with now. {_now_text(state)}")
+        return self._auction_step(s, player, "done", text)
+
+    def _auction_step(self, s: MiserState, player: int, what: str, text: str) -> Result[MiserState]:
+        """Announce one step of the auction, and resolve it when nobody owes
+        a step: every bidder has said done since the last bid or raise, and
+        every other player holding cards has joined or said she will not."""
+        assert s.auction is not None
+        bid = next((b for b in s.auction.bids if b.player == player), None)
+        data = {
+            "player": s.names[player],
+            "what": what,
+            "pennies": bid.pennies if bid else None,
+            "card": bid.card if bid else None,
+        }
+        events = [Event("auction", text, data=data)]
+        if any(_owes(s, p) for p in range(len(s.names))):
+            context = {**self._common(s), "name": s.names[player], "step": what,
+                       "bid": self._bid_json(s, bid) if bid else None}  # fmt: skip
+            return Result(s, events, [Notice(Audience.everyone(), "auction", context)])
+        report = _resolve_auction(s)
+        result = self._end_turn(s, report, _report_text(s, report))
+        result.events[:0] = events
+        return result
+
+    # -- face-down cards and the flip -------------------------------------------
+
+    def _down(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        cards = [str(c) for c in action.args]
+        if not cards:
+            raise IllegalAction("Name the card to put face down, like 'down QS'.")
+        stage = _stage(state)
+        if stage == CONTRACT:
+            assert state.contract is not None
+            side = _contract_side(state, player)
+            if state.contract.cards[side] is not None:
+                raise IllegalAction("Your card for this contract is already down.")
+            if len(cards) != 1:
+                raise IllegalAction("Each partner in a contract puts down exactly one card.")
+        elif stage == ATTACK:
+            assert state.attack is not None
+            side = _attack_side(state, player)
+            if side == 1 and not state.attack.cards[0]:
+                raise IllegalAction(
+                    f"Wait for {state.names[state.turn]}'s first card; then you may answer."
+                )
+        else:
+            raise IllegalAction(f"No card is to be put face down now. {_now_text(state)}")
+        missing = [c for c in cards if c not in state.hands[player]]
+        if missing or len(set(cards)) != len(cards):
+            shown = ", ".join(card_text(c) for c in missing) or "a card twice"
+            raise IllegalAction(
+                f"You do not hold {shown}. Your cards: {hand_text(state.hands[player])}."
+            )
+        s = _evolve(state)
+        for card in cards:
+            s.hands[player].remove(card)
+        name = s.names[player]
+        hidden = Event("down_cards", f"{name} puts {' '.join(cards)} face down.",
+                       public=False, data={"player": name, "cards": list(cards)})  # fmt: skip
+        reply = f"Face down: {' '.join(card_text(c) for c in cards)}."
+        if stage == CONTRACT:
+            c = s.contract
+            assert c is not None
+            c.cards[side] = cards[0]
+            text = f"{name} puts a card face down for the contract."
+            events = [Event("down", text, data={"player": name, "count": 1}), hidden]
+            if all(x is not None for x in c.cards):
+                report = _resolve_contract(s)
+                result = self._end_turn(s, report, _report_text(s, report))
+                result.events[:0] = events
+                result.reply = reply
+                return result
+        else:
+            a = s.attack
+            assert a is not None
+            a.cards[side].extend(cards)
+            a.step += len(cards)
+            a.flipped = [False, False]  # each side says "flip" again after a new card
+            count = len(a.cards[side])
+            text = f"{name} puts {_cards(len(cards))} face down ({count} down in all)."
+            events = [Event("down", text, data={"player": name, "count": len(cards)}), hidden]
+            if _attack_settled(s):
+                return self._flip_attack(s, events, reply)
+        context = {**self._common(s), "name": name, "count": len(cards)}
+        notices = [Notice(Audience.everyone(), "down", context)]
+        a = s.attack
+        if a is not None and side == 0 and len(a.cards[0]) == len(cards) and s.hands[a.victim]:
+            # The attacker's first card: the victim may now answer.
+            notices.append(self._your_move(s, a.victim))
+        return Result(s, events, notices, reply)
+
+    def _flip(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        if _stage(state) != ATTACK:
+            raise IllegalAction(f"There is nothing to flip now. {_now_text(state)}")
+        assert state.attack is not None
+        side = _attack_side(state, player)
+        if not state.attack.cards[0]:
+            if side == 0:
+                raise IllegalAction("Put at least one card face down first, like 'down QS'.")
+            raise IllegalAction(f"Wait for {state.names[state.turn]}'s first card.")
+        if state.attack.flipped[side]:
+            raise IllegalAction("You have said flip; the other side must say it too.")
+        s = _evolve(state)
+        assert s.attack is not None
+        s.attack.flipped[side] = True
+        name = s.names[player]
+        events = [Event("flip", f"{name} is ready to flip.", data={"player": name})]
+        if _attack_settled(s):
+            return self._flip_attack(s, events, None)
+        context = {**self._common(s), "name": name}
+        return Result(s, events, [Notice(Audience.everyone(), "flip", context)])
+
+    def _flip_attack(
+        self, s: MiserState, events: list[Event], reply: str | None
+    ) -> Result[MiserState]:
+        report = _resolve_attack(s)
+        result = self._end_turn(s, report, _report_text(s, report))
+        result.events[:0] = events
+        result.reply = reply
+        return result
+
+    # -- the end of a turn (MI-10) ----------------------------------------------
+
+    def _end_turn(self, s: MiserState, report: dict[str, Any], text: str) -> Result[MiserState]:
+        """Report a resolved turn to everyone. A player left with no pennies
+        is knocked out and the game ends; otherwise the next player's turn."""
+        n = len(s.names)
+        s.contract = s.attack = s.auction = None
+        report = {"turn": s.turn_number, **report}
+        s.history.append(report)
+        events = [Event("resolved", text, data=report)]
+        knocked = [p for p in range(n) if s.pennies[p] == 0]
+        if knocked:
+            s.over = True
+            s.knocked_out = knocked
+            top = max(s.pennies)
+            s.winners = [p for p in range(n) if s.pennies[p] == top]
+            data = {
+                "winners": [s.names[p] for p in s.winners],
+                "pennies": dict(zip(s.names, s.pennies, strict=True)),
+            }
+            events.append(Event("game_over", _result_text(s), data=data))
+        else:
+            s.turn = (s.turn + 1) % n
+            s.turn_number += 1
+            s.offers = 0
+        context = {**self._common(s), "report": report}
+        notices = [Notice(Audience.everyone(), "round_report", context)]
+        if not s.over:
+            notices.append(self._your_move(s, s.turn))
+        return Result(s, events, notices)
+
+    # -- checks -----------------------------------------------------------------
+
+    def _check_wager(self, state: MiserState, player: int, wager: JSON, whose: str) -> None:
+        if not isinstance(wager, int) or not 1 <= wager <= state.wager_cap:
+            raise IllegalAction(f"{whose} must be 1 to {state.wager_cap} pennies.")
+        if wager > state.pennies[player]:
+            has = "you have" if whose == "Your wager" else f"{state.names[player]} has"
+            raise IllegalAction(f"{whose} is {wager}, but {has} only {state.pennies[player]}.")
+
+    def _check_bid(self, state: MiserState, player: int, pennies: JSON) -> int:
+        if not isinstance(pennies, int) or pennies < 1:
+            raise IllegalAction("A bid is 1 penny or more.")
+        if pennies > state.pennies[player]:
+            raise IllegalAction(
+                f"You hold {_pennies(state.pennies[player])}; you cannot bid more than that."
+            )
+        return pennies
+
+    def _player(self, state: MiserState, seat: int) -> int:
+        if seat not in state.seats:
+            raise IllegalAction("You have no seat in this game.")
+        return state.seats.index(seat)
+
+    # -- notices ----------------------------------------------------------------
+
+    def _common(self, s: MiserState, *, offer: bool = False) -> dict[str, JSON]:
+        """The public facts every notice and view carries. A contract offer
+        appears only when ``offer`` is set (the notice goes to the offer's
+        audience) or the offer was made in public."""
+        n = len(s.names)
+        c, a, au = s.contract, s.attack, s.auction
+        show_offer = c is not None and (c.accepted or offer or c.audience is None)
+        down = [0] * n
+        if c is not None and c.accepted:
+            for p, card in zip((s.turn, c.partner), c.cards, strict=True):
+                down[p] = int(card is not None)
+        if a is not None:
+            down[s.turn], down[a.victim] = len(a.cards[0]), len(a.cards[1])
+        bids = {b.player: b for b in au.bids} if au else {}
+        waiting = [
+            {"name": s.names[p], "what": _OWED_TEXT[o]}
+            for p in range(n)
+            if (o := _owes(s, p)) is not None and (show_offer or o != "answer")
+        ]
+        if c is not None and not show_offer:
+            waiting.insert(0, {"name": s.names[s.turn], "what": _OWED_TEXT["turn"]})
+        top = max(s.pennies)
+        return {
+            "turn_number": s.turn_number,
+            "turn_player": s.names[s.turn],
+            "stage": _stage(s) if show_offer or _stage(s) != OFFER else TURN,
+            "players": [
+                {
+                    "number": p + 1,
+                    "seat": s.seats[p],
+                    "name": s.names[p],
+                    "pennies": s.pennies[p],
+                    "cards": len(s.hands[p]),
+                    "down": down[p],
+                    "bid": bids[p].pennies if p in bids else None,
+                    "knocked_out": p in s.knocked_out,
+                    "leading": s.pennies[p] == top,
+                }
+                for p in range(n)
+            ],
+            "centre": s.centre,
+            "pennies_each": s.pennies_each,
+            "wager_cap": s.wager_cap,
+            "pass_cost": PASS_COST,
+            "removed_count": len(s.removed),
+            "slush_count": len(s.slush),
+            "waiting": waiting,
+            "contract": self._contract_json(s) if c is not None and c.accepted else None,
+            "attack": self._attack_json(s) if a is not None else None,
+            "auction": None
+            if au is None
+            else {
+                "bids": [self._bid_json(s, b) for b in au.bids],
+                "done": [s.names[p] for p in au.done],
+                "declined": [s.names[p] for p in au.declined],
+            },
+            "game_over": s.over,
+            "winners": [s.names[p] for p in s.winners],
+            "tie": len(s.winners) > 1,
+            "knocked_out": [s.names[p] for p in s.knocked_out],
+            "result": _result_text(s) if s.over else None,
+        }
+
+    def _offer_json(self, s: MiserState) -> dict[str, JSON]:
+        c = s.contract
+        assert c is not None
+        return {
+            "by": s.names[s.turn],
+            "partner": s.names[c.partner],
+            "victim": s.names[c.victim],
+            "wagers": list(c.wagers),
+            "total": sum(c.wagers),
+            "private": c.audience is not None,
+            "audience": (
+                [s.names[s.seats.index(x)] for x in c.audience] if c.audience is not None else []
+            ),
+        }
+
+    def _contract_json(self, s: MiserState) -> dict[str, JSON]:
+        c = s.contract
+        assert c is not None
+        return {
+            **self._offer_json(s),
+            "stake": c.stake,
+            "down": [s.names[p] for p, x in zip((s.turn, c.partner), c.cards, strict=True) if x],
+        }
+
+    def _attack_json(self, s: MiserState) -> dict[str, JSON]:
+        a = s.attack
+        assert a is not None
+        return {
+            "attacker": s.names[s.turn],
+            "victim": s.names[a.victim],
+            "wager": a.wager,
+            "stake": a.stake,
+            "down": [len(a.cards[0]), len(a.cards[1])],
+            "flipped": [
+                s.names[p] for p, f in zip((s.turn, a.victim), a.flipped, strict=True) if f
+            ],
+        }
+
+    def _bid_json(self, s: MiserState, bid: Bid) -> dict[str, JSON]:
+        return {"name": s.names[bid.player], "card": bid.card, "text": card_text(bid.card),
+                "value": card_value(bid.card), "pennies": bid.pennies}  # fmt: skip
+
+    def _you(self, s: MiserState, player: int) -> dict[str, JSON]:
+        """What only ``player`` may see: eir hand, eir face-down cards, and
+        what ey owe now."""
+        down: list[str] = []
+        c, a = s.contract, s.attack
+        if c is not None and player in (s.turn, c.partner):
+            card = c.cards[_contract_side(s, player)] if c.accepted else None
+            down = [card] if card else []
+        if a is not None and player in (s.turn, a.victim):
+            down = list(a.cards[_attack_side(s, player)])
+        hand = sort_hand(s.hands[player])
+        owes = _owes(s, player)
+        return {
+            "name": s.names[player],
+            "seat": s.seats[player],
+            "number": player + 1,
+            "pennies": s.pennies[player],
+            "hand": hand,
+            "hand_text": hand_text(hand),
+            "down": _shown(down),
+            "down_text": " ".join(card_text(x) for x in down),
+            "owes": owes,
+            "help": _help_text(s, s.seats[player]),
+        }
+
+    def _hand_notice(self, s: MiserState, player: int, reason: str) -> Notice:
+        context = {**self._common(s), "you": self._you(s, player), "reason": reason}
+        return Notice(Audience.only(s.seats[player]), "hand", context)
+
+    def _your_move(self, s: MiserState, player: int) -> Notice:
+        context = {**self._common(s), "you": self._you(s, player)}
+        if s.contract is not None and not s.contract.accepted and _sees_offer(s, player):
+            context["offer"] = self._offer_json(s)
+        return Notice(Audience.only(s.seats[player]), "your_move", context)
+
+
+# -- the draw (MI-2) ------------------------------------------------------------
+
+
+def _draw_for_first(n: int, rng: random.Random) -> tuple[int, list[list[str | None]]]:
+    """Each player draws a card; the highest rank (ace high) goes first, and
+    the players tied for highest draw again from what is left (from a fresh
+    deck, should it run out)."""
+    deck: list[str] = []
+    drawing = list(range(n))
+    rounds: list[list[str | None]] = []
+    while True:
+        if len(deck) < len(drawing):
+            deck = [str(c) for c in full_deck()]
+            rng.shuffle(deck)
+        row: list[str | None] = [None] * n
+        for p in drawing:
+            row[p] = deck.pop()
+        rounds.append(row)
+        best = max(rank_value_ace_high(str(row[p])[:-1]) for p in drawing)
+        drawing = [p for p in drawing if rank_value_ace_high(str(row[p])[:-1]) == best]
+        if len(drawing) == 1:
+            return drawing[0], rounds
+
+
+# -- resolutions ------------------------------------------------------------------
+
+
+def _resolve_contract(s: MiserState) -> dict[str, Any]:
+    """MI-6: equal values split the whole centre, the odd penny staying;
+    otherwise the higher card takes all of it."""
+    c = s.contract
+    assert c is not None and c.cards[0] is not None and c.cards[1] is not None
+    by, partner = s.turn, c.partner
+    cards = [c.cards[0], c.cards[1]]
+    values = [card_value(x) for x in cards]
+    pot = s.centre
+    if values[0] == values[1]:
+        share = pot // 2
+        s.pennies[by] += share
+        s.pennies[partner] += share
+        s.centre = pot - 2 * share
+        takers = [s.names[by], s.names[partner]]
+        outcome = "split"
+    else:
+        winner = by if values[0] > values[1] else partner
+        s.pennies[winner] += pot
+        s.centre = 0
+        takers = [s.names[winner]]
+        outcome = "won"
+        share = pot
+    s.slush.extend(cards)
+    return {
+        "kind": "contract",
+        "by": s.names[by],
+        "partner": s.names[partner],
+        "victim": s.names[c.victim],
+        "wagers": list(c.wagers),
+        "stake": c.stake,
+        "cards": [
+            {"name": s.names[p], **_shown([x])[0]}
+            for p, x in zip((by, partner), cards, strict=True)
+        ],
+        "pot": pot,
+        "outcome": outcome,
+        "takers": takers,
+        "share": share,
+        "left": s.centre,
+    }
+
+
+def _resolve_attack(s: MiserState) -> dict[str, Any]:
+    """MI-7: the higher total takes the whole centre; equal totals lose their
+    cards and the pennies stay. MI-12: no card is a total of 0."""
+    a = s.attack
+    assert a is not None
+    sides = [s.turn, a.victim]
+    totals = [sum(card_value(x) for x in cards) for cards in a.cards]
+    pot = s.centre
+    if totals[0] == totals[1]:
+        taker = None
+    else:
+        taker = sides[0] if totals[0] > totals[1] else sides[1]
+        s.pennies[taker] += pot
+        s.centre = 0
+    for cards in a.cards:
+        s.slush.extend(cards)
+    return {
+        "kind": "attack",
+        "attacker": s.names[sides[0]],
+        "victim": s.names[sides[1]],
+        "wager": a.wager,
+        "stake": a.stake,
+        "sides": [
+            {"name": s.names[p], "cards": _shown(cards), "total": total}
+            for p, cards, total in zip(sides, a.cards, totals, strict=True)
+        ],
+        "pot": pot,
+        "taker": s.names[taker] if taker is not None else None,
+        "left": s.centre,
+    }
+
+
+def _resolve_auction(s: MiserState) -> dict[str, Any]:
+    """MI-8, MI-9. With one highest bid, its bidder takes the centre as it
+    stood before the bids; then she and the second-highest bidder(s) pay
+    their bids into it, and the rest keep theirs. With a tie for highest,
+    nobody takes the centre; the tied bidders and the next-highest bidder(s)
+    pay their bids into it."""
+    au = s.auction
+    assert au is not None
+    amounts = sorted({b.pennies for b in au.bids}, reverse=True)
+    top = [b.player for b in au.bids if b.pennies == amounts[0]]
+    second = [b.player for b in au.bids if len(amounts) > 1 and b.pennies == amounts[1]]
+    pot = s.centre
+    winner = top[0] if len(top) == 1 else None
+    if winner is not None:
+        s.pennies[winner] += pot
+        s.centre = 0
+        payers = [winner, *second]
+    else:
+        payers = [*top, *second]
+    outcome: dict[int, str] = {}
+    for b in au.bids:
+        if b.player in payers:
+            s.pennies[b.player] -= b.pennies
+            s.centre += b.pennies
+            outcome[b.player] = "paid"
+        else:
+            outcome[b.player] = "kept"
+        s.slush.append(b.card)
+    return {
+        "kind": "auction",
+        "opener": s.names[s.turn],
+        "bids": [
+            {
+                "name": s.names[b.player],
+                **_shown([b.card])[0],
+                "pennies": b.pennies,
+                "outcome": outcome[b.player],
+            }
+            for b in au.bids
+        ],
+        "pot": pot,
+        "winner": s.names[winner] if winner is not None else None,
+        "top_tie": [s.names[p] for p in top] if winner is None else [],
+        "second": [s.names[p] for p in second],
+        "left": s.centre,
+    }
+
+
+def _report_text(s: MiserState, report: Mapping[str, Any]) -> str:
+    """One line for the history of a resolved contract, attack or auction."""
+    if report["kind"] == "contract":
+        shown = ", ".join(f"{c['name']} {c['text']}" for c in report["cards"])
+        if report["outcome"] == "split":
+            how = f"equal values: {' and '.join(report['takers'])} take {report['share']} each"
+        else:
+            how = f"{report['takers'][0]} takes {_pennies(report['pot'])}"
+        return f"Contract against {report['victim']}: {shown}; {how}."
+    if report["kind"] == "attack":
+        shown = "; ".join(
+            f"{side['name']} {' '.join(c['text'] for c in side['cards']) or 'no card'} "
+            f"= {side['total']}"
+            for side in report["sides"]
+        )
+        if report["taker"] is None:
+            return f"Attack on {report['victim']}: {shown}; a tie, the pennies stay."
+        return f"Attack on {report['victim']}: {shown}; {report['taker']} takes {report['pot']}."
+    shown = ", ".join(f"{b['name']} {b['pennies']} ({b['text']})" for b in report["bids"])
+    if report["winner"] is None:
+        how = f"a tie for highest: nobody takes the centre of {report['pot']}"
+    else:
+        how = f"{report['winner']} takes the centre of {report['pot']}"
+    return f"Bids for the centre: {shown}; {how}; the centre now holds {report['left']}."
+
+
+# -- who owes what ------------------------------------------------------------------
+
+
+_OWED_TEXT = {
+    "turn": "a turn: pass, contract, attack or bid",
+    "answer": "an answer to a contract offer",
+    "contract_card": "a card face down for the contract",
+    "attack_first": "a first card face down for the attack",
+    "attack": "a card face down, or flip",
+    "auction_bid": "a raise, or done",
+    "auction_join": "a bid to join, or done",
+}
+
+
+def _stage(s: MiserState) -> str:
+    if s.over:
+        return OVER
+    if s.contract is not None:
+        return CONTRACT if s.contract.accepted else OFFER
+    if s.attack is not None:
+        return ATTACK
+    if s.auction is not None:
+        return AUCTION
+    return TURN
+
+
+def _bidder(s: MiserState, player: int) -> bool:
+    return s.auction is not None and any(b.player == player for b in s.auction.bids)
+
+
+def _owes(s: MiserState, player: int) -> str | None:
+    """The step ``player`` owes now, if any (one at a time)."""
+    stage = _stage(s)
+    if stage == TURN:
+        return "turn" if player == s.turn else None
+    if stage == OFFER:
+        assert s.contract is not None
+        return "answer" if player == s.contract.partner else None
+    if stage == CONTRACT:
+        c = s.contract
+        assert c is not None
+        for p, card in zip((s.turn, c.partner), c.cards, strict=True):
+            if p == player and card is None:
+                return "contract_card"
+        return None
+    if stage == ATTACK:
+        a = s.attack
+        assert a is not None
+        if player == s.turn and not a.cards[0]:
+            return "attack_first"
+        if player in (s.turn, a.victim) and a.cards[0]:
+            side = _attack_side(s, player)
+            if not a.flipped[side] and s.hands[player]:
+                return "attack"
+        return None
+    if stage == AUCTION:
+        au = s.auction
+        assert au is not None
+        if _bidder(s, player):
+            return None if player in au.done else "auction_bid"
+        if s.hands[player] and player not in au.declined:
+            return "auction_join"
+    return None
+
+
+def _key(s: MiserState, player: int, owes: str) -> str:
+    """The pending key: the exchange (by turn number) and the step, so each
+    step has its own deadline. A second contract offer in a turn is
+    ``contract-7.2``, and the turn after it ``turn-7.3``."""
+    t = s.turn_number
+    offer = f"contract-{t}" + (f".{s.offers}" if s.offers > 1 else "")
+    if owes == "turn":
+        return f"turn-{t}" + (f".{s.offers + 1}" if s.offers else "")
+    if owes == "answer":
+        return f"{offer}:accept"
+    if owes == "contract_card":
+        return f"{offer}:card:{s.seats[player]}"
+    if owes in ("attack_first", "attack"):
+        assert s.attack is not None
+        return f"attack-{t}:{s.attack.step}"
+    assert s.auction is not None
+    return f"auction-{t}:" + ("join" if owes == "auction_join" else str(s.auction.step))
+
+
+def _attack_settled(s: MiserState) -> bool:
+    """Both sides have said flip since the last card; a side holding no more
+    cards can only flip, so it counts as flipped."""
+    a = s.attack
+    assert a is not None
+    return bool(a.cards[0]) and all(
+        a.flipped[i] or not s.hands[p] for i, p in enumerate((s.turn, a.victim))
+    )
+
+
+def _contract_side(s: MiserState, player: int) -> int:
+    c = s.contract
+    assert c is not None
+    if player == s.turn:
+        return 0
+    if player == c.partner:
+        return 1
+    raise IllegalAction("You are not a partner in this contract.")
+
+
+def _attack_side(s: MiserState, player: int) -> int:
+    a = s.attack
+    assert a is not None
+    if player == s.turn:
+        return 0
+    if player == a.victim:
+        return 1
+    raise IllegalAction(
+        f"This attack is between {s.names[s.turn]} and {s.names[a.victim]}; you have no part in it."
+    )
+
+
+def _sees_offer(s: MiserState, player: int) -> bool:
+    c = s.contract
+    return c is not None and (c.audience is None or s.seats[player] in c.audience)
+
+
+def _offer_audience(s: MiserState) -> Audience:
+    c = s.contract
+    assert c is not None
+    return Audience.everyone() if c.audience is None else Audience.only(*c.audience)
+
+
+def _offer_to(s: MiserState, player: int) -> dict[str, JSON]:
+    if _stage(s) != OFFER or s.contract is None or s.contract.partner != player:
+        raise IllegalAction(f"No contract offer awaits your answer. {_now_text(s)}")
+    return {
+        "by": s.names[s.turn],
+        "partner": s.names[player],
+        "victim": s.names[s.contract.victim],
+        "wagers": list(s.contract.wagers),
+        "total": sum(s.contract.wagers),
+        "private": s.contract.audience is not None,
+    }
+
+
+def _require_turn(s: MiserState, player: int, doing: str) -> None:
+    if player == s.turn and _stage(s) == OFFER:
+        assert s.contract is not None
+        raise IllegalAction(f"Your contract offer awaits {s.names[s.contract.partner]}'s answer.")
+    if player != s.turn:
+        raise IllegalAction(f"It is {s.names[s.turn]}'s turn, not yours: you cannot {doing} now.")
+    if _stage(s) != TURN:
+        raise IllegalAction(f"Your turn is under way. {_now_text(s)}")
+
+
+def _require_cards(s: MiserState, player: int) -> None:
+    if not s.hands[player]:
+        raise IllegalAction(
+            "You have no cards left, so on your turn you can only pass (write 'pass')."
+        )
+
+
+def _args(action: Action, count: int) -> tuple[JSON, ...]:
+    if len(action.args) != count:
+        raise IllegalAction(f"I cannot read that {action.verb}; write 'help' for examples.")
+    return action.args
+
+
+def _now_text(s: MiserState) -> str:
+    stage = _stage(s)
+    turn = s.names[s.turn]
+    if stage == OVER:
+        return "The game is over."
+    if stage == CONTRACT:
+        assert s.contract is not None
+        return (f"Now {turn} and {s.names[s.contract.partner]} each put a card face down "
+                "for their contract.")  # fmt: skip
+    if stage == ATTACK:
+        assert s.attack is not None
+        return f"Now {turn} is attacking {s.names[s.attack.victim]}."
+    if stage == AUCTION:
+        return "Now the players are bidding for the centre."
+    return f"It is {turn}'s turn."
+
+
+def _pennies(n: int) -> str:
+    return f"{n} penny" if n == 1 else f"{n} pennies"
+
+
+def _cards(n: int) -> str:
+    return f"{n} card" if n == 1 else f"{n} cards"
+
+
+def _result_text(s: MiserState) -> str:
+    if not s.over:
+        return "no result yet."
+    out = " and ".join(s.names[p] for p in s.knocked_out)
+    standing = ", ".join(f"{s.names[p]} {s.pennies[p]}" for p in range(len(s.names)))
+    if len(s.winners) == 1:
+        w = s.winners[0]
+        return f"{out} is out of pennies; {s.names[w]} wins with {s.pennies[w]} ({standing})."
+    tied = " and ".join(s.names[p] for p in s.winners)
+    return (
+        f"{out} is out of pennies; {tied} tie for most with {s.pennies[s.winners[0]]} each, "
+        f"so there is no single winner ({standing})."
+    )
+
+
+# -- bots -----------------------------------------------------------------------------
+
+
+def _bot_turn(s: MiserState, player: int, rng: random.Random) -> Action:
+    hand = sort_hand(s.hands[player])
+    purse = s.pennies[player]
+    if not hand:
+        return Action("pass")
+    n = len(s.names)
+    others = [p for p in range(n) if p != player]
+    wager = min(rng.randint(1, s.wager_cap), purse)
+    bare = [p for p in others if not s.hands[p]]
+    if bare and rng.random() < 0.8:
+        return Action("attack", (s.names[rng.choice(bare)], wager))
+    roll = rng.random()
+    if s.centre >= 6 and roll < 0.4:
+        return Action("bid", (hand[-1], min(purse, max(1, s.centre // 3))))
+    partners = [p for p in others if s.hands[p]]
+    if s.offers == 0 and partners and roll < 0.6:
+        partner = rng.choice(partners)
+        victim = rng.choice([p for p in others if p != partner])
+        yours = min(rng.randint(1, s.wager_cap), s.pennies[partner])
+        return Action("contract", (s.names[partner], s.names[victim], wager, yours))
+    if roll < 0.85:
+        return Action("attack", (s.names[rng.choice(others)], wager))
+    return Action("pass")
+
+
+# -- help -------------------------------------------------------------------------------
+
+
+def _help_text(s: MiserState, seat: int | None) -> str:
+    """What this seat can do now, and how to write it."""
+    player = s.seats.index(seat) if seat is not None and seat in s.seats else None
+    if s.over:
+        return f"The game is over: {_result_text(s)}"
+    lines: list[str] = []
+    owes = _owes(s, player) if player is not None else None
+    hand = sort_hand(s.hands[player]) if player is not None else []
+    low = hand[-1] if hand else "7H"
+    names = s.names
+    if player is not None:
+        others = [p for p in range(len(names)) if p != player]
+        victim = names[others[-1]]
+    if owes == "turn" and player is not None:
+        cap = min(s.wager_cap, s.pennies[player])
+        lines.append("It is your turn. You may:")
+        lines.append(f"  pass   (put {min(PASS_COST, s.pennies[player])} pennies in the centre)")
+        if hand:
+            partners = [p for p in others if s.hands[p]]
+            if partners:
+                partner = names[partners[0]]
+                target = names[next(p for p in others if p != partners[0])]
+                lines.append(
+                    f"  contract with {partner} against {target} {cap} 1   (you wager {cap}, "
+                    f"{partner} 1, each 1 to {s.wager_cap}; {partner} answers accept or decline)"
+                )
+            lines.append(f"  attack {victim} {cap}   (a wager of 1 to {s.wager_cap})")
+            lines.append(
+                f"  bid {low} 2   (a bid for the {s.centre} pennies in the centre: "
+                "one card face up and 1 or more pennies)"
+            )
+        else:
+            lines.append("You have no cards left, so passing is all you can do.")
+    elif owes == "answer":
+        assert s.contract is not None
+        c = s.contract
+        lines.append(
+            f"{names[s.turn]} offers you a contract against {names[c.victim]}: "
+            f"{names[s.turn]} wagers {c.wagers[0]}, you {c.wagers[1]}. "
+            "Write 'accept' or 'decline'."
+        )
+    elif owes in ("contract_card", "attack_first", "attack"):
+        where = "the contract" if owes == "contract_card" else "the attack"
+        lines.append(
+            f"Put a card face down for {where}, in a mail to the referee alone: "
+            f"'down {low}'. Your cards: {hand_text(hand)}."
+        )
+        if owes == "attack":
+            lines.append("You may put down more cards ('down QS 3H'), or write 'flip' when done.")
+    elif owes == "auction_bid":
+        lines.append(
+            "You are bidding for the centre. Write 'raise 1' to add a penny, 'raise to N' "
+            f"(up to {s.pennies[player or 0]}), or 'done' (you may raise again if anyone else "
+            "does)."
+        )
+    elif owes == "auction_join" or (
+        player is not None and s.auction is not None and hand and not _bidder(s, player)
+    ):
+        lines.append(
+            f"You may join the bidding for the centre with one card face up and 1 or more "
+            f"pennies: 'bid {low} 2'. Or write 'done' to stay out."
+        )
+    else:
+        waiting = (
+            ", ".join(names[p] for p in range(len(names)) if _owes(s, p) not in (None, "answer"))
+            or names[s.turn]
+        )
+        lines.append(f"{_now_text(s)} Waiting for: {waiting}.")
+    if player is not None:
+        lines.append("'hand' shows your cards and pennies in a secret reply.")
+    return "\n".join(lines)

@@ -1,0 +1,303 @@
+"""Reading Miser commands: the forgiving grammar of :meth:`Miser.parse`.
+
+Parsing is stateless, so a partner or a victim is kept as written (a name, a
+prefix or a seat number) and resolved against the seats by :func:`resolve_name`
+when the action is applied. Every action's text form (its verb and arguments
+joined by spaces) reads back as the same action.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from referee.engine.base import Action, IllegalAction, ParseError
+from referee.engine.cards import Card
+
+CARD_HELP = "Write a card as QS, Q♠, 10D, TD or queen of spades."
+CONTRACT_HELP = (
+    "Write, for example, 'contract with bob against carol 2 1': Bob is your partner, "
+    "Carol the victim, you wager 2 and Bob 1."
+)
+ATTACK_HELP = "Write, for example, 'attack carol 2' to attack Carol with a wager of 2."
+BID_HELP = (
+    "A bid names one card of your hand, put face up, and the pennies you bid: "
+    "for example 'bid 7H 3'. To add to a bid you have made, write 'raise 2'."
+)
+
+_NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10,
+}  # fmt: skip
+
+#: Words that carry no meaning of their own in a contract or an attack.
+_FILLER_WORDS = (
+    "a an the and of for to at in is are be will would i'll we wager wagers wagering "
+    "bet bets betting stake stakes put puts pay pays penny pennies p each both player "
+    "seat number no. # please pls contract offer propose attack bid make let's lets us "
+    "="
+)
+_FILLER = frozenset(_FILLER_WORDS.split())
+_PARTNER_MARKERS = frozenset(("with", "partner", "partnering", "alongside"))
+_VICTIM_MARKERS = frozenset(("against", "vs", "vs.", "versus", "victim", "target", "on", "onto"))
+_MINE_MARKERS = frozenset(("i", "me", "my", "mine", "myself"))
+_YOURS_MARKERS = frozenset(("you", "your", "yours", "you'll", "partner's", "he", "she", "they"))
+
+_ACCEPT = frozenset(
+    ("accept", "accepted", "i accept", "accept contract", "accept the contract",
+     "accept offer", "accept the offer", "agree", "agreed", "i agree")
+)  # fmt: skip
+_DECLINE = frozenset(
+    ("decline", "declined", "i decline", "decline contract", "decline the contract",
+     "decline offer", "decline the offer", "refuse", "i refuse", "reject")
+)  # fmt: skip
+_PASS = frozenset(("pass", "i pass", "pass turn", "pass my turn"))
+_FLIP = frozenset(("flip", "i flip", "flip up", "flip them", "flip them up", "turn up", "reveal"))
+_DONE = frozenset(
+    ("done", "i'm done", "im done", "i am done", "done bidding", "finished", "i'm finished",
+     "finished bidding", "no more", "stand", "stop")
+)  # fmt: skip
+_HAND = frozenset(("hand", "my hand", "show hand", "show my hand", "cards", "my cards"))
+_DOWN_VERBS = frozenset(("down", "play", "lay", "put", "place", "card", "add"))
+_NUMBER = re.compile(r"\d{1,3}")
+_PAIR = re.compile(r"(\d{1,3})[/-](\d{1,3})")
+
+
+def parse_line(line: str) -> Action | None:
+    """One command line -> an :class:`Action`, or None for a line that is no
+    Miser command. Raises :class:`ParseError` for a command that cannot be read.
+
+    :raises ParseError: the line starts with a Miser verb but cannot be read.
+    """
+    text = " ".join(line.replace("\ufe0f", "").strip().lower().split()).rstrip(".!;")
+    if not text:
+        return None
+    verb = text.split()[0].rstrip(":,")
+    rest = text[len(text.split()[0]) :].strip()
+    if text in _PASS:
+        return Action("pass")
+    if text in _HAND:
+        return Action("hand")
+    if text in _ACCEPT:
+        return Action("accept")
+    if text in _DECLINE:
+        return Action("decline")
+    if text in _FLIP:
+        return Action("flip")
+    if text in _DONE:
+        return Action("done")
+    if verb in ("contract", "offer", "propose"):
+        return _contract(rest)
+    if verb == "attack":
+        return _attack(rest)
+    if verb == "bid":
+        return _bid(rest)
+    if verb in ("raise", "increase"):
+        return _raise(rest)
+    if verb in _DOWN_VERBS:
+        return _down(rest)
+    return None
+
+
+def _words(text: str) -> list[str]:
+    """Words with their punctuation trimmed; "2/1" and "2-1" become two numbers."""
+    out: list[str] = []
+    for raw in text.replace(",", " ").replace(";", " ").split():
+        word = raw.strip(":.!?()\"'")
+        if not word:
+            continue
+        pair = _PAIR.fullmatch(word)
+        out.extend(pair.groups() if pair else [word])
+    return out
+
+
+def _number(word: str) -> int | None:
+    if _NUMBER.fullmatch(word):
+        return int(word)
+    return _NUMBER_WORDS.get(word)
+
+
+def _contract(text: str) -> Action:
+    """``contract with bob against carol 2 1``, ``offer bob: victim carol, I
+    wager 2, you wager 1``, ``contract bob carol 2/1`` (one number: both wager it).
+
+    A word after "with" names the partner, one after "against", "on" or
+    "victim" the victim; otherwise the first name is the partner. A number
+    after "I" is the offerer's wager, after "you" the partner's; otherwise
+    the first number is the offerer's.
+    """
+    partner: str | None = None
+    victim: str | None = None
+    loose_names: list[str] = []
+    mine: int | None = None
+    yours: int | None = None
+    loose_numbers: list[int] = []
+    name_role: str | None = None
+    number_role: str | None = None
+    words = _words(text)
+    for i, word in enumerate(words):
+        if word in _PARTNER_MARKERS:
+            name_role = "partner"
+            continue
+        if word in _VICTIM_MARKERS:
+            name_role = "victim"
+            continue
+        if word in _MINE_MARKERS:
+            number_role = "mine"
+            continue
+        if word in _YOURS_MARKERS:
+            number_role = "yours"
+            continue
+        if word in _FILLER:
+            continue
+        value = _number(word)
+        # "seat 3" or a number right after "with"/"against" is a seat.
+        seat_word = i > 0 and words[i - 1] in ("seat", "#", "no.", "number")
+        if value is not None and not seat_word and name_role is None:
+            if number_role == "mine" and mine is None:
+                mine = value
+            elif number_role == "yours" and yours is None:
+                yours = value
+            else:
+                loose_numbers.append(value)
+            number_role = None
+            continue
+        if name_role == "partner" and partner is None:
+            partner = word
+        elif name_role == "victim" and victim is None:
+            victim = word
+        else:
+            loose_names.append(word)
+        name_role = None
+    # Seat numbers written without a marker: leading numbers beyond two wagers.
+    while len([n for n in (partner, victim) if n is None]) > len(loose_names) and (
+        len(loose_numbers) + (mine is not None) + (yours is not None) > 2
+    ):
+        loose_names.append(str(loose_numbers.pop(0)))
+    for name in loose_names:
+        if partner is None:
+            partner = name
+        elif victim is None:
+            victim = name
+        else:
+            raise ParseError(f"I cannot tell who {name!r} is in this contract. {CONTRACT_HELP}")
+    if partner is None or victim is None:
+        raise ParseError(f"A contract names a partner and a victim. {CONTRACT_HELP}")
+    for value in loose_numbers:
+        if mine is None:
+            mine = value
+        elif yours is None:
+            yours = value
+        else:
+            raise ParseError(
+                f"A contract has two wagers, yours and your partner's. {CONTRACT_HELP}"
+            )
+    if mine is None and yours is None:
+        raise ParseError(f"A contract needs the wagers. {CONTRACT_HELP}")
+    mine = yours if mine is None else mine
+    yours = mine if yours is None else yours
+    return Action("contract", (partner, victim, mine, yours))
+
+
+def _attack(text: str) -> Action:
+    """``attack carol 2``, ``attack carol for 2``, ``attack seat 3 with 2 pennies``."""
+    names: list[str] = []
+    numbers: list[int] = []
+    words = [w for w in _words(text) if w not in _FILLER or w == "seat"]
+    for i, word in enumerate(words):
+        if word in ("seat", "with", "wager", "against", "victim", "on"):
+            continue
+        value = _number(word)
+        if value is not None and not (i > 0 and words[i - 1] == "seat"):
+            numbers.append(value)
+        else:
+            names.append(word)
+    if not names and len(numbers) == 2:
+        names.append(str(numbers.pop(0)))
+    if len(names) != 1:
+        raise ParseError(f"An attack names one victim. {ATTACK_HELP}")
+    if len(numbers) != 1:
+        raise ParseError(f"An attack names one wager, 1 to 3 pennies. {ATTACK_HELP}")
+    return Action("attack", (names[0], numbers[0]))
+
+
+def _cards_in(words: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The cards named in ``words`` ("7h", "7♥", "seven of hearts", "7 h")
+    and the words left over."""
+    cards: list[str] = []
+    left: list[str] = []
+    i = 0
+    while i < len(words):
+        for span in (3, 2, 1):
+            if i + span <= len(words):
+                card = Card.parse(" ".join(words[i : i + span]))
+                if card is not None and (span != 2 or len(words[i + 1]) == 1):
+                    cards.append(str(card))
+                    i += span
+                    break
+        else:
+            left.append(words[i])
+            i += 1
+    return cards, left
+
+
+def _bid(text: str) -> Action:
+    """``bid 7H 3``, ``bid 3 with 7H``, ``bid seven of hearts for 3 pennies``."""
+    cards, left = _cards_in(_words(text))
+    left = [w for w in left if w not in _FILLER and w not in ("with", "card")]
+    numbers = [n for w in left if (n := _number(w)) is not None]
+    others = [w for w in left if _number(w) is None]
+    if len(cards) != 1 or others:
+        raise ParseError(f"I cannot read that bid. {BID_HELP} {CARD_HELP}")
+    if len(numbers) != 1:
+        raise ParseError(f"A bid needs one number of pennies. {BID_HELP}")
+    return Action("bid", (cards[0], numbers[0]))
+
+
+def _raise(text: str) -> Action:
+    """``raise 2`` adds 2 to your bid; ``raise to 5`` brings it to 5."""
+    words = [w for w in _words(text) if w not in ("by", "my", "bid", "pennies", "penny", "it")]
+    to = bool(words) and words[0] == "to"
+    numbers = [_number(w) for w in (words[1:] if to else words)]
+    if len(numbers) != 1 or numbers[0] is None:
+        raise ParseError(
+            "Write 'raise 2' to add 2 pennies to your bid, or 'raise to 5' to bring it to 5."
+        )
+    return Action("raise", ("to", numbers[0]) if to else (numbers[0],))
+
+
+def _down(text: str) -> Action:
+    """``down QS``, ``play QS``, ``put QS down``, ``down QS 3H`` (an attack may
+    take several cards at once)."""
+    words = [w for w in _words(text) if w not in ("down", "face", "the", "and", "card", "cards")]
+    cards, left = _cards_in(words)
+    if not cards or left:
+        shown = " ".join(left or words) or "nothing"
+        raise ParseError(f"I cannot read {shown!r} as a card. {CARD_HELP}")
+    return Action("down", tuple(cards))
+
+
+def resolve_name(written: str, names: Sequence[str], positions: Sequence[int]) -> int:
+    """The player (an index into ``names``) that ``written`` means: a name in
+    any case, a unique prefix of one, or a seat number.
+
+    :raises IllegalAction: no player or more than one is meant; the message
+        lists the players.
+    """
+    wanted = str(written).strip().lower().lstrip("#")
+    players = ", ".join(f"{name} (seat {pos})" for name, pos in zip(names, positions, strict=True))
+    if wanted.isdecimal() and int(wanted) in positions:
+        return list(positions).index(int(wanted))
+    exact = [i for i, name in enumerate(names) if name.lower() == wanted]
+    if len(exact) == 1:
+        return exact[0]
+    found = [i for i, name in enumerate(names) if wanted and name.lower().startswith(wanted)]
+    if not found:
+        # A word of a longer name ("ann" for "Mary Ann").
+        found = [i for i, name in enumerate(names) if wanted in name.lower().split()]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        several = " or ".join(names[i] for i in found)
+        raise IllegalAction(f"'{written}' could be {several}. The players are {players}.")
+    raise IllegalAction(f"There is no player '{written}'. The players are {players}.")

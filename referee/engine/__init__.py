@@ -7,9 +7,12 @@ from typing import Any
 from referee.engine.base import Game
 from referee.engine.goofspiel import Goofspiel, PureSkill
 from referee.engine.loatcg import Loatcg
+from referee.engine.miser import Miser
 from referee.engine.spades import Spades
 
-GAMES: dict[str, Game[Any]] = {g.kind: g for g in (PureSkill(), Goofspiel(), Spades(), Loatcg())}
+GAMES: dict[str, Game[Any]] = {
+    g.kind: g for g in (PureSkill(), Goofspiel(), Spades(), Loatcg(), Miser())
+}
 
 
 def get_game(kind: str) -> Game[Any]:

@@ -1364,13 +1364,14 @@ def _result_text(s: MiserState) -> str:
     if not s.over:
         return "no result yet."
     out = " and ".join(s.names[p] for p in s.knocked_out)
+    out += " is" if len(s.knocked_out) == 1 else " are"
     standing = ", ".join(f"{s.names[p]} {s.pennies[p]}" for p in range(len(s.names)))
     if len(s.winners) == 1:
         w = s.winners[0]
-        return f"{out} is out of pennies; {s.names[w]} wins with {s.pennies[w]} ({standing})."
+        return f"{out} out of pennies; {s.names[w]} wins with {s.pennies[w]} ({standing})."
     tied = " and ".join(s.names[p] for p in s.winners)
     return (
-        f"{out} is out of pennies; {tied} tie for most with {s.pennies[s.winners[0]]} each, "
+        f"{out} out of pennies; {tied} tie for most with {s.pennies[s.winners[0]]} each, "
         f"so there is no single winner ({standing})."
     )
 
@@ -1421,21 +1422,25 @@ def _help_text(s: MiserState, seat: int | None) -> str:
         victim = names[others[-1]]
     if owes == "turn" and player is not None:
         cap = min(s.wager_cap, s.pennies[player])
-        lines.append("It is your turn. You may:")
-        lines.append(f"  pass   (put {min(PASS_COST, s.pennies[player])} pennies in the centre)")
+        lines.append("It is your turn. Write one of:")
+        lines.append("  pass")
+        lines.append(f"      put {_pennies(min(PASS_COST, s.pennies[player]))} in the centre")
         if hand:
             partners = [p for p in others if s.hands[p]]
             if partners:
                 partner = names[partners[0]]
                 target = names[next(p for p in others if p != partners[0])]
+                lines.append(f"  contract with {partner} against {target} {cap} 1")
                 lines.append(
-                    f"  contract with {partner} against {target} {cap} 1   (you wager {cap}, "
-                    f"{partner} 1, each 1 to {s.wager_cap}; {partner} answers accept or decline)"
+                    f"      you wager {cap} and {partner} 1 (each 1 to {s.wager_cap});\n"
+                    f"      {partner} answers accept or decline"
                 )
-            lines.append(f"  attack {victim} {cap}   (a wager of 1 to {s.wager_cap})")
+            lines.append(f"  attack {victim} {cap}")
+            lines.append(f"      a wager of 1 to {s.wager_cap}; {victim} matches it")
+            lines.append(f"  bid {low} 2")
             lines.append(
-                f"  bid {low} 2   (a bid for the {s.centre} pennies in the centre: "
-                "one card face up and 1 or more pennies)"
+                f"      bid 2 pennies for the {_pennies(s.centre)} in the centre,\n"
+                f"      with {card_text(low)} face up"
             )
         else:
             lines.append("You have no cards left, so passing is all you can do.")
@@ -1443,30 +1448,33 @@ def _help_text(s: MiserState, seat: int | None) -> str:
         assert s.contract is not None
         c = s.contract
         lines.append(
-            f"{names[s.turn]} offers you a contract against {names[c.victim]}: "
+            f"{names[s.turn]} offers you a contract against {names[c.victim]}:\n"
             f"{names[s.turn]} wagers {c.wagers[0]}, you {c.wagers[1]}. "
             "Write 'accept' or 'decline'."
         )
     elif owes in ("contract_card", "attack_first", "attack"):
         where = "the contract" if owes == "contract_card" else "the attack"
         lines.append(
-            f"Put a card face down for {where}, in a mail to the referee alone: "
-            f"'down {low}'. Your cards: {hand_text(hand)}."
+            f"Put a card face down for {where}, in a mail to the\nreferee alone: 'down {low}'."
         )
         if owes == "attack":
-            lines.append("You may put down more cards ('down QS 3H'), or write 'flip' when done.")
+            lines.append(
+                "You may put down more cards ('down QS 3H'), or write\n'flip' when you are done."
+            )
+        lines.append(f"Your cards: {hand_text(hand)}")
     elif owes == "auction_bid":
         lines.append(
-            "You are bidding for the centre. Write 'raise 1' to add a penny, 'raise to N' "
-            f"(up to {s.pennies[player or 0]}), or 'done' (you may raise again if anyone else "
-            "does)."
+            "You are bidding for the centre. Write 'raise 1' to add a\n"
+            f"penny, 'raise to N' (up to {s.pennies[player or 0]}), or 'done' (you may\n"
+            "raise again if anyone else bids or raises)."
         )
     elif owes == "auction_join" or (
         player is not None and s.auction is not None and hand and not _bidder(s, player)
     ):
         lines.append(
-            f"You may join the bidding for the centre with one card face up and 1 or more "
-            f"pennies: 'bid {low} 2'. Or write 'done' to stay out."
+            "You may join the bidding for the centre with one card\n"
+            f"face up and 1 or more pennies: 'bid {low} 2'. Or write\n"
+            "'done' to stay out."
         )
     else:
         waiting = (

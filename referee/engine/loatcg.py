@@ -129,7 +129,7 @@ class Report:
     text: str
     scores: list[tuple[str, int]]
     discard_pile: dict[str, int]
-    dealt: bool  # three cards went to each member after it (rule 7, TCG-2)
+    deal_follows: bool  # three cards went to each member after it (rule 7, TCG-2)
 
 
 @dataclass
@@ -679,7 +679,7 @@ class Loatcg(Game[LoatcgState]):
             text=instructions[chosen - 1].english(),
             scores=[(m.name, score(instructions, m.hand)) for m in s.members],
             discard_pile=dict(s.discard_pile),
-            dealt=deal,
+            deal_follows=deal,
         )
         s.reports.append(report)
         s.round += 1
@@ -839,9 +839,7 @@ class Loatcg(Game[LoatcgState]):
         _move(m.hand, s.discard_pile, {a: 1, b: 1})
         m.hand[kind] += 1
         text = f"{m.name} discards {_article(a)} and {_article(b)} to create {_article(kind)}."
-        extra = {"card": kind, "inputs": [a, b]}
-        event = Event("craft", text, public=False, data={"member": m.name, "made": kind})
-        return self._announce(s, m, action, "craft", text, extra, [], [event])
+        return self._announce(s, m, action, "craft", text, {"card": kind, "inputs": [a, b]}, [])
 
     def _buy(
         self, state: LoatcgState, member: Member, action: Action, rng: random.Random
@@ -1333,5 +1331,5 @@ def _report_json(report: Report) -> dict[str, JSON]:
         "scores": [{"name": n, "score": p} for n, p in report.scores],
         "discard_pile": _cards_list(report.discard_pile),
         "discard_pile_text": cards_text(report.discard_pile),
-        "dealt": report.dealt,
+        "deal_follows": report.deal_follows,
     }

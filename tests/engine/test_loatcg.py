@@ -1,0 +1,1039 @@
+"""Tests of the Land of Agora tournament engine against rule text 002 and
+rulings TCG-1 … TCG-21 (one test or more per ruling, named by its id)."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import hashlib
+import json
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from referee.engine import get_game
+from referee.engine.base import (
+    Action,
+    Audience,
+    Event,
+    IllegalAction,
+    Notice,
+    OptionError,
+    ParseError,
+    Result,
+    Scope,
+    ScopeError,
+    SeatInfo,
+    rng_for,
+)
+from referee.engine.loatcg import (
+    DAY,
+    Loatcg,
+    LoatcgState,
+    Member,
+    cards_text,
+)
+from referee.engine.scoring import (
+    BASIC,
+    CARD_TYPES,
+    EXAMPLE_INSTRUCTIONS,
+    REFINED,
+    parse_instructions,
+    score,
+)
+from referee.mail.compose import TEMPLATES, Composer
+
+GAME = Loatcg()
+NAMES = ("Ann", "Ben", "Cat")
+SEATS = [SeatInfo(position, name) for position, name in enumerate(NAMES, start=1)]
+ANN, BEN, CAT = 1, 2, 3
+DEALOR = 0
+EXAMPLE = parse_instructions(EXAMPLE_INSTRUCTIONS)
+SECRET_TEMPLATES = {"dealt", "hand", "reveal", "take_failed", "trade_failed"}
+#: Context keys that hold what only one member may see.
+PRIVATE_KEYS = {"you", "dealt", "dealt_text", "hand", "hand_text", "known", "revealed",
+                "lacking", "lacking_text"}  # fmt: skip
+
+
+# -- helpers ------------------------------------------------------------------------
+
+
+def start(seats: Sequence[SeatInfo] = SEATS, seed: str = "t", **raw: str) -> Result[LoatcgState]:
+    return GAME.new(GAME.parse_options(raw), seats, rng_for(seed, 0))
+
+
+def act(
+    state: LoatcgState, seat: int, action: Action | str, seed: str = "t", step: int = 1,
+    scope: Scope | None = None, seen_by: Iterable[int] = (),
+) -> Result[LoatcgState]:
+    if isinstance(action, str):
+        parsed = GAME.parse(action)
+        assert parsed is not None, action
+        action = parsed
+    if scope is not None:
+        GAME.accepts(action, scope)
+        action = dataclasses.replace(action, scope=scope, seen_by=frozenset(seen_by))
+    return GAME.apply(state, seat, action, rng_for(seed, step))
+
+
+def member(state: LoatcgState, seat: int) -> Member:
+    return next(m for m in state.members if m.seat == seat)
+
+
+def with_hands(state: LoatcgState, pile: Mapping[str, int] | None = None,
+               **hands: Mapping[str, int]) -> LoatcgState:
+    """A copy of ``state`` where the named members (ann=..., ben=...) hold
+    exactly these cards, and the Discard Pile is ``pile``."""
+    s = GAME.load(GAME.dump(state))
+    by_name = {m.name.lower(): m for m in s.members}
+    for name, cards in hands.items():
+        by_name[name].hand = {t: int(cards.get(t, 0)) for t in CARD_TYPES}
+    if pile is not None:
+        s.discard_pile = {t: int(pile.get(t, 0)) for t in CARD_TYPES}
+    return s
+
+
+def to_freeze(state: LoatcgState, seed: str = "t") -> tuple[LoatcgState, list[Result[LoatcgState]]]:
+    results = []
+    step = 100
+    while not GAME.is_over(state):
+        step += 1
+        result = GAME.apply(state, DEALOR, GAME.timeout_action(state, DEALOR, random.Random(0)),
+                            rng_for(seed, step))
+        results.append(result)
+        state = result.state
+    return state, results
+
+
+def public(result: Result[LoatcgState]) -> list[Notice]:
+    return [n for n in result.notices if n.audience.public]
+
+
+def to_seats(result: Result[LoatcgState], template: str) -> list[frozenset[int]]:
+    return [n.audience.seats for n in result.notices if n.template == template]
+
+
+def walk(value: Any) -> Iterable[tuple[str, Any]]:
+    """Every (key, value) pair in a JSON-like value, at any depth."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield str(k), v
+            yield from walk(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from walk(v)
+
+
+def service_context(seat: int | None) -> dict[str, Any]:
+    """What the service adds to every mail's context (referee/mail/compose.py)."""
+    return {
+        "tag": "loatcg-1", "game_title": GAME.title, "seat": seat,
+        "seat_name": NAMES[seat - 1] if seat and seat <= len(NAMES) else None,
+        "deadline": "Thu 05 Mar 2026 12:00 UTC", "waiting_for": [], "public_list": None,
+        "timeout_for": None,
+    }  # fmt: skip
+
+
+COMPOSER = Composer("referee@club.test", "Club Referee")
+SIGNATURE = "-- \nClub Referee <referee@club.test>\n"
+
+
+def render(notice: Notice) -> tuple[str, str]:
+    seat = None if notice.audience.public else min(notice.audience.seats)
+    return COMPOSER.render("loatcg", notice.template, {**service_context(seat), **notice.context})
+
+
+# -- options, seats, registry -----------------------------------------------------
+
+
+def test_registered_as_loatcg_with_the_example_set_and_seven_days_by_default() -> None:
+    assert get_game("loatcg").kind == "loatcg"
+    assert GAME.parse_options({}) == {"instructions": EXAMPLE_INSTRUCTIONS, "report_days": 7}
+    assert GAME.seat_count(GAME.parse_options({}))[0] == 0
+
+
+def test_options_are_checked_and_name_the_bad_line() -> None:
+    assert GAME.parse_options({"report_days": "4"})["report_days"] == 4
+    for bad in ("3", "8", "x", ""):
+        with pytest.raises(OptionError, match="report_days"):
+            GAME.parse_options({"report_days": bad})
+    with pytest.raises(OptionError, match=r"instructions: line 2: unknown rule 'pints'"):
+        GAME.parse_options({"instructions": "1. points ore 1\n2. pints wool 2\n"})
+    with pytest.raises(OptionError, match="no option 'players'"):
+        GAME.parse_options({"players": "3"})
+    text = GAME.parse_options({"instructions": "# c\n1.  points  ores 2\n"})["instructions"]
+    assert text == "1. points ore 2\n"
+
+
+def test_a_tournament_may_begin_with_no_members() -> None:
+    result = start(seats=[])
+    assert result.state.members == []
+    assert [n.template for n in result.notices] == ["opening"]
+    assert "none yet" in render(result.notices[0])[1]
+
+
+def test_the_dealor_holds_no_seat_among_the_members() -> None:
+    with pytest.raises(OptionError, match="Dealor"):
+        start(seats=[SeatInfo(0, "Dee")])
+
+
+# -- rule 8 commands ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "verb", "args"),
+    [
+        ("deal me in", "join", ()),
+        ("Deal myself in.", "join", ()),
+        ("discard wool", "discard", ("wool",)),
+        ("discard an apple", "discard", ("apple",)),
+        ("draw", "draw", ()),
+        ("discard an apple to draw 2 cards", "draw", ()),
+        ("take steel", "take", ("steel",)),
+        ("discard 2 apples to take a diamond from the discard pile", "take", ("diamond",)),
+        ("draw steel from the discard pile", "take", ("steel",)),
+        ("craft paper", "craft", ("paper",)),
+        ("make fabric", "craft", ("fabric",)),
+        ("buy random", "reveal", ()),
+        ("buy a random instruction", "reveal", ()),
+        ("buy number report 2", "number", (2,)),
+        ("buy the number of round report 3", "number", (3,)),
+        ("buy instruction 5", "instruction", (5,)),
+        ("reveal 4", "instruction", (4,)),
+        ("hand", "hand", ()),
+        ("offer 2 wool, an ore for 1 steel", "offer", ({"wool": 2, "ore": 1}, {"steel": 1}, [])),
+        ("offer apple for nothing to Ben and Cat", "offer", ({"apple": 1}, {}, ["Ben", "Cat"])),
+        ("accept 3", "execute", (3,)),
+        ("execute offer #4", "execute", (4,)),
+        ("withdraw 3", "withdraw", (3,)),
+    ],
+)
+def test_commands_read(line: str, verb: str, args: tuple[Any, ...]) -> None:
+    assert GAME.parse(line) == Action(verb, args)
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("discard 2 wool", "one card at a time"),
+        ("discard gold", "cannot read 'gold'"),
+        ("craft ore", "Only refined cards are crafted"),
+        ("offer 2 wool", "Write an offer like"),
+        ("offer 2 gold for 1 ore", "cannot read '2 gold'"),
+        ("accept three-ish", "offer number"),
+    ],
+)
+def test_malformed_commands_are_parse_errors(line: str, words: str) -> None:
+    with pytest.raises(ParseError, match=words):
+        GAME.parse(line)
+
+
+def test_other_text_is_not_a_command() -> None:
+    assert GAME.parse("hello everyone") is None
+    assert GAME.parse("report") is None  # the Dealor's act, never a member's
+    assert GAME.parse("") is None
+
+
+def test_scopes_rule_1_joining_is_by_announcement_and_rule_10_nothing_of_a_trade_is_secret(
+) -> None:
+    for scope in Scope:
+        GAME.accepts(Action("discard", ("wool",)), scope)
+        GAME.accepts(Action("reveal"), scope)
+    with pytest.raises(ScopeError, match="by announcement"):
+        GAME.accepts(Action("join"), Scope.PRIVATE)
+    GAME.accepts(Action("join"), Scope.PUBLIC)
+    for verb in ("offer", "execute"):
+        with pytest.raises(ScopeError, match="rule 10"):
+            GAME.accepts(Action(verb), Scope.SECRET)
+        GAME.accepts(Action(verb), Scope.PRIVATE)
+
+
+# -- TCG-1, TCG-2: the timetable ----------------------------------------------------
+
+
+def test_tcg_1_n_rounds_n_minus_1_reports_and_one_instruction_hidden_to_the_end() -> None:
+    state = start().state
+    (due,) = GAME.pending(state)
+    assert (due.seat, due.key, due.due_in) == (DEALOR, "report-1", 7 * DAY)
+    keys = []
+    reported = []
+    step = 10
+    while not GAME.is_over(state):
+        (due,) = GAME.pending(state)
+        keys.append(due.key)
+        step += 1
+        result = GAME.apply(state, DEALOR, GAME.timeout_action(state, DEALOR, random.Random()),
+                            rng_for("t", step))
+        state = result.state
+        reported += [e.data["instruction"] for e in result.events
+                     if e.kind == "reported_instruction"]
+    assert keys == [f"report-{r}" for r in range(1, 8)] + ["freeze"]
+    assert len(state.reports) == 7 and len(set(reported)) == 7
+    assert GAME.pending(state) == []
+    hidden = set(range(1, 9)) - set(reported)
+    assert len(hidden) == 1
+
+
+def test_tcg_1_the_report_delay_is_an_option_and_the_freeze_is_always_seven_days() -> None:
+    state = start(report_days="4", instructions="1. points ore 1\n2. points wool 1\n").state
+    (due,) = GAME.pending(state)
+    assert (due.key, due.due_in) == ("report-1", 4 * DAY)
+    state = act(state, DEALOR, Action("report")).state
+    (due,) = GAME.pending(state)
+    assert (due.key, due.due_in) == ("freeze", 7 * DAY)
+    assert GAME.timeout_action(state, DEALOR, random.Random()) == Action("freeze")
+    with pytest.raises(IllegalAction, match="'freeze'"):
+        act(state, DEALOR, Action("report"))
+
+
+def test_tcg_2_no_deal_after_report_1_then_three_cards_after_each_report_but_the_final() -> None:
+    state = start().state
+    sizes = [sum(m.hand.values()) for m in state.members]
+    assert sizes == [5, 5, 5]
+    state, results = to_freeze(state)
+    deals = [[e for e in r.events if e.kind == "deal"] for r in results]
+    assert [len(d) for d in deals] == [0] + [3] * 6 + [0]  # N-2 = 6 deals
+    assert all(sum(e.data["cards"].values()) == 3 for d in deals for e in d)
+    assert [r.deal_follows for r in state.reports] == [False] + [True] * 6
+    assert [sum(m.hand.values()) for m in state.members] == [5 + 18] * 3
+
+
+def test_tcg_3_each_deal_goes_to_each_member_secretly_with_the_whole_hand_and_score() -> None:
+    state = act(start().state, DEALOR, Action("report")).state
+    result = act(state, DEALOR, Action("report"), step=2)
+    dealt = [n for n in result.notices if n.template == "dealt"]
+    assert [n.audience for n in dealt] == [Audience.only(s) for s in (ANN, BEN, CAT)]
+    for notice in dealt:
+        seat = min(notice.audience.seats)
+        m = member(result.state, seat)
+        you = notice.context["you"]
+        assert you["hand_text"] == cards_text(m.hand)
+        assert you["score"] == score(EXAMPLE, m.hand)
+        assert notice.context["dealt_count"] == 3 and notice.context["reason"] == "round"
+        subject, body = render(notice)
+        assert "(secret)" in subject and "SECRET" in body
+
+
+def test_tcg_4_deals_are_basic_cards_one_fifth_each_with_no_deck() -> None:
+    state = start(seats=[]).state
+    counts: collections.Counter[str] = collections.Counter()
+    for seat in range(1, 1001):
+        state = act(state, seat, Action("join", (f"M{seat}",)), step=seat).state
+    for m in state.members:
+        counts.update({t: n for t, n in m.hand.items() if n})
+    assert set(counts) == set(BASIC)
+    assert sum(counts.values()) == 5000
+    assert all(900 <= counts[t] <= 1100 for t in BASIC), counts
+
+
+# -- TCG-5, TCG-6: members joining, the end --------------------------------------------
+
+
+def test_tcg_5_a_new_member_draws_five_and_a_former_one_nothing() -> None:
+    state = start().state
+    result = act(state, 4, Action("join", ("Dan",)), scope=Scope.PUBLIC)
+    assert sum(member(result.state, 4).hand.values()) == 5
+    assert [n.template for n in result.notices] == ["joined", "dealt"]
+    assert public(result)[0].context["name"] == "Dan"
+    assert to_seats(result, "dealt") == [frozenset({4})]
+    again = act(result.state, 5, Action("join", ("Dan", True)))
+    assert sum(member(again.state, 5).hand.values()) == 0
+    assert [n.template for n in again.notices] == ["joined"]
+    assert "draws nothing" in render(again.notices[0])[1]
+    with pytest.raises(IllegalAction, match="a Member already"):
+        act(again.state, 4, Action("join", ("Dan",)))
+
+
+def test_tcg_5_the_dealor_cannot_be_a_member() -> None:
+    with pytest.raises(IllegalAction, match="Dealor"):
+        act(start().state, DEALOR, Action("join", ("Dealor",)))
+
+
+def test_tcg_6_once_frozen_nothing_is_accepted() -> None:
+    state, _ = to_freeze(start().state)
+    state = with_hands(state, ann={"apple": 9, "ore": 1, "lumber": 1})
+    for seat, line in [(ANN, "discard ore"), (ANN, "craft steel"), (ANN, "buy random"),
+                       (ANN, "offer ore for wool"), (ANN, "hand"), (4, "deal me in")]:
+        with pytest.raises(IllegalAction, match="frozen"):
+            act(state, seat, line)
+    with pytest.raises(IllegalAction):
+        act(state, DEALOR, Action("freeze"))
+    with pytest.raises(IllegalAction):
+        GAME.bot_action(state, ANN, random.Random())
+    assert GAME.pending(state) == []
+
+
+def test_a_non_member_may_only_deal_emself_in() -> None:
+    with pytest.raises(IllegalAction, match="not a Member"):
+        act(start().state, 9, "discard wool")
+
+
+# -- TCG-7 … TCG-11: cards ----------------------------------------------------------
+
+
+def test_tcg_7_a_draw_is_dealt_at_once_and_secretly() -> None:
+    state = with_hands(start().state, ann={"apple": 1})
+    result = act(state, ANN, "draw", scope=Scope.PUBLIC)
+    m = member(result.state, ANN)
+    assert m.hand["apple"] <= 2 and sum(m.hand.values()) == 2
+    assert result.state.discard_pile["apple"] == state.discard_pile["apple"] + 1
+    assert GAME.pending(result.state) == GAME.pending(state)
+    (announce,) = public(result)
+    assert announce.template == "draw" and not set(announce.context) & PRIVATE_KEYS
+    assert to_seats(result, "dealt") == [frozenset({ANN})]
+
+
+def test_tcg_8_taking_from_the_discard_pile_is_a_transfer() -> None:
+    state = with_hands(start().state, pile={"steel": 1}, ann={"apple": 2})
+    result = act(state, ANN, "take steel", scope=Scope.PUBLIC)
+    assert member(result.state, ANN).hand == {**dict.fromkeys(CARD_TYPES, 0), "steel": 1}
+    assert result.state.discard_pile == {**dict.fromkeys(CARD_TYPES, 0), "apple": 2}
+    assert [n.template for n in result.notices] == ["take"]
+
+
+def test_tcg_8_a_failed_take_voids_the_action_and_is_told_secretly() -> None:
+    state = with_hands(start().state, pile={"ore": 3}, ann={"apple": 2})
+    result = act(state, ANN, "take steel", scope=Scope.PUBLIC)
+    assert result.state is state  # nothing changes: the apples are kept
+    (notice,) = result.notices
+    assert (notice.template, notice.audience) == ("take_failed", Audience.only(ANN))
+    assert "keep your apples" in render(notice)[1]
+    assert all(not e.public for e in result.events)
+
+
+def test_tcg_8_availability_is_checked_before_the_members_own_apples_reach_the_pile() -> None:
+    state = with_hands(start().state, pile={}, ann={"apple": 3})
+    result = act(state, ANN, "take apple")
+    assert result.notices[0].template == "take_failed"
+    assert member(result.state, ANN).hand["apple"] == 3
+
+
+def test_tcg_9_actions_apply_in_the_order_received_so_the_second_taker_fails() -> None:
+    state = with_hands(start().state, pile={"steel": 1}, ann={"apple": 2}, ben={"apple": 2})
+    first = act(state, ANN, "take steel")
+    second = act(first.state, BEN, "take steel", step=2)
+    assert member(first.state, ANN).hand["steel"] == 1
+    assert second.notices[0].template == "take_failed"
+    assert second.notices[0].audience == Audience.only(BEN)
+
+
+@pytest.mark.parametrize(
+    ("made", "inputs"),
+    [("steel", ("ore", "lumber")), ("paper", ("ore", "wool")), ("fabric", ("lumber", "wool"))],
+)
+def test_tcg_10_crafting_discards_the_inputs_and_the_card_appears_at_once(
+    made: str, inputs: tuple[str, str]
+) -> None:
+    state = with_hands(start().state, pile={}, ann=dict.fromkeys(inputs, 1))
+    result = act(state, ANN, f"craft {made}")
+    assert member(result.state, ANN).hand == {**dict.fromkeys(CARD_TYPES, 0), made: 1}
+    assert result.state.discard_pile == {**dict.fromkeys(CARD_TYPES, 0), **dict.fromkeys(inputs, 1)}
+    assert not [e for e in result.events if e.kind == "deal"]
+
+
+@pytest.mark.parametrize(
+    "line", ["craft steel", "discard diamond", "draw", "take ore", "buy random",
+             "buy instruction 2"],
+)
+def test_tcg_11_an_action_without_its_inputs_is_refused_and_nothing_changes(line: str) -> None:
+    state = with_hands(start().state, pile={"ore": 2}, ann={"ore": 1})
+    before = GAME.dump(state)
+    with pytest.raises(IllegalAction, match="You cannot"):
+        act(state, ANN, line)
+    assert GAME.dump(state) == before
+
+
+def test_discarding_a_card_moves_it_to_the_pile() -> None:
+    state = with_hands(start().state, pile={}, ann={"wool": 2})
+    result = act(state, ANN, "discard wool")
+    assert member(result.state, ANN).hand["wool"] == 1
+    assert result.state.discard_pile["wool"] == 1
+
+
+# -- TCG-12 … TCG-14: what the Dealor reveals for apples --------------------------------
+
+
+def test_tcg_12_a_random_reveal_is_uniform_over_all_n_and_is_not_a_report_choice() -> None:
+    state = with_hands(start().state, ann={"apple": 3})
+    seen = collections.Counter()
+    for step in range(400):
+        result = act(state, ANN, "buy random", step=step)
+        (reveal,) = [n for n in result.notices if n.template == "reveal"]
+        seen[reveal.context["revealed"]["number"]] += 1
+        assert reveal.audience == Audience.only(ANN)
+        assert member(result.state, ANN).hand["apple"] == 0
+    assert set(seen) == set(range(1, 9)) and min(seen.values()) > 20
+    # repeats allowed, already-reported ones included; reports still pick unreported ones
+    state = act(state, DEALOR, Action("report")).state
+    first = state.reports[0].instruction
+    state = with_hands(state, ann={"apple": 300})
+    numbers = set()
+    for step in range(60):
+        result = act(state, ANN, "buy random", step=1000 + step)
+        numbers.add(result.notices[-1].context["revealed"]["number"])
+        state = result.state
+    assert first in numbers
+    state, _ = to_freeze(state)
+    assert len({r.instruction for r in state.reports}) == 7
+
+
+def test_tcg_13_the_number_of_a_reported_instruction_needs_a_report_and_names_it() -> None:
+    state = with_hands(start().state, ann={"apple": 6})
+    with pytest.raises(IllegalAction, match="No Round Report"):
+        act(state, ANN, "buy number report 1")
+    state = act(state, DEALOR, Action("report")).state
+    with pytest.raises(IllegalAction, match="no Round Report 2"):
+        act(state, ANN, "buy number report 2")
+    assert member(state, ANN).hand["apple"] == 6  # nothing paid
+    result = act(state, ANN, "buy number report 1", scope=Scope.PRIVATE, seen_by={BEN})
+    (reveal,) = [n for n in result.notices if n.template == "reveal"]
+    assert reveal.context["revealed"]["number"] == state.reports[0].instruction
+    assert reveal.audience == Audience.only(ANN)
+    assert member(result.state, ANN).hand["apple"] == 3
+    assert "published" in render(reveal)[1]
+
+
+@pytest.mark.parametrize("k", [0, 9, 100])
+def test_tcg_14_seven_apples_need_a_number_from_1_to_n(k: int) -> None:
+    state = with_hands(start().state, ann={"apple": 7})
+    with pytest.raises(IllegalAction, match="numbered 1 to 8"):
+        act(state, ANN, Action("instruction", (k,)))
+
+
+def test_tcg_14_seven_apples_reveal_instruction_k_secretly() -> None:
+    state = with_hands(start().state, ann={"apple": 8})
+    result = act(state, ANN, "buy instruction 7", scope=Scope.PUBLIC)
+    reveal = result.notices[-1]
+    assert reveal.audience == Audience.only(ANN)
+    assert reveal.context["revealed"]["text"] == EXAMPLE[6].english()
+    assert member(result.state, ANN).hand["apple"] == 1
+    assert member(result.state, ANN).known == [7]
+    (announce,) = public(result)
+    assert EXAMPLE[6].english() not in json.dumps(announce.context)
+
+
+# -- TCG-15: every answer to the audience of the request ------------------------------
+
+
+def test_tcg_15_answers_go_to_the_audience_of_the_request() -> None:
+    state = with_hands(start().state, ann={"wool": 3, "apple": 4})
+    public_ = act(state, ANN, "discard wool", scope=Scope.PUBLIC)
+    assert [n.audience for n in public_.notices] == [Audience.everyone()]
+    private = act(state, ANN, "discard wool", scope=Scope.PRIVATE, seen_by={ANN, BEN})
+    assert [n.audience for n in private.notices] == [Audience.only(ANN, BEN)]
+    assert "Private" in render(private.notices[0])[1]
+    assert not private.events[0].public
+    secret = act(state, ANN, "discard wool", scope=Scope.SECRET, seen_by={ANN})
+    assert [n.audience for n in secret.notices] == [Audience.only(ANN)]
+    assert "(secret)" in render(secret.notices[0])[0]
+
+
+def test_tcg_15_a_secret_request_with_a_secret_result_gets_only_the_secret_mail() -> None:
+    state = with_hands(start().state, ann={"apple": 4})
+    result = act(state, ANN, "draw", scope=Scope.SECRET, seen_by={ANN})
+    assert [(n.template, n.audience) for n in result.notices] == [("dealt", Audience.only(ANN))]
+    result = act(state, ANN, "buy random", scope=Scope.PRIVATE, seen_by={ANN, CAT})
+    assert [(n.template, n.audience) for n in result.notices] == [
+        ("purchase", Audience.only(ANN, CAT)),
+        ("reveal", Audience.only(ANN)),
+    ]
+
+
+def test_tcg_15_the_hand_is_answered_secretly_whatever_the_request() -> None:
+    result = act(start().state, BEN, "hand", scope=Scope.PUBLIC)
+    (notice,) = result.notices
+    assert (notice.template, notice.audience) == ("hand", Audience.only(BEN))
+    assert result.events == []
+
+
+# -- TCG-16: trades -----------------------------------------------------------------
+
+
+def trading_state() -> LoatcgState:
+    return with_hands(start().state, ann={"wool": 2, "ore": 1}, ben={"steel": 1},
+                      cat={"steel": 1})
+
+
+def test_tcg_16_an_executed_trade_moves_both_sides_and_uses_the_offer() -> None:
+    offered = act(trading_state(), ANN, "offer 2 wool for 1 steel", scope=Scope.PUBLIC)
+    (notice,) = offered.notices
+    assert notice.audience == Audience.everyone() and notice.context["offer"]["number"] == 1
+    done = act(offered.state, BEN, "accept 1", scope=Scope.PUBLIC, step=2)
+    assert member(done.state, ANN).hand["steel"] == 1 and member(done.state, ANN).hand["wool"] == 0
+    assert member(done.state, BEN).hand["wool"] == 2 and member(done.state, BEN).hand["steel"] == 0
+    assert done.state.offers == []
+    assert [(n.template, n.audience) for n in done.notices] == [("trade", Audience.everyone())]
+    assert done.notices[0].context["done"] is True
+    with pytest.raises(IllegalAction, match="no open offer 1"):
+        act(done.state, CAT, "accept 1", step=3)
+
+
+def test_tcg_16_both_sides_are_checked_when_executed_and_every_failing_party_is_named() -> None:
+    offered = act(trading_state(), ANN, "offer 3 wool for 1 steel", scope=Scope.PUBLIC)
+    state = with_hands(offered.state, ben={"ore": 1})
+    failed = act(state, BEN, "accept 1", scope=Scope.PUBLIC, step=2)
+    assert failed.state.offers == state.offers  # no cards moved; the offer stays open
+    assert member(failed.state, ANN).hand == member(state, ANN).hand
+    trade = failed.notices[0]
+    assert trade.audience == Audience.everyone() and trade.context["failed"] == ["Ann", "Ben"]
+    body = render(trade)[1]
+    assert "Ann and Ben did not meet the conditions" in body
+    assert "wool" not in body.split("did not meet")[1]  # which conditions: only secretly
+    why = {min(n.audience.seats): n.context["lacking_text"] for n in failed.notices[1:]}
+    assert why == {ANN: "1 wool", BEN: "1 steel"}
+    assert all(n.template == "trade_failed" for n in failed.notices[1:])
+
+
+def test_tcg_16_a_private_execution_must_include_every_party() -> None:
+    offered = act(trading_state(), ANN, "offer 2 wool for 1 steel", scope=Scope.PUBLIC)
+    with pytest.raises(IllegalAction, match="copy Ann"):
+        act(offered.state, BEN, "accept 1", scope=Scope.PRIVATE, seen_by={BEN, CAT})
+    done = act(offered.state, BEN, "accept 1", scope=Scope.PRIVATE, seen_by={ANN, BEN})
+    assert [n.audience for n in done.notices] == [Audience.only(ANN, BEN)]
+    assert not any(e.public for e in done.events)
+    with pytest.raises(ScopeError):
+        act(offered.state, BEN, "accept 1", scope=Scope.SECRET, seen_by={BEN})
+
+
+def test_tcg_16_an_offer_may_name_who_can_accept_it() -> None:
+    offered = act(trading_state(), ANN, "offer 2 wool for 1 steel to Cat", scope=Scope.PUBLIC)
+    with pytest.raises(IllegalAction, match="open only to Cat"):
+        act(offered.state, BEN, "accept 1", step=2)
+    assert act(offered.state, CAT, "accept 1", step=2).notices[0].context["done"] is True
+    with pytest.raises(IllegalAction, match="No single Member is named 'Zed'"):
+        act(trading_state(), ANN, "offer 2 wool for 1 steel to Zed")
+
+
+def test_tcg_16_a_private_offer_goes_to_its_audience_and_is_open_to_it() -> None:
+    offered = act(trading_state(), ANN, "offer ore for steel", scope=Scope.PRIVATE,
+                  seen_by={ANN, CAT})
+    (notice,) = offered.notices
+    assert notice.audience == Audience.only(ANN, CAT)
+    assert GAME.view(offered.state, None)["offers"] == []
+    assert [o["number"] for o in GAME.view(offered.state, CAT)["offers"]] == [1]
+    assert GAME.view(offered.state, BEN)["offers"] == []
+    with pytest.raises(IllegalAction, match="open only to Cat"):
+        act(offered.state, BEN, "accept 1", step=2)
+
+
+def test_tcg_16_only_the_maker_withdraws_and_offers_lapse_at_the_freeze() -> None:
+    state = trading_state()
+    state = act(state, ANN, "offer 2 wool for 1 steel", scope=Scope.PUBLIC).state
+    state = act(state, ANN, "offer ore for 1 steel", step=2).state
+    with pytest.raises(IllegalAction, match="Only its maker, Ann"):
+        act(state, BEN, "withdraw 1", step=3)
+    with pytest.raises(IllegalAction, match="your own"):
+        act(state, ANN, "accept 1", step=3)
+    withdrawn = act(state, ANN, "withdraw 1", scope=Scope.PUBLIC, step=3)
+    assert [o.number for o in withdrawn.state.offers] == [2]
+    assert withdrawn.notices[0].template == "withdrawn"
+    frozen, results = to_freeze(withdrawn.state)
+    assert frozen.offers == []
+    assert results[-1].notices[0].context["lapsed_offers"] == [2]
+
+
+# -- TCG-17 … TCG-21: scores, the hash, reports, winners ----------------------------------
+
+
+def test_tcg_17_a_members_score_is_the_instructions_on_eir_hand_and_may_be_negative() -> None:
+    state = with_hands(start().state, ann={"diamond": 1}, ben={"ore": 1, "wool": 1, "lumber": 1})
+    assert GAME.view(state, ANN)["you"]["score"] == -15
+    assert GAME.view(state, BEN)["you"]["score"] == 11
+
+
+def test_tcg_18_the_default_instructions_are_the_example_set() -> None:
+    assert start().state.instructions == EXAMPLE_INSTRUCTIONS
+    assert start().state.rounds == 8
+
+
+def test_tcg_19_the_opening_publishes_n_and_the_digest_the_final_report_proves() -> None:
+    opening = start(seed="hash")
+    state = opening.state
+    assert len(state.salt) == 64 and int(state.salt, 16) >= 0
+    announced = opening.notices[0].context
+    assert (announced["rounds"], announced["digest"]) == (8, state.digest)
+    assert state.salt not in json.dumps([n.context for n in opening.notices])
+    assert state.salt not in json.dumps(GAME.view(state, ANN))
+    _, results = to_freeze(state)
+    final = results[-1].notices[0].context["final"]
+    assert final["salt"] == state.salt and final["digest"] == announced["digest"]
+    assert hashlib.sha256(final["committed_text"].encode()).hexdigest() == announced["digest"]
+    assert final["committed_text"].endswith(EXAMPLE_INSTRUCTIONS)
+    body = render(results[-1].notices[0])[1]
+    block = body.split("-----\n")[1]
+    assert hashlib.sha256(block.encode()).hexdigest() == announced["digest"]
+    assert start(seed="other").state.salt != state.salt
+
+
+def test_tcg_20_a_round_report_shows_scores_one_unnumbered_instruction_and_the_pile() -> None:
+    state = with_hands(start().state, pile={"ore": 2}, ann={"diamond": 1}, ben={"wool": 1},
+                       cat={})
+    result = act(state, DEALOR, Action("report"))
+    (notice,) = result.notices  # no deal after the first report
+    report = notice.context["report"]
+    assert notice.audience == Audience.everyone()
+    assert report["scores"] == [{"name": "Ann", "score": -15}, {"name": "Ben", "score": 2},
+                                {"name": "Cat", "score": 0}]
+    assert report["discard_pile_text"] == "2 ore"
+    chosen = result.state.reports[0].instruction
+    assert report["instruction"] == EXAMPLE[chosen - 1].english()
+    assert set(report) == {"number", "round_ended", "round_begun", "instruction", "scores",
+                           "discard_pile", "discard_pile_text", "deal_follows"}
+    assert not [k for k, _ in walk(notice.context) if k in PRIVATE_KEYS]
+    assert all(e.data.get("instruction") != chosen or not e.public for e in result.events
+               if e.kind == "reported_instruction")
+    assert GAME.summary(result.state)["scores"] == {"Ann": -15, "Ben": 2, "Cat": 0}
+
+
+def test_tcg_20_scores_are_as_of_publication_before_the_deal() -> None:
+    state = act(start().state, DEALOR, Action("report")).state
+    result = act(state, DEALOR, Action("report"), step=2)
+    report = result.state.reports[1]
+    before = {m.name: score(EXAMPLE, m.hand) for m in state.members}
+    assert dict(report.scores) == before
+
+
+def test_tcg_20_the_reported_instruction_is_uniform_among_those_not_yet_reported() -> None:
+    state = act(start().state, DEALOR, Action("report")).state
+    first = state.reports[0].instruction
+    picks = collections.Counter(
+        act(state, DEALOR, Action("report"), seed=str(seed)).state.reports[1].instruction
+        for seed in range(700)
+    )
+    assert first not in picks and len(picks) == 7 and min(picks.values()) > 60
+
+
+def test_tcg_20_summary_scores_are_only_those_published() -> None:
+    state = start().state
+    assert GAME.summary(state)["scores"] == {} and GAME.summary(state)["scores_as_of"] is None
+    state = act(state, DEALOR, Action("report")).state
+    state = with_hands(state, ann={"steel": 5})
+    summary = GAME.summary(state)
+    assert summary["scores_as_of"] == "Round Report 1" and summary["scores"]["Ann"] != 20
+
+
+def test_tcg_21_tied_top_members_all_win() -> None:
+    two = "1. points lumber ore 3\n2. points wool 1\n"  # two rounds, no deal
+    state = with_hands(start(instructions=two).state, ann={"lumber": 1}, ben={"ore": 1},
+                       cat={"wool": 2})
+    state, results = to_freeze(state)
+    assert state.winners == ["Ann", "Ben"]
+    final = results[-1].notices[0]
+    assert render(final)[0] == "[loatcg-1] Final Report: Ann and Ben win"
+    assert GAME.summary(state)["result"] == "Ann and Ben win the tournament, tied with 3 points."
+
+
+def test_tcg_21_with_no_members_nobody_wins_and_the_dealor_never_does() -> None:
+    state, results = to_freeze(start(seats=[]).state)
+    assert state.winners == []
+    assert "nobody wins" in render(results[-1].notices[0])[1]
+
+
+# -- other contract points ------------------------------------------------------------
+
+
+def test_a_member_leaving_is_replaced_by_a_bot_that_stays_a_member() -> None:
+    result = GAME.replace_with_bot(start().state, BEN)
+    assert member(result.state, BEN).bot
+    assert [n.template for n in result.notices] == ["resign"]
+    assert GAME.bot_action(result.state, BEN, random.Random(1)).verb
+
+
+def test_members_owe_nothing_and_have_no_timeout() -> None:
+    state = start().state
+    assert all(p.seat == DEALOR for p in GAME.pending(state))
+    with pytest.raises(IllegalAction):
+        GAME.timeout_action(state, ANN, random.Random())
+
+
+def test_help_says_what_the_member_can_do_citing_the_rule_text_only() -> None:
+    state = with_hands(start().state, ann={"apple": 2})
+    text = GAME.help(state, ANN)
+    assert "You hold 2 apples" in text and "take steel" in text
+    assert "needs 3 apples; you hold 2" in text
+    assert "rule 8" in text and "TCG-" not in text
+    assert "deal me in" in GAME.help(state, None)
+
+
+def test_the_opening_mail_in_full() -> None:
+    result = start(seats=[SeatInfo(1, "Ann")], seed="mail",
+                   instructions="1. points ore 1\n2. Gems: pairs diamond 5 odd -15\n")
+    subject, body = render(result.notices[0])
+    digest = result.state.digest
+    assert subject == "[loatcg-1] The Land of Agora tournament begins: 2 Scoring Instructions"
+    assert body == f"""\
+The Dealor begins the Land of Agora tournament (LoAtTCG) and round 1
+(rule text 002, rule 5).
+
+There are 2 numbered Scoring Instructions (rule 4), known only to
+the Dealor. The SHA-256 hash of their text, with a secret 256-bit salt, is
+
+{digest}
+
+The Final Report will give the salt and the exact text, so anyone can
+check this hash.
+
+Timetable: 7 days after each round begins, a Round Report
+gives every Member's Hand Score, one instruction not reported before
+(without its number) and the Discard Pile (rule 5). From the second report
+on, every Member is then dealt 3 cards, secretly (rule 7). Seven days after
+round 2 begins the tournament freezes, and the Final Report names
+the winner(s) (rule 6).
+
+Members: Ann.
+Each has been dealt 5 cards in a secret mail.
+
+Write one action a line, to the list (publicly), to the referee and some
+members (privately) or to the referee alone (secretly) - definition F:
+
+  deal me in             become a Member (publicly, rule 1)
+  discard wool           discard one card (rule 8)
+  draw                   discard an apple to draw 2 cards
+  take steel             discard 2 apples to take a steel from the Discard Pile
+  craft steel            ore + lumber; paper: ore + wool; fabric: lumber + wool
+  buy random             3 apples: a random instruction, with its number
+  buy number report 2    3 apples: the number of the instruction Round Report 2 published
+  buy instruction 5      7 apples: instruction 5
+  hand                   your hand and score, in a secret reply
+  offer 2 wool for 1 steel [to Bob]   a trade (rule 10), publicly or privately
+  accept 3               execute offer 3: publicly, or privately with every party copied
+  withdraw 3             withdraw your own offer 3
+
+Round 1 of 2 is under way. Next: Round Report 1, due Thu 05 Mar 2026 12:00 UTC.
+
+{SIGNATURE}"""
+
+
+def test_the_deal_mail_in_full() -> None:
+    state = with_hands(start().state, ann={"apple": 1, "ore": 2})
+    result = act(state, ANN, "draw", scope=Scope.SECRET, seen_by={ANN})
+    (notice,) = result.notices
+    subject, body = render(notice)
+    m = member(result.state, ANN)
+    dealt = notice.context["dealt_text"]
+    assert subject == "[loatcg-1] Cards dealt to you (secret)"
+    assert body == f"""\
+Ann,
+you discarded an apple to draw 2 cards (rule 8): the Dealor deals them.
+
+Dealt to you: {dealt}
+
+Your hand ({sum(m.hand.values())} cards): {cards_text(m.hand)}
+Your Hand Score: {score(EXAMPLE, m.hand)} points.
+
+This mail is SECRET: it went to you alone. The Dealor never reveals
+secret information privately or publicly (rule 9).
+
+Round 1 of 8 is under way. Next: Round Report 1, due Thu 05 Mar 2026 12:00 UTC.
+
+{SIGNATURE}"""
+
+
+def scripted() -> list[Notice]:
+    """One tournament that sends every kind of notice."""
+    notices: list[Notice] = []
+    instructions = "1. points ore 1\n2. set ore wool 3\n3. count apple as ore\n"
+    result = start(instructions=instructions)
+    notices += result.notices
+    state = with_hands(result.state, pile={"steel": 1},
+                       ann={"apple": 20, "ore": 2, "lumber": 1, "wool": 3},
+                       ben={"steel": 1, "wool": 1})
+    script: list[tuple[int, str | Action, Scope | None, set[int]]] = [
+        (4, Action("join", ("Dan",)), Scope.PUBLIC, set()),
+        (ANN, "hand", Scope.SECRET, {ANN}),
+        (ANN, "discard wool", Scope.PUBLIC, set()),
+        (ANN, "draw", Scope.PRIVATE, {ANN, BEN}),
+        (ANN, "take steel", Scope.PUBLIC, set()),
+        (ANN, "take fabric", Scope.SECRET, {ANN}),
+        (ANN, "craft steel", Scope.SECRET, {ANN}),
+        (ANN, "buy random", Scope.PUBLIC, set()),
+        (ANN, "buy instruction 2", Scope.PUBLIC, set()),
+        (DEALOR, Action("report"), None, set()),
+        (ANN, "buy number report 1", Scope.PUBLIC, set()),
+        (ANN, "offer 2 wool for 1 steel", Scope.PUBLIC, set()),
+        (ANN, "offer 9 ore for 1 wool to Ben", Scope.PRIVATE, {ANN, BEN}),
+        (BEN, "accept 2", Scope.PRIVATE, {ANN, BEN}),
+        (BEN, "accept 1", Scope.PUBLIC, set()),
+        (ANN, "offer ore for nothing", Scope.PUBLIC, set()),
+        (ANN, "withdraw 3", Scope.PUBLIC, set()),
+        (DEALOR, Action("report"), None, set()),
+    ]
+    for step, (seat, action, scope, seen) in enumerate(script, start=1):
+        result = act(state, seat, action, step=step, scope=scope, seen_by=seen)
+        notices += result.notices
+        state = result.state
+    notices += GAME.replace_with_bot(state, CAT).notices
+    _, results = to_freeze(state)
+    notices += [n for r in results for n in r.notices]
+    return notices
+
+
+def test_every_template_renders_and_every_notice_has_one() -> None:
+    notices = scripted()
+    used = {n.template for n in notices}
+    files = {p.stem for p in (TEMPLATES / "loatcg").glob("*.txt") if not p.stem.startswith("_")}
+    assert used == files
+    for notice in notices:
+        subject, body = render(notice)
+        assert subject.startswith("[loatcg-1] ")
+        assert "TCG-" not in subject + body
+        assert "{{" not in body
+        if notice.template in SECRET_TEMPLATES:
+            assert "(secret)" in subject and "SECRET" in body
+            assert len(notice.audience.seats) == 1 and not notice.audience.public
+        if not notice.audience.public and len(notice.audience.seats) == 1 and \
+                "scope" in notice.context:
+            assert "(secret)" in subject or notice.context["scope"] != "secret"
+
+
+def test_the_templates_folder_is_the_games_kind() -> None:
+    assert (Path(TEMPLATES) / GAME.kind / "opening.txt").exists()
+
+
+# -- random tournaments ---------------------------------------------------------------
+
+
+def assert_public_context_is_clean(notice: Notice, state: LoatcgState) -> None:
+    """No public notice holds a hand, a deal or an instruction no report has
+    shown (the Final Report, after the Freeze, shows them all)."""
+    if notice.template == "final_report":
+        assert state.frozen
+        return
+    keys = {k for k, _ in walk(notice.context)}
+    assert not keys & PRIVATE_KEYS, (notice.template, keys & PRIVATE_KEYS)
+    text = json.dumps(notice.context)
+    reported = {r.instruction for r in state.reports}
+    for instruction in parse_instructions(state.instructions):
+        if instruction.number not in reported:
+            assert instruction.english() not in text, notice.template
+    assert state.salt not in text
+
+
+def check_cards(state: LoatcgState, made: Mapping[str, int]) -> None:
+    """Every card is in a hand or the Discard Pile, and every one there came
+    from a deal (basic cards) or a craft (refined ones)."""
+    for m in state.members:
+        assert all(n >= 0 for n in m.hand.values())
+    assert all(n >= 0 for n in state.discard_pile.values())
+    for t in CARD_TYPES:
+        held = sum(m.hand[t] for m in state.members) + state.discard_pile[t]
+        assert held == made.get(t, 0), t
+    assert all(made.get(t, 0) == 0 for t in REFINED if t not in made)
+
+
+def with_scope(action: Action, seat: int, members: Sequence[int], rng: random.Random) -> Action:
+    roll = rng.random()
+    if roll < 0.4:
+        return action
+    if roll < 0.6:
+        return dataclasses.replace(action, scope=Scope.PUBLIC)
+    if roll < 0.85 and len(members) > 1:
+        others = [s for s in members if s != seat]
+        seen = {seat, *rng.sample(others, rng.randint(1, len(others)))}
+        return dataclasses.replace(action, scope=Scope.PRIVATE, seen_by=frozenset(seen))
+    return dataclasses.replace(action, scope=Scope.SECRET, seen_by=frozenset({seat}))
+
+
+SMALL_SETS = [
+    EXAMPLE_INSTRUCTIONS,
+    "1. points ore 1\n",
+    "1. Gems: pairs diamond 3 odd -1\n2. count apple as wool\n3. hoard 4 all -2\n",
+]
+
+
+@settings(max_examples=20, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.text(min_size=1, max_size=6),
+    members=st.integers(0, 4),
+    instructions=st.sampled_from(SMALL_SETS),
+    report_days=st.sampled_from(["4", "7"]),
+)
+def test_random_tournaments_keep_every_rule(
+    seed: str, members: int, instructions: str, report_days: str
+) -> None:
+    seats = [SeatInfo(i, f"P{i}", bot=i % 2 == 0) for i in range(1, members + 1)]
+    opening = start(seats=seats, seed=seed, instructions=instructions, report_days=report_days)
+    state = opening.state
+    made: collections.Counter[str] = collections.Counter()
+    for event in opening.events:
+        if event.kind == "deal":
+            made.update(event.data["cards"])
+    events: list[Event] = list(opening.events)
+    notices = list(opening.notices)
+    for notice in opening.notices:
+        if notice.audience.public:
+            assert_public_context_is_clean(notice, state)
+    step = 0
+    while not GAME.is_over(state):
+        step += 1
+        assert step < 3000
+        rng = random.Random(f"{seed}/{step}")
+        seats_now = [m.seat for m in state.members]
+        roll = rng.random()
+        if roll < 0.05 or step % 40 == 0:
+            seat, action = DEALOR, GAME.timeout_action(state, DEALOR, rng)
+        elif roll < 0.09 or not seats_now:
+            seat = max([0, *seats_now]) + 1
+            action = Action("join", (f"P{seat}",), Scope.PUBLIC)
+        else:
+            seat = rng.choice(seats_now)
+            action = with_scope(GAME.bot_action(state, seat, rng), seat, seats_now, rng)
+            if action.scope is not None:
+                try:
+                    GAME.accepts(action, action.scope)
+                except ScopeError:
+                    continue
+        before = GAME.dump(state)
+        try:
+            result = GAME.apply(state, seat, action, rng_for(seed, step))
+        except IllegalAction as e:
+            # only a private execution that leaves the maker out is refused
+            assert action.verb == "execute" and action.scope is Scope.PRIVATE, (action, e)
+            continue
+        assert GAME.dump(state) == before  # apply never mutates its input
+        state = result.state
+        events += result.events
+        notices += result.notices
+        audience = action.came_to(seat) if seat != DEALOR else Audience.everyone()
+        for notice in result.notices:
+            if notice.audience.public:
+                assert audience.public or seat == DEALOR
+                assert_public_context_is_clean(notice, state)
+            elif not audience.public:
+                assert notice.audience.seats <= audience.seats | {seat}
+            if notice.template in SECRET_TEMPLATES:
+                assert len(notice.audience.seats) == 1
+            if notice.template == "dealt":
+                (to,) = notice.audience.seats
+                assert notice.context["you"]["hand_text"] == cards_text(member(state, to).hand)
+        for event in result.events:
+            if event.kind == "deal":
+                assert not event.public
+                assert set(k for k, n in event.data["cards"].items() if n) <= set(BASIC)
+                made.update(event.data["cards"])
+            elif event.kind == "craft":
+                made[event.data["card"]] += 1
+        check_cards(state, made)
+    rounds = len(parse_instructions(instructions))
+    assert len(state.reports) == rounds - 1
+    opening_digest = opening.notices[0].context["digest"]
+    final = notices[-1]
+    assert final.template == "final_report"
+    assert final.context["final"]["digest"] == opening_digest
+    assert hashlib.sha256(final.context["final"]["committed_text"].encode()).hexdigest() == (
+        opening_digest
+    )
+    scores = {m.name: score(parse_instructions(instructions), m.hand) for m in state.members}
+    top = max(scores.values(), default=None)
+    assert state.winners == [n for n, p in scores.items() if p == top]
+    assert GAME.load(json.loads(json.dumps(GAME.dump(state)))) == state
+    assert all(not e.public for e in events if e.kind in ("deal", "revealed",
+                                                          "reported_instruction"))
+    for notice in notices[-40:]:
+        render(notice)

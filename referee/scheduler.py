@@ -2,6 +2,12 @@
 and a mail watcher that uses IMAP IDLE where the server offers it and polls
 otherwise. SIGTERM and SIGINT stop it cleanly between passes; a dropped
 server connection is retried with capped exponential backoff.
+
+A lost mailbox connection (an IMAP restart: EOF or BYE during IDLE, a refused
+connect while the server is down) is logged once at WARNING, retried from
+:data:`RECONNECT_FIRST` seconds doubling to :data:`RECONNECT_MAX`, and its end
+is logged when a pass succeeds again. The outbox job runs every few seconds,
+so a relay back after an outage drains as soon as its rows are due.
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from types import FrameType
@@ -23,8 +30,13 @@ from referee.service import Referee
 log = logging.getLogger(__name__)
 
 DEADLINE_EVERY = timedelta(seconds=60)
-OUTBOX_EVERY = timedelta(seconds=30)
+#: The outbox retries from 5 s (service/outbox.py): look for due rows that often.
+OUTBOX_EVERY = timedelta(seconds=5)
+#: Backoff after a fault that is not a lost connection (the database away, a bug).
 MAX_BACKOFF = 300.0
+#: Reconnecting to the mailbox: first wait, and the cap of the doubling.
+RECONNECT_FIRST = 1.0
+RECONNECT_MAX = 30.0
 
 
 class Daemon:
@@ -57,7 +69,8 @@ class Daemon:
     def watch_mail(self) -> None:
         """Intake forever: after each pass wait for IDLE news or the poll interval."""
         cfg = self.referee.config.mailbox
-        delay = 1.0
+        delay = RECONNECT_FIRST
+        lost_since: float | None = None  # monotonic time the connection was lost
         source = (ImapSource(cfg, self.referee.config.referee.max_message_size)
                   if cfg.kind == "imap" else None)
         while not self.stop.is_set():
@@ -67,17 +80,28 @@ class Daemon:
                     if read:
                         send_outbox(self.referee)
                         publish_pages(self.referee)
-                delay = 1.0
+                if lost_since is not None:
+                    log.warning("mailbox connection restored after %.1f s; reading mail again",
+                                time.monotonic() - lost_since)
+                    lost_since = None
                 if source is not None and source.has_idle():
                     self._idle(source)
                 else:
                     self.stop.wait(cfg.poll_interval.total_seconds())
+                # Reset only once the connection has lived through a wait: a
+                # server that takes the login and drops IDLE at once is not
+                # asked again every second.
+                delay = RECONNECT_FIRST
             except (IMAPClientError, OSError) as e:
-                log.warning("mailbox connection lost (%s); reconnecting in %.0f s", e, delay)
                 if source is not None:
-                    source.client = None
+                    source.drop()
+                if lost_since is None:
+                    lost_since = time.monotonic()
+                    log.warning("mailbox connection lost (%s); reconnecting in %.0f s", e, delay)
+                else:
+                    log.info("mailbox still unreachable (%s); next try in %.0f s", e, delay)
                 self.stop.wait(delay)
-                delay = min(delay * 2, MAX_BACKOFF)
+                delay = min(delay * 2, RECONNECT_MAX)
             except Exception:
                 # The database away or locked, or a fault of ours: the watcher
                 # must live on, or the daemon would stop reading mail unseen.

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import smtplib
 import subprocess
 import tempfile
@@ -265,11 +266,88 @@ class MailStack:
             self.clear(user)
 
     def kick(self, login: str) -> None:
-        """Drop every IMAP session logged in as ``login``, as a server restart would."""
-        proc = _run(["doveadm", "-c", self.dir / "dovecot" / "dovecot.conf", "kick", login],
-                    _SCRIPT_TIMEOUT)
+        """Drop every IMAP session logged in as ``login``, as a server restart would.
+
+        Each session's imap process says ``* BYE`` and closes the connection.
+        """
+        proc = self._doveadm("kick", self._login(login))
         if proc.returncode != 0:
             raise _failure(f"kicking {login}", proc)
+
+    def imap_pids(self, login: str) -> list[int]:
+        """Process ids of Dovecot's imap processes serving ``login`` (``doveadm who``)."""
+        proc = self._doveadm("who", "-1", self._login(login))
+        if proc.returncode != 0:
+            raise _failure(f"listing the sessions of {login}", proc)
+        pids = []
+        for line in proc.stdout.splitlines()[1:]:
+            fields = line.split()
+            if len(fields) >= 3 and fields[0] == self._login(login) and fields[2].isdigit():
+                pids.append(int(fields[2]))
+        return pids
+
+    def crash_sessions(self, login: str) -> int:
+        """SIGKILL the imap processes serving ``login``: their clients see the
+        connection close with no ``BYE`` (a crash, or a restart that kills).
+        Returns how many were killed."""
+        pids = self.imap_pids(login)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        return len(pids)
+
+    def _doveadm(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return _run(["doveadm", "-c", self.dir / "dovecot" / "dovecot.conf", *args],
+                    _SCRIPT_TIMEOUT)
+
+    # ---- outages --------------------------------------------------------------------
+
+    def stop_server(self, server: str, *, crash: bool = False) -> None:
+        """Stop ``"dovecot"`` or ``"postfix"`` and wait for all its processes.
+
+        By SIGTERM to each of its processes, as systemd stops a service (Dovecot's
+        imap processes say ``* BYE``), or with ``crash`` by SIGKILL (clients see
+        the connection close, nothing more).  The other server keeps running.
+        """
+        self._service("kill" if crash else "stop", server)
+
+    def start_server(self, server: str) -> None:
+        """Start ``"dovecot"`` or ``"postfix"`` again on its ports; returns once it answers."""
+        self._service("start", server)
+
+    def restart_server(self, server: str, *, crash: bool = False) -> None:
+        """:meth:`stop_server` then :meth:`start_server` (about a second)."""
+        self._service("crash-restart" if crash else "restart", server)
+
+    @contextlib.contextmanager
+    def server_down(self, server: str, *, crash: bool = False) -> Iterator[None]:
+        """``server`` stopped inside the block and started again on leaving it,
+        also when the block fails (the stack is shared by the whole session)."""
+        self.stop_server(server, crash=crash)
+        try:
+            yield
+        finally:
+            self.start_server(server)
+
+    def _service(self, action: str, server: str) -> None:
+        if server not in ("dovecot", "postfix"):
+            raise ValueError(f"no server {server!r}: dovecot or postfix")
+        proc = _run(["bash", SCRIPTS / "service.sh", self.dir, action, server],
+                    _SCRIPT_TIMEOUT)
+        if proc.returncode != 0:
+            raise _failure(f"{action} {server} (.ci/mailstack/service.sh)", proc)
+
+    def deliver(self, message: bytes | Message, mail_from: str,
+                rcpt_tos: str | Sequence[str]) -> dict[str, tuple[int, bytes]]:
+        """Hand one message straight to Dovecot's LMTP, past Postfix (which may be
+        down), as another MX would.  Arguments as for :meth:`send`."""
+        rcpts = [rcpt_tos] if isinstance(rcpt_tos, str) else list(rcpt_tos)
+        rcpts = [self._qualify(r) for r in rcpts]
+        with smtplib.LMTP(self.host, self.lmtp_port, timeout=10.0) as conn:
+            if isinstance(message, Message):
+                return conn.send_message(message, from_addr=self._qualify(mail_from),
+                                         to_addrs=rcpts)
+            return conn.sendmail(self._qualify(mail_from), rcpts, message)
 
     # ---- diagnostics ----------------------------------------------------------------
 

@@ -1,16 +1,23 @@
 #!/bin/bash
 # Stop the private Postfix + Dovecot started by .ci/mailstack/start.sh DIR.
 #
-#   .ci/mailstack/stop.sh DIR
+#   .ci/mailstack/stop.sh DIR [all|dovecot|postfix] [TERM|KILL]
 #
 # Stops by pid, never by name: each master pid is checked to belong to this DIR
 # (Dovecot: "-c DIR/dovecot/dovecot.conf" on its command line; Postfix:
 # MAIL_CONFIG=DIR/postfix/etc in its environment), its descendants are collected from
-# /proc before SIGTERM, and all of them are waited for (SIGKILL after a few seconds).
+# /proc, the signal goes to the master and every descendant at once (as systemd does
+# to a service's control group: with TERM, Dovecot's imap processes say BYE to their
+# clients; with KILL, a crash, the clients just see the connection close), and all of
+# them are waited for (SIGKILL after a few seconds).  Default: both servers, TERM.
 # Safe to run when nothing is running.  The files in DIR are left in place.
 set -uo pipefail
 
-[ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
+[ $# -ge 1 ] && [ $# -le 3 ] || { echo "usage: $0 DIR [all|dovecot|postfix] [TERM|KILL]" >&2; exit 2; }
+WHICH=${2:-all}
+SIGNAL=${3:-TERM}
+case "$WHICH" in all|dovecot|postfix) ;; *) echo "$0: unknown server: $WHICH" >&2; exit 2 ;; esac
+case "$SIGNAL" in TERM|KILL) ;; *) echo "$0: signal must be TERM or KILL: $SIGNAL" >&2; exit 2 ;; esac
 [ -d "$1" ] || exit 0
 DIR=$(realpath -e -- "$1")
 PF_PID_FILE="$DIR/postfix/queue/pid/master.pid"
@@ -71,21 +78,32 @@ descendants() {
 
 pids=()
 masters=()
-if pid=$(read_pid "$DC_PID_FILE") && alive "$pid" && is_our_dovecot "$pid"; then
-    masters+=("$pid")
-    read -r -a d <<<"$(descendants "$pid")"; pids+=("${d[@]}")
+pid_files=()
+if [ "$WHICH" != postfix ]; then
+    pid_files+=("$DC_PID_FILE")
+    if pid=$(read_pid "$DC_PID_FILE") && alive "$pid" && is_our_dovecot "$pid"; then
+        masters+=("$pid")
+        read -r -a d <<<"$(descendants "$pid")"; pids+=("${d[@]}")
+    fi
 fi
-if pid=$(read_pid "$PF_PID_FILE") && alive "$pid" && is_our_postfix "$pid"; then
-    masters+=("$pid")
-    read -r -a d <<<"$(descendants "$pid")"; pids+=("${d[@]}")
+if [ "$WHICH" != dovecot ]; then
+    pid_files+=("$PF_PID_FILE")
+    if pid=$(read_pid "$PF_PID_FILE") && alive "$pid" && is_our_postfix "$pid"; then
+        masters+=("$pid")
+        read -r -a d <<<"$(descendants "$pid")"; pids+=("${d[@]}")
+    fi
 fi
 
 if [ ${#masters[@]} -eq 0 ]; then
-    rm -f "$DC_PID_FILE" "$PF_PID_FILE"   # stale: nothing of this DIR is running
+    rm -f "${pid_files[@]}"   # stale: nothing of this DIR is running
     exit 0
 fi
 
-kill -TERM "${masters[@]}" 2>/dev/null || true
+# The masters first, so that none of them starts a replacement for a child it sees die.
+kill "-$SIGNAL" "${masters[@]}" 2>/dev/null || true
+for p in "${pids[@]}"; do
+    alive "$p" && { kill "-$SIGNAL" "${p%%:*}" 2>/dev/null || true; }
+done
 
 remaining() {
     local p still=()
@@ -105,5 +123,5 @@ if [ -n "$left" ]; then
     for p in $left; do kill -KILL "${p%%:*}" 2>/dev/null || true; done
     sleep 0.2
 fi
-rm -f "$DC_PID_FILE" "$PF_PID_FILE"
+rm -f "${pid_files[@]}"
 exit 0

@@ -5,16 +5,25 @@ neither hides mail from the referee nor sees it marked read too early; they
 are selected by ``UID > last_uid``, never by UNSEEN (RFC 3501 §2.3.1.1). The
 cursor is stored by the service in the message's own transaction; the
 ``\\Seen`` flag is set after commit and is only advisory.
+
+Memory stays flat whatever arrives: ``RFC822.SIZE`` is fetched first, then
+bodies in batches of at most :data:`FETCH_BYTES` in all (a bigger mail is
+fetched alone), and a mail over the size cap brings only its header. A
+closed connection is never taken for "nothing new": EOF or BYE during IDLE
+raises :class:`ConnectionLost`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import socket
 import ssl
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from imapclient import IMAPClient
 from imapclient.exceptions import IMAPClientError
@@ -22,7 +31,19 @@ from imapclient.exceptions import IMAPClientError
 from referee.config import MailboxSection
 
 log = logging.getLogger(__name__)
-FETCH_BATCH = 50
+
+#: The most message bytes one FETCH asks for; a single larger mail is fetched alone.
+FETCH_BYTES = 8 * 1024 * 1024
+#: UIDs per FETCH of ``RFC822.SIZE`` (a few dozen bytes of answer each).
+SIZE_BATCH = 1000
+#: The most of an over-cap mail's header that is fetched (``BODY.PEEK[HEADER]<0.n>``).
+MAX_HEADER_BYTES = 256 * 1024
+#: How often IDLE looks at the stop flag and at the connection.
+IDLE_CHECK_SECONDS = 1.0
+
+
+class ConnectionLost(ConnectionError):
+    """The server closed the connection (EOF, or an untagged BYE): reconnect."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +53,59 @@ class Fetched:
     uidvalidity: int
     uid: int
     size: int  # RFC822.SIZE; raw holds only the header when it is over the cap
+
+
+def fetch_plan(sizes: Sequence[tuple[int, int]], max_size: int,
+               budget: int = FETCH_BYTES) -> Iterator[tuple[str, list[int]]]:
+    """Group ``(uid, size)`` pairs, in order, into FETCH commands.
+
+    Yields ``("body", uids)`` for runs whose sizes add up to at most ``budget``
+    (a mail bigger than the budget alone) and ``("header", [uid])`` for each
+    mail over ``max_size``.
+    """
+    batch: list[int] = []
+    total = 0
+    for uid, size in sizes:
+        if size > max_size:
+            if batch:
+                yield "body", batch
+                batch, total = [], 0
+            yield "header", [uid]
+            continue
+        if batch and total + size > budget:
+            yield "body", batch
+            batch, total = [], 0
+        batch.append(uid)
+        total += size
+    if batch:
+        yield "body", batch
+
+
+def _said_bye(responses: Sequence[Any]) -> bytes | None:
+    """The text of an untagged BYE among IDLE responses, if there is one."""
+    for r in responses:
+        if isinstance(r, tuple) and r and r[0] == b"BYE":
+            return b" ".join(x for x in r[1:] if isinstance(x, bytes)) or b"BYE"
+    return None
+
+
+def socket_at_eof(sock: socket.socket) -> bool:
+    """True when the peer has closed (or reset) the connection.
+
+    Peeks at the TCP stream through a duplicate of the descriptor, so it works
+    under TLS too and never takes bytes from the IMAP reader.
+    """
+    try:
+        fd = os.dup(sock.fileno())
+    except OSError:
+        return True  # closed on our side
+    with socket.socket(fileno=fd) as raw:
+        try:
+            return raw.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, InterruptedError):
+            return False  # open, nothing to read
+        except OSError:
+            return True  # reset
 
 
 class ImapSource:
@@ -54,23 +128,40 @@ class ImapSource:
         context = ssl.create_default_context()
         client = IMAPClient(cfg.host, port=cfg.port, ssl=cfg.security == "ssl",
                             ssl_context=context if cfg.security == "ssl" else None, timeout=60)
-        if cfg.security == "starttls":
-            client.starttls(context)
-        client.login(cfg.username, cfg.password)
-        info = client.select_folder(cfg.folder)
+        try:
+            if cfg.security == "starttls":
+                client.starttls(context)
+            client.login(cfg.username, cfg.password)
+            info = client.select_folder(cfg.folder)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                client.shutdown()
+            raise
         self.uidvalidity = int(info[b"UIDVALIDITY"])
         self.client = client
         return client
 
     def close(self) -> None:
+        """Log out (a polite end; use :meth:`drop` for a connection known dead)."""
         if self.client is not None:
             with contextlib.suppress(IMAPClientError, OSError):
                 self.client.logout()
-            self.client = None
+            self.drop()
+
+    def drop(self) -> None:
+        """Forget the connection without a word to the server (it is gone)."""
+        client, self.client = self.client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.shutdown()
 
     def messages(self, cursor: tuple[int, int] | None) -> Iterator[Fetched]:
-        """Messages after the cursor. A changed UIDVALIDITY rescans the folder;
-        the service drops what it has seen by Message-ID."""
+        """Messages after the cursor, oldest first. A changed UIDVALIDITY
+        rescans the folder; the service drops what it has seen by Message-ID.
+
+        Lazy: at most one FETCH's worth of bodies (:data:`FETCH_BYTES`, or one
+        bigger mail) is held at a time.
+        """
         client = self.connect()
         client.noop()
         if cursor and cursor[0] == self.uidvalidity:
@@ -80,22 +171,34 @@ class ImapSource:
                 log.warning("UIDVALIDITY of %s changed; rescanning", self.mailbox)
             uids = client.search(["ALL"])
         uids = sorted(uids)
-        for i in range(0, len(uids), FETCH_BATCH):
-            batch = uids[i:i + FETCH_BATCH]
-            sizes = client.fetch(batch, ["RFC822.SIZE"])
-            small = [u for u in batch if sizes.get(u, {}).get(b"RFC822.SIZE", 0) <= self.max_size]
-            bodies = client.fetch(small, ["BODY.PEEK[]"]) if small else {}
-            large = [u for u in batch if u not in small]
-            heads = client.fetch(large, ["BODY.PEEK[HEADER]"]) if large else {}
-            for uid in batch:
-                if uid in bodies:
-                    raw = bodies[uid][b"BODY[]"]
-                elif uid in heads:
-                    raw = heads[uid][b"BODY[HEADER]"]
-                else:
-                    continue  # expunged meanwhile
-                yield Fetched(f"{self.mailbox};UIDVALIDITY={self.uidvalidity};UID={uid}", raw,
-                              self.uidvalidity, uid, int(sizes[uid][b"RFC822.SIZE"]))
+        for i in range(0, len(uids), SIZE_BATCH):
+            chunk = uids[i:i + SIZE_BATCH]
+            answer = client.fetch(chunk, ["RFC822.SIZE"])
+            sizes = [(u, int(answer[u][b"RFC822.SIZE"])) for u in chunk
+                     if b"RFC822.SIZE" in answer.get(u, {})]  # others: expunged meanwhile
+            del answer
+            size_of = dict(sizes)
+            for part, batch in fetch_plan(sizes, self.max_size, FETCH_BYTES):
+                for uid, raw in self._fetch(client, part, batch):
+                    yield Fetched(f"{self.mailbox};UIDVALIDITY={self.uidvalidity};UID={uid}",
+                                  raw, self.uidvalidity, uid, size_of[uid])
+
+    def _fetch(self, client: IMAPClient, part: str, batch: list[int]
+               ) -> Iterator[tuple[int, bytes]]:
+        """One FETCH of bodies (or of one header); hands each over and lets it go."""
+        if part == "body":
+            item, key = "BODY.PEEK[]", b"BODY[]"
+        else:
+            item, key = f"BODY.PEEK[HEADER]<0.{MAX_HEADER_BYTES}>", b"BODY[HEADER]<0>"
+        answer = client.fetch(batch, [item])
+        for uid in batch:
+            data = answer.pop(uid, None)
+            if data is None or key not in data:
+                continue  # expunged meanwhile
+            raw = data.pop(key)
+            del data
+            yield uid, raw
+            del raw
 
     def mark_seen(self, uid: int) -> None:
         if self.client is not None:
@@ -108,14 +211,32 @@ class ImapSource:
         """IDLE (RFC 2177) up to ``seconds``, checking ``stop`` every second.
 
         Returns True when the server reported something, such as new mail.
+        Raises :class:`ConnectionLost` when the server says BYE or closes the
+        connection (a restart), and any error of a dead connection as it comes;
+        the connection is dropped first either way.
         """
         client = self.connect()
-        client.idle()
-        end = time.monotonic() + seconds
         try:
-            while not stop() and time.monotonic() < end:
-                if client.idle_check(timeout=1.0):
-                    return True
-            return False
-        finally:
+            client.idle()
+            end = time.monotonic() + seconds
+            news = False
+            while not stop():
+                left = end - time.monotonic()
+                if left <= 0:
+                    break
+                responses = client.idle_check(timeout=min(IDLE_CHECK_SECONDS, left))
+                bye = _said_bye(responses)
+                if bye is not None:
+                    raise ConnectionLost(f"server said BYE: {bye.decode('ascii', 'replace')}")
+                if responses:
+                    news = True
+                    break
+                # imapclient swallows EOF during IDLE and returns nothing at
+                # once, every time: look at the socket itself.
+                if socket_at_eof(client.socket()):
+                    raise ConnectionLost("connection closed by the server during IDLE")
             client.idle_done()
+            return news
+        except (IMAPClientError, OSError):
+            self.drop()
+            raise

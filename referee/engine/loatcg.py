@@ -653,6 +653,8 @@ class Loatcg(Game[LoatcgState]):
     def _dealor(
         self, state: LoatcgState, action: Action, rng: random.Random
     ) -> Result[LoatcgState]:
+        if action.verb == "join":
+            raise IllegalAction("The Dealor cannot be a Member (rule 1).")
         if state.frozen:
             raise IllegalAction("The tournament has ended; the Dealor owes nothing more.")
         if action.verb == "report" and state.round < state.rounds:

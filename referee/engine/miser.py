@@ -1459,7 +1459,8 @@ def _help_text(s: MiserState, seat: int | None) -> str:
         )
         if owes == "attack":
             lines.append(
-                "You may put down more cards ('down QS 3H'), or write\n'flip' when you are done."
+                f"You may put down more cards ('down {' '.join(hand[-2:])}'), or write\n"
+                "'flip' when you are done."
             )
         lines.append(f"Your cards: {hand_text(hand)}")
     elif owes == "auction_bid":

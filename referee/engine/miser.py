@@ -1176,7 +1176,7 @@ def _report_text(s: MiserState, report: Mapping[str, Any]) -> str:
 
 
 _OWED_TEXT = {
-    "turn": "a turn: pass, contract, attack or bid",
+    "turn": "a turn (pass, contract, attack or bid)",
     "answer": "an answer to a contract offer",
     "contract_card": "a card face down for the contract",
     "attack_first": "a first card face down for the attack",

@@ -30,15 +30,15 @@ player may show her hand"):
 
 Players are numbered 1..n in seat order (MI-3); the state indexes them 0-based
 in that order. Seats appear only in audiences, pendings and notice contexts.
-House readings are marked ``House reading:`` beside the code.
+House readings are marked ``House reading:`` beside the code. The state and
+the resolutions are in :mod:`referee.engine.miser_rules`, the grammar in
+:mod:`referee.engine.miser_grammar`.
 """
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
 
 from referee.engine.base import (
@@ -56,140 +56,53 @@ from referee.engine.base import (
     ScopeError,
     SeatInfo,
 )
-from referee.engine.cards import Card, full_deck, rank_value_ace_high
+from referee.engine.cards import full_deck
 from referee.engine.miser_grammar import parse_line, resolve_name
+from referee.engine.miser_rules import (
+    ATTACK,
+    AUCTION,
+    CONTRACT,
+    DECK_SIZE,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    OFFER,
+    OWED_TEXT,
+    PASS_COST,
+    PENNIES,
+    TURN,
+    WAGER_CAP,
+    Attack,
+    Auction,
+    Bid,
+    Contract,
+    MiserState,
+    attack_settled,
+    attack_side,
+    card_text,
+    card_value,
+    cards_text,
+    contract_side,
+    draw_for_first,
+    evolve_state,
+    hand_text,
+    is_bidder,
+    now_text,
+    offer_audience,
+    owed_step,
+    pending_key,
+    pennies_text,
+    report_text,
+    resolve_attack,
+    resolve_auction,
+    resolve_contract,
+    result_text,
+    sees_offer,
+    shown_cards,
+    sort_hand,
+    stage_of,
+)
 
-PENNIES = 20  # "20 pennies for each player"
-WAGER_CAP = 3  # "Only three pennies may be wagered by a player in any turn"
-PASS_COST = 3  # "she must put 3 pennies into the centre"
-MIN_PLAYERS, MAX_PLAYERS = 3, 8
-DECK_SIZE = 52
-
-TURN = "turn"
-OFFER = "offer"
-CONTRACT = "contract"
-ATTACK = "attack"
-AUCTION = "auction"
-OVER = "over"
-
-
-# -- state --------------------------------------------------------------------
-
-
-@dataclass
-class Contract:
-    """A contract of the turn player (``by``) and a partner against a victim."""
-
-    partner: int
-    victim: int
-    wagers: list[int]  # the turn player's, the partner's
-    audience: list[int] | None  # the seats that saw the offer; None: public
-    accepted: bool = False
-    stake: int = 0  # what the victim put in (MI-11: all she had, if short)
-    cards: list[str | None] = field(default_factory=lambda: [None, None])  # face down
-
-
-@dataclass
-class Attack:
-    """The turn player attacks a victim: both put pennies in, then cards face down."""
-
-    victim: int
-    wager: int
-    stake: int
-    cards: list[list[str]] = field(default_factory=lambda: [[], []])  # attacker's, victim's
-    flipped: list[bool] = field(default_factory=lambda: [False, False])  # since the last card
-    step: int = 0  # cards face down so far, both sides
-
-
-@dataclass
-class Bid:
-    """One bidder's face-up card and the pennies she has bid (still in her purse)."""
-
-    player: int
-    card: str
-    pennies: int
-
-
-@dataclass
-class Auction:
-    """A bid for the centre, opened by the turn player."""
-
-    bids: list[Bid]
-    done: list[int] = field(default_factory=list)  # bidders done since the last bid or raise
-    declined: list[int] = field(default_factory=list)  # others who said they will not join
-    step: int = 1  # bids and raises so far
-
-
-@dataclass
-class MiserState:
-    """One game of Miser. Player indexes follow the seat order."""
-
-    seats: list[int]  # seat positions in seat order
-    names: list[str]
-    pennies_each: int
-    wager_cap: int
-    first: int  # who won the draw (MI-2)
-    draws: list[list[str | None]]  # each round of the draw: a card per player, None if out
-    removed: list[str]  # face down, out of the game (MI-1)
-    hands: list[list[str]]
-    pennies: list[int]
-    turn: int
-    centre: int = 0
-    slush: list[str] = field(default_factory=list)  # cards played and shown
-    turn_number: int = 1
-    offers: int = 0  # contract offers made this turn
-    contract: Contract | None = None
-    attack: Attack | None = None
-    auction: Auction | None = None
-    history: list[dict[str, Any]] = field(default_factory=list)  # one report a resolved turn
-    over: bool = False
-    winners: list[int] = field(default_factory=list)  # one, or several on a tie
-    knocked_out: list[int] = field(default_factory=list)
-
-
-def _evolve(state: MiserState) -> MiserState:
-    """A copy of ``state`` to change: lists and the exchange are copied; the
-    reports of resolved turns are never changed once made, so they are shared."""
-    changes: dict[str, Any] = {
-        f.name: [list(x) if isinstance(x, list) else x for x in value]
-        for f in fields(state)
-        if isinstance(value := getattr(state, f.name), list)
-    }
-    for name in (CONTRACT, ATTACK, AUCTION):
-        changes[name] = copy.deepcopy(getattr(state, name))
-    return replace(state, **changes)
-
-
-# -- cards --------------------------------------------------------------------
-
-
-def card_value(code: str) -> int:
-    """MI-13: as in Blackjack, 10 = J = Q = K, and an ace is always 11."""
-    rank = code[:-1]
-    if rank == "A":
-        return 11
-    if rank in ("K", "Q", "J"):
-        return 10
-    return int(rank)
-
-
-def card_text(code: str) -> str:
-    """``"QS"`` as players read it: ``"Q♠"``."""
-    return Card(code[:-1], code[-1]).symbol
-
-
-def sort_hand(cards: Sequence[str]) -> list[str]:
-    """Highest value first, then by rank and suit."""
-    return sorted(cards, key=lambda c: (-card_value(c), -rank_value_ace_high(c[:-1]), c[-1]))
-
-
-def hand_text(cards: Sequence[str]) -> str:
-    return " ".join(card_text(c) for c in sort_hand(cards)) or "(no cards)"
-
-
-def _shown(cards: Sequence[str]) -> list[dict[str, JSON]]:
-    return [{"card": c, "text": card_text(c), "value": card_value(c)} for c in cards]
-
+__all__ = ["Miser", "MiserState", "card_value"]
 
 # -- the game -----------------------------------------------------------------
 
@@ -228,7 +141,7 @@ class Miser(Game[MiserState]):
         if not MIN_PLAYERS <= n <= MAX_PLAYERS or len({s.position for s in seats}) != n:
             raise OptionError(f"Miser needs {MIN_PLAYERS} to {MAX_PLAYERS} players")
         ordered = sorted(seats, key=lambda s: s.position)  # MI-3: seat order
-        first, draws = _draw_for_first(n, rng)
+        first, draws = draw_for_first(n, rng)
         # MI-2: the full deck is reshuffled after the draw; MI-1: 52 mod n
         # random cards are removed face down and the rest dealt equally.
         deck = [str(c) for c in full_deck()]
@@ -327,9 +240,9 @@ class Miser(Game[MiserState]):
             notice = self._hand_notice(state, player, "request")
             return Result(state, notices=[notice], reply="Your hand follows in a secret mail.")
         if state.over:
-            raise IllegalAction(f"The game is over: {_result_text(state)}")
+            raise IllegalAction(f"The game is over: {result_text(state)}")
         verb = action.verb
-        owes = _owes(state, player)
+        owes = owed_step(state, player)
         if verb == "pass" and owes in ("auction_bid", "auction_join"):
             verb = "done"  # in an auction, "pass" is read as "done"
         handler = {
@@ -352,9 +265,9 @@ class Miser(Game[MiserState]):
     def pending(self, state: MiserState) -> list[Pending]:
         out = []
         for p in range(len(state.names)):
-            owes = _owes(state, p)
+            owes = owed_step(state, p)
             if owes is not None:
-                out.append(Pending(state.seats[p], _key(state, p, owes), _OWED_TEXT[owes]))
+                out.append(Pending(state.seats[p], pending_key(state, p, owes), OWED_TEXT[owes]))
         return out
 
     def timeout_action(self, state: MiserState, seat: int, rng: random.Random) -> Action:
@@ -367,7 +280,7 @@ class Miser(Game[MiserState]):
         like a silent partner, she plays a random card.
         """
         player = self._player(state, seat)
-        owes = _owes(state, player)
+        owes = owed_step(state, player)
         if owes is None:
             raise IllegalAction(f"{state.names[player]} owes no action now.")
         if owes == "turn":
@@ -386,7 +299,7 @@ class Miser(Game[MiserState]):
         for a centre worth having, and adds cards to an attack while it has
         fewer down than its opponent."""
         player = self._player(state, seat)
-        owes = _owes(state, player)
+        owes = owed_step(state, player)
         if owes is None:
             raise IllegalAction(f"{state.names[player]} owes no action now.")
         if owes == "turn":
@@ -440,12 +353,12 @@ class Miser(Game[MiserState]):
         (MI-14); a seat's view adds that seat's hand and face-down cards."""
         view = self._common(state)
         view["history"] = list(state.history)
-        view["slush"] = _shown(state.slush)
+        view["slush"] = shown_cards(state.slush)
         if seat is not None and seat in state.seats:
             player = state.seats.index(seat)
             view["you"] = self._you(state, player)
             offer = state.contract
-            if offer is not None and not offer.accepted and _sees_offer(state, player):
+            if offer is not None and not offer.accepted and sees_offer(state, player):
                 view["offer"] = self._offer_json(state)
         return view
 
@@ -457,26 +370,26 @@ class Miser(Game[MiserState]):
         return {
             "round": state.turn_number,
             "turn": state.turn_number,
-            "phase": _stage(state),
+            "phase": stage_of(state),
             "scores": {state.names[p]: state.pennies[p] for p in range(len(state.names))},
             "cards": {state.names[p]: len(state.hands[p]) for p in range(len(state.names))},
             "centre": state.centre,
             "to_move": [w["name"] for w in public["waiting"]],
             "over": state.over,
-            "result": _result_text(state) if state.over else None,
+            "result": result_text(state) if state.over else None,
         }
 
     # -- the turn -------------------------------------------------------------
 
     def _pass(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
         _require_turn(state, player, "pass")
-        s = _evolve(state)
+        s = evolve_state(state)
         # MI-4: with fewer than 3 pennies she puts in all she has.
         paid = min(PASS_COST, s.pennies[player])
         s.pennies[player] -= paid
         s.centre += paid
         report = {"kind": "pass", "name": s.names[player], "paid": paid}
-        text = f"{s.names[player]} passes and puts {_pennies(paid)} in the centre."
+        text = f"{s.names[player]} passes and puts {pennies_text(paid)} in the centre."
         return self._end_turn(s, report, text)
 
     def _offer(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
@@ -496,7 +409,7 @@ class Miser(Game[MiserState]):
             )
         self._check_wager(state, player, mine, "Your wager")
         self._check_wager(state, partner, yours, f"{state.names[partner]}'s wager")
-        s = _evolve(state)
+        s = evolve_state(state)
         s.offers += 1
         audience = action.came_to(s.seats[player])
         seen = None if audience.public else sorted({*audience.seats, s.seats[partner]})
@@ -510,13 +423,13 @@ class Miser(Game[MiserState]):
         return Result(
             s,
             [Event("offer", text, public=seen is None, data=offer)],
-            [Notice(_offer_audience(s), "offer", context)],
+            [Notice(offer_audience(s), "offer", context)],
             f"Your offer is made; {s.names[partner]} answers 'accept' or 'decline'.",
         )
 
     def _accept(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
         offer = _offer_to(state, player)
-        s = _evolve(state)
+        s = evolve_state(state)
         c = s.contract
         assert c is not None
         by, partner, victim = s.turn, c.partner, c.victim
@@ -530,7 +443,7 @@ class Miser(Game[MiserState]):
         text = (
             f"{s.names[partner]} accepts: {s.names[by]} ({c.wagers[0]}) and "
             f"{s.names[partner]} ({c.wagers[1]}) take out a contract against "
-            f"{s.names[victim]}, who puts in {c.stake}. The centre holds {_pennies(s.centre)}."
+            f"{s.names[victim]}, who puts in {c.stake}. The centre holds {pennies_text(s.centre)}."
         )
         context = {**self._common(s), "offer": offer, "short": c.stake < sum(c.wagers)}
         notices = [Notice(Audience.everyone(), "contract", context)]
@@ -539,10 +452,10 @@ class Miser(Game[MiserState]):
 
     def _decline(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
         offer = _offer_to(state, player)
-        s = _evolve(state)
+        s = evolve_state(state)
         c = s.contract
         assert c is not None
-        audience = _offer_audience(s)
+        audience = offer_audience(s)
         lapsed = action.verb == "lapse"
         s.contract = None
         how = "lapsed unanswered" if lapsed else f"was declined by {s.names[player]}"
@@ -563,7 +476,7 @@ class Miser(Game[MiserState]):
         if victim == player:
             raise IllegalAction("You cannot attack yourself.")
         self._check_wager(state, player, wager, "Your wager")
-        s = _evolve(state)
+        s = evolve_state(state)
         stake = min(int(wager), s.pennies[victim])  # MI-7, MI-11
         s.pennies[player] -= int(wager)
         s.pennies[victim] -= stake
@@ -571,7 +484,7 @@ class Miser(Game[MiserState]):
         s.attack = Attack(victim, int(wager), stake)
         text = (
             f"{s.names[player]} attacks {s.names[victim]}, wagering {wager}; "
-            f"{s.names[victim]} puts in {stake}. The centre holds {_pennies(s.centre)}."
+            f"{s.names[victim]} puts in {stake}. The centre holds {pennies_text(s.centre)}."
         )
         context = {**self._common(s), "short": stake < int(wager)}
         return Result(
@@ -584,7 +497,7 @@ class Miser(Game[MiserState]):
     def _bid(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
         card, pennies = _args(action, 2)
         card = str(card)
-        stage = _stage(state)
+        stage = stage_of(state)
         auction = state.auction
         if stage == TURN and player != state.turn:
             raise IllegalAction(
@@ -592,11 +505,11 @@ class Miser(Game[MiserState]):
                 "only once it is made."
             )
         if stage not in (TURN, AUCTION):
-            raise IllegalAction(f"There is no bidding for the centre now. {_now_text(state)}")
+            raise IllegalAction(f"There is no bidding for the centre now. {now_text(state)}")
         if auction is not None and any(b.player == player for b in auction.bids):
             mine = next(b.pennies for b in auction.bids if b.player == player)
             raise IllegalAction(
-                f"You are already bidding {_pennies(mine)}. To add 2, write 'raise 2'; "
+                f"You are already bidding {pennies_text(mine)}. To add 2, write 'raise 2'; "
                 f"to bring your bid to {mine + 2}, write 'raise to {mine + 2}'."
             )
         _require_cards(state, player)
@@ -605,14 +518,14 @@ class Miser(Game[MiserState]):
                 f"You do not hold {card_text(card)}. Your cards: {hand_text(state.hands[player])}."
             )
         amount = self._check_bid(state, player, pennies)
-        s = _evolve(state)
+        s = evolve_state(state)
         s.hands[player].remove(card)
         if s.auction is None:
             s.auction = Auction([Bid(player, card, amount)])
             what = "open"
             text = (
-                f"{s.names[player]} bids {_pennies(amount)} for the centre "
-                f"({_pennies(s.centre)}), with {card_text(card)} face up."
+                f"{s.names[player]} bids {pennies_text(amount)} for the centre "
+                f"({pennies_text(s.centre)}), with {card_text(card)} face up."
             )
         else:
             s.auction.bids.append(Bid(player, card, amount))
@@ -621,11 +534,16 @@ class Miser(Game[MiserState]):
             if player in s.auction.declined:
                 s.auction.declined.remove(player)
             what = "join"
-            text = f"{s.names[player]} joins the bidding: {card_text(card)} and {_pennies(amount)}."
+            text = (
+                f"{s.names[player]} joins the bidding: {card_text(card)} "
+                f"and {pennies_text(amount)}."
+            )
         result = self._auction_step(s, player, what, text)
         if what == "open" and not s.over and s.auction is not None:
             result.notices += [
-                self._your_move(s, p) for p in range(len(s.names)) if _owes(s, p) == "auction_join"
+                self._your_move(s, p)
+                for p in range(len(s.names))
+                if owed_step(s, p) == "auction_join"
             ]
         return result
 
@@ -634,8 +552,8 @@ class Miser(Game[MiserState]):
         if auction is None or not any(b.player == player for b in auction.bids):
             raise IllegalAction(
                 "You have no bid to raise. " + ("Join the bidding with 'bid 7H 2'."
-                                                if _owes(state, player) == "auction_join"
-                                                else _now_text(state))
+                                                if owed_step(state, player) == "auction_join"
+                                                else now_text(state))
             )  # fmt: skip
         mine = next(b for b in auction.bids if b.player == player)
         if len(action.args) == 2 and action.args[0] == "to":
@@ -645,31 +563,31 @@ class Miser(Game[MiserState]):
             total = mine.pennies + add if isinstance(add, int) else add
         if not isinstance(total, int) or total <= mine.pennies:
             raise IllegalAction(
-                f"Your bid is {_pennies(mine.pennies)}; a raise must make it more "
+                f"Your bid is {pennies_text(mine.pennies)}; a raise must make it more "
                 "(bids are never withdrawn)."
             )
         self._check_bid(state, player, total)
-        s = _evolve(state)
+        s = evolve_state(state)
         assert s.auction is not None
         next(b for b in s.auction.bids if b.player == player).pennies = total
         s.auction.done = []
         s.auction.step += 1
-        text = f"{s.names[player]} raises to {_pennies(total)}."
+        text = f"{s.names[player]} raises to {pennies_text(total)}."
         return self._auction_step(s, player, "raise", text)
 
     def _done(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
-        owes = _owes(state, player)
+        owes = owed_step(state, player)
         if owes == "auction_bid":
-            s = _evolve(state)
+            s = evolve_state(state)
             assert s.auction is not None
             s.auction.done.append(player)
             text = f"{s.names[player]} is done bidding."
         elif owes == "auction_join":
-            s = _evolve(state)
+            s = evolve_state(state)
             assert s.auction is not None
             s.auction.declined.append(player)
             text = f"{s.names[player]} will not join the bidding."
-        elif state.auction is not None and _bidder(state, player):
+        elif state.auction is not None and is_bidder(state, player):
             raise IllegalAction("You have said done since the last raise; wait for the others.")
         elif state.auction is not None and state.hands[player]:
             raise IllegalAction(
@@ -677,7 +595,7 @@ class Miser(Game[MiserState]):
                 "until the bidding ends."
             )
         else:
-            raise IllegalAction(f"There is no bidding to be done with now. {_now_text(state)}")
+            raise IllegalAction(f"There is no bidding to be done with now. {now_text(state)}")
         return self._auction_step(s, player, "done", text)
 
     def _auction_step(self, s: MiserState, player: int, what: str, text: str) -> Result[MiserState]:
@@ -693,12 +611,12 @@ class Miser(Game[MiserState]):
             "card": bid.card if bid else None,
         }
         events = [Event("auction", text, data=data)]
-        if any(_owes(s, p) for p in range(len(s.names))):
+        if any(owed_step(s, p) for p in range(len(s.names))):
             context = {**self._common(s), "name": s.names[player], "step": what,
                        "bid": self._bid_json(s, bid) if bid else None}  # fmt: skip
             return Result(s, events, [Notice(Audience.everyone(), "auction", context)])
-        report = _resolve_auction(s)
-        result = self._end_turn(s, report, _report_text(s, report))
+        report = resolve_auction(s)
+        result = self._end_turn(s, report, report_text(s, report))
         result.events[:0] = events
         return result
 
@@ -708,30 +626,30 @@ class Miser(Game[MiserState]):
         cards = [str(c) for c in action.args]
         if not cards:
             raise IllegalAction("Name the card to put face down, like 'down QS'.")
-        stage = _stage(state)
+        stage = stage_of(state)
         if stage == CONTRACT:
             assert state.contract is not None
-            side = _contract_side(state, player)
+            side = contract_side(state, player)
             if state.contract.cards[side] is not None:
                 raise IllegalAction("Your card for this contract is already down.")
             if len(cards) != 1:
                 raise IllegalAction("Each partner in a contract puts down exactly one card.")
         elif stage == ATTACK:
             assert state.attack is not None
-            side = _attack_side(state, player)
+            side = attack_side(state, player)
             if side == 1 and not state.attack.cards[0]:
                 raise IllegalAction(
                     f"Wait for {state.names[state.turn]}'s first card; then you may answer."
                 )
         else:
-            raise IllegalAction(f"No card is to be put face down now. {_now_text(state)}")
+            raise IllegalAction(f"No card is to be put face down now. {now_text(state)}")
         missing = [c for c in cards if c not in state.hands[player]]
         if missing or len(set(cards)) != len(cards):
             shown = ", ".join(card_text(c) for c in missing) or "a card twice"
             raise IllegalAction(
                 f"You do not hold {shown}. Your cards: {hand_text(state.hands[player])}."
             )
-        s = _evolve(state)
+        s = evolve_state(state)
         for card in cards:
             s.hands[player].remove(card)
         name = s.names[player]
@@ -745,8 +663,8 @@ class Miser(Game[MiserState]):
             text = f"{name} puts a card face down for the contract."
             events = [Event("down", text, data={"player": name, "count": 1}), hidden]
             if all(x is not None for x in c.cards):
-                report = _resolve_contract(s)
-                result = self._end_turn(s, report, _report_text(s, report))
+                report = resolve_contract(s)
+                result = self._end_turn(s, report, report_text(s, report))
                 result.events[:0] = events
                 result.reply = reply
                 return result
@@ -757,9 +675,9 @@ class Miser(Game[MiserState]):
             a.step += len(cards)
             a.flipped = [False, False]  # each side says "flip" again after a new card
             count = len(a.cards[side])
-            text = f"{name} puts {_cards(len(cards))} face down ({count} down in all)."
+            text = f"{name} puts {cards_text(len(cards))} face down ({count} down in all)."
             events = [Event("down", text, data={"player": name, "count": len(cards)}), hidden]
-            if _attack_settled(s):
+            if attack_settled(s):
                 return self._flip_attack(s, events, reply)
         context = {**self._common(s), "name": name, "count": len(cards)}
         notices = [Notice(Audience.everyone(), "down", context)]
@@ -770,22 +688,22 @@ class Miser(Game[MiserState]):
         return Result(s, events, notices, reply)
 
     def _flip(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
-        if _stage(state) != ATTACK:
-            raise IllegalAction(f"There is nothing to flip now. {_now_text(state)}")
+        if stage_of(state) != ATTACK:
+            raise IllegalAction(f"There is nothing to flip now. {now_text(state)}")
         assert state.attack is not None
-        side = _attack_side(state, player)
+        side = attack_side(state, player)
         if not state.attack.cards[0]:
             if side == 0:
                 raise IllegalAction("Put at least one card face down first, like 'down QS'.")
             raise IllegalAction(f"Wait for {state.names[state.turn]}'s first card.")
         if state.attack.flipped[side]:
             raise IllegalAction("You have said flip; the other side must say it too.")
-        s = _evolve(state)
+        s = evolve_state(state)
         assert s.attack is not None
         s.attack.flipped[side] = True
         name = s.names[player]
         events = [Event("flip", f"{name} is ready to flip.", data={"player": name})]
-        if _attack_settled(s):
+        if attack_settled(s):
             return self._flip_attack(s, events, None)
         context = {**self._common(s), "name": name}
         return Result(s, events, [Notice(Audience.everyone(), "flip", context)])
@@ -793,8 +711,8 @@ class Miser(Game[MiserState]):
     def _flip_attack(
         self, s: MiserState, events: list[Event], reply: str | None
     ) -> Result[MiserState]:
-        report = _resolve_attack(s)
-        result = self._end_turn(s, report, _report_text(s, report))
+        report = resolve_attack(s)
+        result = self._end_turn(s, report, report_text(s, report))
         result.events[:0] = events
         result.reply = reply
         return result
@@ -819,7 +737,7 @@ class Miser(Game[MiserState]):
                 "winners": [s.names[p] for p in s.winners],
                 "pennies": dict(zip(s.names, s.pennies, strict=True)),
             }
-            events.append(Event("game_over", _result_text(s), data=data))
+            events.append(Event("game_over", result_text(s), data=data))
         else:
             s.turn = (s.turn + 1) % n
             s.turn_number += 1
@@ -844,7 +762,7 @@ class Miser(Game[MiserState]):
             raise IllegalAction("A bid is 1 penny or more.")
         if pennies > state.pennies[player]:
             raise IllegalAction(
-                f"You hold {_pennies(state.pennies[player])}; you cannot bid more than that."
+                f"You hold {pennies_text(state.pennies[player])}; you cannot bid more than that."
             )
         return pennies
 
@@ -870,17 +788,17 @@ class Miser(Game[MiserState]):
             down[s.turn], down[a.victim] = len(a.cards[0]), len(a.cards[1])
         bids = {b.player: b for b in au.bids} if au else {}
         waiting = [
-            {"name": s.names[p], "what": _OWED_TEXT[o]}
+            {"name": s.names[p], "what": OWED_TEXT[o]}
             for p in range(n)
-            if (o := _owes(s, p)) is not None and (show_offer or o != "answer")
+            if (o := owed_step(s, p)) is not None and (show_offer or o != "answer")
         ]
         if c is not None and not show_offer:
-            waiting.insert(0, {"name": s.names[s.turn], "what": _OWED_TEXT["turn"]})
+            waiting.insert(0, {"name": s.names[s.turn], "what": OWED_TEXT["turn"]})
         top = max(s.pennies)
         return {
             "turn_number": s.turn_number,
             "turn_player": s.names[s.turn],
-            "stage": _stage(s) if show_offer or _stage(s) != OFFER else TURN,
+            "stage": stage_of(s) if show_offer or stage_of(s) != OFFER else TURN,
             "players": [
                 {
                     "number": p + 1,
@@ -915,7 +833,7 @@ class Miser(Game[MiserState]):
             "winners": [s.names[p] for p in s.winners],
             "tie": len(s.winners) > 1,
             "knocked_out": [s.names[p] for p in s.knocked_out],
-            "result": _result_text(s) if s.over else None,
+            "result": result_text(s) if s.over else None,
         }
 
     def _offer_json(self, s: MiserState) -> dict[str, JSON]:
@@ -966,12 +884,12 @@ class Miser(Game[MiserState]):
         down: list[str] = []
         c, a = s.contract, s.attack
         if c is not None and player in (s.turn, c.partner):
-            card = c.cards[_contract_side(s, player)] if c.accepted else None
+            card = c.cards[contract_side(s, player)] if c.accepted else None
             down = [card] if card else []
         if a is not None and player in (s.turn, a.victim):
-            down = list(a.cards[_attack_side(s, player)])
+            down = list(a.cards[attack_side(s, player)])
         hand = sort_hand(s.hands[player])
-        owes = _owes(s, player)
+        owes = owed_step(s, player)
         return {
             "name": s.names[player],
             "seat": s.seats[player],
@@ -979,7 +897,7 @@ class Miser(Game[MiserState]):
             "pennies": s.pennies[player],
             "hand": hand,
             "hand_text": hand_text(hand),
-            "down": _shown(down),
+            "down": shown_cards(down),
             "down_text": " ".join(card_text(x) for x in down),
             "owes": owes,
             "help": _help_text(s, s.seats[player]),
@@ -991,317 +909,14 @@ class Miser(Game[MiserState]):
 
     def _your_move(self, s: MiserState, player: int) -> Notice:
         context = {**self._common(s), "you": self._you(s, player)}
-        if s.contract is not None and not s.contract.accepted and _sees_offer(s, player):
+        if s.contract is not None and not s.contract.accepted and sees_offer(s, player):
             context["offer"] = self._offer_json(s)
         return Notice(Audience.only(s.seats[player]), "your_move", context)
 
 
-# -- the draw (MI-2) ------------------------------------------------------------
-
-
-def _draw_for_first(n: int, rng: random.Random) -> tuple[int, list[list[str | None]]]:
-    """Each player draws a card; the highest rank (ace high) goes first, and
-    the players tied for highest draw again from what is left (from a fresh
-    deck, should it run out)."""
-    deck: list[str] = []
-    drawing = list(range(n))
-    rounds: list[list[str | None]] = []
-    while True:
-        if len(deck) < len(drawing):
-            deck = [str(c) for c in full_deck()]
-            rng.shuffle(deck)
-        row: list[str | None] = [None] * n
-        for p in drawing:
-            row[p] = deck.pop()
-        rounds.append(row)
-        best = max(rank_value_ace_high(str(row[p])[:-1]) for p in drawing)
-        drawing = [p for p in drawing if rank_value_ace_high(str(row[p])[:-1]) == best]
-        if len(drawing) == 1:
-            return drawing[0], rounds
-
-
-# -- resolutions ------------------------------------------------------------------
-
-
-def _resolve_contract(s: MiserState) -> dict[str, Any]:
-    """MI-6: equal values split the whole centre, the odd penny staying;
-    otherwise the higher card takes all of it."""
-    c = s.contract
-    assert c is not None and c.cards[0] is not None and c.cards[1] is not None
-    by, partner = s.turn, c.partner
-    cards = [c.cards[0], c.cards[1]]
-    values = [card_value(x) for x in cards]
-    pot = s.centre
-    if values[0] == values[1]:
-        share = pot // 2
-        s.pennies[by] += share
-        s.pennies[partner] += share
-        s.centre = pot - 2 * share
-        takers = [s.names[by], s.names[partner]]
-        outcome = "split"
-    else:
-        winner = by if values[0] > values[1] else partner
-        s.pennies[winner] += pot
-        s.centre = 0
-        takers = [s.names[winner]]
-        outcome = "won"
-        share = pot
-    s.slush.extend(cards)
-    return {
-        "kind": "contract",
-        "by": s.names[by],
-        "partner": s.names[partner],
-        "victim": s.names[c.victim],
-        "wagers": list(c.wagers),
-        "stake": c.stake,
-        "cards": [
-            {"name": s.names[p], **_shown([x])[0]}
-            for p, x in zip((by, partner), cards, strict=True)
-        ],
-        "pot": pot,
-        "outcome": outcome,
-        "takers": takers,
-        "share": share,
-        "left": s.centre,
-    }
-
-
-def _resolve_attack(s: MiserState) -> dict[str, Any]:
-    """MI-7: the higher total takes the whole centre; equal totals lose their
-    cards and the pennies stay. MI-12: no card is a total of 0."""
-    a = s.attack
-    assert a is not None
-    sides = [s.turn, a.victim]
-    totals = [sum(card_value(x) for x in cards) for cards in a.cards]
-    pot = s.centre
-    if totals[0] == totals[1]:
-        taker = None
-    else:
-        taker = sides[0] if totals[0] > totals[1] else sides[1]
-        s.pennies[taker] += pot
-        s.centre = 0
-    for cards in a.cards:
-        s.slush.extend(cards)
-    return {
-        "kind": "attack",
-        "attacker": s.names[sides[0]],
-        "victim": s.names[sides[1]],
-        "wager": a.wager,
-        "stake": a.stake,
-        "sides": [
-            {"name": s.names[p], "cards": _shown(cards), "total": total}
-            for p, cards, total in zip(sides, a.cards, totals, strict=True)
-        ],
-        "pot": pot,
-        "taker": s.names[taker] if taker is not None else None,
-        "left": s.centre,
-    }
-
-
-def _resolve_auction(s: MiserState) -> dict[str, Any]:
-    """MI-8, MI-9. With one highest bid, its bidder takes the centre as it
-    stood before the bids; then she and the second-highest bidder(s) pay
-    their bids into it, and the rest keep theirs. With a tie for highest,
-    nobody takes the centre; the tied bidders and the next-highest bidder(s)
-    pay their bids into it."""
-    au = s.auction
-    assert au is not None
-    amounts = sorted({b.pennies for b in au.bids}, reverse=True)
-    top = [b.player for b in au.bids if b.pennies == amounts[0]]
-    second = [b.player for b in au.bids if len(amounts) > 1 and b.pennies == amounts[1]]
-    pot = s.centre
-    winner = top[0] if len(top) == 1 else None
-    if winner is not None:
-        s.pennies[winner] += pot
-        s.centre = 0
-        payers = [winner, *second]
-    else:
-        payers = [*top, *second]
-    outcome: dict[int, str] = {}
-    for b in au.bids:
-        if b.player in payers:
-            s.pennies[b.player] -= b.pennies
-            s.centre += b.pennies
-            outcome[b.player] = "paid"
-        else:
-            outcome[b.player] = "kept"
-        s.slush.append(b.card)
-    return {
-        "kind": "auction",
-        "opener": s.names[s.turn],
-        "bids": [
-            {
-                "name": s.names[b.player],
-                **_shown([b.card])[0],
-                "pennies": b.pennies,
-                "outcome": outcome[b.player],
-            }
-            for b in au.bids
-        ],
-        "pot": pot,
-        "winner": s.names[winner] if winner is not None else None,
-        "top_tie": [s.names[p] for p in top] if winner is None else [],
-        "second": [s.names[p] for p in second],
-        "left": s.centre,
-    }
-
-
-def _report_text(s: MiserState, report: Mapping[str, Any]) -> str:
-    """One line for the history of a resolved contract, attack or auction."""
-    if report["kind"] == "contract":
-        shown = ", ".join(f"{c['name']} {c['text']}" for c in report["cards"])
-        if report["outcome"] == "split":
-            how = f"equal values: {' and '.join(report['takers'])} take {report['share']} each"
-        else:
-            how = f"{report['takers'][0]} takes {_pennies(report['pot'])}"
-        return f"Contract against {report['victim']}: {shown}; {how}."
-    if report["kind"] == "attack":
-        shown = "; ".join(
-            f"{side['name']} {' '.join(c['text'] for c in side['cards']) or 'no card'} "
-            f"= {side['total']}"
-            for side in report["sides"]
-        )
-        if report["taker"] is None:
-            return f"Attack on {report['victim']}: {shown}; a tie, the pennies stay."
-        return f"Attack on {report['victim']}: {shown}; {report['taker']} takes {report['pot']}."
-    shown = ", ".join(f"{b['name']} {b['pennies']} ({b['text']})" for b in report["bids"])
-    if report["winner"] is None:
-        how = f"a tie for highest: nobody takes the centre of {report['pot']}"
-    else:
-        how = f"{report['winner']} takes the centre of {report['pot']}"
-    return f"Bids for the centre: {shown}; {how}; the centre now holds {report['left']}."
-
-
-# -- who owes what ------------------------------------------------------------------
-
-
-_OWED_TEXT = {
-    "turn": "a turn (pass, contract, attack or bid)",
-    "answer": "an answer to a contract offer",
-    "contract_card": "a card face down for the contract",
-    "attack_first": "a first card face down for the attack",
-    "attack": "a card face down, or flip",
-    "auction_bid": "a raise, or done",
-    "auction_join": "a bid to join, or done",
-}
-
-
-def _stage(s: MiserState) -> str:
-    if s.over:
-        return OVER
-    if s.contract is not None:
-        return CONTRACT if s.contract.accepted else OFFER
-    if s.attack is not None:
-        return ATTACK
-    if s.auction is not None:
-        return AUCTION
-    return TURN
-
-
-def _bidder(s: MiserState, player: int) -> bool:
-    return s.auction is not None and any(b.player == player for b in s.auction.bids)
-
-
-def _owes(s: MiserState, player: int) -> str | None:
-    """The step ``player`` owes now, if any (one at a time)."""
-    stage = _stage(s)
-    if stage == TURN:
-        return "turn" if player == s.turn else None
-    if stage == OFFER:
-        assert s.contract is not None
-        return "answer" if player == s.contract.partner else None
-    if stage == CONTRACT:
-        c = s.contract
-        assert c is not None
-        for p, card in zip((s.turn, c.partner), c.cards, strict=True):
-            if p == player and card is None:
-                return "contract_card"
-        return None
-    if stage == ATTACK:
-        a = s.attack
-        assert a is not None
-        if player == s.turn and not a.cards[0]:
-            return "attack_first"
-        if player in (s.turn, a.victim) and a.cards[0]:
-            side = _attack_side(s, player)
-            if not a.flipped[side] and s.hands[player]:
-                return "attack"
-        return None
-    if stage == AUCTION:
-        au = s.auction
-        assert au is not None
-        if _bidder(s, player):
-            return None if player in au.done else "auction_bid"
-        if s.hands[player] and player not in au.declined:
-            return "auction_join"
-    return None
-
-
-def _key(s: MiserState, player: int, owes: str) -> str:
-    """The pending key: the exchange (by turn number) and the step, so each
-    step has its own deadline. A second contract offer in a turn is
-    ``contract-7.2``, and the turn after it ``turn-7.3``."""
-    t = s.turn_number
-    offer = f"contract-{t}" + (f".{s.offers}" if s.offers > 1 else "")
-    if owes == "turn":
-        return f"turn-{t}" + (f".{s.offers + 1}" if s.offers else "")
-    if owes == "answer":
-        return f"{offer}:accept"
-    if owes == "contract_card":
-        return f"{offer}:card:{s.seats[player]}"
-    if owes in ("attack_first", "attack"):
-        assert s.attack is not None
-        return f"attack-{t}:{s.attack.step}"
-    assert s.auction is not None
-    return f"auction-{t}:" + ("join" if owes == "auction_join" else str(s.auction.step))
-
-
-def _attack_settled(s: MiserState) -> bool:
-    """Both sides have said flip since the last card; a side holding no more
-    cards can only flip, so it counts as flipped."""
-    a = s.attack
-    assert a is not None
-    return bool(a.cards[0]) and all(
-        a.flipped[i] or not s.hands[p] for i, p in enumerate((s.turn, a.victim))
-    )
-
-
-def _contract_side(s: MiserState, player: int) -> int:
-    c = s.contract
-    assert c is not None
-    if player == s.turn:
-        return 0
-    if player == c.partner:
-        return 1
-    raise IllegalAction("You are not a partner in this contract.")
-
-
-def _attack_side(s: MiserState, player: int) -> int:
-    a = s.attack
-    assert a is not None
-    if player == s.turn:
-        return 0
-    if player == a.victim:
-        return 1
-    raise IllegalAction(
-        f"This attack is between {s.names[s.turn]} and {s.names[a.victim]}; you have no part in it."
-    )
-
-
-def _sees_offer(s: MiserState, player: int) -> bool:
-    c = s.contract
-    return c is not None and (c.audience is None or s.seats[player] in c.audience)
-
-
-def _offer_audience(s: MiserState) -> Audience:
-    c = s.contract
-    assert c is not None
-    return Audience.everyone() if c.audience is None else Audience.only(*c.audience)
-
-
 def _offer_to(s: MiserState, player: int) -> dict[str, JSON]:
-    if _stage(s) != OFFER or s.contract is None or s.contract.partner != player:
-        raise IllegalAction(f"No contract offer awaits your answer. {_now_text(s)}")
+    if stage_of(s) != OFFER or s.contract is None or s.contract.partner != player:
+        raise IllegalAction(f"No contract offer awaits your answer. {now_text(s)}")
     return {
         "by": s.names[s.turn],
         "partner": s.names[player],
@@ -1313,13 +928,13 @@ def _offer_to(s: MiserState, player: int) -> dict[str, JSON]:
 
 
 def _require_turn(s: MiserState, player: int, doing: str) -> None:
-    if player == s.turn and _stage(s) == OFFER:
+    if player == s.turn and stage_of(s) == OFFER:
         assert s.contract is not None
         raise IllegalAction(f"Your contract offer awaits {s.names[s.contract.partner]}'s answer.")
     if player != s.turn:
         raise IllegalAction(f"It is {s.names[s.turn]}'s turn, not yours: you cannot {doing} now.")
-    if _stage(s) != TURN:
-        raise IllegalAction(f"Your turn is under way. {_now_text(s)}")
+    if stage_of(s) != TURN:
+        raise IllegalAction(f"Your turn is under way. {now_text(s)}")
 
 
 def _require_cards(s: MiserState, player: int) -> None:
@@ -1333,47 +948,6 @@ def _args(action: Action, count: int) -> tuple[JSON, ...]:
     if len(action.args) != count:
         raise IllegalAction(f"I cannot read that {action.verb}; write 'help' for examples.")
     return action.args
-
-
-def _now_text(s: MiserState) -> str:
-    stage = _stage(s)
-    turn = s.names[s.turn]
-    if stage == OVER:
-        return "The game is over."
-    if stage == CONTRACT:
-        assert s.contract is not None
-        return (f"Now {turn} and {s.names[s.contract.partner]} each put a card face down "
-                "for their contract.")  # fmt: skip
-    if stage == ATTACK:
-        assert s.attack is not None
-        return f"Now {turn} is attacking {s.names[s.attack.victim]}."
-    if stage == AUCTION:
-        return "Now the players are bidding for the centre."
-    return f"It is {turn}'s turn."
-
-
-def _pennies(n: int) -> str:
-    return f"{n} penny" if n == 1 else f"{n} pennies"
-
-
-def _cards(n: int) -> str:
-    return f"{n} card" if n == 1 else f"{n} cards"
-
-
-def _result_text(s: MiserState) -> str:
-    if not s.over:
-        return "no result yet."
-    out = " and ".join(s.names[p] for p in s.knocked_out)
-    out += " is" if len(s.knocked_out) == 1 else " are"
-    standing = ", ".join(f"{s.names[p]} {s.pennies[p]}" for p in range(len(s.names)))
-    if len(s.winners) == 1:
-        w = s.winners[0]
-        return f"{out} out of pennies; {s.names[w]} wins with {s.pennies[w]} ({standing})."
-    tied = " and ".join(s.names[p] for p in s.winners)
-    return (
-        f"{out} out of pennies; {tied} tie for most with {s.pennies[s.winners[0]]} each, "
-        f"so there is no single winner ({standing})."
-    )
 
 
 # -- bots -----------------------------------------------------------------------------
@@ -1411,9 +985,9 @@ def _help_text(s: MiserState, seat: int | None) -> str:
     """What this seat can do now, and how to write it."""
     player = s.seats.index(seat) if seat is not None and seat in s.seats else None
     if s.over:
-        return f"The game is over: {_result_text(s)}"
+        return f"The game is over: {result_text(s)}"
     lines: list[str] = []
-    owes = _owes(s, player) if player is not None else None
+    owes = owed_step(s, player) if player is not None else None
     hand = sort_hand(s.hands[player]) if player is not None else []
     low = hand[-1] if hand else "7H"
     names = s.names
@@ -1424,7 +998,7 @@ def _help_text(s: MiserState, seat: int | None) -> str:
         cap = min(s.wager_cap, s.pennies[player])
         lines.append("It is your turn. Write one of:")
         lines.append("  pass")
-        lines.append(f"      put {_pennies(min(PASS_COST, s.pennies[player]))} in the centre")
+        lines.append(f"      put {pennies_text(min(PASS_COST, s.pennies[player]))} in the centre")
         if hand:
             partners = [p for p in others if s.hands[p]]
             if partners:
@@ -1439,7 +1013,7 @@ def _help_text(s: MiserState, seat: int | None) -> str:
             lines.append(f"      a wager of 1 to {s.wager_cap}; {victim} matches it")
             lines.append(f"  bid {low} 2")
             lines.append(
-                f"      bid 2 pennies for the {_pennies(s.centre)} in the centre,\n"
+                f"      bid 2 pennies for the {pennies_text(s.centre)} in the centre,\n"
                 f"      with {card_text(low)} face up"
             )
         else:
@@ -1470,7 +1044,7 @@ def _help_text(s: MiserState, seat: int | None) -> str:
             "raise again if anyone else bids or raises)."
         )
     elif owes == "auction_join" or (
-        player is not None and s.auction is not None and hand and not _bidder(s, player)
+        player is not None and s.auction is not None and hand and not is_bidder(s, player)
     ):
         lines.append(
             "You may join the bidding for the centre with one card\n"
@@ -1479,10 +1053,12 @@ def _help_text(s: MiserState, seat: int | None) -> str:
         )
     else:
         waiting = (
-            ", ".join(names[p] for p in range(len(names)) if _owes(s, p) not in (None, "answer"))
+            ", ".join(
+                names[p] for p in range(len(names)) if owed_step(s, p) not in (None, "answer")
+            )
             or names[s.turn]
         )
-        lines.append(f"{_now_text(s)} Waiting for: {waiting}.")
+        lines.append(f"{now_text(s)} Waiting for: {waiting}.")
     if player is not None:
         lines.append("'hand' shows your cards and pennies in a secret reply.")
     return "\n".join(lines)

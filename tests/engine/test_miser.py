@@ -1068,8 +1068,9 @@ def test_the_opening_names_the_draw_the_seating_and_how_to_write_each_move() -> 
 def test_engine_imports_only_the_standard_library_pydantic_and_the_engine() -> None:
     import referee.engine.miser as engine
     import referee.engine.miser_grammar as grammar
+    import referee.engine.miser_rules as rules
 
-    for module in (engine, grammar):
+    for module in (engine, grammar, rules):
         with open(str(module.__file__), encoding="utf-8") as file:
             source = file.read()
         imports = set(re.findall(r"^from (\S+) import", source, re.MULTILINE))

@@ -12,6 +12,8 @@ ends, also when it fails (``MailStack.server_down``).
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -26,6 +28,7 @@ from sqlalchemy import select
 
 from referee.mail.imap import FETCH_BYTES, ImapSource
 from referee.passes import run_pass
+from referee.scheduler import Daemon
 from referee.store import models as m
 from tests.mailstack import MailStack
 from tests.test_e2e import REF, T0, Post, body, daemon, opened_game, person
@@ -78,6 +81,40 @@ def test_after_dovecot_restarts_under_the_daemon_a_move_is_answered_within_secon
     assert "WARNING" in text.split("mailbox connection lost")[0].splitlines()[-1]
     assert "mailbox connection restored" in text, text
     assert [a[1:3] for a in post.actions(tag)] == [("bid", [4])]
+
+
+def test_while_dovecot_is_down_the_watcher_retries_from_one_second_and_warns_once(
+        post: Post, caplog: pytest.LogCaptureFixture) -> None:
+    tag = opened_game(post)
+    caplog.set_level(logging.INFO, logger="referee.scheduler")
+    daemon = Daemon(post.referee)  # its mail watcher alone, in a thread
+    watcher = threading.Thread(target=daemon.watch_mail, name="mail", daemon=True)
+    watcher.start()
+    try:
+        post.write("bob", "help", subject=f"[{tag}]")
+        post.new_mail("bob", 1, timeout=15)
+        with post.stack.server_down("dovecot"):
+            # Sent meanwhile: Postfix keeps it until Dovecot's LMTP is back.
+            bid = post.write("alice", "bid 4", subject=f"[{tag}]")
+            time.sleep(4)
+        back = time.monotonic()
+        (reply,) = post.new_mail("alice", 1, timeout=20)
+        took = time.monotonic() - back
+    finally:
+        daemon.stop.set()
+        watcher.join(timeout=15)
+    assert not watcher.is_alive()
+    assert reply["In-Reply-To"] == bid and "DONE (bid 4)" in body(reply)
+    assert took < 10, f"answered {took:.1f} s after Dovecot came back"
+    said = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "referee.scheduler"]
+    lost = [(level, text) for level, text in said if "connection lost" in text]
+    assert lost == [(logging.WARNING, lost[0][1])] and "reconnecting in 1 s" in lost[0][1], said
+    retries = [text for level, text in said if "still unreachable" in text]
+    assert retries and all(level == logging.INFO for level, text in said
+                           if "still unreachable" in text)
+    # refused at 1 s, then 3 s after the loss: the next waits are 2 s, then 4 s
+    assert [t.rsplit("next try in ", 1)[1] for t in retries][:2] == ["2 s", "4 s"][:len(retries)]
+    assert sum("connection restored" in text for _, text in said) == 1, said
 
 
 # -- Postfix down and back ---------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
@@ -167,3 +168,26 @@ def test_messages_fetch_bodies_within_the_byte_bound_and_only_the_header_over_th
 
 def test_the_byte_bound_is_eight_mebibytes() -> None:
     assert FETCH_BYTES == 8 * 1024 * 1024
+
+
+def test_memory_stays_within_a_batch_whatever_the_mailbox_holds(
+        mailstack: MailStack, source: ImapSource, monkeypatch: pytest.MonkeyPatch) -> None:
+    bound = 2_000_000
+    monkeypatch.setattr(imap_module, "FETCH_BYTES", bound)
+    line = b"y" * 76 + b"\r\n"
+    with mailstack.imap(USER) as client:
+        for n in range(20):  # 18 MB in all, 0.9 MB each (the cap here is 1 MB)
+            client.append("INBOX", small_mail(n, b"help\r\n" + line * 11_500))
+    source.connect()
+    tracemalloc.start()
+    try:
+        count = total = 0
+        for f in source.messages(None):
+            count, total = count + 1, total + len(f.raw)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert count == 20 and total > 17_000_000
+    # imaplib and imapclient hold a FETCH's answer about three times over (6.4 MB
+    # for batches of 1.8 MB here); all of it at once would be over 50 MB.
+    assert peak < 5 * bound, f"peak {peak / 1e6:.1f} MB for batches of {bound / 1e6:.1f} MB"

@@ -268,21 +268,23 @@ class MailStack:
     def kick(self, login: str) -> None:
         """Drop every IMAP session logged in as ``login``, as a server restart would.
 
+        ``login`` exactly as the client logged in (``erin`` or ``erin@example.test``).
         Each session's imap process says ``* BYE`` and closes the connection.
         """
-        proc = self._doveadm("kick", self._login(login))
+        proc = self._doveadm("kick", login)
         if proc.returncode != 0:
             raise _failure(f"kicking {login}", proc)
 
     def imap_pids(self, login: str) -> list[int]:
-        """Process ids of Dovecot's imap processes serving ``login`` (``doveadm who``)."""
-        proc = self._doveadm("who", "-1", self._login(login))
+        """Process ids of Dovecot's imap processes serving ``login`` (``doveadm who``),
+        the name exactly as the client logged in (``erin`` or ``erin@example.test``)."""
+        proc = self._doveadm("who", "-1", login)
         if proc.returncode != 0:
             raise _failure(f"listing the sessions of {login}", proc)
         pids = []
         for line in proc.stdout.splitlines()[1:]:
             fields = line.split()
-            if len(fields) >= 3 and fields[0] == self._login(login) and fields[2].isdigit():
+            if len(fields) >= 3 and fields[0] == login and fields[2].isdigit():
                 pids.append(int(fields[2]))
         return pids
 

@@ -108,6 +108,16 @@ def socket_at_eof(sock: socket.socket) -> bool:
             return True  # reset
 
 
+def _keepalive(sock: socket.socket) -> None:
+    """TCP keepalive, so that a peer gone without a word (a NAT that forgot us,
+    a host switched off) shows as a dead socket during IDLE in about 90 s."""
+    with contextlib.suppress(OSError, AttributeError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 60)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 10)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3)
+
+
 class ImapSource:
     """One connection to the referee's mailbox folder."""
 
@@ -138,6 +148,7 @@ class ImapSource:
                 client.shutdown()
             raise
         self.uidvalidity = int(info[b"UIDVALIDITY"])
+        _keepalive(client.socket())
         self.client = client
         return client
 

@@ -56,7 +56,7 @@ from referee.engine.base import (
     ScopeError,
     SeatInfo,
 )
-from referee.engine.cards import full_deck
+from referee.engine.cards import Card, full_deck, rank_value_ace_high
 from referee.engine.miser_grammar import parse_line, resolve_name
 from referee.engine.miser_rules import (
     ATTACK,
@@ -116,6 +116,32 @@ class Miser(Game[MiserState]):
     state_type = MiserState
     demo_with_bots: ClassVar[bool] = True
 
+    def __init__(
+        self,
+        *,
+        deal: Sequence[Sequence[str]] | None = None,
+        draw: Sequence[str] | None = None,
+    ) -> None:
+        """The registered engine shuffles. A test may fix the ``deal`` (one
+        hand a player in seat order; the cards left out are the ones removed
+        face down, MI-1) and the ``draw`` for first player (one card a player
+        in seat order, one of them highest, MI-2)."""
+        self._deal = [sort_hand(_card_codes(hand)) for hand in deal] if deal else None
+        if self._deal is not None:
+            dealt = [c for hand in self._deal for c in hand]
+            n = len(self._deal)
+            if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+                raise ValueError(f"a deal has {MIN_PLAYERS} to {MAX_PLAYERS} hands")
+            if any(len(hand) != DECK_SIZE // n for hand in self._deal):
+                raise ValueError(f"each of {n} hands holds {DECK_SIZE // n} cards")
+            if len(set(dealt)) != len(dealt):
+                raise ValueError("a card is dealt twice")
+        self._draw = _card_codes(draw) if draw else None
+        if self._draw is not None:
+            ranks = sorted((rank_value_ace_high(c[:-1]) for c in self._draw), reverse=True)
+            if len(ranks) > 1 and ranks[0] == ranks[1]:
+                raise ValueError("a fixed draw needs one highest card")
+
     # -- setup ----------------------------------------------------------------
 
     def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:
@@ -142,6 +168,13 @@ class Miser(Game[MiserState]):
             raise OptionError(f"Miser needs {MIN_PLAYERS} to {MAX_PLAYERS} players")
         ordered = sorted(seats, key=lambda s: s.position)  # MI-3: seat order
         first, draws = draw_for_first(n, rng)
+        if self._draw is not None:
+            fixed = self._draw
+            if len(fixed) != n:
+                raise OptionError(f"the fixed draw is for {len(fixed)} players")
+            row: list[str | None] = list(fixed)
+            draws = [row]
+            first = max(range(n), key=lambda p: rank_value_ace_high(fixed[p][:-1]))
         # MI-2: the full deck is reshuffled after the draw; MI-1: 52 mod n
         # random cards are removed face down and the rest dealt equally.
         deck = [str(c) for c in full_deck()]
@@ -149,6 +182,12 @@ class Miser(Game[MiserState]):
         cut = DECK_SIZE % n
         removed, rest = deck[:cut], deck[cut:]
         hands = [sort_hand(rest[i::n]) for i in range(n)]
+        if self._deal is not None:
+            if len(self._deal) != n:
+                raise OptionError(f"the fixed deal is for {len(self._deal)} players")
+            hands = [list(hand) for hand in self._deal]
+            dealt = {c for hand in hands for c in hand}
+            removed = [c for c in deck if c not in dealt]
         pennies = int(options.get("pennies") or PENNIES)
         state = MiserState(
             seats=[s.position for s in ordered],
@@ -370,7 +409,7 @@ class Miser(Game[MiserState]):
         return {
             "round": state.turn_number,
             "turn": state.turn_number,
-            "phase": stage_of(state),
+            "phase": public["stage"],
             "scores": {state.names[p]: state.pennies[p] for p in range(len(state.names))},
             "cards": {state.names[p]: len(state.hands[p]) for p in range(len(state.names))},
             "centre": state.centre,
@@ -487,11 +526,19 @@ class Miser(Game[MiserState]):
             f"{s.names[victim]} puts in {stake}. The centre holds {pennies_text(s.centre)}."
         )
         context = {**self._common(s), "short": stake < int(wager)}
+        # The attacker is told what comes next in the answer to her own mail,
+        # not in a separate mail: the same mail may already put cards down.
+        low = sort_hand(s.hands[player])[-1]
+        reply = (
+            f"{text} Now put one or more cards face down, in a mail to the referee "
+            f"alone, like 'down {low}'."
+        )
         return Result(
             s,
             [Event("attack", text, data={"attacker": s.names[player], "victim": s.names[victim],
                                           "wager": int(wager), "stake": stake})],
-            [Notice(Audience.everyone(), "attack", context), self._your_move(s, player)],
+            [Notice(Audience.everyone(), "attack", context)],
+            reply,
         )  # fmt: skip
 
     def _bid(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
@@ -795,8 +842,13 @@ class Miser(Game[MiserState]):
         if c is not None and not show_offer:
             waiting.insert(0, {"name": s.names[s.turn], "what": OWED_TEXT["turn"]})
         top = max(s.pennies)
+        names = [w["name"] for w in waiting]
         return {
             "turn_number": s.turn_number,
+            "to_move": names,
+            "to_move_text": _names_text(names) if len(names) <= 3 else f"{len(names)} players",
+            # A private offer is pending: the public deadline would be the partner's.
+            "private_pending": c is not None and not show_offer,
             "turn_player": s.names[s.turn],
             "stage": stage_of(s) if show_offer or stage_of(s) != OFFER else TURN,
             "players": [
@@ -847,6 +899,9 @@ class Miser(Game[MiserState]):
             "total": sum(c.wagers),
             "private": c.audience is not None,
             "audience": (
+                [s.names[s.seats.index(x)] for x in c.audience] if c.audience is not None else []
+            ),
+            "audience_text": _names_text(
                 [s.names[s.seats.index(x)] for x in c.audience] if c.audience is not None else []
             ),
         }
@@ -912,6 +967,24 @@ class Miser(Game[MiserState]):
         if s.contract is not None and not s.contract.accepted and sees_offer(s, player):
             context["offer"] = self._offer_json(s)
         return Notice(Audience.only(s.seats[player]), "your_move", context)
+
+
+def _names_text(names: Sequence[str]) -> str:
+    """``Ann``, ``Ann and Ben``, ``Ann, Ben and Cat``."""
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _card_codes(cards: Sequence[str]) -> list[str]:
+    """``["QS", "10h", "A♠"]`` -> ``["QS", "10H", "AS"]``; raises on a non-card."""
+    out = []
+    for text in cards:
+        card = Card.parse(text)
+        if card is None:
+            raise ValueError(f"{text!r} is not a card")
+        out.append(str(card))
+    return out
 
 
 def _offer_to(s: MiserState, player: int) -> dict[str, JSON]:
@@ -1011,9 +1084,10 @@ def _help_text(s: MiserState, seat: int | None) -> str:
                 )
             lines.append(f"  attack {victim} {cap}")
             lines.append(f"      a wager of 1 to {s.wager_cap}; {victim} matches it")
-            lines.append(f"  bid {low} 2")
+            bid = min(2, s.pennies[player])
+            lines.append(f"  bid {low} {bid}")
             lines.append(
-                f"      bid 2 pennies for the {pennies_text(s.centre)} in the centre,\n"
+                f"      bid {pennies_text(bid)} for the centre ({pennies_text(s.centre)} now),\n"
                 f"      with {card_text(low)} face up"
             )
         else:
@@ -1021,16 +1095,18 @@ def _help_text(s: MiserState, seat: int | None) -> str:
     elif owes == "answer":
         assert s.contract is not None
         c = s.contract
+        seen = "" if c.audience is None else " (a private offer)"
         lines.append(
-            f"{names[s.turn]} offers you a contract against {names[c.victim]}:\n"
-            f"{names[s.turn]} wagers {c.wagers[0]}, you {c.wagers[1]}. "
-            "Write 'accept' or 'decline'."
+            f"{names[s.turn]} offers you a contract against {names[c.victim]}{seen}:\n"
+            f"{names[s.turn]} wagers {c.wagers[0]}, you {c.wagers[1]}, and {names[c.victim]}\n"
+            f"matches the {sum(c.wagers)}. Write 'accept' or 'decline'. If you accept,\n"
+            "each of you puts one card face down, in a mail to the referee alone."
         )
     elif owes in ("contract_card", "attack_first", "attack"):
-        where = "the contract" if owes == "contract_card" else "the attack"
-        lines.append(
-            f"Put a card face down for {where}, in a mail to the\nreferee alone: 'down {low}'."
-        )
+        what = {"contract_card": "a card face down for the contract",
+                "attack_first": "one or more cards face down for the attack",
+                "attack": "a card face down for the attack"}[owes]  # fmt: skip
+        lines.append(f"Put {what}, in a mail to the\nreferee alone: 'down {low}'.")
         if owes == "attack":
             lines.append(
                 f"You may put down more cards ('down {' '.join(hand[-2:])}'), or write\n"
@@ -1048,8 +1124,13 @@ def _help_text(s: MiserState, seat: int | None) -> str:
     ):
         lines.append(
             "You may join the bidding for the centre with one card\n"
-            f"face up and 1 or more pennies: 'bid {low} 2'. Or write\n"
-            "'done' to stay out."
+            f"face up and 1 or more pennies: 'bid {low} {min(2, s.pennies[player or 0])}'."
+            + (" Or write\n'done' to stay out." if owes == "auction_join" else "")
+        )
+    elif player is not None and s.auction is not None and is_bidder(s, player):
+        lines.append(
+            "You have said done. You may still raise your bid ('raise 1'),\n"
+            "until every bidder has said done since the last bid or raise."
         )
     else:
         waiting = (

@@ -232,6 +232,48 @@ def test_mi_2_the_highest_draw_goes_first_and_ties_draw_again() -> None:
     assert ties  # some seed drew a tie, and it was drawn again
 
 
+FIXED_HANDS = [
+    "KD KS QH 10C 10H 10S 9C 9H 8C 8S 7C 7H 6C 6H 4C 4D 4S",
+    "AD KC KH JS 10D 8D 7D 7S 6S 5D 5H 5S 4H 3C 3H 3S 2D",
+    "AC AH AS QC QD QS JC JH 9D 9S 8H 6D 5C 3D 2C 2H 2S",
+]
+
+
+def test_a_test_may_fix_the_deal_and_the_draw() -> None:
+    game = Miser(deal=[h.split() for h in FIXED_HANDS], draw=["5h", "K♠", "9C"])
+    result = game.new(game.parse_options({}), seats(3), rng_for("fixed", 0))
+    state = result.state
+    assert [" ".join(h) for h in state.hands] == FIXED_HANDS
+    assert state.removed == ["JD"]  # the card left out of the deal, removed face down
+    assert state.draws == [["5H", "KS", "9C"]] and state.first == state.turn == 1
+    assert only(result, "opening").context["first"] == "Ben"
+    assert_no_public_leak(result)
+    # Without the hook, the engine deals as it always did.
+    plain = Miser().new(Miser().parse_options({}), seats(3), rng_for("fixed", 0)).state
+    again = Miser().new(Miser().parse_options({}), seats(3), rng_for("fixed", 0)).state
+    assert plain == again and plain.hands != state.hands
+
+
+@pytest.mark.parametrize(("deal", "draw", "message"), [
+    (["KD KS", "AD KC", "AC AH"], None, "17 cards"),
+    ([FIXED_HANDS[0]] * 3, None, "dealt twice"),
+    (FIXED_HANDS[:2], None, "3 to 8"),
+    (None, ["KS", "KH", "2C"], "one highest"),
+    (None, ["KS", "ZZ", "2C"], "not a card"),
+])  # fmt: skip
+def test_a_fixed_deal_or_draw_that_cannot_be_is_refused(
+    deal: list[str] | None, draw: list[str] | None, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        Miser(deal=[h.split() for h in deal] if deal else None, draw=draw)
+
+
+def test_a_fixed_deal_for_another_number_of_players_is_refused_at_the_start() -> None:
+    game = Miser(deal=[h.split() for h in FIXED_HANDS])
+    with pytest.raises(OptionError, match="for 3 players"):
+        game.new(game.parse_options({}), seats(4), rng_for("fixed", 0))
+
+
 def test_mi_3_play_moves_in_seat_order_from_the_first_player() -> None:
     game = Miser()
     odd = [SeatInfo(9, "Ann"), SeatInfo(2, "Ben"), SeatInfo(5, "Cat")]
@@ -439,6 +481,23 @@ def test_mi_14_a_private_offer_is_answered_only_to_the_seats_that_saw_it() -> No
     assert all(not e.public for e in declined.events)
 
 
+def test_mi_14_a_pending_private_offer_shows_in_no_public_summary_or_deadline() -> None:
+    table = Table(made(["KS", "QH", "4S", "5D"]))
+    table.act(ANN, "contract with ben against cat 2 1", Scope.PRIVATE, {ANN, BEN})
+    summary = table.game.summary(table.state)
+    assert summary["phase"] == "turn" and summary["to_move"] == ["Ann"]
+    resign = only(table.game.replace_with_bot(table.state, DAN), "resign")
+    context = resign.context
+    assert context["private_pending"] and context["to_move_text"] == "Ann"
+    _, body = Composer("referee@example.org", "Referee").render(
+        "miser", "resign", context_for(resign))
+    # The deadline the service would show is the partner's: the table leaves it out.
+    assert "Waiting for:\n  Ann: a turn (pass, contract, attack or bid)\n" in body
+    assert "deadline" not in body and "Ben: an answer" not in body
+    help_ben = table.game.help(table.state, BEN)
+    assert help_ben.startswith("Ann offers you a contract against Cat (a private offer):")
+
+
 def test_mi_14_a_secret_offer_still_reaches_the_partner() -> None:
     table = Table(made(["KS", "QH", "4S", "5D"]))
     offer = table.act(ANN, "contract with ben against cat 1 1", Scope.SECRET)
@@ -518,6 +577,19 @@ def test_mi_7_an_attack_takes_wager_and_match_then_the_attacker_plays_first() ->
     r = report(table.last)
     assert [s["total"] for s in r["sides"]] == [9, 10] and r["taker"] == "Ben"
     assert table.pennies() == [18, 24, 20]
+
+
+def test_the_attacker_is_told_to_put_cards_down_in_the_answer_to_her_own_mail() -> None:
+    """The same mail may already put the cards down, so no separate mail
+    asks for them; the answer to the attack says what comes next."""
+    table = Table(made(["KS 9S 2S", "QH 3H 5C", "4S"]))
+    result = table.act(ANN, "attack ben 2")
+    assert [n.template for n in result.notices] == ["attack"]
+    assert result.reply is not None
+    assert result.reply.endswith(
+        "Now put one or more cards face down, in a mail to the referee alone, like 'down 2S'."
+    )
+    assert "one or more cards face down" in table.game.help(table.state, ANN)
 
 
 def test_mi_7_a_new_card_means_both_sides_say_flip_again() -> None:
@@ -680,6 +752,15 @@ def test_mi_8_bids_are_raised_never_withdrawn_and_done_counts_since_the_last_rai
     r = report(table.last)
     assert r["winner"] == "Ann" and [b["pennies"] for b in r["bids"]] == [4, 3]
     assert table.pennies() == [26, 17, 6]
+
+
+def test_help_in_the_bidding_says_what_each_player_may_still_do() -> None:
+    table = Table(made(["KS 2S", "QH 3H", "4S 5S"], [20, 1, 20], centre=4))
+    table.act(ANN, "bid 2S 2")
+    assert "'bid 3H 1'" in table.game.help(table.state, BEN)  # she holds 1 penny
+    assert "'done' to stay out" in table.game.help(table.state, BEN)
+    table.act(ANN, "done")
+    assert "You have said done. You may still raise" in table.game.help(table.state, ANN)
 
 
 def test_mi_8_a_player_who_stayed_out_may_still_join_while_the_bidding_runs() -> None:

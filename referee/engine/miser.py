@@ -1098,9 +1098,10 @@ def _help_text(s: MiserState, seat: int | None) -> str:
         seen = "" if c.audience is None else " (a private offer)"
         lines.append(
             f"{names[s.turn]} offers you a contract against {names[c.victim]}{seen}:\n"
-            f"{names[s.turn]} wagers {c.wagers[0]}, you {c.wagers[1]}, and {names[c.victim]}\n"
-            f"matches the {sum(c.wagers)}. Write 'accept' or 'decline'. If you accept,\n"
-            "each of you puts one card face down, in a mail to the referee alone."
+            f"{names[s.turn]} wagers {c.wagers[0]}, you {c.wagers[1]}, and {names[c.victim]} "
+            f"matches the {sum(c.wagers)}.\n"
+            "Write 'accept' or 'decline'. If you accept, each of you puts one\n"
+            "card face down, in a mail to the referee alone."
         )
     elif owes in ("contract_card", "attack_first", "attack"):
         what = {"contract_card": "a card face down for the contract",

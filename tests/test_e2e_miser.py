@@ -1,0 +1,862 @@
+"""Miser (rule text 004) by email end to end, over the suite's real servers.
+
+Three players write to the referee by SMTP (Postfix); the referee reads its
+mailbox by IMAP (Dovecot) and answers by SMTP; each player reads what arrived
+in their own IMAP mailbox. The deal and the draw are fixed (the engine's test
+hook). Pennies are 8 each, so four turns play a whole game:
+
+1. Alice offers Bob a contract against Carol in a mail to Bob with the
+   referee on Cc (private); Carol asks for her hand meanwhile and learns
+   nothing of it. Bob accepts, replying to both. Alice first sends her card
+   with Bob on Cc: refused in private, not played; then to the referee
+   alone, and so does Bob. The flip and the resolution go to all.
+2. Bob attacks Carol: two cards each side face down, Bob adds a third, both
+   flip; equal totals, the pennies stay in the centre.
+3. Carol bids for the centre, Alice joins, Carol raises, both write done;
+   Bob stays silent and his deadline passes: the referee's "done" for him.
+4. Alice stays silent; ``referee poll --now`` past her deadline passes for
+   her, which leaves her with no pennies: the game is over.
+
+Every mail every player receives from the referee is checked against the
+stored state at the time it was sent: no mail to anyone but the holder names
+a card in a hand or face down.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from email.utils import make_msgid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+import referee.engine
+from referee.engine.miser import Miser
+from referee.engine.miser_rules import hand_text
+from referee.store import models as m
+from tests.mailstack import REPO_ROOT, MailStack
+from tests.test_e2e import REF, SIGNATURE, T0, Post, body, kind, person, referee_command
+
+NAMES = ("Alice", "Bob", "Carol")
+USER = {name: name.lower() for name in NAMES}
+ADDRESS = {name: f"{USER[name]}@example.test" for name in NAMES}
+EVERYONE = sorted(ADDRESS.values())
+HANDS = {name: hand.split() for name, hand in {
+    "Alice": "KD KS QH 10C 10H 10S 9C 9H 8C 8S 7C 7H 6C 6H 4C 4D 4S",
+    "Bob": "AD KC KH JS 10D 8D 7D 7S 6S 5D 5H 5S 4H 3C 3H 3S 2D",
+    "Carol": "AC AH AS QC QD QS JC JH 9D 9S 8H 6D 5C 3D 2C 2H 2S",
+}.items()}
+DRAW = ("KS", "9C", "5H")  # Alice draws highest and goes first
+SECRET_KINDS = {"hand", "your_move", "transcript", "reminder"}
+
+_CARD = re.compile(r"(?<![0-9A-Za-z])(10|[2-9AKQJT])([SHDC♠♥♦♣])(?![0-9A-Za-z])")
+_SUIT = dict(zip("♠♥♦♣", "SHDC", strict=True))
+
+
+def cards_named(text: str) -> set[str]:
+    """Every card written in ``text`` as ``QH``, ``Q♥`` or ``TH``."""
+    return {("10" if r == "T" else r) + _SUIT.get(s, s) for r, s in _CARD.findall(text)}
+
+
+#: Fixed example lines of the public how-to (the same in every game), and the
+#: draw for first player, made before the deck was reshuffled (MI-2).
+EXAMPLES = ('"down QS"', "bid 7H 3", "the 7H face up", '"down 9C"', '"down 4D"', '"bid 5C 2"',
+            '"down 7H"', "Alice K♠, Bob 9♣, Carol 5♥")
+
+
+def outbox_order(msg: EmailMessage) -> int:
+    return int(str(msg["Message-ID"]).split(".")[1])
+
+
+class Table:
+    """The three players' mailboxes, read over IMAP after each pass of the
+    referee, every mail from the referee checked against the stored state."""
+
+    def __init__(self, post: Post, tag: str) -> None:
+        self.post, self.tag = post, tag
+        self.last_outbox = 0
+        self.mails: list[tuple[str, EmailMessage]] = []  # (reader, mail) in the order sent
+
+    def write(self, name: str, text: str, *, to: Sequence[str] = ("referee",),
+              cc: Sequence[str] = (), reply_to: EmailMessage | None = None) -> str:
+        """``name`` mails ``text``; ``to`` and ``cc`` hold player names or
+        "referee". The mail is in the referee's INBOX, and each other
+        player's copy in theirs, before the next is written."""
+        addr = {**ADDRESS, "referee": REF}
+        msg = EmailMessage()
+        msg["From"] = person(USER[name])
+        msg["To"] = ", ".join(addr[x] for x in to)
+        if cc:
+            msg["Cc"] = ", ".join(addr[x] for x in cc)
+        msg["Subject"] = f"Re: {reply_to['Subject']}" if reply_to else f"[{self.tag}] my move"
+        msg["Message-ID"] = make_msgid(idstring=USER[name], domain="mua.example.test")
+        if reply_to is not None:
+            msg["In-Reply-To"] = str(reply_to["Message-ID"])
+            msg["References"] = str(reply_to["Message-ID"])
+        msg.set_content(f"{text}\n\n-- \n{name}\n")
+        rcpts = [addr[x] for x in (*to, *cc)]
+        self.post.stack.send(msg, USER[name], rcpts)
+        self.post.in_referee_inbox += 1
+        for other in (*to, *cc):
+            if other != "referee":
+                (copy,) = self.post.new_mail(USER[other], 1)
+                assert copy["Message-ID"] == msg["Message-ID"]
+        give_up = time.monotonic() + 10
+        with self.post.stack.imap("referee") as client:  # STATUS only: no fetch
+            while int(client.folder_status("INBOX", [b"MESSAGES"])[b"MESSAGES"]
+                      ) < self.post.in_referee_inbox:
+                assert time.monotonic() < give_up, f"{text!r} did not reach the referee"
+                time.sleep(0.01)
+        return str(msg["Message-ID"])
+
+    def poll(self, now: datetime, *, cli: bool = False) -> dict[str, list[EmailMessage]]:
+        """One pass of the referee (in process, or ``referee poll --now``);
+        returns what each player received from it, each mail checked."""
+        if cli:
+            self.post.stack.wait_for("referee", self.post.in_referee_inbox)
+            done = subprocess.run(referee_command(self.post, "poll", "--now", now.isoformat()),
+                                  cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+        else:
+            self.post.poll(now)
+        with self.post.referee.sessions() as db:
+            rows = list(db.scalars(select(m.Outbox).where(m.Outbox.id > self.last_outbox)
+                                   .order_by(m.Outbox.id)))
+        self.last_outbox = max([self.last_outbox, *(row.id for row in rows)])
+        assert all(row.sent_at is not None for row in rows)
+        count = {n: sum(ADDRESS[n] in row.recipients for row in rows) for n in NAMES}
+        assert all(set(row.recipients) <= set(EVERYONE) for row in rows)
+        mail = {n: sorted(self.post.new_mail(USER[n], count[n]), key=outbox_order)
+                if count[n] else [] for n in NAMES}
+        state = self.post.state(self.tag)
+        for name in NAMES:
+            for msg in mail[name]:
+                self.check(name, msg, state)
+                self.mails.append((name, msg))
+        return mail
+
+    def check(self, name: str, msg: EmailMessage, state: dict[str, Any]) -> None:
+        """A mail from the referee names no card that another player holds or
+        has face down, nor a card removed before the deal (MI-1, MI-14); a
+        secret kind goes to one player alone, every other kind to all three."""
+        to = sorted(a.addr_spec for a in msg["To"].addresses)
+        assert msg["Cc"] is None
+        if kind(msg) in SECRET_KINDS:
+            assert to == [ADDRESS[name]], (kind(msg), to)
+        elif kind(msg) not in ("offer", "declined"):
+            assert to == EVERYONE, (kind(msg), to)
+        text = f"{msg['Subject']}\n{body(msg)}"
+        for example in EXAMPLES:
+            text = text.replace(example, "")
+        hidden = set(state["removed"])
+        for p, other in enumerate(NAMES):
+            if ADDRESS[other] in to and len(to) == 1:
+                continue  # a mail to its holder alone
+            hidden |= set(state["hands"][p])
+            side = 0 if p == state["turn"] else 1  # the turn player's side, or the other's
+            contract, attack = state["contract"], state["attack"]
+            if contract is not None and p in (state["turn"], contract["partner"]):
+                hidden |= {c for c in contract["cards"][side:side + 1] if c}
+            if attack is not None and p in (state["turn"], attack["victim"]):
+                hidden |= set(attack["cards"][side])
+        assert not cards_named(text) & hidden, (name, cards_named(text) & hidden, text)
+
+    def hand(self, name: str) -> list[str]:
+        return list(self.post.state(self.tag)["hands"][NAMES.index(name)])
+
+
+@pytest.fixture
+def post(mailstack: MailStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Post]:
+    """The referee on the real servers, with the fixed deal and draw."""
+    fixed = Miser(deal=[HANDS[n] for n in NAMES], draw=DRAW)
+    monkeypatch.setitem(referee.engine.GAMES, "miser", fixed)
+    p = Post(mailstack, tmp_path)
+    yield p
+    p.close()
+
+
+def the(mail: dict[str, list[EmailMessage]], name: str, what: str) -> EmailMessage:
+    """The one mail of kind ``what`` that ``name`` received in a pass."""
+    (found,) = [x for x in mail[name] if kind(x) == what]
+    return found
+
+
+def to_all(mail: dict[str, list[EmailMessage]], what: str) -> EmailMessage:
+    """The one public mail of kind ``what`` of a pass, which all three received."""
+    found = [the(mail, n, what) for n in NAMES]
+    assert len({str(x["Message-ID"]) for x in found}) == 1
+    return found[0]
+
+
+def kinds(mail: dict[str, list[EmailMessage]]) -> dict[str, list[str]]:
+    return {n: [kind(x) for x in mail[n]] for n in NAMES}
+
+
+def answer(mail: dict[str, list[EmailMessage]], name: str, mid: str) -> str:
+    """The transcript answering ``name``'s mail ``mid``."""
+    (found,) = [x for x in mail[name] if x["In-Reply-To"] == mid]
+    assert kind(found) == "transcript"
+    return body(found)
+
+
+# -- what the players read, whole (house style: every kind of mail at least once) --------
+
+OPENING = f"""\
+Subject: [miser-1] Miser begins: Alice goes first
+
+A game of Miser begins: 3 players, 8 pennies each.
+The object is to have the most pennies when play stops. The game
+is over as soon as a player loses all her pennies, and then the
+player with the most pennies wins (a tie for most is a tie).
+
+Seating (play moves in this order):
+  1. Alice
+  2. Bob
+  3. Carol
+
+The draw for first player (ace high):
+Alice K♠, Bob 9♣, Carol 5♥
+Alice drew highest and goes first.
+
+The deck was then reshuffled and dealt: 17 cards each.
+1 card was first removed face down, unseen by anyone,
+so that all hands are equal.
+Each player has her hand in a secret mail. Keep it to yourself;
+you may claim or promise anything about it.
+
+Card values are as in Blackjack: 2 to 10 as marked, J, Q and K
+count 10, an ace 11. Cards played go to the slush pile.
+
+On your turn, write one of these lines:
+  pass
+      put 3 pennies in the centre
+  contract with Bob against Carol 2 1
+      a contract with Bob on Carol: you wager 2,
+      Bob 1 (each 1 to 3); Bob answers "accept" or
+      "decline"; then each of you puts one card face down
+  attack Carol 2
+      wager 2 (1 to 3); Carol matches it; you put cards face down
+  bid 7H 3
+      bid 3 pennies for the centre, with the 7H face up
+A face-down card ("down QS") goes in a mail to the referee alone.
+In an attack, each side adds cards ("down 4D") or writes "flip";
+both must write "flip" after the last card. In a bidding, anyone
+with cards may join ("bid 5C 2"); bidders write "raise 2" or "done".
+A player with no cards can only pass. Write "hand" for your cards,
+"help" for what you can do now.
+
+PENNIES AND CARDS
+  Alice              8 pennies  17 cards
+  Bob                8 pennies  17 cards
+  Carol              8 pennies  17 cards
+  Centre             0 pennies
+
+Waiting for (first deadline Thu 05 Mar 2026 12:00 UTC):
+  Alice: a turn (pass, contract, attack or bid)
+
+{SIGNATURE}"""
+
+BOB_DEAL = f"""\
+Subject: [miser-1] Your hand for Miser (secret)
+
+Bob, here are the 17 cards dealt to you.
+Keep them to yourself.
+
+  A♦ K♣ K♥ J♠ 10♦ 8♦ 7♦ 7♠ 6♠ 5♦ 5♥ 5♠ 4♥ 3♣ 3♥ 3♠ 2♦
+
+You have 8 pennies.
+
+It is Alice's turn. Waiting for: Alice.
+'hand' shows your cards and pennies in a secret reply.
+
+PENNIES AND CARDS
+  Alice              8 pennies  17 cards
+  Bob                8 pennies  17 cards
+  Carol              8 pennies  17 cards
+  Centre             0 pennies
+
+Waiting for:
+  Alice: a turn (pass, contract, attack or bid)
+
+{SIGNATURE}"""
+
+ALICE_OFFER_ANSWER = f"""\
+Alice, here is what I did with your mail for miser-1.
+
+> contract with bob against carol 3 1
+  DONE (contract bob carol 3 1): Your offer is made; Bob answers 'accept' or 'decline'.
+
+{SIGNATURE}Write "help" to the referee for what you can do now.
+"""
+
+OFFER = f"""\
+Subject: [miser-1] Alice offers Bob a contract on Carol (private)
+
+Alice offers Bob a contract against Carol:
+  Alice wagers 3, Bob wagers 1, and Carol
+  matches the 4 (or puts in all she has, if less).
+
+This offer is private: only Alice and Bob get this mail, and
+the answer goes to them alone.
+
+Bob, write "accept" or "decline", by Thu 05 Mar 2026 13:00 UTC.
+If you accept, the pennies go into the centre and each of you puts
+one card face down, in a mail to the referee alone. The cards are
+turned up together: equal values split the centre (an odd penny
+stays), otherwise the higher card takes it all. Nobody has to play
+the card agreed on. With no answer in time the offer lapses.
+
+{SIGNATURE}"""
+
+CAROL_HAND_ANSWER = f"""\
+Carol, here is what I did with your mail for miser-1.
+
+> hand
+  DONE (hand): Your hand follows in a secret mail.
+
+{SIGNATURE}Write "help" to the referee for what you can do now.
+"""
+
+CAROL_HAND = f"""\
+Subject: [miser-1] Your hand (secret)
+
+Carol, here are the 17 cards you hold.
+Keep them to yourself.
+
+  A♣ A♥ A♠ Q♣ Q♦ Q♠ J♣ J♥ 9♦ 9♠ 8♥ 6♦ 5♣ 3♦ 2♣ 2♥ 2♠
+
+You have 8 pennies.
+
+It is Alice's turn. Waiting for: Alice.
+'hand' shows your cards and pennies in a secret reply.
+
+PENNIES AND CARDS
+  Alice              8 pennies  17 cards
+  Bob                8 pennies  17 cards
+  Carol              8 pennies  17 cards
+  Centre             0 pennies
+
+Waiting for:
+  Alice: a turn (pass, contract, attack or bid)
+
+{SIGNATURE}"""
+
+BOB_HELP = f"""\
+Bob, here is what I did with your mail for miser-1.
+
+> help
+  DONE (help): Help is below.
+
+Alice offers you a contract against Carol (a private offer):
+Alice wagers 3, you 1, and Carol matches the 4.
+Write 'accept' or 'decline'. If you accept, each of you puts one
+card face down, in a mail to the referee alone.
+'hand' shows your cards and pennies in a secret reply.
+
+Next deadline for you: Thu 05 Mar 2026 13:00 UTC.
+
+{SIGNATURE}Write "help" to the referee for what you can do now.
+"""
+
+BOB_ACCEPT_ANSWER = f"""\
+Bob, here is what I did with your mail for miser-1.
+
+> accept
+  DONE (accept): Bob accepts: Alice (3) and Bob (1) take out a contract against Carol, who puts \
+in 4. The centre holds 8 pennies.
+
+Next deadline for you: Thu 05 Mar 2026 13:02 UTC.
+
+{SIGNATURE}Write "help" to the referee for what you can do now.
+"""
+
+CONTRACT = f"""\
+Subject: [miser-1] Contract on Carol: Alice and Bob, a card each
+
+Bob accepts Alice's offer. Into the centre:
+  Alice 3, Bob 1, and Carol 4.
+The centre now holds 8 pennies.
+
+Alice and Bob: each put ONE card face down, by
+a mail to the referee alone, like "down 7H". When both cards are
+down they are turned up together. Equal values (10 = J = Q = K,
+ace 11) split the whole centre, an odd penny staying; otherwise
+the higher card takes it all.
+
+PENNIES AND CARDS
+  Alice              5 pennies  17 cards
+  Bob                7 pennies  17 cards
+  Carol              4 pennies  17 cards
+  Centre             8 pennies
+
+Waiting for (first deadline Thu 05 Mar 2026 13:02 UTC):
+  Alice: a card face down for the contract
+  Bob: a card face down for the contract
+
+{SIGNATURE}"""
+
+ALICE_CARD = f"""\
+Subject: [miser-1] Your card for the contract (secret)
+
+Alice, you have a move to make, by Thu 05 Mar 2026 13:02 UTC.
+Your contract with Bob against Carol is on.
+Whatever card was agreed, you may put down any card you hold.
+
+Put a card face down for the contract, in a mail to the
+referee alone: 'down 4S'.
+Your cards: K♦ K♠ Q♥ 10♣ 10♥ 10♠ 9♣ 9♥ 8♣ 8♠ 7♣ 7♥ 6♣ 6♥ 4♣ 4♦ 4♠
+'hand' shows your cards and pennies in a secret reply.
+
+Your pennies: 5
+
+PENNIES AND CARDS
+  Alice              5 pennies  17 cards
+  Bob                7 pennies  17 cards
+  Carol              4 pennies  17 cards
+  Centre             8 pennies
+
+Waiting for (first deadline Thu 05 Mar 2026 13:02 UTC):
+  Alice: a card face down for the contract
+  Bob: a card face down for the contract
+
+{SIGNATURE}"""
+
+REFUSED = f"""\
+Alice, here is what I did with your mail for miser-1.
+
+> down 4C
+  REFUSED (down 4C): A card put face down must stay hidden until the flip, and this mail also \
+went to other players or the list, so it would show the card. It was not played: send it again \
+in a mail to the referee alone.
+
+Put a card face down for the contract, in a mail to the
+referee alone: 'down 4S'.
+Your cards: K♦ K♠ Q♥ 10♣ 10♥ 10♠ 9♣ 9♥ 8♣ 8♠ 7♣ 7♥ 6♣ 6♥ 4♣ 4♦ 4♠
+'hand' shows your cards and pennies in a secret reply.
+
+Next deadline for you: Thu 05 Mar 2026 13:02 UTC.
+
+{SIGNATURE}Write "help" to the referee for what you can do now.
+"""
+
+ALICE_DOWN_ANSWER = f"""\
+Alice, here is what I did with your mail for miser-1.
+
+> down 4C
+  DONE (down 4C): Face down: 4♣.
+
+{SIGNATURE}Write "help" to the referee for what you can do now.
+"""
+
+CONTRACT_DOWN = f"""\
+Subject: [miser-1] Alice's card is down; waiting for Bob
+
+Alice puts a card face down for the contract.
+
+Contract against Carol: Alice has a card down.
+The two cards are turned up together when both are down.
+
+PENNIES AND CARDS
+  Alice              5 pennies  16 cards, 1 face down
+  Bob                7 pennies  17 cards
+  Carol              4 pennies  17 cards
+  Centre             8 pennies
+
+Waiting for (first deadline Thu 05 Mar 2026 13:02 UTC):
+  Bob: a card face down for the contract
+
+{SIGNATURE}"""
+
+TURN_1 = f"""\
+Subject: [miser-1] Turn 1: contract against Carol, Bob takes 8; Bob's turn
+
+CONTRACT: Alice (wager 3) and Bob (wager 1)
+against Carol (stake 4).
+The cards are turned up:
+  Alice            4♣  (value 4)
+  Bob              K♥  (value 10)
+The higher card wins: Bob takes all 8 pennies in the centre.
+The centre now holds 0 pennies.
+
+Next: turn 2, Bob: pass, a contract, an attack
+or a bid, by Thu 05 Mar 2026 13:04 UTC.
+
+PENNIES AND CARDS
+  Alice              5 pennies  16 cards
+  Bob               15 pennies  16 cards
+  Carol              4 pennies  17 cards
+  Centre             0 pennies
+
+Waiting for (first deadline Thu 05 Mar 2026 13:04 UTC):
+  Bob: a turn (pass, contract, attack or bid)
+
+{SIGNATURE}"""
+
+BOB_ATTACK_ANSWER = f"""\
+Bob, here is what I did with your mail for miser-1.
+
+> attack carol 1
+  DONE (attack carol 1): Bob attacks Carol, wagering 1; Carol puts in 1. The centre holds 2 \
+pennies. Now put one or more cards face down, in a mail to the referee alone, like 'down 2D'.
+
+> down 5S 7S
+  DONE (down 5S 7S): Face down: 5♠ 7♠.
+
+Next deadline for you: Thu 05 Mar 2026 14:00 UTC.
+
+{SIGNATURE}Write "help" to the referee for what you can do now.
+"""
+
+ATTACK = f"""\
+Subject: [miser-1] Bob attacks Carol for 1; waiting for Bob
+
+Bob attacks Carol, wagering 1; Carol puts in 1.
+The centre now holds 2 pennies.
+
+Bob first puts one or more cards face down (a mail to
+the referee alone: "down 9C"). Then either side may add cards, or
+write "flip". When both have written "flip" since the last card,
+the cards are turned up: the higher total takes the whole centre;
+equal totals lose their cards and the pennies stay. A side that
+puts down no card has a total of 0.
+
+PENNIES AND CARDS
+  Alice              5 pennies  16 cards
+  Bob               14 pennies  16 cards
+  Carol              3 pennies  17 cards
+  Centre             2 pennies
+
+Waiting for (first deadline Thu 05 Mar 2026 14:00 UTC):
+  Bob: a first card face down for the attack
+
+{SIGNATURE}"""
+
+CAROL_ANSWERS = f"""\
+Subject: [miser-1] You may answer the attack (secret)
+
+Carol, you have a move to make, by Thu 05 Mar 2026 14:00 UTC.
+Bob has 2 cards face down against you. You may answer
+with cards face down, or none at all.
+
+Put a card face down for the attack, in a mail to the
+referee alone: 'down 2S'.
+You may put down more cards ('down 2H 2S'), or write
+'flip' when you are done.
+Your cards: A♣ A♥ A♠ Q♣ Q♦ Q♠ J♣ J♥ 9♦ 9♠ 8♥ 6♦ 5♣ 3♦ 2♣ 2♥ 2♠
+'hand' shows your cards and pennies in a secret reply.
+
+Your pennies: 3
+
+PENNIES AND CARDS
+  Alice              5 pennies  16 cards
+  Bob               14 pennies  14 cards, 2 face down
+  Carol              3 pennies  17 cards
+  Centre             2 pennies
+
+Waiting for (first deadline Thu 05 Mar 2026 14:00 UTC):
+  Bob: a card face down, or flip
+  Carol: a card face down, or flip
+
+{SIGNATURE}"""
+
+ATTACK_DOWN = f"""\
+Subject: [miser-1] Bob puts 1 card down; waiting for Bob and Carol
+
+Bob puts 1 card face down.
+
+Attack on Carol: Bob has 3 cards down, Carol 2.
+Each side may add cards ("down 4D", to the referee alone) or write
+"flip"; the cards are turned up when both have written "flip"
+since the last card.
+
+PENNIES AND CARDS
+  Alice              5 pennies  16 cards
+  Bob               14 pennies  13 cards, 3 face down
+  Carol              3 pennies  15 cards, 2 face down
+  Centre             2 pennies
+
+Waiting for (first deadline Thu 05 Mar 2026 14:01 UTC):
+  Bob: a card face down, or flip
+  Carol: a card face down, or flip
+
+{SIGNATURE}"""
+
+FLIP = f"""\
+Subject: [miser-1] Carol will flip; waiting for Bob
+
+Carol is ready to flip. Attack on Carol: Bob has 3 cards
+down, Carol 2. The cards are turned up when the other side
+writes "flip" too; a new card means both must write it again.
+
+PENNIES AND CARDS
+  Alice              5 pennies  16 cards
+  Bob               14 pennies  13 cards, 3 face down
+  Carol              3 pennies  15 cards, 2 face down
+  Centre             2 pennies
+
+Waiting for (first deadline Thu 05 Mar 2026 14:01 UTC):
+  Bob: a card face down, or flip
+
+{SIGNATURE}"""
+
+TURN_2 = f"""\
+Subject: [miser-1] Turn 2: attack on Carol, a tie; Carol's turn
+
+ATTACK: Bob (wager 1) against Carol (stake 1).
+The cards are turned up:
+  Bob              5♠ 7♠ 3♣ = 15
+  Carol            9♦ 6♦ = 15
+Equal totals: both lose their cards and the 2 pennies stay in the centre.
+The centre now holds 2 pennies.
+
+Next: turn 3, Carol: pass, a contract, an attack
+or a bid, by Thu 05 Mar 2026 14:02 UTC.
+
+PENNIES AND CARDS
+  Alice              5 pennies  16 cards
+  Bob               14 pennies  13 cards
+  Carol              3 pennies  15 cards
+  Centre             2 pennies
+
+Waiting for (first deadline Thu 05 Mar 2026 14:02 UTC):
+  Carol: a turn (pass, contract, attack or bid)
+
+{SIGNATURE}"""
+
+BOB_MAY_JOIN = f"""\
+Subject: [miser-1] You may join the bidding (secret)
+
+Bob, you have a move to make, by Thu 05 Mar 2026 15:00 UTC.
+Carol bids for the 2 pennies in the centre.
+
+You may join the bidding for the centre with one card
+face up and 1 or more pennies: 'bid 2D 2'. Or write
+'done' to stay out.
+'hand' shows your cards and pennies in a secret reply.
+
+Your pennies: 14
+
+PENNIES AND CARDS
+  Alice              5 pennies  16 cards
+  Bob               14 pennies  13 cards
+  Carol              3 pennies  14 cards, bidding 1
+  Centre             2 pennies
+
+Waiting for (first deadline Thu 05 Mar 2026 15:00 UTC):
+  Alice: a bid to join, or done
+  Bob: a bid to join, or done
+  Carol: a raise, or done
+
+{SIGNATURE}"""
+
+RAISE = f"""\
+Subject: [miser-1] Bids: Carol raises to 3; waiting for Alice, Bob and Carol
+
+Carol raises to 3.
+
+Bids: Carol 3 (2♣), Alice 2 (9♥).
+
+Anyone else with cards may join, with one card face up and 1 or
+more pennies ("bid 5C 2"). Bidders may add ("raise 2") but never
+withdraw; the bidding ends when every bidder has written "done"
+since the last bid or raise. The highest bidder takes the centre as
+it stands now; then she and the second-highest pay their bids into
+it, and the others keep theirs. If the highest bids tie, nobody
+takes the centre and the tied and second-highest bidders pay in.
+
+PENNIES AND CARDS
+  Alice              5 pennies  15 cards, bidding 2
+  Bob               14 pennies  13 cards
+  Carol              3 pennies  14 cards, bidding 3
+  Centre             2 pennies
+
+Waiting for (first deadline Thu 05 Mar 2026 15:00 UTC):
+  Alice: a raise, or done
+  Bob: a bid to join, or done
+  Carol: a raise, or done
+
+{SIGNATURE}"""
+
+TURN_3 = f"""\
+Subject: [miser-1] Turn 3: bids for the centre, Carol takes 2; Alice's turn
+
+Nothing came from Bob by the deadline, so the referee wrote
+"done" for Bob.
+
+BIDS FOR THE CENTRE (2 pennies):
+  Carol              3 with 2♣   pays the bid into the centre
+  Alice              2 with 9♥   pays the bid into the centre
+Carol bid the most and takes the 2 pennies in the centre.
+Then Carol and Alice pay their bids into it.
+The bid cards go to the slush pile.
+The centre now holds 5 pennies.
+
+Next: turn 4, Alice: pass, a contract, an attack
+or a bid, by Sun 08 Mar 2026 15:00 UTC.
+
+PENNIES AND CARDS
+  Alice              3 pennies  15 cards
+  Bob               14 pennies  13 cards
+  Carol              2 pennies  14 cards
+  Centre             5 pennies
+
+Waiting for (first deadline Sun 08 Mar 2026 15:00 UTC):
+  Alice: a turn (pass, contract, attack or bid)
+
+{SIGNATURE}"""
+
+TURN_4 = f"""\
+Subject: [miser-1] Turn 4: Alice passes — GAME OVER: Bob wins
+
+No move came from Alice by the deadline, so the referee
+passed for Alice.
+
+Alice passes and puts 3 pennies in the centre.
+The centre now holds 8 pennies.
+
+Alice has no pennies left, so the game is over.
+Bob has the most pennies and wins the game.
+
+PENNIES AND CARDS
+  Alice              0 pennies  15 cards   OUT
+  Bob               14 pennies  13 cards
+  Carol              2 pennies  14 cards
+  Centre             8 pennies
+
+GAME OVER. Alice is out of pennies; Bob wins with 14 (Alice 0, Bob 14, Carol 2).
+
+{SIGNATURE}"""
+
+
+def text_of(msg: EmailMessage | str) -> str:
+    """A mail as its reader sees it (subject and body), or a transcript's body."""
+    return msg if isinstance(msg, str) else f"Subject: {msg['Subject']}\n\n{body(msg)}"
+
+
+def test_a_game_of_miser_by_email_with_a_private_contract_an_attack_an_auction_and_timeouts(
+        post: Post) -> None:
+    """Rule text 004 and MI-1 … MI-15 by mail through Postfix and Dovecot."""
+    tag = post.referee.create_game("miser", [person(USER[n]) for n in NAMES], now=T0,
+                                   seed="e2e", options={"pennies": "8"})
+    table = Table(post, tag)
+    mail = table.poll(T0)
+    assert kinds(mail) == {n: ["opening", "hand"] for n in NAMES}
+    assert text_of(to_all(mail, "opening")) == OPENING
+    for name in NAMES:
+        assert hand_text(HANDS[name]) in body(the(mail, name, "hand"))
+    assert text_of(the(mail, "Bob", "hand")) == BOB_DEAL
+
+    # Turn 1. Alice mails her offer to Bob, with the referee on Cc: private.
+    t = T0 + timedelta(hours=1)
+    offer = table.write("Alice", "contract with bob against carol 3 1", to=["Bob"],
+                        cc=["referee"])
+    mail = table.poll(t)
+    assert kinds(mail) == {"Alice": ["transcript", "offer"], "Bob": ["offer"], "Carol": []}
+    assert text_of(answer(mail, "Alice", offer)) == ALICE_OFFER_ANSWER
+    assert text_of(the(mail, "Bob", "offer")) == OFFER
+    assert [a.addr_spec for a in the(mail, "Alice", "offer")["To"].addresses] == [
+        ADDRESS["Alice"]]
+    # Carol asks for her hand, and Bob for help: neither answer goes to anyone else,
+    # and Carol's shows nothing of the offer.
+    hand = table.write("Carol", "hand")
+    help_ = table.write("Bob", "help")
+    mail = table.poll(t + timedelta(minutes=1))
+    assert kinds(mail) == {"Alice": [], "Bob": ["transcript"], "Carol": ["transcript", "hand"]}
+    assert text_of(answer(mail, "Carol", hand)) == CAROL_HAND_ANSWER
+    assert text_of(the(mail, "Carol", "hand")) == CAROL_HAND
+    assert text_of(answer(mail, "Bob", help_)) == BOB_HELP
+    status = post.referee.status(tag)[0]
+    assert (status["phase"], status["to_move"]) == ("turn", ["Alice"])
+    # Bob accepts, replying to Alice and the referee: public, since pennies move.
+    accept = table.write("Bob", "accept", to=["referee"], cc=["Alice"])
+    mail = table.poll(t + timedelta(minutes=2))
+    assert kinds(mail) == {"Alice": ["contract", "your_move"],
+                           "Bob": ["transcript", "contract", "your_move"],
+                           "Carol": ["contract"]}
+    assert text_of(answer(mail, "Bob", accept)) == BOB_ACCEPT_ANSWER
+    assert text_of(to_all(mail, "contract")) == CONTRACT
+    assert text_of(the(mail, "Alice", "your_move")) == ALICE_CARD
+    # Alice's card with Bob on Cc is refused in private and not played.
+    shown = table.write("Alice", "down 4C", to=["referee"], cc=["Bob"])
+    mail = table.poll(t + timedelta(minutes=3))
+    assert kinds(mail) == {"Alice": ["transcript"], "Bob": [], "Carol": []}
+    assert text_of(answer(mail, "Alice", shown)) == REFUSED
+    assert "4C" in table.hand("Alice")
+    down = table.write("Alice", "down 4C")
+    table.write("Bob", "down KH")
+    mail = table.poll(t + timedelta(minutes=4))
+    assert kinds(mail) == {"Alice": ["transcript", "down", "round_report"],
+                           "Bob": ["down", "transcript", "round_report", "your_move"],
+                           "Carol": ["down", "round_report"]}
+    assert text_of(answer(mail, "Alice", down)) == ALICE_DOWN_ANSWER
+    assert text_of(to_all(mail, "down")) == CONTRACT_DOWN
+    assert text_of(to_all(mail, "round_report")) == TURN_1
+
+    # Turn 2. Bob attacks Carol and puts two cards down in the same mail; Carol
+    # answers with two; Bob adds a third; both write flip. Equal totals: a tie.
+    t += timedelta(hours=1)
+    attack = table.write("Bob", "attack carol 1\ndown 5S 7S")
+    mail = table.poll(t)
+    assert kinds(mail) == {"Alice": ["attack", "down"], "Bob": ["transcript", "attack", "down"],
+                           "Carol": ["attack", "down", "your_move"]}
+    assert text_of(answer(mail, "Bob", attack)) == BOB_ATTACK_ANSWER
+    assert text_of(to_all(mail, "attack")) == ATTACK
+    assert text_of(the(mail, "Carol", "your_move")) == CAROL_ANSWERS
+    table.write("Carol", "down 9D 6D")
+    table.write("Bob", "down 3C")
+    table.write("Carol", "flip")
+    mail = table.poll(t + timedelta(minutes=1))
+    assert kinds(mail) == {"Alice": ["down", "down", "flip"],
+                           "Bob": ["down", "transcript", "down", "flip"],
+                           "Carol": ["transcript", "down", "down", "transcript", "flip"]}
+    assert text_of([x for x in mail["Alice"] if kind(x) == "down"][1]) == ATTACK_DOWN
+    assert text_of(to_all(mail, "flip")) == FLIP
+    table.write("Bob", "flip")
+    mail = table.poll(t + timedelta(minutes=2))
+    assert kinds(mail) == {"Alice": ["round_report"], "Bob": ["transcript", "round_report"],
+                           "Carol": ["round_report", "your_move"]}
+    assert text_of(to_all(mail, "round_report")) == TURN_2
+
+    # Turn 3. Carol bids for the centre, Alice joins, Carol raises, both are done;
+    # Bob says nothing, and past his deadline the referee writes "done" for him.
+    t += timedelta(hours=1)
+    table.write("Carol", "bid 2C 1")
+    mail = table.poll(t)
+    assert kinds(mail) == {"Alice": ["auction", "your_move"], "Bob": ["auction", "your_move"],
+                           "Carol": ["transcript", "auction"]}
+    assert text_of(the(mail, "Bob", "your_move")) == BOB_MAY_JOIN
+    table.write("Alice", "bid 9H 2")
+    table.write("Carol", "raise to 3")
+    table.write("Alice", "done")
+    table.write("Carol", "done")
+    mail = table.poll(t + timedelta(minutes=1))
+    assert [kind(x) for x in mail["Bob"]] == ["auction"] * 4
+    assert text_of(mail["Bob"][1]) == RAISE
+    mail = table.poll(t + timedelta(days=3) - timedelta(seconds=1))
+    assert kinds(mail) == {"Alice": [], "Bob": ["reminder"], "Carol": []}
+    mail = table.poll(t + timedelta(days=3, seconds=1))
+    assert kinds(mail) == {"Alice": ["round_report", "your_move"], "Bob": ["round_report"],
+                           "Carol": ["round_report"]}
+    assert text_of(to_all(mail, "round_report")) == TURN_3
+    assert [a[1:] for a in post.actions(tag) if a[3] == "timeout"] == [("done", [], "timeout")]
+
+    # Turn 4. Alice stays silent; `referee poll --now` past her deadline passes for
+    # her, which leaves her with no pennies: Bob wins (MI-10).
+    mail = table.poll(t + timedelta(days=6, seconds=2), cli=True)
+    assert kinds(mail) == {n: ["round_report"] for n in NAMES}
+    assert text_of(to_all(mail, "round_report")) == TURN_4
+    state = post.state(tag)
+    assert (state["over"], state["pennies"], state["centre"]) == (True, [0, 14, 2], 8)
+    assert post.referee.status(tag)[0]["status"] == "finished"
+    assert post.referee.replay(tag) == state
+    post.assert_no_more_mail(*USER.values())
+    # The scan above saw every mail from the referee: some named cards, none hidden.
+    assert len(table.mails) > 60
+    assert sum(bool(cards_named(body(x))) for _, x in table.mails) > 30

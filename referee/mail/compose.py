@@ -22,7 +22,15 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from referee.mail.inbound import OUR_MESSAGE_ID_PREFIX
+from referee.mail.inbound import OUR_MESSAGE_ID_PREFIX, one_line
+
+#: A subject echoed from a player's mail is cut to about this many characters:
+#: a reply never grows with what it answers, and folding stays cheap.
+ECHO_SUBJECT = 200
+#: A message id we copy into In-Reply-To or References: printable ASCII, no
+#: brackets inside, of a sane length; anything else is left out.
+_SAFE_REF = re.compile(r"<[\x21-\x3b\x3d\x3f-\x7e]{1,250}>")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 _ID = re.compile(
@@ -44,6 +52,14 @@ def verp_outbox_id(address: str, recipient: str) -> int | None:
     m = re.fullmatch(re.escape(local) + r"\+bounce-(\d+)@" + re.escape(domain),
                      recipient.lower())
     return int(m.group(1)) if m else None
+
+
+def echo_subject(subject: str) -> str:
+    """A player's subject as our reply may repeat it: one line, capped."""
+    text = one_line(subject)
+    if len(text) <= ECHO_SUBJECT:
+        return text
+    return text[:ECHO_SUBJECT].rsplit(" ", 1)[0] + " …"
 
 
 def _wrap_list(items: Sequence[Any], sep: str = ", ") -> str:
@@ -115,7 +131,9 @@ class Composer:
         set_subject(msg, subject)
         msg["Date"] = format_datetime(now.replace(tzinfo=UTC))
         msg["Message-ID"] = self.message_id(outbox_id, tag)
-        refs = [*references]
+        refs = [r for r in references if _SAFE_REF.fullmatch(r)]
+        if in_reply_to and not _SAFE_REF.fullmatch(in_reply_to):
+            in_reply_to = None
         if tag:
             refs = [self.game_root(tag), *[r for r in refs if r != self.game_root(tag)]]
         if in_reply_to:
@@ -166,8 +184,8 @@ def set_subject(msg: EmailMessage, subject: str) -> None:
     raw header still see the game tag; the rest goes in encoded-words, whose
     folds vanish on decoding (RFC 2047 section 6.2).
     """
-    if any(c in subject for c in "\r\n"):
-        raise ValueError("a subject must be one line")
+    if _CONTROL.search(subject):
+        raise ValueError("a subject must be one line, without control characters")
     if subject.isascii():
         msg["Subject"] = subject
         return

@@ -11,6 +11,7 @@ import base64
 import binascii
 import codecs
 import email
+import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +24,18 @@ from enum import StrEnum
 from html.parser import HTMLParser
 
 import html2text
+
+#: Values read from a mail are made safe here, at the edge, so that storing
+#: or echoing them can never fail: one line, no control characters, capped.
+MAX_SUBJECT = 1000
+MAX_NAME = 200
+#: An address longer than SMTP allows (RFC 5321 §4.5.3.1.3) is no address.
+MAX_ADDRESS = 254
+#: A message id longer than this, or not plain ASCII, is kept as a digest.
+MAX_ID = 250
+#: In-Reply-To and References ids kept (References: the most recent).
+MAX_IDS = 20
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 #: The local part every Message-ID the referee sends starts with (see
 #: ``compose.Composer.message_id``: ``pbm.<outbox id>.<tag>@<domain>``).
@@ -94,7 +107,7 @@ def parse_message(
     body = _body_text(msg) or ""
     sender_name, sender = _first_address(headers.get("from", []))
     message_id = _first_id(_first(headers, "message-id"))
-    subject = _decode_words(_first(headers, "subject") or "").strip()
+    subject = one_line(_decode_words(_first(headers, "subject") or ""))[:MAX_SUBJECT]
     automation = _automation(
         msg, headers, sender, subject, message_id,
         referee_address=referee_address, list_address=list_address, our_domain=our_domain,
@@ -106,8 +119,8 @@ def parse_message(
         to=_addresses(headers.get("to", [])),
         cc=_addresses(headers.get("cc", [])),
         subject=subject,
-        in_reply_to=_ids(_first(headers, "in-reply-to")),
-        references=_ids(" ".join(headers.get("references", []))),
+        in_reply_to=_ids(_first(headers, "in-reply-to"))[:MAX_IDS],
+        references=_ids(" ".join(headers.get("references", [])))[-MAX_IDS:],
         list_id=_list_id(_first(headers, "list-id")),
         automation=automation,
         lines=_command_lines(body),
@@ -157,11 +170,20 @@ def _first(headers: _Headers, name: str) -> str | None:
     return values[0] if values else None
 
 
+def one_line(text: str) -> str:
+    """``text`` with every run of control characters (CR, LF, VT, FF, FS,
+    NUL, C1, line separators) made one space, and trimmed."""
+    return _CONTROL.sub(" ", text).strip()
+
+
 def _parsed_addresses(values: Sequence[str]) -> Iterator[tuple[str, str]]:
-    """(decoded display name, lower-cased address) for each address with an ``@``."""
+    """(decoded display name, lower-cased address) for each address with an
+    ``@``; an address with spaces or control characters, or over SMTP's
+    length, is skipped."""
     for name, addr in getaddresses(list(values)):
-        if "@" in addr:
-            yield _decode_words(name).strip(), addr.strip().lower()
+        addr = addr.strip().lower()
+        if "@" in addr and len(addr) <= MAX_ADDRESS and not re.search(r"[\s\x00-\x1f\x7f]", addr):
+            yield one_line(_decode_words(name))[:MAX_NAME], addr
 
 
 def _first_address(values: Sequence[str]) -> tuple[str, str]:
@@ -177,7 +199,7 @@ _MSG_ID = re.compile(r"<([^<>\s]+)>")
 
 def _ids(value: str | None) -> tuple[str, ...]:
     """The message ids in In-Reply-To or References; comments and phrases skipped."""
-    return tuple(_MSG_ID.findall(value or ""))
+    return tuple(safe_id(i) for i in _MSG_ID.findall(value or ""))
 
 
 def _first_id(value: str | None) -> str | None:
@@ -186,7 +208,17 @@ def _first_id(value: str | None) -> str | None:
     if ids:
         return ids[0]
     bare = (value or "").strip()
-    return bare if bare and not re.search(r"[\s<>]", bare) else None
+    return safe_id(bare) if bare and not re.search(r"[\s<>]", bare) else None
+
+
+def safe_id(value: str) -> str:
+    """A message id as stored and echoed: itself when it is printable ASCII
+    of a sane length, else a digest of it in id form, the same for the same
+    id, so duplicates are still recognised and nothing unsafe travels on."""
+    if len(value) <= MAX_ID and re.fullmatch(r"[\x21-\x7e]+", value):
+        return value
+    digest = hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+    return f"{digest}@digest.invalid"
 
 
 def _list_id(value: str | None) -> str | None:
@@ -195,7 +227,8 @@ def _list_id(value: str | None) -> str | None:
         return None
     m = re.search(r"<([^<>]+)>", value)
     found = m.group(1).strip() if m else value.strip()
-    return found.lower() if found and not re.search(r"\s", found) else None
+    ok = found and len(found) <= MAX_ID and not re.search(r"[\s\x00-\x1f\x7f]", found)
+    return found.lower() if ok else None
 
 
 def _date(value: str | None) -> datetime | None:

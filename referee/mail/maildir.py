@@ -7,7 +7,9 @@ database, not the flag, decides whether it was processed.
 
 from __future__ import annotations
 
+import contextlib
 import mailbox
+import os
 from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
@@ -20,32 +22,56 @@ def open_maildir(path: Path) -> mailbox.Maildir:
 
 
 class MaildirSource:
-    """Yields unprocessed messages of a Maildir, oldest first."""
+    """Yields unprocessed messages of a Maildir, oldest first.
+
+    Flags are read from and written to the file names (the Maildir spec's
+    ``:2,`` info), so no message is parsed or rewritten here: a mail of any
+    shape costs one read of its bytes and one rename.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.box = open_maildir(path)
+        open_maildir(path)
+        #: Where each message yielded by :meth:`messages` lies, by key.
+        self._where: dict[str, Path] = {}
+
+    def _files(self) -> Iterator[tuple[str, Path]]:
+        """(key, path) of every message in ``new/`` and ``cur/``."""
+        for sub in ("new", "cur"):
+            with os.scandir(self.path / sub) as entries:
+                for entry in entries:
+                    if entry.is_file() and not entry.name.startswith("."):
+                        yield entry.name.split(":", 1)[0], Path(entry.path)
 
     def messages(self) -> Iterator[tuple[str, bytes]]:
         """(source key, raw bytes) of each message not yet marked seen."""
-        self.box = open_maildir(self.path)
-        keys = []
-        for key in self.box.iterkeys():
-            msg = self.box.get_message(key)
-            if "S" not in msg.get_flags():
-                keys.append((msg.get_date(), key))
-        for _, key in sorted(keys):
-            yield f"maildir:{key}", self.box.get_bytes(key)
+        waiting = []
+        for key, path in self._files():
+            if "S" not in _flags(path.name):
+                with contextlib.suppress(FileNotFoundError):
+                    waiting.append((path.stat().st_mtime, key, path))
+        for _, key, path in sorted(waiting):
+            try:
+                raw = path.read_bytes()
+            except FileNotFoundError:
+                continue  # taken away meanwhile
+            self._where[key] = path
+            yield f"maildir:{key}", raw
 
     def mark_done(self, source_key: str) -> None:
         key = source_key.removeprefix("maildir:")
-        try:
-            msg = self.box.get_message(key)
-        except KeyError:
+        path = self._where.pop(key, None)
+        if path is None:
             return
-        msg.set_subdir("cur")
-        msg.add_flag("S")
-        self.box[key] = msg
+        flags = "".join(sorted(set(_flags(path.name)) | {"S"}))
+        with contextlib.suppress(FileNotFoundError):
+            path.rename(self.path / "cur" / f"{key}:2,{flags}")
+
+
+def _flags(name: str) -> str:
+    """The flags of a Maildir file name: ``key:2,FS`` -> ``FS``."""
+    _, sep, info = name.partition(":2,")
+    return info if sep else ""
 
 
 class MaildirSink:

@@ -18,6 +18,12 @@ from referee.service.session import GameSession
 GENERIC_COMMANDS = ("help", "resign")
 #: Stop reading a mail after this many lines in a row that are no command.
 MAX_UNKNOWN_LINES = 5
+#: A mail is read up to this many command lines: no reply, and no pass,
+#: grows with what one mail holds.
+MAX_LINES = 100
+#: The transcript quotes a line, and an answer to it, up to so many characters.
+MAX_QUOTE = 200
+MAX_ANSWER = 1000
 
 
 def run_commands(
@@ -26,6 +32,24 @@ def run_commands(
 ) -> list[TranscriptLine]:
     """Apply each line of a mail that came in ``scope`` (seen by the seats
     ``seen_by`` besides the sender); returns the transcript."""
+    out, stopped = _run(gs, seat, lines[:MAX_LINES], scope, seen_by, inbound_id)
+    if len(lines) > MAX_LINES and not stopped:
+        out.append(TranscriptLine("", "", "ignored", f"Only the first {MAX_LINES} lines of a "
+                                  f"mail are read; {len(lines) - MAX_LINES} more were not."))
+    for t in out:
+        t.text, t.message = _cut(t.text, MAX_QUOTE), _cut(t.message, MAX_ANSWER)
+    return out
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " …"
+
+
+def _run(
+    gs: GameSession, seat: int, lines: Sequence[str], scope: Scope,
+    seen_by: frozenset[int], inbound_id: int,
+) -> tuple[list[TranscriptLine], bool]:
+    """The transcript, and whether reading stopped before the last line."""
     out: list[TranscriptLine] = []
     unknown = 0
     for line in lines:
@@ -44,7 +68,7 @@ def run_commands(
             if unknown >= MAX_UNKNOWN_LINES:
                 out.append(TranscriptLine(line, "", "ignored",
                                           "Not a command; the rest of the mail was ignored."))
-                break
+                return out, True
             out.append(TranscriptLine(line, "", "ignored", "Not a command."))
             continue
         unknown = 0
@@ -68,9 +92,9 @@ def run_commands(
         except EngineError as e:
             out.append(TranscriptLine(line, read_as, "refused", str(e)))
             if action.verb == "resign":
-                break
+                return out, True
         if action.verb == "resign":
             out.append(TranscriptLine("", "", "ignored",
                                       "You have left the game; the rest was ignored."))
-            break
-    return out
+            return out, True
+    return out, False

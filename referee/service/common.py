@@ -8,6 +8,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import getaddresses
 
+from sqlalchemy.exc import InterfaceError, OperationalError
+
+#: The database errors that mean "away or busy, try again later" (a lost
+#: connection, a locked SQLite file). Any other database error is about the
+#: data in hand, and trying again would fail the same way for ever.
+DATABASE_AWAY = (OperationalError, InterfaceError)
+
 
 class RefereeError(Exception):
     """An operator's request cannot be done; the message says why."""

@@ -11,10 +11,10 @@ import logging
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.mail.compose import Composer
+from referee.service.common import DATABASE_AWAY
 from referee.service.delivery import Delivery
 from referee.service.session import GameSession
 from referee.store import models as m
@@ -38,7 +38,7 @@ class DeadlineSweep:
         for game_id in game_ids:
             try:
                 fired += self._fire_game(game_id, now)
-            except DBAPIError:
+            except DATABASE_AWAY:
                 raise
             except Exception:
                 # A fault in one game must not stop the clock of the others;

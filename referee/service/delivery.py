@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from referee.config import Config
 from referee.engine.base import Notice
-from referee.mail.compose import Composer
+from referee.mail.compose import Composer, echo_subject
 from referee.mail.inbound import InboundMessage
 from referee.store import models as m
 
@@ -53,7 +53,8 @@ class Delivery:
     ) -> None:
         """A secret answer to the sender, at their registered address only."""
         folder = (gs.engine.templates or gs.engine.kind) if gs else "common"
-        ctx = {"subject": msg.subject, **(gs.context(seat) if gs else {"tag": None}), **context}
+        ctx = {"subject": echo_subject(msg.subject),
+               **(gs.context(seat) if gs else {"tag": None}), **context}
         subject, body = self.composer.render(folder, template, ctx)
         self.queue_to_player(db, gs.row if gs else None, player, subject, body,
                              auto="auto-replied", in_reply_to=msg.message_id,

@@ -15,7 +15,7 @@ import logging
 from datetime import UTC, datetime
 
 from sqlalchemy import select
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
@@ -23,7 +23,7 @@ from referee.mail.compose import verp_outbox_id
 from referee.mail.inbound import Automation, InboundMessage, parse_message
 from referee.service.bounces import Bounces
 from referee.service.commands import run_commands
-from referee.service.common import Outcome
+from referee.service.common import DATABASE_AWAY, Outcome
 from referee.service.delivery import Delivery
 from referee.service.routing import Routing
 from referee.service.senders import Senders
@@ -55,12 +55,13 @@ class Intake:
         try:
             with self.sessions.begin() as db:
                 return self._process(db, raw, source_key, now, cursor, size)
-        except DBAPIError:
+        except DATABASE_AWAY:
             raise  # the database is away or busy: the next pass tries again
         except Exception as e:
-            # A fault of ours (an engine or a template) rolled the message's
-            # transaction back. It must not block the mail behind it, so it
-            # is recorded as failed in a transaction of its own.
+            # A fault of ours (an engine, a template, a value the database
+            # refused) rolled the message's transaction back. It must not
+            # block the mail behind it, so it is recorded as failed in a
+            # transaction of its own.
             log.exception("processing message %s failed", source_key)
             return self._failed(raw, source_key, now, cursor, e)
 
@@ -108,18 +109,35 @@ class Intake:
 
     def _failed(self, raw: bytes, source_key: str, now: datetime,
                 cursor: Cursor | None, error: Exception) -> Outcome:
-        """Record a message whose processing failed; tell a player who wrote it."""
-        with self.sessions.begin() as db:
-            if cursor is not None:
-                _advance_cursor(db, *cursor)
+        """Record a message whose processing failed, then tell a player who
+        wrote it. The record comes first and alone: if even the answer
+        fails, the message is still recorded and the mailbox moves on."""
+        note = f"internal error: {type(error).__name__}: {error}"[:1000]
+        try:
             msg = self._parse(raw)  # it parsed before the fault, so it parses now
-            db.add(m.Inbound(source_key=source_key, message_id=msg.message_id,
-                             sender=msg.sender, subject=msg.subject[:1000], status="failed",
-                             note=f"internal error: {type(error).__name__}: {error}"[:1000],
-                             received_at=now))
-            player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
-            if player is not None and msg.automation is Automation.NONE:
-                self.delivery.reply(db, None, player, msg, "internal_error", {}, now)
+        except Exception:
+            msg = None
+        try:
+            with self.sessions.begin() as db:
+                if cursor is not None:
+                    _advance_cursor(db, *cursor)
+                db.add(m.Inbound(source_key=source_key, message_id=msg and msg.message_id,
+                                 sender=msg.sender if msg else "",
+                                 subject=msg.subject if msg else "", status="failed",
+                                 note=note, received_at=now))
+        except IntegrityError:
+            return Outcome("duplicate")  # recorded meanwhile by another worker
+        if msg is None or msg.automation is not Automation.NONE:
+            return Outcome("failed")
+        try:
+            with self.sessions.begin() as db:
+                player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
+                if player is not None:
+                    self.delivery.reply(db, None, player, msg, "internal_error", {}, now)
+        except DATABASE_AWAY:
+            raise
+        except Exception:
+            log.exception("answering failed message %s failed too", source_key)
         return Outcome("failed")
 
     def _handle(self, db: Session, msg: InboundMessage, record: m.Inbound,

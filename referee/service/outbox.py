@@ -23,6 +23,7 @@ from referee.mail.compose import verp_address
 from referee.mail.maildir import MaildirSink
 from referee.mail.smtp import Refused, RelayUnavailable, SmtpRelay
 from referee.service.bounces import mark_bounced
+from referee.service.common import DATABASE_AWAY
 from referee.store import models as m
 
 log = logging.getLogger(__name__)
@@ -68,14 +69,28 @@ class OutboxSender:
     def _send_batch(self, ids: list[int], now: datetime) -> int:
         if self.config.smtp.kind == "maildir":
             sink = MaildirSink(self.config.resolve(self.config.smtp.path))
+            sent = 0
             for oid in ids:
-                with self.sessions.begin() as db:
-                    row = db.get(m.Outbox, oid)
-                    assert row is not None
-                    sink.deliver(row.raw.encode("utf-8"))
-                    row.sent_at, row.attempts = now, row.attempts + 1
-            return len(ids)
+                try:
+                    with self.sessions.begin() as db:
+                        row = db.get(m.Outbox, oid)
+                        assert row is not None
+                        sink.deliver(row.raw.encode("utf-8"))
+                        row.sent_at, row.attempts = now, row.attempts + 1
+                    sent += 1
+                except DATABASE_AWAY:
+                    raise
+                except Exception as e:
+                    self._unsendable(oid, now, e)
+            return sent
         return asyncio.run(self._send_smtp(ids, now))
+
+    def _unsendable(self, oid: int, now: datetime, error: Exception) -> None:
+        """A row that cannot be sent at all (a fault of ours, a header no
+        relay takes) fails alone, for good; the rows behind it go out."""
+        log.exception("outbox %s cannot be sent", oid)
+        self._failed(oid, now, f"cannot be sent: {type(error).__name__}: {error}",
+                     permanent=True)
 
     async def _send_smtp(self, ids: Sequence[int], now: datetime) -> int:
         relay = SmtpRelay(self.config.smtp)
@@ -104,6 +119,11 @@ class OutboxSender:
                 except RelayUnavailable as e:
                     self._failed(oid, now, str(e), permanent=False)
                     break
+                except DATABASE_AWAY:
+                    raise
+                except Exception as e:
+                    self._unsendable(oid, now, e)
+                    continue
                 self._sent(oid, now, refused)
                 sent += 1
         finally:

@@ -199,3 +199,23 @@ def test_recipients_refused_for_now_get_the_same_message_again_later(
     first, again = handler.received
     assert first.rcpt_tos == ["alice@club.test"] and again.rcpt_tos == ["bob@club.test"]
     assert first.content == again.content  # the same Message-ID
+
+
+def test_a_row_that_cannot_be_sent_fails_alone_and_the_rows_behind_it_go_out(
+        tmp_path: Path, server: tuple[Handler, int]) -> None:
+    """A raw UTF-8 Message-ID copied into a stored mail made sending raise for
+    ever, and every pass died on the same row."""
+    handler, port = server
+    ref = _referee(tmp_path, port)
+    with ref.sessions.begin() as db:
+        db.add(m.Outbox(recipients=["alice@club.test"],
+                        raw="From: referee@club.test\nTo: alice@club.test\nSubject: x\n"
+                            "In-Reply-To: <zo\u00eb@\u00e9vil.test>\n\nx\n",
+                        created_at=T0, next_attempt_at=T0))
+    _queue(ref, "alice@club.test", "bob@club.test")
+    sender = OutboxSender(ref.config, ref.sessions)
+    assert sender.send(T0) == 1
+    bad, opening = _rows(ref)
+    assert bad.failed_at == T0 and "cannot be sent" in bad.last_error
+    assert opening.sent_at == T0 and len(handler.received) == 1
+    assert sender.send(T0 + timedelta(hours=1)) == 0  # and it is not tried again

@@ -149,6 +149,19 @@ class AuthSection(_Section):
     authserv_id: str = ""
 
 
+class LimitsSection(_Section):
+    """What one address may cost the referee. Beyond a budget its mail is
+    recorded but neither read nor answered, and it is told so once."""
+
+    #: Mails from one address answered per hour, and per day.
+    replies_per_hour: int = Field(default=60, gt=0)
+    replies_per_day: int = Field(default=300, gt=0)
+    #: The same mail (the same command lines) from one address, in a row, is
+    #: answered this many times; after that it is taken for a loop (an
+    #: autoresponder that marks nothing) and left unanswered (RFC 3834 §2).
+    same_mail: int = Field(default=5, gt=0)
+
+
 class WebSection(_Section):
     #: Where the game pages (static HTML) are written after each pass; empty: none.
     path: Path | None = None
@@ -160,6 +173,7 @@ class Config(_Section):
     smtp: SmtpSection = SmtpSection()
     deadlines: DeadlinesSection = DeadlinesSection()
     auth: AuthSection = AuthSection()
+    limits: LimitsSection = LimitsSection()
     web: WebSection = WebSection()
     #: The folder relative paths in this file are taken from.
     base_dir: Path = Path(".")

@@ -129,7 +129,9 @@ class ImapSource:
 
     @property
     def mailbox(self) -> str:
-        return f"imap://{self.cfg.username}@{self.cfg.host}:{self.cfg.port}/{self.cfg.folder}"
+        """The account and folder, not the server's address: a host renamed
+        or moved keeps its cursor and its source keys."""
+        return f"imap:{self.cfg.username}/{self.cfg.folder}"
 
     def connect(self) -> IMAPClient:
         if self.client is not None:

@@ -11,6 +11,7 @@ failed in a transaction of its own, so it never blocks the mail behind it.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 from datetime import UTC, datetime
 
@@ -22,6 +23,7 @@ from referee.config import Config
 from referee.mail.compose import verp_outbox_id
 from referee.mail.inbound import Automation, InboundMessage, parse_message
 from referee.service.bounces import Bounces
+from referee.service.budgets import Allowance, Budgets
 from referee.service.commands import run_commands
 from referee.service.common import DATABASE_AWAY, Outcome
 from referee.service.delivery import Delivery
@@ -43,6 +45,7 @@ class Intake:
                  senders: Senders, bounces: Bounces, routing: Routing) -> None:
         self.config, self.sessions, self.delivery = config, sessions, delivery
         self.senders, self.bounces, self.routing = senders, bounces, routing
+        self.budgets = Budgets(config.limits)
 
     def process(self, raw: bytes, source_key: str, now: datetime,
                 cursor: Cursor | None = None, size: int | None = None) -> Outcome:
@@ -92,12 +95,18 @@ class Intake:
         if size is not None and size > msg.size:
             msg = dataclasses.replace(msg, size=size)
         record = m.Inbound(source_key=source_key, message_id=msg.message_id,
-                           sender=msg.sender, subject=msg.subject[:1000],
+                           digest=mail_digest(msg, raw), sender=msg.sender, subject=msg.subject,
                            status="processed", received_at=now)
-        if msg.message_id and db.scalar(
-            select(m.Inbound.id).where(m.Inbound.message_id == msg.message_id)
-        ):
-            record.status, record.note = "ignored", "duplicate Message-ID"
+        seen = None
+        if msg.message_id:
+            seen = db.scalar(select(m.Inbound.id).where(m.Inbound.message_id == msg.message_id))
+        if seen is None:
+            # The same mail read again after a mailbox reset, or replayed
+            # under a new Message-ID: the same sender, Date and commands.
+            seen = db.scalar(select(m.Inbound.id).where(m.Inbound.digest == record.digest)
+                             .limit(1))
+        if seen is not None:
+            record.status, record.note = "ignored", f"duplicate of inbound {seen}"
             db.add(record)
             return Outcome("duplicate")
         db.add(record)
@@ -168,10 +177,25 @@ class Intake:
         verdict = self.senders.verify(msg, player)
         if not verdict.passed and self.config.auth.require == "verified":
             record.note = f"sender not verified: {verdict.detail}"
-            # Answered at the registered address only: the real player learns
-            # that a mail in their name was refused, a forger learns nothing.
-            sent = msg.date.astimezone(UTC).replace(tzinfo=None) if msg.date else None
-            self.delivery.reply(db, None, player, msg, "not_verified", {"date": sent}, now)
+            # Answered at the registered address only, once a day: the real
+            # player learns that mail in their name was refused, a forger
+            # learns nothing, and forged floods do not reach the player.
+            if self.budgets.once_a_day(db, player.address, now):
+                sent = msg.date.astimezone(UTC).replace(tzinfo=None) if msg.date else None
+                self.delivery.reply(db, None, player, msg, "not_verified", {"date": sent}, now)
+            return Outcome("refused")
+        allowance = self.budgets.charge(db, player.address, content_digest(msg), now)
+        if allowance is Allowance.LOOP:
+            record.note = "not answered: the same mail again and again (a loop?)"
+            return Outcome("ignored")
+        if allowance is not Allowance.ANSWER:
+            reopens = self.budgets.reopens_at(db, player.address)
+            record.note = f"not read: over the reply budget until {reopens:%Y-%m-%d %H:%M} UTC"
+            if allowance is Allowance.TELL:
+                limits = self.config.limits
+                self.delivery.reply(db, None, player, msg, "over_budget", {
+                    "per_hour": limits.replies_per_hour, "per_day": limits.replies_per_day,
+                    "reopens": reopens}, now)
             return Outcome("refused")
         if msg.size > ref.max_message_size:
             self.delivery.reply(db, None, player, msg, "too_large",
@@ -208,6 +232,21 @@ class Intake:
         }, now, seat=seat.position)
         gs.send_notices()  # the answer first, then the reports it caused
         return Outcome("processed", game.tag, transcript)
+
+
+def content_digest(msg: InboundMessage) -> str:
+    """What a mail says: its command lines."""
+    return hashlib.sha256("\n".join(msg.lines).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def mail_digest(msg: InboundMessage, raw: bytes) -> str:
+    """Which mail this is, whatever its Message-ID: for a person's dated mail
+    with commands, its sender, Date and commands (a replay under a new
+    Message-ID is the same mail); for any other, its bytes."""
+    if msg.lines and msg.date and msg.automation is Automation.NONE:
+        text = f"{msg.sender}\n{msg.date.isoformat()}\n{content_digest(msg)}"
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(raw).hexdigest()
 
 
 def _advance_cursor(db: Session, mailbox: str, uidvalidity: int, uid: int) -> None:

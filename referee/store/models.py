@@ -68,7 +68,7 @@ class Seat(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id"))
     position: Mapped[int]  # 1-based
-    player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id"))
+    player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id"), index=True)
     name: Mapped[str] = mapped_column(String(200))
     bot: Mapped[bool] = mapped_column(default=False)
     team: Mapped[str | None] = mapped_column(String(32))
@@ -116,6 +116,10 @@ class Inbound(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     source_key: Mapped[str] = mapped_column(String(400), unique=True)
     message_id: Mapped[str | None] = mapped_column(String(400), index=True)
+    #: What makes the mail this mail whatever its Message-ID or mailbox
+    #: position: the same mail read again (a new UIDVALIDITY) or replayed
+    #: under a new Message-ID is recognised by it.
+    digest: Mapped[str | None] = mapped_column(String(64), index=True)
     sender: Mapped[str] = mapped_column(String(320))
     subject: Mapped[str] = mapped_column(Text, default="")
     game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"))
@@ -176,3 +180,45 @@ class StrangerReply(Base):
 
     address: Mapped[str] = mapped_column(String(320), primary_key=True)
     replied_at: Mapped[datetime]
+
+
+class Correspondent(Base):
+    """How much the referee answered one address lately: the reply budget,
+    the loop breaker (RFC 3834 §2: the same content again and again), and
+    the once-a-day notices."""
+
+    __tablename__ = "correspondents"
+
+    address: Mapped[str] = mapped_column(String(320), primary_key=True)
+    hour_start: Mapped[datetime]
+    hour_count: Mapped[int] = mapped_column(default=0)
+    day_start: Mapped[datetime]
+    day_count: Mapped[int] = mapped_column(default=0)
+    last_digest: Mapped[str] = mapped_column(String(64), default="")
+    repeats: Mapped[int] = mapped_column(default=0)
+    #: When the address was last told its mail is no longer answered.
+    told_at: Mapped[datetime | None]
+    #: When the player was last told a mail in their name was not verified.
+    not_verified_at: Mapped[datetime | None]
+
+
+class Lease(Base):
+    """A job only one referee process may run at a time (the pass), held until
+    ``expires_at`` and renewed while it runs: the database's own guard beside
+    the lock file, which a tmp cleaner can delete."""
+
+    __tablename__ = "leases"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(200))
+    expires_at: Mapped[datetime]
+
+
+class Secret(Base):
+    """Keys the referee makes for itself at ``init``, such as the one that
+    signs its Message-IDs and VERP addresses."""
+
+    __tablename__ = "secrets"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(128))

@@ -86,3 +86,17 @@ def _packs(club: Any, tag: str) -> list[list[int]]:
     with club.referee.sessions() as db:
         state = db.scalar(select(m.Game.state).where(m.Game.tag == tag))
         return [list(p) for p in state["packs"]]
+
+
+def test_the_migrations_make_exactly_the_tables_of_the_models(tmp_path: Path) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+    from sqlalchemy import create_engine
+
+    url = f"sqlite:///{tmp_path / 'drift.db'}"
+    upgrade(url)
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), m.Base.metadata)
+    engine.dispose()
+    assert diff == []

@@ -1,0 +1,87 @@
+"""What one address may cost: a reply budget per hour and per day, a loop
+breaker for the same mail again and again (RFC 3834 §2), and the notices
+that go out at most once a day.
+
+Runs inside intake's transaction: the count and the mail it counts commit
+together.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import Enum
+
+from sqlalchemy.orm import Session
+
+from referee.config import LimitsSection
+from referee.store import models as m
+
+HOUR, DAY = timedelta(hours=1), timedelta(days=1)
+
+
+class Allowance(Enum):
+    ANSWER = "answer"
+    #: Over a budget, and told so now (once a window).
+    TELL = "tell"
+    #: Over a budget, already told.
+    SILENT = "silent"
+    #: The same mail again, more times in a row than ``same_mail``.
+    LOOP = "loop"
+
+
+class Budgets:
+    """Counts the mail of each address against the configured limits."""
+
+    def __init__(self, limits: LimitsSection) -> None:
+        self.limits = limits
+
+    def charge(self, db: Session, address: str, content: str, now: datetime) -> Allowance:
+        """Count one mail from ``address`` whose command lines digest to
+        ``content``; say whether to read and answer it."""
+        row = self._row(db, address, now)
+        if now - row.hour_start >= HOUR:
+            row.hour_start, row.hour_count = now, 0
+        if now - row.day_start >= DAY:
+            row.day_start, row.day_count = now, 0
+        if content == row.last_digest:
+            row.repeats += 1
+        else:
+            row.last_digest, row.repeats = content, 1
+        if row.repeats > self.limits.same_mail:
+            return Allowance.LOOP
+        if (row.hour_count < self.limits.replies_per_hour
+                and row.day_count < self.limits.replies_per_day):
+            row.hour_count += 1  # the counts are of mails answered
+            row.day_count += 1
+            return Allowance.ANSWER
+        window = row.day_start if row.day_count >= self.limits.replies_per_day else row.hour_start
+        if row.told_at is not None and row.told_at >= window:
+            return Allowance.SILENT
+        row.told_at = now
+        return Allowance.TELL
+
+    def reopens_at(self, db: Session, address: str) -> datetime:
+        """When mail from an address over its budget is read again."""
+        row = db.get(m.Correspondent, address)
+        assert row is not None
+        if row.day_count >= self.limits.replies_per_day:
+            return row.day_start + DAY
+        return row.hour_start + HOUR
+
+    def once_a_day(self, db: Session, address: str, now: datetime) -> bool:
+        """Whether a "not verified" notice may go to ``address`` now; at most
+        one a day, so forged mail in a player's name cannot flood them."""
+        row = self._row(db, address, now)
+        if row.not_verified_at is not None and now - row.not_verified_at < DAY:
+            return False
+        row.not_verified_at = now
+        return True
+
+    @staticmethod
+    def _row(db: Session, address: str, now: datetime) -> m.Correspondent:
+        row = db.get(m.Correspondent, address)
+        if row is None:
+            row = m.Correspondent(address=address, hour_start=now, hour_count=0,
+                                  day_start=now, day_count=0, last_digest="", repeats=0)
+            db.add(row)
+        return row

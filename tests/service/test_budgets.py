@@ -1,0 +1,99 @@
+"""Budgets and loop breaking: no address gets more answers than the
+configured limits, the same mail again and again is a loop and goes
+unanswered, and forged mail cannot flood a player with notices."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from referee.store import models as m
+from tests.test_referee import ALICE, BOB, SIGNATURE, Club, body, new_goofspiel
+
+LIMITS = {"replies_per_hour": 5, "replies_per_day": 8, "same_mail": 3}
+
+
+@pytest.fixture
+def club(tmp_path: Path) -> Iterator[Club]:
+    c = Club(tmp_path, limits=LIMITS)
+    yield c
+    c.referee.close()
+
+
+def notes(club: Club) -> list[str]:
+    with club.referee.sessions() as db:
+        return list(db.scalars(select(m.Inbound.note).order_by(m.Inbound.id)))
+
+
+def test_a_flood_gets_the_hourly_budget_of_answers_and_one_notice(club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    for n in range(12):
+        club.send(ALICE, f"help\nmail {n}", subject=f"[{tag}] mail {n}")
+    sent = club.poll()
+    assert [x["Subject"] for x in sent] == [
+        *(f"Re: [{tag}] mail {n}" for n in range(5)), f"Re: [{tag}] mail 5 (not read)"]
+    assert body(sent[-1]) == f"""\
+You have sent the referee more mail than it reads from one address
+(5 an hour, 8 a day). This mail and the ones after
+it are kept, but not read or applied, and not answered, until
+Mon 02 Mar 2026 13:00 UTC.
+
+Send your moves again after that time. If a program of yours is writing
+to the referee, please stop it.
+
+{SIGNATURE}"""
+    assert notes(club)[5:] == ["not read: over the reply budget until 2026-03-02 13:00 UTC"] * 7
+    # A bid over the budget is kept, not applied.
+    club.send(ALICE, "bid 5", subject=f"[{tag}]")
+    assert club.poll() == [] and club.count(m.ActionLog) == 0
+    # An hour on, mail is read again, up to the day's budget.
+    later = club.now + timedelta(hours=1)
+    for n in range(4):
+        club.send(ALICE, f"help\nlater {n}", subject=f"[{tag}] later {n}")
+    sent = club.poll(later)
+    assert [x["Subject"] for x in sent] == [f"Re: [{tag}] later {n}" for n in range(3)]
+    # Other players are not touched by Alice's flood.
+    club.send(BOB, "bid 3", subject=f"[{tag}]")
+    (reply,) = club.poll()
+    assert "DONE (bid 3)" in body(reply)
+
+
+def test_the_same_mail_again_and_again_is_a_loop_and_goes_unanswered(club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    answered = 0
+    for n in range(10):  # an autoresponder that marks nothing answers each reply
+        club.send(ALICE, "I am away until Monday.", subject=f"Re: [{tag}] round {n}")
+        answered += len(club.poll(club.now + timedelta(minutes=1)))
+    assert answered == 3
+    assert notes(club)[3:] == ["not answered: the same mail again and again (a loop?)"] * 7
+    club.send(ALICE, "bid 5", subject=f"[{tag}]")  # something new is read at once
+    (reply,) = club.poll()
+    assert "DONE (bid 5)" in body(reply)
+
+
+def test_forged_mail_in_verified_mode_brings_one_notice_a_day_and_spends_no_budget(
+        tmp_path: Path) -> None:
+    club = Club(tmp_path, auth={"require": "verified", "authserv_id": "mx.club.test"},
+                limits=LIMITS)
+    tag = new_goofspiel(club)
+    club.poll()
+    for n in range(20):
+        club.send(ALICE, f"bid {n % 6 + 1}", subject=f"[{tag}] forged {n}")
+    sent = club.poll()
+    assert [x["Subject"] for x in sent] == [f"Re: [{tag}] forged 0 (not applied)"]
+    assert club.count(m.ActionLog) == 0
+    # Alice's own mail, to her private address, is read: the forger spent nothing of hers.
+    private = sent[0]["Reply-To"].addresses[0].addr_spec
+    club.send(ALICE, "bid 6", to=private, subject=f"[{tag}]")
+    (reply,) = club.poll()
+    assert "DONE (bid 6)" in body(reply)
+    club.send(ALICE, "bid 5", subject=f"[{tag}] forged again")
+    assert club.poll(club.now + timedelta(days=1, minutes=1))[0]["Subject"].endswith(
+        "(not applied)")
+    club.referee.close()

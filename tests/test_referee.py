@@ -533,7 +533,8 @@ def test_a_private_address_counts_only_for_its_own_player(strict: Club) -> None:
     (answer,) = strict.poll()
     alices = answer["Reply-To"].addresses[0].addr_spec
     strict.send(BOB, "bid 6", to=alices)
-    (reply,) = strict.poll()
+    notice, reply = strict.poll()  # Alice's address, shown to Bob, is replaced at once
+    assert to(notice) == "Alice <alice@club.test>" and "(secret)" in notice["Subject"]
     assert to(reply) == "Bob <bob@club.test>" and "(not applied)" in reply["Subject"]
     assert strict.count(m.ActionLog) == 0
 

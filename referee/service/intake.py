@@ -26,7 +26,7 @@ from referee.service.bounces import Bounces
 from referee.service.budgets import Allowance, Budgets
 from referee.service.commands import run_commands
 from referee.service.common import DATABASE_AWAY, Outcome
-from referee.service.delivery import Delivery
+from referee.service.delivery import Delivery, new_token
 from referee.service.routing import Routing
 from referee.service.senders import Senders
 from referee.service.session import GameSession
@@ -149,6 +149,25 @@ class Intake:
             log.exception("answering failed message %s failed too", source_key)
         return Outcome("failed")
 
+    def _rotate_shown_addresses(self, db: Session, msg: InboundMessage, now: datetime) -> None:
+        """A private reply address works like a password: one that this mail
+        showed to anyone but its owner stops counting at once, and the owner
+        is told the new one, secretly."""
+        tokens = self.senders.tokens_on(msg)
+        if not tokens:
+            return
+        for owner in db.scalars(select(m.Player).where(m.Player.token.in_(tokens))):
+            if not self.senders.shown_to_others(msg, owner):
+                continue
+            old = self.delivery.private_address(owner)
+            owner.token = new_token()
+            log.warning("private address of %s was shown to others; rotated", owner.address)
+            self.delivery.reply(db, None, owner, msg, "private_address_shown", {
+                "old": old, "sender": msg.sender,
+                "others": sorted({a for a in (*msg.to, *msg.cc)
+                                  if not self.senders.is_referee(a) and a != owner.address}),
+            }, now)
+
     def _handle(self, db: Session, msg: InboundMessage, record: m.Inbound,
                 now: datetime) -> Outcome:
         ref = self.config.referee
@@ -171,10 +190,12 @@ class Intake:
             return Outcome("ignored")
         player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
         games = self.routing.games_of(db, player) if player else []
-        if player is None or not games:
+        # Judged with the private addresses as they were when it was sent.
+        verdict = self.senders.verify(msg, player) if player else None
+        self._rotate_shown_addresses(db, msg, now)
+        if player is None or verdict is None or not games:
             return self.routing.stranger(db, msg, now)
         seated = [g for g in games if g.status == "active"]
-        verdict = self.senders.verify(msg, player)
         if not verdict.passed and self.config.auth.require == "verified":
             record.note = f"sender not verified: {verdict.detail}"
             # Answered at the registered address only, once a day: the real

@@ -7,6 +7,8 @@ Pure reads of the message and of rows the caller loaded; no transaction.
 
 from __future__ import annotations
 
+import re
+
 from referee.config import Config
 from referee.engine.base import Scope
 from referee.mail.auth import Verdict, verify
@@ -53,6 +55,27 @@ class Senders:
         if not others <= seats.keys():
             return Scope.PUBLIC, frozenset()
         return Scope.PRIVATE, frozenset(seats[a] for a in others)
+
+    def tokens_on(self, msg: InboundMessage) -> set[str]:
+        """The private-address tokens among the mail's recipients."""
+        local, _, domain = self.config.referee.address.partition("@")
+        out = set()
+        for a in (*msg.to, *msg.cc):
+            a_local, _, a_domain = a.partition("@")
+            base, plus, detail = a_local.partition("+")
+            if plus and base == local and a_domain == domain and re.fullmatch(r"[0-9a-f]{16}",
+                                                                                 detail):
+                out.add(detail)
+        return out
+
+    def shown_to_others(self, msg: InboundMessage, owner: m.Player) -> bool:
+        """Whether this mail showed ``owner``'s private address to anyone
+        but them: someone else sent it, it went to the list, or it went to
+        others besides the referee."""
+        if msg.sender != owner.address or self.from_our_list(msg):
+            return True
+        others = {a for a in (*msg.to, *msg.cc) if not self.is_referee(a)}
+        return bool(others - {owner.address})
 
     def verify(self, msg: InboundMessage, player: m.Player) -> Verdict:
         """Whether ``msg`` is really from ``player``: it came to their private

@@ -41,6 +41,15 @@ def _options(pairs: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def _read_text(path: str) -> str:
+    """A text file named on the command line, or a one-line error."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise RefereeError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="referee", description="A play-by-mail game referee.")
     p.add_argument("--config", "-c", default="referee.toml", help="config file (TOML)")
@@ -57,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help='a player, "Name <addr>" or addr; repeat per player')
     new.add_argument("--bot", action="count", default=0, help="add a random-bot seat")
     new.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    new.add_argument("--instructions", metavar="FILE",
+                     help="loatcg: the Scoring Instructions (see docs/loatcg-instructions.md)")
     new.add_argument("--seed", help="the game's random seed (default: random)")
     new.add_argument("--now", help="the time to start the game at (ISO-8601)")
     resign = game.add_parser("resign", help="hand a player's seat to a bot")
@@ -151,10 +162,17 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             _send_unless_busy(referee, config, parse_now(args.now))
             return 0
         if args.command == "game":
-            if not args.player and not args.bot:
+            from referee.engine import GAMES
+
+            engine = GAMES.get(args.kind)
+            members_by_mail = engine is not None and engine.takes_members_by_mail
+            if not args.player and not args.bot and not members_by_mail:
                 raise RefereeError("name the players with --player ADDR")
+            options = _options(args.option)
+            if args.instructions is not None:
+                options["instructions"] = _read_text(args.instructions)
             tag = referee.create_game(args.kind, args.player, bots=args.bot,
-                                      options=_options(args.option), seed=args.seed,
+                                      options=options, seed=args.seed,
                                       now=parse_now(args.now))
             print(tag)
             _send_unless_busy(referee, config, parse_now(args.now))

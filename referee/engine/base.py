@@ -152,7 +152,10 @@ class Pending:
     same key stays pending, its deadline stands; a new key starts a new one.
     Seat 0 is the referee itself (the Dealor of rule text 002): its
     obligations are timetabled actions, fired by the same deadline sweep
-    through :meth:`Game.timeout_action`, never reminded."""
+    through :meth:`Game.timeout_action`, never reminded. A bot's obligation
+    with its own ``due_in`` is a timetabled turn too (a bot member of a
+    tournament, who owes nothing, acts once a day): the sweep fires it through
+    ``timeout_action`` when it falls due, not at once like a bot's turn."""
 
     seat: int
     key: str
@@ -207,6 +210,12 @@ class Game(Generic[StateT]):
     #: ``referee demo`` seats only bots and prints the reports, for games too
     #: long to print every mail of.
     demo_with_bots: ClassVar[bool] = False
+    #: Anyone may join by mail, at any time (002 rule 1: a member "deals
+    #: themselves in"). The service gives an address with no seat that writes
+    #: the game's join command (parsed to ``Action("join")``) a seat at the
+    #: next position, and applies ``Action("join", (name, former))``, where
+    #: ``former`` says the person held a seat of this game before.
+    takes_members_by_mail: ClassVar[bool] = False
 
     # -- setup --------------------------------------------------------------
     def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:

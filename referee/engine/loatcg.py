@@ -8,8 +8,9 @@ craft refined cards, pay apples for the Dealor to reveal Scoring
 Instructions, and trade among themselves, publicly, privately or secretly
 (definition F). Members owe nothing: the only obligations are the Dealor's
 timetable, a Round Report ``report_days`` after each round begins (rule 5)
-and the Freeze seven days after round N begins (rule 6). The Scoring
-Instructions are :mod:`referee.engine.scoring`.
+and the Freeze seven days after round N begins (rule 6), and, for a bot
+member, a turn a day (``BOT_TURN``), fired by the same deadline sweep. The
+Scoring Instructions are :mod:`referee.engine.scoring`.
 
 Every answer goes to the audience of the request (``Action.came_to``,
 TCG-15); what the Dealor deals or reveals goes to the member alone (rule 9,
@@ -68,6 +69,10 @@ NUMBER_APPLES = 3
 INSTRUCTION_APPLES = 7
 FREEZE_DAYS = 7  # rule 6: "Seven days after Round N begins"
 REPORT_DAYS = (4, 7)  # rule 5: "between 4-7 days after the previous round began"
+#: A bot member owes nothing, but takes a turn this long after its last action
+#: (or its joining): a random legal action (``bot_action``), fired by the
+#: deadline sweep, so bots trade, craft and buy reveals on the timetable.
+BOT_TURN = DAY
 MAX_SEATS = 1_000_000  # the rules set no limit; members may deal themselves in at any time
 
 #: Rule 8: the two cards each refined card is crafted from.
@@ -102,6 +107,8 @@ class Member:
     bot: bool = False
     #: Instruction numbers the Dealor has revealed to em, secretly (rule 8).
     known: list[int] = field(default_factory=list)
+    #: How many actions e has taken as a bot; a bot's next turn is keyed by it.
+    acts: int = 0
 
 
 @dataclass
@@ -248,6 +255,7 @@ class Loatcg(Game[LoatcgState]):
     title = "Land of Agora tournament"
     state_type = LoatcgState
     demo_with_bots: ClassVar[bool] = True
+    takes_members_by_mail: ClassVar[bool] = True
 
     # -- setup ----------------------------------------------------------------
 
@@ -400,14 +408,11 @@ class Loatcg(Game[LoatcgState]):
 
     def accepts(self, action: Action, scope: Scope) -> None:
         """Rule 8: a member's own actions come in any scope. Rule 1: dealing
-        oneself in is "by announcement", so only publicly. Rule 10: an offer
-        is made publicly or privately, and a trade is executed publicly or
-        privately; a secret one would reach nobody but the Dealor."""
-        if action.verb == "join" and scope is not Scope.PUBLIC:
-            raise ScopeError(
-                "You deal yourself in by announcement (rule 1): write 'deal me in' to the public "
-                "list."
-            )
+        oneself in is "by announcement"; house reading: a mail to the list or
+        to the referee alone (or with others) will do, since the Dealor
+        announces every newcomer publicly (the ``joined`` notice). Rule 10: an
+        offer is made publicly or privately, and a trade is executed publicly
+        or privately; a secret one would reach nobody but the Dealor."""
         if action.verb in ("offer", "execute") and scope is Scope.SECRET:
             what = "an offer of a trade" if action.verb == "offer" else "executing a trade"
             raise ScopeError(
@@ -431,8 +436,8 @@ class Loatcg(Game[LoatcgState]):
         member = _member(state, seat)
         if member is None:
             raise IllegalAction(
-                "You are not a Member of this tournament; write 'deal me in' publicly to join "
-                "(rule 1)."
+                "You are not a Member of this tournament; write 'deal me in' to the referee or "
+                "the list to join (rule 1)."
             )
         handlers = {
             "hand": self._hand,
@@ -450,32 +455,51 @@ class Loatcg(Game[LoatcgState]):
         handler = handlers.get(action.verb)
         if handler is None:
             raise IllegalAction(f"The tournament has no command {action.verb!r}.")
-        return handler(state, member, action, rng)
+        result = handler(state, member, action, rng)
+        if member.bot:
+            # A bot's action, even one that changed nothing, uses its turn:
+            # the next is a new obligation.
+            s = result.state if result.state is not state else evolve(state)
+            _same(s, member).acts += 1
+            result.state = s
+        return result
 
     def pending(self, state: LoatcgState) -> list[Pending]:
-        """Only the Dealor owes anything: the Round Report ``report_days``
-        after the round began (rule 5), or the Freeze seven days after round
-        N began (rule 6). Members owe nothing."""
+        """The Dealor owes the Round Report ``report_days`` after the round
+        began (rule 5), or the Freeze seven days after round N began (rule
+        6). Members owe nothing; a bot member's turn comes ``BOT_TURN`` after
+        its last action, keyed by how many it has taken, so each turn is a
+        new obligation with its own clock."""
         if state.frozen:
             return []
         if state.round < state.rounds:
-            return [
-                Pending(
-                    DEALOR,
-                    f"report-{state.round}",
-                    f"Round Report {state.round}",
-                    due_in=state.report_days * DAY,
-                )
-            ]
-        what = "the Freeze and the Final Report"
-        return [Pending(DEALOR, "freeze", what, due_in=FREEZE_DAYS * DAY)]
+            dealor = Pending(
+                DEALOR,
+                f"report-{state.round}",
+                f"Round Report {state.round}",
+                due_in=state.report_days * DAY,
+            )
+        else:
+            what = "the Freeze and the Final Report"
+            dealor = Pending(DEALOR, "freeze", what, due_in=FREEZE_DAYS * DAY)
+        bots = [
+            Pending(m.seat, f"bot-turn-{m.acts}", "a bot member's turn", due_in=BOT_TURN)
+            for m in state.members
+            if m.bot
+        ]
+        return [dealor, *bots]
 
     def timeout_action(self, state: LoatcgState, seat: int, rng: random.Random) -> Action:
-        """The Dealor's timetabled action; members owe nothing, so none is
-        ever due for them."""
-        if seat != DEALOR or state.frozen:
+        """The Dealor's timetabled action, or a bot member's turn; human
+        members owe nothing, so none is ever due for them."""
+        if state.frozen:
             raise IllegalAction("Nothing is due from this seat.")
-        return Action("report") if state.round < state.rounds else Action("freeze")
+        if seat == DEALOR:
+            return Action("report") if state.round < state.rounds else Action("freeze")
+        member = _member(state, seat)
+        if member is None or not member.bot:
+            raise IllegalAction("Nothing is due from this seat.")
+        return self.bot_action(state, seat, rng)
 
     def bot_action(self, state: LoatcgState, seat: int, rng: random.Random) -> Action:
         """A random legal action of a bot member: one of the kinds of action
@@ -575,8 +599,8 @@ class Loatcg(Game[LoatcgState]):
         member = _member(state, seat) if seat is not None else None
         if member is None:
             return (
-                "Write 'deal me in' publicly to become a Member (rule 1); a person who has "
-                f"never been a Member draws {JOIN_CARDS} cards (rule 3)."
+                "Write 'deal me in' to the referee or the list to become a Member (rule 1); a "
+                f"person who has never been a Member draws {JOIN_CARDS} cards (rule 3)."
             )
         hand = member.hand
         lines = [

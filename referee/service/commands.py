@@ -85,6 +85,8 @@ def _run(
         try:
             if action.verb != "resign":
                 gs.engine.accepts(action, scope)
+            if action.verb == "join" and gs.engine.takes_members_by_mail:
+                action = dataclasses.replace(action, args=gs.join_args(seat))
             action = dataclasses.replace(action, scope=scope, seen_by=seen_by)
             verdict, text = gs.apply(seat, action, "player", inbound_id)
             out.append(TranscriptLine(line, read_as, verdict, text))

@@ -51,6 +51,15 @@ class GameSession:
                 return seat
         return None
 
+    def join_args(self, seat: int) -> tuple[str, bool]:
+        """The arguments of a join by mail (``Game.takes_members_by_mail``):
+        the seat's name, and whether its player held another seat of this
+        game before (002 rule 3: a former member draws nothing)."""
+        row = self.row.seats[seat - 1]
+        former = row.player_id is not None and any(
+            s.player_id == row.player_id and s.position != seat for s in self.row.seats)
+        return row.name, former
+
     def apply(
         self, seat: int, action: Action, source: str, inbound_id: int | None
     ) -> tuple[str, str]:
@@ -84,10 +93,11 @@ class GameSession:
         return verdict, " ".join(e.text for e in result.events if e.public) or "Done."
 
     def run_bots(self) -> None:
-        """Bots move at once when it is their turn."""
+        """Bots move at once when it is their turn; a bot's turn on a
+        timetable of its own (``due_in``) waits for the deadline sweep."""
         while not self.engine.is_over(self.state):
             bots = [p for p in self.engine.pending(self.state)
-                    if p.seat and self.row.seats[p.seat - 1].bot]
+                    if p.seat and p.due_in is None and self.row.seats[p.seat - 1].bot]
             if not bots:
                 return
             seat = bots[0].seat
@@ -96,11 +106,13 @@ class GameSession:
 
     def timeout(self, seat: int) -> None:
         """Act for ``seat`` past its deadline, as the rules say (seat 0: the
-        referee's own timetabled action)."""
+        referee's own timetabled action; a bot: its timetabled turn)."""
         rng = rng_for(self.row.seed + ":timeout", self.row.step + 1)
         before = len(self.notices)
-        self.apply(seat, self.engine.timeout_action(self.state, seat, rng), "timeout", None)
-        if seat:
+        bot = bool(seat) and self.row.seats[seat - 1].bot
+        self.apply(seat, self.engine.timeout_action(self.state, seat, rng),
+                   "bot" if bot else "timeout", None)
+        if seat and not bot:
             for notice in self.notices[before:]:
                 self.timeout_for[id(notice)] = self.seat_name(seat)
 
@@ -151,8 +163,10 @@ class GameSession:
         return list(self.db.scalars(q))
 
     def context(self, seat: int | None) -> dict[str, Any]:
-        """What every mail of this game can show, for ``seat`` or the public."""
-        deadlines = [d for d in self.deadlines() if d.seat]
+        """What every mail of this game can show, for ``seat`` or the public;
+        the referee's timetable and bots' turns are nobody's deadline."""
+        deadlines = [d for d in self.deadlines()
+                     if d.seat and not self.row.seats[d.seat - 1].bot]
         deadlines_for = deadlines if seat is None else [d for d in deadlines if d.seat == seat]
         due = deadlines_for[0] if deadlines_for else None
         return {

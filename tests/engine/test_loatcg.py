@@ -32,6 +32,7 @@ from referee.engine.base import (
     rng_for,
 )
 from referee.engine.loatcg import (
+    BOT_TURN,
     DAY,
     Loatcg,
     LoatcgState,
@@ -244,9 +245,8 @@ def test_scopes_rule_1_joining_is_by_announcement_and_rule_10_nothing_of_a_trade
     for scope in Scope:
         GAME.accepts(Action("discard", ("wool",)), scope)
         GAME.accepts(Action("reveal"), scope)
-    with pytest.raises(ScopeError, match="by announcement"):
-        GAME.accepts(Action("join"), Scope.PRIVATE)
-    GAME.accepts(Action("join"), Scope.PUBLIC)
+        # A mail to the referee alone deals one in too: the Dealor announces it.
+        GAME.accepts(Action("join"), scope)
     for verb in ("offer", "execute"):
         with pytest.raises(ScopeError, match="rule 10"):
             GAME.accepts(Action(verb), Scope.SECRET)
@@ -347,6 +347,17 @@ def test_tcg_5_a_new_member_draws_five_and_a_former_one_nothing() -> None:
     assert "draws nothing" in render(again.notices[0])[1]
     with pytest.raises(IllegalAction, match="a Member already"):
         act(again.state, 4, Action("join", ("Dan",)))
+
+
+def test_rule_1_a_join_sent_to_the_referee_alone_is_announced_publicly() -> None:
+    """Dealing oneself in is "by announcement": the Dealor announces it to
+    all, even when the mail went to the referee alone; the deal stays secret."""
+    result = act(start().state, 4, Action("join", ("Dan",)), scope=Scope.SECRET)
+    joined, dealt = result.notices
+    assert joined.template == "joined" and joined.audience.public
+    assert not set(joined.context) & PRIVATE_KEYS
+    assert dealt.template == "dealt" and dealt.audience == Audience.only(4)
+    assert [e.public for e in result.events if e.kind == "join"] == [True]
 
 
 def test_tcg_5_the_dealor_cannot_be_a_member() -> None:
@@ -749,6 +760,33 @@ def test_members_owe_nothing_and_have_no_timeout() -> None:
     assert all(p.seat == DEALOR for p in GAME.pending(state))
     with pytest.raises(IllegalAction):
         GAME.timeout_action(state, ANN, random.Random())
+
+
+def test_a_bot_member_takes_a_turn_a_day_each_a_new_obligation() -> None:
+    """Bots owe nothing, so they act on a timetable of their own: a turn
+    ``BOT_TURN`` after their last action, fired through ``timeout_action``
+    like the Dealor's; each of its actions counts, so the key of its turn
+    changes once it has acted, and another member's action leaves it be."""
+    seats = [SeatInfo(1, "Ann"), SeatInfo(2, "Bot 2", bot=True)]
+    state = start(seats=seats).state
+    dealor, bot = GAME.pending(state)
+    assert (dealor.seat, dealor.key) == (DEALOR, "report-1")
+    assert (bot.seat, bot.key, bot.due_in) == (2, "bot-turn-0", BOT_TURN) and BOT_TURN == DAY
+    keys = []
+    for step in range(1, 30):
+        action = GAME.timeout_action(state, 2, random.Random(step))
+        state = GAME.apply(state, 2, action, rng_for("t", step)).state
+        (_, turn) = GAME.pending(state)
+        keys.append(turn.key)
+    assert keys == [f"bot-turn-{n}" for n in range(1, 30)]
+    assert member(state, 2).acts == 29
+    assert GAME.pending(act(state, ANN, "hand").state) == GAME.pending(state)
+    with pytest.raises(IllegalAction):
+        GAME.timeout_action(state, ANN, random.Random())
+    state, _ = to_freeze(state)
+    assert GAME.pending(state) == []
+    with pytest.raises(IllegalAction):
+        GAME.timeout_action(state, 2, random.Random())
 
 
 def test_help_says_what_the_member_can_do_citing_the_rule_text_only() -> None:

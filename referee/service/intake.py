@@ -27,6 +27,7 @@ from referee.service.budgets import Allowance, Budgets
 from referee.service.commands import run_commands
 from referee.service.common import DATABASE_AWAY, Outcome
 from referee.service.delivery import Delivery, new_token
+from referee.service.joining import Joining
 from referee.service.routing import Routing
 from referee.service.senders import Senders
 from referee.service.session import GameSession
@@ -46,6 +47,7 @@ class Intake:
         self.config, self.sessions, self.delivery = config, sessions, delivery
         self.senders, self.bounces, self.routing = senders, bounces, routing
         self.budgets = Budgets(config.limits)
+        self.joining = Joining(config, routing.composer, senders)
 
     def process(self, raw: bytes, source_key: str, now: datetime,
                 cursor: Cursor | None = None, size: int | None = None) -> Outcome:
@@ -189,7 +191,14 @@ class Intake:
             record.note = f"not answered: mail from another list ({msg.list_id})"
             return Outcome("ignored")
         player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
+        # Anyone, a stranger too, may deal themselves in where a game takes
+        # members by mail (002 rule 1): seated below, joined by the commands.
+        joining = self.joining.game_to_join(db, msg, player)
+        if joining is not None and player is None:
+            player = self.joining.newcomer(db, msg, now)
         games = self.routing.games_of(db, player) if player else []
+        if joining is not None and joining not in games:
+            games.append(joining)
         # Judged with the private addresses as they were when it was sent.
         verdict = self.senders.verify(msg, player) if player else None
         self._rotate_shown_addresses(db, msg, now)
@@ -225,7 +234,7 @@ class Intake:
         if msg.tnef_only:
             self.delivery.reply(db, None, player, msg, "plain_text_please", {}, now)
             return Outcome("refused")
-        game = self.routing.find_game(db, msg, seated)
+        game = joining if joining is not None else self.routing.find_game(db, msg, seated)
         if isinstance(game, str):
             self.delivery.reply(db, None, player, msg, "which_game", {
                 "problem": game, "games": [g.tag for g in seated],
@@ -234,6 +243,8 @@ class Intake:
         record.game_id = game.id
         gs = GameSession(self.delivery, db, game, now)
         seat = gs.seat_of(player)
+        if seat is None and game is joining:
+            seat = self.joining.seat(gs, player, msg)
         if seat is None:
             self.delivery.reply(db, None, player, msg, "which_game", {
                 "problem": f"You have no seat in {game.tag}.", "games": [g.tag for g in seated],

@@ -72,8 +72,12 @@ class Reading:
             opts = {k: v for k, v in game.options.items() if k not in ("deadline", "reminder")}
             bots = {s.position for s in game.seats if s.bot and s.player is None}
             infos = [SeatInfo(s.position, s.name, s.position in bots, s.team) for s in game.seats]
-            actions = db.scalars(select(m.ActionLog).where(m.ActionLog.game_id == game.id)
-                                 .order_by(m.ActionLog.step))
+            actions = list(db.scalars(select(m.ActionLog).where(m.ActionLog.game_id == game.id)
+                                      .order_by(m.ActionLog.step)))
+            if engine.takes_members_by_mail:
+                # A seat whose member joined by mail was not there at the start.
+                joined = {a.seat for a in actions if a.action.get("verb") == "join"}
+                infos = [i for i in infos if i.position not in joined]
             state = engine.new(opts, infos, rng_for(game.seed, 0)).state
             for a in actions:
                 act = Action.from_json(a.action)

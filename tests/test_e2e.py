@@ -581,7 +581,7 @@ def test_with_verp_a_real_bounce_names_its_player_and_gets_no_answer(
                                        now=T0, seed="verp")
         post.poll(T0)  # sends the opening; the server accepts it for the ghost, then fails
         (opening,) = post.new_mail("alice", 1)
-        assert opening["Return-Path"] == "<referee+bounce-1@example.test>"
+        assert opening["Return-Path"] == f"<{post.referee.composer.verp_address(1)}>"
         post.in_referee_inbox += 1  # Postfix's delivery report, to the envelope sender
         post.poll(T0 + timedelta(minutes=1))
         (note,) = [n for n in post.inbound_notes().values() if "VERP" in n]

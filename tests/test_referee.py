@@ -40,13 +40,13 @@ class Club:
 
     def __init__(self, root: Path, auth: dict[str, str] | None = None,
                  web: dict[str, str] | None = None, limits: dict[str, int] | None = None,
-                 **referee: str) -> None:
+                 verp: bool = False, **referee: str) -> None:
         self.root = root
         self.config: Config = config_from_dict({
             "referee": {"address": REF, "name": "Club Referee",
                         "database": f"sqlite:///{root / 'ref.db'}", **referee},
             "mailbox": {"kind": "maildir", "path": str(root / "in")},
-            "smtp": {"kind": "maildir", "path": str(root / "out")},
+            "smtp": {"kind": "maildir", "path": str(root / "out"), "verp": verp},
             "auth": auth or {},
             "web": web or {},
             "limits": limits or {},
@@ -128,7 +128,7 @@ def test_the_opening_mail_says_what_the_game_is_how_to_bid_and_by_when(club: Clu
     assert to(opening) == "Alice <alice@club.test>, Bob <bob@club.test>"
     assert opening["Subject"] == "[goofspiel-1] Goofspiel begins: round 1, the prize is 5"
     assert opening["Auto-Submitted"] == "auto-generated"
-    assert opening["Message-ID"] == "<pbm.1.goofspiel-1@club.test>"
+    assert opening["Message-ID"] == f"<pbm.1.goofspiel-1.{club.referee.composer.mac(1)}@club.test>"
     assert body(opening) == """\
 A game of Goofspiel (rule text 003) begins.
 
@@ -735,19 +735,29 @@ bid 3
 """
 
 
+@pytest.fixture(params=KINDS)
+def verp_club(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Club]:
+    """A club whose mails go out with VERP envelope senders."""
+    for url in database_url(request.param, tmp_path):
+        c = Club(tmp_path, database=url, verp=True)
+        yield c
+        c.referee.close()
+
+
 def test_any_bounce_to_a_verp_address_is_pinned_on_the_mail_and_never_answered(
-    club: Club,
+    verp_club: Club,
 ) -> None:
+    club = verp_club
     tag = new_goofspiel(club)
     club.poll()  # outbox 1: the opening, to both players
     club.send(ALICE, "bid 5")
     club.poll()  # outbox 2: Alice's transcript, to her alone
     box = mailbox.Maildir(club.root / "in", create=True)
-    box.add(_prose_bounce("referee+bounce-1@club.test").encode())
+    box.add(_prose_bounce(club.referee.composer.verp_address(1)).encode())
     assert club.poll() == []
     players = {p["name"]: p["bounced"] for p in club.referee.status(tag)[0]["players"]}
     assert players == {"Alice": None, "Bob": None}  # one of two: no one to mark
-    box.add(_prose_bounce("referee+bounce-2@club.test").encode())
+    box.add(_prose_bounce(club.referee.composer.verp_address(2)).encode())
     assert club.poll() == []
     alice = club.referee.status(tag)[0]["players"][0]["bounced"]
     assert alice["said"] == "bounced: Your message could not be delivered"
@@ -761,12 +771,38 @@ def test_any_bounce_to_a_verp_address_is_pinned_on_the_mail_and_never_answered(
 
 
 def test_a_delivery_report_to_a_verp_address_marks_only_its_failed_recipient(
-    club: Club,
+    verp_club: Club,
 ) -> None:
+    club = verp_club
     tag = new_goofspiel(club)
     (opening,) = club.poll()
     mailbox.Maildir(club.root / "in", create=True).add(
-        bounce_of(opening, BOB, referee="referee+bounce-1@club.test"))
+        bounce_of(opening, BOB, referee=club.referee.composer.verp_address(1)))
     assert club.poll() == []
     bounced = {p["name"]: p["bounced"] for p in club.referee.status(tag)[0]["players"]}
     assert bounced["Alice"] is None and "mailbox full" in bounced["Bob"]["said"]
+
+
+def test_a_forged_bounce_marks_nobody(verp_club: Club) -> None:
+    """Our Message-IDs and VERP addresses are signed: a bounce that names an
+    outbox row without the signature, or with the wrong one, names no mail."""
+    club = verp_club
+    tag = new_goofspiel(club)
+    (opening,) = club.poll()
+    box = mailbox.Maildir(club.root / "in", create=True)
+    box.add(_prose_bounce("referee+bounce-1@club.test").encode())
+    box.add(_prose_bounce("referee+bounce-1-0123456789@club.test").encode())
+    del opening["Message-ID"]
+    opening["Message-ID"] = "<pbm.1.goofspiel-1@club.test>"  # guessed, unsigned
+    box.add(bounce_of(opening, BOB, message_id="forged@mx.test"))
+    assert club.poll() == []
+    assert all(p["bounced"] is None for p in club.referee.status(tag)[0]["players"])
+
+
+def test_without_verp_a_bounce_address_is_no_special_address(club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    box = mailbox.Maildir(club.root / "in", create=True)
+    box.add(_prose_bounce(club.referee.composer.verp_address(1)).encode())
+    assert club.poll() == []  # a bounce all the same: never answered
+    assert all(p["bounced"] is None for p in club.referee.status(tag)[0]["players"])

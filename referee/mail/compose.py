@@ -9,6 +9,8 @@ Message-ID derived from the outbox row so a resend is the same message.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -34,24 +36,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 _ID = re.compile(
-    "^" + re.escape(OUR_MESSAGE_ID_PREFIX) + r"(\d+|game)\.([a-z][a-z0-9-]*-\d+)@(.+)$"
+    "^" + re.escape(OUR_MESSAGE_ID_PREFIX)
+    + r"(\d+|game)\.([a-z][a-z0-9-]*-\d+)(?:\.([0-9a-f]{10}))?@(.+)$"
 )
-
-
-def verp_address(address: str, outbox_id: int) -> str:
-    """The envelope sender of outbox row ``outbox_id`` (VERP): a bounce comes
-    back to ``referee+bounce-N@domain`` and names the row, report or not."""
-    local, _, domain = address.partition("@")
-    return f"{local}+bounce-{outbox_id}@{domain}"
-
-
-def verp_outbox_id(address: str, recipient: str) -> int | None:
-    """The outbox row a mail to ``recipient`` bounced from, when it is one of
-    ``address``'s VERP addresses; else None."""
-    local, _, domain = address.lower().partition("@")
-    m = re.fullmatch(re.escape(local) + r"\+bounce-(\d+)@" + re.escape(domain),
-                     recipient.lower())
-    return int(m.group(1)) if m else None
 
 
 def echo_subject(subject: str) -> str:
@@ -69,12 +56,36 @@ def _wrap_list(items: Sequence[Any], sep: str = ", ") -> str:
 class Composer:
     """Renders templates for one referee identity."""
 
-    def __init__(self, address: str, name: str, templates: Path = TEMPLATES) -> None:
+    def __init__(self, address: str, name: str, templates: Path = TEMPLATES,
+                 key: bytes = b"") -> None:
         self.address = address
         self.name = name
         self.domain = address.rpartition("@")[2]
         self.templates = templates
+        #: Signs the outbox ids in our Message-IDs and VERP addresses, so a
+        #: forged bounce cannot name a mail of ours (and mark its player).
+        self.key = key
         self._envs: dict[str, Environment] = {}
+
+    def mac(self, outbox_id: int) -> str:
+        """The signature of an outbox id: 40 bits of HMAC-SHA256."""
+        return hmac.new(self.key, str(outbox_id).encode(), hashlib.sha256).hexdigest()[:10]
+
+    def verp_address(self, outbox_id: int) -> str:
+        """The envelope sender of outbox row ``outbox_id`` (VERP): a bounce comes
+        back to ``referee+bounce-N-MAC@domain`` and names the row, report or not."""
+        local, _, domain = self.address.partition("@")
+        return f"{local}+bounce-{outbox_id}-{self.mac(outbox_id)}@{domain}"
+
+    def verp_outbox_id(self, recipient: str) -> int | None:
+        """The outbox row a mail to ``recipient`` bounced from, when it is one
+        of our signed VERP addresses; else None."""
+        local, _, domain = self.address.lower().partition("@")
+        m = re.fullmatch(re.escape(local) + r"\+bounce-(\d+)-([0-9a-f]{10})@" + re.escape(domain),
+                         recipient.lower())
+        if m is None or not hmac.compare_digest(m.group(2), self.mac(int(m.group(1)))):
+            return None
+        return int(m.group(1))
 
     def _env(self, folder: str) -> Environment:
         if folder not in self._envs:
@@ -106,7 +117,8 @@ class Composer:
         return f"<{OUR_MESSAGE_ID_PREFIX}game.{tag}@{self.domain}>"
 
     def message_id(self, outbox_id: int, tag: str | None) -> str:
-        return f"<{OUR_MESSAGE_ID_PREFIX}{outbox_id}.{tag or 'referee-0'}@{self.domain}>"
+        return (f"<{OUR_MESSAGE_ID_PREFIX}{outbox_id}.{tag or 'referee-0'}."
+                f"{self.mac(outbox_id)}@{self.domain}>")
 
     def message(
         self,
@@ -162,15 +174,17 @@ class Composer:
     def outbox_id(self, message_id: str) -> int | None:
         """The outbox row one of our own Message-IDs was made from."""
         m = _ID.match(message_id.strip("<>"))
-        if m is None or m.group(3) != self.domain or not m.group(1).isdigit():
+        if m is None or m.group(4) != self.domain or not m.group(1).isdigit():
             return None
+        if not hmac.compare_digest(m.group(3) or "", self.mac(int(m.group(1)))):
+            return None  # not signed by us: a forged or an old id names no mail
         return int(m.group(1))
 
     def tag_from_ids(self, ids: Sequence[str]) -> str | None:
         """The game tag named by one of our own Message-IDs among ``ids``."""
         for mid in reversed(ids):
             m = _ID.match(mid.strip("<>"))
-            if m and m.group(3) == self.domain:
+            if m and m.group(4) == self.domain:
                 return m.group(2)
         return None
 

@@ -13,14 +13,13 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
-from referee.mail.compose import Composer
 from referee.service.bounces import Bounces
 from referee.service.common import Outcome, now_utc
 from referee.service.deadlines import DeadlineSweep
 from referee.service.delivery import Delivery
 from referee.service.intake import Cursor, Intake
 from referee.service.operator import Operator
-from referee.service.outbox import OutboxSender
+from referee.service.outbox import OutboxSender, composer_for
 from referee.service.reading import Reading
 from referee.service.routing import Routing
 from referee.service.senders import Senders
@@ -35,7 +34,8 @@ class Referee:
         self.config = config
         self.db_engine = make_engine(config.database_url)
         self.sessions: sessionmaker[Session] = sessions(self.db_engine)
-        self.composer = Composer(config.referee.address, config.referee.name)
+        self.reading = Reading(self.sessions)
+        self.composer = composer_for(config, self.reading)
         self.delivery = Delivery(config, self.composer)
         senders = Senders(config, self.delivery)
         routing = Routing(config, self.composer, self.delivery, senders)
@@ -43,7 +43,6 @@ class Referee:
                              Bounces(self.composer), routing)
         self.sweep = DeadlineSweep(self.sessions, self.composer, self.delivery)
         self.operator = Operator(config, self.sessions, self.delivery)
-        self.reading = Reading(self.sessions)
 
     def close(self) -> None:
         self.db_engine.dispose()
@@ -63,7 +62,7 @@ class Referee:
 
     def send_outbox(self, now: datetime | None = None) -> int:
         """Mail what is queued and due; returns how many were sent."""
-        return OutboxSender(self.config, self.sessions).send(now or now_utc())
+        return OutboxSender(self.config, self.sessions, self.composer).send(now or now_utc())
 
     # -- the operator's actions ---------------------------------------------
     def create_game(

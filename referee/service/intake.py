@@ -20,7 +20,6 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
-from referee.mail.compose import verp_outbox_id
 from referee.mail.inbound import Automation, InboundMessage, parse_message
 from referee.service.bounces import Bounces
 from referee.service.budgets import Allowance, Budgets
@@ -173,12 +172,14 @@ class Intake:
     def _handle(self, db: Session, msg: InboundMessage, record: m.Inbound,
                 now: datetime) -> Outcome:
         ref = self.config.referee
-        verp = next((oid for a in (*msg.to, *msg.cc)
-                     if (oid := verp_outbox_id(ref.address, a)) is not None), None)
-        if verp is not None:
-            # Only a bounce is ever sent to a VERP address; whatever it says.
+        if any(self.senders.is_bounce_address(a) for a in (*msg.to, *msg.cc)):
+            # Only a bounce is ever sent to a VERP address; whatever it says,
+            # it is never answered. Only one signed by us names a mail.
             record.note = "not answered: bounce to a VERP address"
-            bounce = self.bounces.of_verp(db, verp, msg)
+            verp = next((oid for a in (*msg.to, *msg.cc)
+                         if (oid := self.delivery.composer.verp_outbox_id(a)) is not None),
+                        None) if self.config.smtp.verp else None
+            bounce = self.bounces.of_verp(db, verp, msg) if verp is not None else None
             if bounce is not None:
                 record.note += "".join(self.bounces.record(db, bounce, now))
             return Outcome("ignored")
@@ -273,10 +274,12 @@ def content_digest(msg: InboundMessage) -> str:
 
 def mail_digest(msg: InboundMessage, raw: bytes) -> str:
     """Which mail this is, whatever its Message-ID: for a person's dated mail
-    with commands, its sender, Date and commands (a replay under a new
-    Message-ID is the same mail); for any other, its bytes."""
+    with commands, its sender, Date, subject, thread and commands (a replay
+    under a new Message-ID is the same mail, and changing the subject breaks
+    the DKIM signature a verified mail counts on); for any other, its bytes."""
     if msg.lines and msg.date and msg.automation is Automation.NONE:
-        text = f"{msg.sender}\n{msg.date.isoformat()}\n{content_digest(msg)}"
+        text = "\n".join((msg.sender, msg.date.isoformat(), msg.subject,
+                          " ".join(msg.in_reply_to), content_digest(msg)))
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return hashlib.sha256(raw).hexdigest()
 

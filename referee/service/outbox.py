@@ -19,11 +19,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
-from referee.mail.compose import verp_address
+from referee.mail.compose import Composer
 from referee.mail.maildir import MaildirSink
 from referee.mail.smtp import Refused, RelayUnavailable, SmtpRelay
 from referee.service.bounces import mark_bounced
 from referee.service.common import DATABASE_AWAY
+from referee.service.reading import Reading
 from referee.store import models as m
 
 log = logging.getLogger(__name__)
@@ -41,12 +42,20 @@ def backoff(attempts: int, rng: random.Random | None = None) -> timedelta:
     return base * jitter
 
 
+def composer_for(config: Config, reading: Reading) -> Composer:
+    """The composer of this referee, with the key that signs its ids."""
+    return Composer(config.referee.address, config.referee.name,
+                    key=reading.secret("mac").encode())
+
+
 class OutboxSender:
     """Sends due outbox rows; one short transaction per row."""
 
-    def __init__(self, config: Config, sessions: sessionmaker[Session]) -> None:
+    def __init__(self, config: Config, sessions: sessionmaker[Session],
+                 composer: Composer | None = None) -> None:
         self.config = config
         self.sessions = sessions
+        self.composer = composer or composer_for(config, Reading(sessions))
 
     def due(self, now: datetime, limit: int = 500) -> list[int]:
         with self.sessions() as db:
@@ -110,7 +119,7 @@ class OutboxSender:
                     raw, rcpts = row.raw, list(row.recipients)
                 sender = self.config.referee.address
                 if self.config.smtp.verp:
-                    sender = verp_address(sender, oid)
+                    sender = self.composer.verp_address(oid)
                 try:
                     refused = await relay.send(raw, sender, rcpts)
                 except Refused as e:

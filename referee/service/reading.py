@@ -59,6 +59,12 @@ class Reading:
                  .order_by(m.Event.id))
             return [{"at": e.at, "kind": e.kind, "text": e.text} for e in db.scalars(q)]
 
+    def secret(self, name: str) -> str:
+        """A key the referee made for itself at ``init`` ("" if none)."""
+        with self.sessions() as db:
+            row = db.get(m.Secret, name)
+            return row.value if row else ""
+
     def stored_state(self, tag: str) -> Any:
         """The game's state as stored (JSON), for audits and the demo."""
         with self.sessions() as db:

@@ -64,6 +64,10 @@ class Routing:
         if msg.sender == self.config.referee.public_list:
             # A list that rewrote From: never answer the list itself.
             return Outcome("ignored")
+        if self.config.auth.authserv_id and not self.senders.verify_domain(msg).passed:
+            # Where the server's checks can be read, only a sender they vouch
+            # for is answered: no backscatter to forged From addresses.
+            return Outcome("ignored")
         row = db.get(m.StrangerReply, msg.sender)
         if row is not None and now - row.replied_at < STRANGER_INTERVAL:
             return Outcome("ignored")

@@ -30,6 +30,13 @@ class Senders:
         a_local, _, a_domain = addr.partition("@")
         return a_domain == domain and a_local.split("+")[0] == local
 
+    def is_bounce_address(self, addr: str) -> bool:
+        """``addr`` is one of the referee's VERP forms, ``referee+bounce-…``,
+        signed or not: no person writes there."""
+        local, _, domain = self.config.referee.address.partition("@")
+        a_local, _, a_domain = addr.partition("@")
+        return a_domain == domain and a_local.startswith(f"{local}+bounce-")
+
     def list_id(self) -> str | None:
         """The List-Id of the public list, configured or made from its address."""
         ref = self.config.referee
@@ -76,6 +83,14 @@ class Senders:
             return True
         others = {a for a in (*msg.to, *msg.cc) if not self.is_referee(a)}
         return bool(others - {owner.address})
+
+    def verify_domain(self, msg: InboundMessage) -> Verdict:
+        """Whether the trusted Authentication-Results show an aligned pass
+        for the From domain (no private address: for senders in no game)."""
+        authserv_id = self.config.auth.authserv_id
+        if not authserv_id:
+            return Verdict(None, "no [auth] authserv_id to trust")
+        return verify(msg.auth_results, authserv_id, msg.sender.rpartition("@")[2])
 
     def verify(self, msg: InboundMessage, player: m.Player) -> Verdict:
         """Whether ``msg`` is really from ``player``: it came to their private

@@ -100,7 +100,7 @@ def test_a_sent_mail_carries_the_message_id_of_its_outbox_row(
     assert sorted(env.rcpt_tos) == ["alice@club.test", "bob@club.test"]
     assert env.mail_from == "referee@club.test"
     content: Any = env.content
-    assert b"Message-ID: <pbm.1.goofspiel-1@club.test>" in content
+    assert f"Message-ID: <pbm.1.goofspiel-1.{ref.composer.mac(1)}@club.test>".encode() in content
     assert _rows(ref)[0].sent_at == T0
     assert OutboxSender(ref.config, ref.sessions).send(T0) == 0  # sent once
     assert _bounced(ref) == {}
@@ -114,7 +114,8 @@ def test_with_verp_each_mail_has_its_own_envelope_sender(
     ref.create_game("goofspiel", ["carol@club.test", "dan@club.test"], now=T0, seed="r")
     assert OutboxSender(ref.config, ref.sessions).send(T0) == 2
     assert [e.mail_from for e in handler.received] == [
-        "referee+bounce-1@club.test", "referee+bounce-2@club.test"]
+        f"referee+bounce-1-{ref.composer.mac(1)}@club.test",
+        f"referee+bounce-2-{ref.composer.mac(2)}@club.test"]
     content: Any = handler.received[0].content
     assert b"From: PBM Referee <referee@club.test>" in content  # the From stays
 

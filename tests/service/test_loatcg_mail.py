@@ -1,0 +1,261 @@
+"""The Land of Agora tournament (rule text 002) through the service: who
+gets which mail (definition F, rules 9 and 10), joining by mail, and the
+Dealor's timetable fired by the deadline sweep. The embedded default:
+Maildir in and out, SQLite; ``tests/test_e2e_loatcg.py`` runs a tournament
+over the real Postfix and Dovecot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from email.message import EmailMessage
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from referee.engine.scoring import CARD_TYPES, EXAMPLE_INSTRUCTIONS, parse_instructions
+from referee.store import models as m
+from tests.test_referee import REF, T0, Club, body
+
+LIST = "players@club.test"
+ANN, BEN, CAT = "Ann <ann@club.test>", "Ben <ben@club.test>", "Cat <cat@club.test>"
+DAN = "Dan <dan@club.test>"
+DAY = timedelta(days=1)
+ENGLISH = [i.english() for i in parse_instructions(EXAMPLE_INSTRUCTIONS)]
+
+
+@pytest.fixture
+def club(tmp_path: Path) -> Iterator[Club]:
+    c = Club(tmp_path, public_list=LIST)
+    yield c
+    c.referee.close()
+
+
+def tournament(club: Club, *players: str, bots: int = 0, seed: str = "t") -> str:
+    tag = club.referee.create_game("loatcg", list(players), bots=bots, now=T0, seed=seed)
+    club.poll(T0)
+    return tag
+
+
+def state(club: Club, tag: str) -> dict[str, Any]:
+    return dict(club.referee.stored_state(tag))
+
+
+def hand_of(club: Club, tag: str, name: str) -> dict[str, int]:
+    return next(mb["hand"] for mb in state(club, tag)["members"] if mb["name"] == name)
+
+
+def set_hands(club: Club, tag: str, **hands: dict[str, int]) -> None:
+    """Give the named members exactly these cards (a test's setup)."""
+    with club.referee.sessions.begin() as db:
+        game = db.scalar(select(m.Game).where(m.Game.tag == tag))
+        assert game is not None
+        data = dict(game.state)
+        members = [dict(mb) for mb in data["members"]]
+        for mb in members:
+            if mb["name"].lower() in hands:
+                mb["hand"] = {t: hands[mb["name"].lower()].get(t, 0) for t in CARD_TYPES}
+        game.state = {**data, "members": members}
+
+
+def addressed(msg: EmailMessage) -> str:
+    return str(msg["To"])
+
+
+def kinds(mails: list[EmailMessage]) -> list[tuple[str, str]]:
+    """(template, To) of each mail, in the order sent."""
+    return [(str(x["X-Referee-Mail"]), addressed(x)) for x in mails]
+
+
+def test_a_stranger_deals_themselves_in_by_mail_to_the_referee_alone(club: Club) -> None:
+    tag = tournament(club, ANN)
+    club.send(DAN, "Hello!\n\ndeal me in\n", subject="may I play?")
+    mails = club.poll(T0 + DAY)
+    assert kinds(mails) == [("transcript", DAN), ("joined", LIST), ("dealt", DAN)]
+    reply, joined, dealt = mails
+    assert "> deal me in\n  DONE (join): Dan deals emself in and draws 5 cards." in body(reply)
+    assert body(joined).startswith(
+        "Dan deals emself in and draws 5 cards (rule 3). The cards\nare dealt secretly.\n\n"
+        "Members: Ann, Dan.\n")
+    hand = hand_of(club, tag, "Dan")
+    assert sum(hand.values()) == 5
+    dealt_text = body(dealt).split("Dealt to you: ")[1].splitlines()[0]
+    assert dealt_text in body(dealt) and dealt_text not in body(joined)
+    assert "SECRET: it went to you alone" in body(dealt)
+    with club.referee.sessions() as db:
+        seats = db.scalars(select(m.Seat).order_by(m.Seat.position))
+        assert [(s.position, s.name, s.player.address if s.player else None) for s in seats] == [
+            (1, "Ann", "ann@club.test"), (2, "Dan", "dan@club.test")]
+    # The join runs through the usual command path: logged, and replayable.
+    assert club.referee.replay(tag) == state(club, tag)
+
+
+def test_a_join_on_the_list_names_the_game_by_its_tag_and_other_games_are_untouched(
+        club: Club) -> None:
+    tag = tournament(club, ANN)
+    other = club.referee.create_game("goofspiel", [ANN, BEN], now=T0, seed="g")
+    club.poll(T0)
+    # A stranger writing to the goofspiel game still gets the stranger answer.
+    club.send(DAN, "deal me in", subject=f"[{other}] me too")
+    (answer,) = club.poll(T0 + DAY)
+    assert answer["X-Referee-Mail"] == "stranger" and addressed(answer) == DAN
+    # A stranger writing no join command gets it too.
+    club.send("Eve <eve@club.test>", "hand", subject=f"[{tag}] hi")
+    (answer,) = club.poll(T0 + DAY)
+    assert answer["X-Referee-Mail"] == "stranger"
+    # With two games running, the join to the list says which by its tag.
+    club.send("Cat <cat@club.test>", "deal me in", subject=f"[{tag}] count me in", to=LIST)
+    mails = club.poll(T0 + DAY)
+    assert kinds(mails) == [("transcript", CAT), ("joined", LIST), ("dealt", CAT)]
+    assert state(club, tag)["members"][-1]["name"] == "Cat"
+    assert [mb["name"] for mb in state(club, tag)["members"]] == ["Ann", "Cat"]
+
+
+def test_a_former_member_joining_again_gets_nothing(club: Club) -> None:
+    tag = tournament(club, ANN, BEN)
+    club.send(ANN, "deal me in", subject=f"[{tag}] again")
+    (reply,) = club.poll(T0 + DAY)
+    assert "REFUSED (join): You are a Member already" in body(reply)
+    club.send(ANN, "resign", subject=f"[{tag}] bye")
+    club.poll(T0 + DAY)
+    before = hand_of(club, tag, "Ann")
+    club.send(ANN, "deal me in", subject=f"[{tag}] back")
+    mails = club.poll(T0 + DAY)
+    assert kinds(mails) == [("transcript", ANN), ("joined", LIST)]  # no deal
+    assert "DONE (join): Ann 2 deals emself in again and draws nothing (rule 3)." in body(mails[0])
+    assert "again and draws nothing" in body(mails[1])
+    members = {mb["name"]: mb for mb in state(club, tag)["members"]}
+    assert sum(members["Ann 2"]["hand"].values()) == 0
+    assert members["Ann"]["bot"] and members["Ann"]["hand"] == before
+    assert club.referee.replay(tag) == state(club, tag)
+
+
+def test_a_private_execution_that_leaves_out_a_party_is_refused(club: Club) -> None:
+    tag = tournament(club, ANN, BEN, CAT)
+    set_hands(club, tag, ann={"ore": 1}, ben={"wool": 1})
+    club.send(ANN, "offer 1 ore for 1 wool", subject=f"[{tag}] offer", to=LIST)
+    mails = club.poll(T0 + DAY)
+    assert kinds(mails) == [("transcript", ANN), ("offer", LIST)]
+    club.send(BEN, "accept 1", subject=f"[{tag}] deal", cc="cat@club.test")
+    (reply,) = club.poll(T0 + DAY)
+    assert addressed(reply) == BEN
+    assert ("REFUSED (execute 1): A private execution must include every party (rule 10): "
+            "copy Ann, or execute it publicly.") in body(reply)
+    assert hand_of(club, tag, "Ann")["ore"] == 1 and hand_of(club, tag, "Ben")["wool"] == 1
+    assert [o["number"] for o in state(club, tag)["offers"]] == [1]
+
+
+def test_a_trade_confirmation_goes_to_exactly_the_executions_audience(club: Club) -> None:
+    tag = tournament(club, ANN, BEN, CAT)
+    set_hands(club, tag, ann={"ore": 1}, ben={"wool": 1}, cat={"ore": 1})
+    club.send(ANN, "offer 1 ore for 1 wool", subject=f"[{tag}] offer", to=LIST)
+    club.send(CAT, "offer 1 ore for 1 steel", subject=f"[{tag}] offer", to=LIST)
+    club.poll(T0 + DAY)
+    # Private, with the maker copied: Ann and Ben are told, separately; nobody else.
+    club.send(BEN, "accept 1", subject=f"[{tag}] deal", cc="ann@club.test")
+    mails = club.poll(T0 + DAY)
+    assert kinds(mails) == [("transcript", BEN), ("trade", ANN), ("trade", BEN)]
+    assert body(mails[1]) == body(mails[2]) == (
+        "Ben executes offer 1 of Ann: 1 ore\nfor 1 wool (rule 10).\n\n"
+        "The trade succeeded: Ann gives 1 ore to Ben,\nand Ben gives 1 wool to Ann.\n"
+        "(Private: this answer goes to Ann, Ben, who saw the request.)\n\n"
+        "Round 1 of 8 is under way. Next: Round Report 1.\n\n"
+        "-- \nClub Referee <referee@club.test>\n")
+    assert hand_of(club, tag, "Ann") == {**dict.fromkeys(CARD_TYPES, 0), "wool": 1}
+    # Public, failing: the list hears who failed, only the failing party why.
+    club.send(ANN, "accept 2", subject=f"[{tag}] deal", to=LIST)
+    mails = club.poll(T0 + DAY)
+    assert kinds(mails) == [("transcript", ANN), ("trade", LIST), ("trade_failed", ANN)]
+    public = body(mails[1])
+    assert "Ann did not meet the conditions" in public
+    assert "Cat did not" not in public and "steel" not in public.split("did not meet")[1]
+    assert "1 steel" in body(mails[2]) and "SECRET" in body(mails[2])
+
+
+def test_a_reveal_paid_for_publicly_is_delivered_secretly(club: Club) -> None:
+    tag = tournament(club, ANN, BEN)
+    set_hands(club, tag, ann={"apple": 3})
+    club.send(ANN, "buy random", subject=f"[{tag}] a reveal please", to=LIST)
+    mails = club.poll(T0 + DAY)
+    assert kinds(mails) == [("transcript", ANN), ("purchase", LIST), ("reveal", ANN)]
+    revealed = state(club, tag)["members"][0]["known"]
+    assert len(revealed) == 1
+    text = ENGLISH[revealed[0] - 1]
+    assert mails[2]["Subject"] == f"[{tag}] Scoring Instruction {revealed[0]} (secret)"
+    assert f"\n  {revealed[0]}. {text}\n" in body(mails[2])
+    assert "Ann discards 3 apples for the Dealor to reveal a randomly-chosen Scoring " \
+           "Instruction to em secretly." in " ".join(body(mails[1]).split())
+    for mail in mails[:2]:
+        assert text not in " ".join(body(mail).split())
+    assert hand_of(club, tag, "Ann")["apple"] == 0
+
+
+def test_the_dealors_round_report_fires_from_the_sweep_at_day_seven(club: Club) -> None:
+    tag = tournament(club, ANN, BEN)
+    assert [d["what"] for d in club.referee.status(tag)[0]["deadlines"]] == ["Round Report 1"]
+    assert club.poll(T0 + 7 * DAY - timedelta(minutes=1)) == []
+    (report,) = club.poll(T0 + 7 * DAY)
+    assert kinds([report]) == [("round_report", LIST)]
+    assert report["Subject"].startswith(f"[{tag}] Round Report 1")
+    (due,) = club.referee.status(tag)[0]["deadlines"]
+    assert due["what"] == "Round Report 2"
+    assert due["due_at"].startswith((T0 + 14 * DAY).date().isoformat())
+    with club.referee.sessions() as db:
+        (log,) = db.scalars(select(m.ActionLog))
+        assert (log.seat, log.action["verb"], log.source) == (0, "report", "timeout")
+    # Report 2 deals 3 cards to each member, each in a secret mail (rule 7).
+    mails = club.poll(T0 + 14 * DAY)
+    assert kinds(mails) == [("round_report", LIST), ("dealt", ANN), ("dealt", BEN)]
+
+
+def test_bot_members_act_once_a_day_from_the_sweep_and_get_no_mail(club: Club) -> None:
+    tag = tournament(club, ANN, bots=2, seed="bots")
+    status = club.referee.status(tag)[0]
+    assert sorted(d["name"] for d in status["deadlines"]) == ["Bot 2", "Bot 3", "the referee"]
+    assert club.poll(T0 + DAY - timedelta(minutes=1)) == []
+    mails = club.poll(T0 + DAY)
+    with club.referee.sessions() as db:
+        logged = [(a.seat, a.source) for a in db.scalars(select(m.ActionLog))]
+    assert logged == [(2, "bot"), (3, "bot")]
+    for mail in mails:
+        assert addressed(mail) in (LIST, ANN)
+        # A bot's turn is nobody's deadline in the players' mail.
+        assert "due" not in body(mail).split("Next: ")[-1].splitlines()[0]
+    for day in range(2, 8):
+        club.poll(T0 + day * DAY)
+    with club.referee.sessions() as db:
+        sources = [a.source for a in db.scalars(select(m.ActionLog))]
+    assert sources.count("bot") == 14 and sources.count("timeout") == 1
+    assert state(club, tag)["reports"][0]["number"] == 1
+    assert club.referee.replay(tag) == state(club, tag)
+
+
+def test_game_new_reads_the_instructions_file_and_names_a_bad_line(
+        club: Club, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from referee.cli import main
+
+    toml = tmp_path / "referee.toml"
+    toml.write_text(
+        f'[referee]\naddress = "{REF}"\ndatabase = "{club.config.referee.database}"\n'
+        f'public_list = "{LIST}"\n'
+        f'[mailbox]\nkind = "maildir"\npath = "{tmp_path / "in"}"\n'
+        f'[smtp]\nkind = "maildir"\npath = "{tmp_path / "out"}"\n', encoding="utf-8")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1. points ore 1\n2. points wol 2\n", encoding="utf-8")
+    assert main(["-c", str(toml), "game", "new", "loatcg", "--instructions", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err == ("referee: instructions: line 2: 'wol' is not a card type; the types are "
+                   "ore, wool, lumber, apple, diamond, steel, paper, fabric (or basic, refined, "
+                   "all)\n")
+    good = tmp_path / "good.txt"
+    good.write_text("1. points ore 1\n2. points wool 2\n", encoding="utf-8")
+    assert main(["-c", str(toml), "game", "new", "loatcg", "--instructions", str(good),
+                 "--option", "report_days=5", "--now", "2026-03-02T12:00"]) == 0
+    assert capsys.readouterr().out == "loatcg-1\n"
+    (opening,) = club.new_mail()
+    assert "2 Scoring Instructions" in str(opening["Subject"]) and addressed(opening) == LIST
+    assert state(club, "loatcg-1")["members"] == []
+    assert state(club, "loatcg-1")["report_days"] == 5

@@ -13,6 +13,7 @@ from typing import Any
 
 from referee.config import Config, ConfigError, format_duration, load_config, parse_duration
 from referee.service import Referee, RefereeError
+from referee.service.common import DATABASE_AWAY
 
 #: ``poll`` found another pass or the daemon running (sysexits.h EX_TEMPFAIL).
 EX_TEMPFAIL = 75
@@ -131,6 +132,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RefereeError as e:
         print(f"referee: {e}", file=sys.stderr)
         return 1
+    except DATABASE_AWAY as e:
+        # A locked SQLite file or a database that does not answer: nothing
+        # was done that the next run will not do.
+        reason = str(getattr(e, "orig", e)).strip().splitlines()[0]
+        print(f"referee: the database is busy or away ({reason}); try again", file=sys.stderr)
+        return EX_TEMPFAIL
 
 
 def _dispatch(args: argparse.Namespace, config: Config) -> int:
@@ -184,11 +191,11 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
         if args.command == "poll":
             from referee.passes import exclusive, run_pass
 
-            with exclusive(config) as mine:
+            with exclusive(referee) as mine:
                 if not mine:
-                    print(f"referee: another pass or the daemon holds "
-                          f"{config.resolve(config.referee.lock_file)}; this pass did nothing",
-                          file=sys.stderr)
+                    print(f"referee: another pass or the daemon is running (it holds "
+                          f"{config.resolve(config.referee.lock_file)} or the database's "
+                          "pass lease); this pass did nothing", file=sys.stderr)
                     return EX_TEMPFAIL
                 report = run_pass(referee, parse_now(args.now))
             print(report)
@@ -197,11 +204,11 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             from referee.passes import exclusive
             from referee.scheduler import run_daemon
 
-            with exclusive(config) as mine:
+            with exclusive(referee) as mine:
                 if not mine:
                     raise RefereeError(
-                        f"another referee holds {config.resolve(config.referee.lock_file)}; "
-                        "stop it first (or let its pass finish)")
+                        f"another referee holds {config.resolve(config.referee.lock_file)} "
+                        "or the database's pass lease; stop it first (or let its pass finish)")
                 return run_daemon(referee)
         if args.command == "status":
             games = referee.status(args.tag)
@@ -232,7 +239,7 @@ def _send_unless_busy(referee: Referee, config: Config, now: datetime | None) ->
     runs: then its outbox job sends it, and sending here too could send twice."""
     from referee.passes import exclusive, send_outbox
 
-    with exclusive(config) as mine:
+    with exclusive(referee) as mine:
         if mine:
             send_outbox(referee, now)
 

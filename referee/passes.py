@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
-from referee.config import Config
 from referee.mail.imap import ImapSource
 from referee.mail.maildir import MaildirSource
 from referee.service import Referee, now_utc
@@ -92,11 +91,13 @@ def send_outbox(referee: Referee, now: datetime | None = None) -> int:
 
 
 @contextmanager
-def exclusive(config: Config) -> Iterator[bool]:
-    """Hold the referee's lock file while the block runs; yields False, and
-    holds nothing, when another pass or the daemon has it. Two passes that
-    overlapped (a slow cron run, or cron beside the daemon) would each send
-    the same outbox rows."""
+def exclusive(referee: Referee) -> Iterator[bool]:
+    """Hold the referee's lock file and the database's pass lease while the
+    block runs; yields False, and holds nothing, when another pass or the
+    daemon has either. Two passes that overlapped (a slow cron run, or cron
+    beside the daemon) would each send the same outbox rows. The lease is the
+    guard that stays when a tmp cleaner deletes the lock file."""
+    config = referee.config
     path = config.resolve(config.referee.lock_file)
     with open(path, "a+") as f:
         try:
@@ -105,7 +106,13 @@ def exclusive(config: Config) -> Iterator[bool]:
             yield False
             return
         try:
-            yield True
+            if not referee.lease.acquire():
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                referee.lease.release()
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
 

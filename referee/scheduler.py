@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 DEADLINE_EVERY = timedelta(seconds=60)
 #: The outbox retries from 5 s (service/outbox.py): look for due rows that often.
+LEASE_EVERY = timedelta(seconds=30)
 OUTBOX_EVERY = timedelta(seconds=5)
 #: Backoff after a fault that is not a lost connection (the database away, a bug).
 MAX_BACKOFF = 300.0
@@ -62,6 +63,20 @@ class Daemon:
         self.referee.fire_deadlines()
         send_outbox(self.referee)
         publish_pages(self.referee)
+
+    def keep_lease(self) -> None:
+        """Renew the database's pass lease while the daemon runs. Losing it
+        means another process took the referee's work over: stop rather
+        than send the same mail twice."""
+        try:
+            held = self.referee.lease.renew()
+        except Exception:
+            log.exception("renewing the pass lease failed; will try again")
+            return
+        if not held:
+            log.error("another referee process holds the pass lease (%s); stopping",
+                      self.referee.lease.holder_now())
+            self.stop.set()
 
     def outbox(self) -> None:
         self._guarded("outbox", lambda: send_outbox(self.referee))
@@ -122,6 +137,8 @@ class Daemon:
                                seconds=DEADLINE_EVERY.total_seconds(), id="deadlines")
         self.scheduler.add_job(self.outbox, "interval",
                                seconds=OUTBOX_EVERY.total_seconds(), id="outbox")
+        self.scheduler.add_job(self.keep_lease, "interval",
+                               seconds=LEASE_EVERY.total_seconds(), id="lease")
         self.scheduler.start()
         watcher = threading.Thread(target=self.watch_mail, name="mail", daemon=True)
         watcher.start()

@@ -105,3 +105,40 @@ def test_the_operator_resigns_a_player_extends_deadlines_and_cancels_a_game(
     assert game["status"] == "cancelled" and game["players"][2]["bot"]
     assert main([*cli, "game", "cancel", "pure-skill-1"]) == 1
     assert "pure-skill-1 is cancelled; there is nothing to do" in capsys.readouterr().err
+
+
+def test_a_pass_is_refused_by_the_database_lease_when_the_lock_file_is_gone(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tmp cleaner deleted the daemon's lock file: the database still says
+    a pass is running, so a cron pass does nothing."""
+    from datetime import timedelta
+
+    from referee.config import load_config
+    from referee.service import Referee, now_utc
+    from referee.service.lease import Lease
+
+    assert main(["--config", str(config), "init"]) == 0
+    daemon = Referee(load_config(config))
+    lease = Lease(daemon.sessions)
+    assert lease.acquire()
+    (config.parent / "referee.lock").unlink(missing_ok=True)
+    capsys.readouterr()
+    assert main(["--config", str(config), "poll"]) == EX_TEMPFAIL
+    assert "pass lease" in capsys.readouterr().err
+    # A lease its holder stopped renewing (a crashed daemon) expires.
+    assert not Lease(daemon.sessions).acquire(now_utc() + timedelta(seconds=60))
+    assert Lease(daemon.sessions).acquire(now_utc() + timedelta(minutes=3))
+    lease.release()
+    daemon.close()
+
+
+def test_a_database_that_does_not_answer_is_one_line_and_exit_75(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "referee.toml"
+    path.write_text('[referee]\naddress = "referee@club.test"\n'
+                    'database = "postgresql+psycopg://nobody@127.0.0.1:1/none"\n')
+    assert main(["--config", str(path), "poll"]) == EX_TEMPFAIL
+    err = capsys.readouterr().err
+    assert err.startswith("referee: the database is busy or away (") and err.count("\n") == 1

@@ -272,3 +272,31 @@ def test_big_mails_are_fetched_within_the_byte_bound_and_all_processed(post: Pos
         x["X-Referee-Mail"] for u in ("alice", "bob") for x in post.stack.fetch_all(u)
         if x["In-Reply-To"] in {mid for mid, _ in sent}))
     assert replies == {"transcript": len(sent) - 1, "too_large": 1}, replies
+
+
+# -- the lock file deleted under the daemon -----------------------------------------
+
+def test_with_the_lock_file_deleted_under_the_daemon_cron_passes_do_nothing(
+        post: Post, tmp_path: Path) -> None:
+    """A tmp cleaner removed the daemon's lock file, and cron ran ``referee
+    poll`` beside it: 233 of 300 replies went out twice. The database's pass
+    lease now refuses the cron pass, so every reply goes out once."""
+    import subprocess
+
+    from tests.test_e2e import REPO_ROOT, referee_command
+
+    tag = opened_game(post)
+    with daemon(post, tmp_path / "run.log"):
+        time.sleep(1)  # the daemon holds the lock file and the lease
+        (post.config.resolve(post.config.referee.lock_file)).unlink()
+        sent = [post.write(user, f"help\nmail {n}", subject=f"[{tag}] {n}")
+                for n in range(6) for user in ("alice", "bob")]
+        for _ in range(3):
+            cron = subprocess.run(referee_command(post, "poll"), cwd=REPO_ROOT,
+                                  capture_output=True, text=True, timeout=60)
+            assert cron.returncode == 75, cron.stderr
+            assert "pass lease" in cron.stderr
+        replies = post.new_mail("alice", 6, timeout=20) + post.new_mail("bob", 6, timeout=20)
+        time.sleep(2)  # anything sent twice would have arrived by now
+    post.assert_no_more_mail("alice", "bob")
+    assert sorted(str(x["In-Reply-To"]) for x in replies) == sorted(sent)

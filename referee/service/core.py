@@ -18,6 +18,7 @@ from referee.service.common import Outcome, now_utc
 from referee.service.deadlines import DeadlineSweep
 from referee.service.delivery import Delivery
 from referee.service.intake import Cursor, Intake
+from referee.service.lease import Lease
 from referee.service.operator import Operator
 from referee.service.outbox import OutboxSender, composer_for
 from referee.service.reading import Reading
@@ -43,6 +44,7 @@ class Referee:
                              Bounces(self.composer), routing)
         self.sweep = DeadlineSweep(self.sessions, self.composer, self.delivery)
         self.operator = Operator(config, self.sessions, self.delivery)
+        self.lease = Lease(self.sessions)
 
     def close(self) -> None:
         self.db_engine.dispose()

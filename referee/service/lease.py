@@ -1,0 +1,70 @@
+"""The pass lease: a row in the database that one referee process holds
+while it runs a pass (or for as long as the daemon runs), renewed as it
+goes. Beside the lock file, which a tmp cleaner can delete, it makes the
+database itself refuse a second pass: two passes at once would each send
+the same outbox rows.
+
+Each call is one short transaction. Leases run on the wall clock, never on
+an injected ``--now``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import CursorResult, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from referee.service.common import now_utc
+from referee.store import models as m
+
+#: The lease every pass and the daemon take.
+PASS = "pass"
+
+
+class Lease:
+    """One named lease, held by this process."""
+
+    def __init__(self, sessions: sessionmaker[Session], name: str = PASS,
+                 ttl: timedelta = timedelta(minutes=2)) -> None:
+        self.sessions, self.name, self.ttl = sessions, name, ttl
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+    def acquire(self, now: datetime | None = None) -> bool:
+        """Take the lease, or renew it if this process holds it; False when
+        another process holds it and it has not expired."""
+        now = now or now_utc()
+        with self.sessions.begin() as db:
+            taken: CursorResult[Any] = db.execute(  # type: ignore[assignment]
+                update(m.Lease)
+                .where(m.Lease.name == self.name,
+                       (m.Lease.holder == self.holder) | (m.Lease.expires_at < now))
+                .values(holder=self.holder, expires_at=now + self.ttl)
+            )
+            if taken.rowcount:
+                return True
+        try:
+            with self.sessions.begin() as db:
+                db.add(m.Lease(name=self.name, holder=self.holder, expires_at=now + self.ttl))
+            return True
+        except IntegrityError:
+            return False  # held by another process
+
+    renew = acquire
+
+    def holder_now(self) -> str | None:
+        """Who holds the lease (expired or not), for messages."""
+        with self.sessions() as db:
+            row = db.get(m.Lease, self.name)
+            return row.holder if row else None
+
+    def release(self) -> None:
+        with self.sessions.begin() as db:
+            db.execute(update(m.Lease).where(m.Lease.name == self.name,
+                                             m.Lease.holder == self.holder)
+                       .values(expires_at=datetime(1970, 1, 1)))

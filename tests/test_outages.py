@@ -300,3 +300,34 @@ def test_with_the_lock_file_deleted_under_the_daemon_cron_passes_do_nothing(
         time.sleep(2)  # anything sent twice would have arrived by now
     post.assert_no_more_mail("alice", "bob")
     assert sorted(str(x["In-Reply-To"]) for x in replies) == sorted(sent)
+
+
+# -- a UIDVALIDITY change -------------------------------------------------------------
+
+def test_after_a_uidvalidity_change_no_mail_is_applied_or_answered_twice(
+        post: Post) -> None:
+    """A restored or rebuilt mailbox gets a new UIDVALIDITY, and the referee
+    reads it all again: mail with a Message-ID is recognised by it, mail
+    without one by its digest, so none is applied or answered twice (a
+    repeated Spades play would even have counted as a misplay)."""
+    tag = opened_game(post)
+    post.write("alice", "bid 4", subject=f"[{tag}]")
+    undated = (f"From: {person('bob')}\r\nTo: {REF}\r\nSubject: [{tag}] no id\r\n\r\n"
+               "bid 2\r\n").encode()
+    post.stack.deliver(undated, "bob", REF)  # straight into Dovecot: no Message-ID added
+    post.in_referee_inbox += 1
+    post.poll(T0)
+    post.new_mail("alice", 2)  # the transcript and the round report
+    post.new_mail("bob", 2)
+    assert len(post.actions(tag)) == 2
+    proc = post.stack._doveadm("mailbox", "update", "-u", "referee", "--uid-validity",
+                               "4242", "INBOX")
+    assert proc.returncode == 0, proc.stderr
+    report = post.poll(T0 + timedelta(minutes=5))
+    assert report.read == 2 and report.processed == 0  # read again, known as seen
+    assert len(post.actions(tag)) == 2
+    with post.referee.sessions() as db:
+        notes = [r.note for r in db.scalars(select(m.Inbound).order_by(m.Inbound.id))]
+    assert [n.startswith("duplicate of inbound") for n in notes] == [False, False, True, True]
+    time.sleep(1)
+    post.assert_no_more_mail("alice", "bob")

@@ -41,7 +41,9 @@ def _print_mail(msg: EmailMessage, reader: str) -> None:
 
 
 #: In a demo with bots only, these mails are printed whole; others are counted.
-REPORTS = ("opening", "round_report")
+REPORTS = ("opening", "round_report", "final_report")
+#: Bots in a demo of a game that takes any number of members.
+DEMO_BOTS = 4
 
 
 def run_demo(kind: str, folder: str, seed: str) -> int:
@@ -129,13 +131,19 @@ def _setup(folder: str, **referee_keys: str) -> tuple[Path, Referee]:
 
 
 def _bots_demo(kind: str, folder: str, seed: str) -> int:
-    """Bots in every seat play the whole game at once; the public list gets
-    every move, and the opening and round reports are printed whole."""
+    """Bots in every seat play the whole game; the public list gets every
+    move, and the opening and the reports are printed whole. Bots on a
+    timetable of their own (a tournament's members) act as the simulated
+    days pass, one pass a day."""
     game = get_game(kind)
     root, referee = _setup(folder, public_list=f"table@{DOMAIN}")
-    seats = game.seat_count(game.parse_options({}))[0]
+    seats = game.seat_count(game.parse_options({}))[0] or DEMO_BOTS
     tag = referee.create_game(kind, [], bots=seats, seed=seed, now=START)
-    run_pass(referee, START)
+    now = START
+    run_pass(referee, now)
+    while referee.status(tag)[0]["status"] == "active" and now < START + timedelta(days=400):
+        now += timedelta(days=1)
+        run_pass(referee, now)
     print(f"Started {tag}: {game.title} with {seats} bots; every move went to the list "
           f"table@{DOMAIN}.\nWorking folder: {root} (Maildir in/out, SQLite)\n")
     outbox = mailbox.Maildir(root / "outbox", create=True)
@@ -150,7 +158,14 @@ def _bots_demo(kind: str, folder: str, seed: str) -> int:
             _print_mail(msg, "The list")
     final = referee.status(tag)[0]
     print("=" * 78)
-    print(f"{len(mails)} mails went to the list in all.")
+    print(f"{len(mails)} mails went to the list in all", end="")
+    if now > START:
+        by_kind: dict[str, int] = {}
+        for msg in mails:
+            by_kind[str(msg["X-Referee-Mail"])] = by_kind.get(str(msg["X-Referee-Mail"]), 0) + 1
+        print(f", over {(now - START).days} simulated days: " + ", ".join(
+            f"{n} {k}" for k, n in sorted(by_kind.items(), key=lambda kv: -kv[1])), end="")
+    print(".")
     print(f"Final result of {tag}: {final.get('result')}")
     for name, score in final.get("scores", {}).items():
         print(f"  {name:<10} {score}")

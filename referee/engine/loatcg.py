@@ -503,7 +503,10 @@ class Loatcg(Game[LoatcgState]):
 
     def bot_action(self, state: LoatcgState, seat: int, rng: random.Random) -> Action:
         """A random legal action of a bot member: one of the kinds of action
-        open to it now, chosen uniformly, with random arguments."""
+        open to it now, chosen uniformly, with random arguments. Bots save
+        apples to buy reveals: they discard and offer other cards while they
+        hold any, draw or take only with apples to spare beyond a reveal's
+        price, and one that can pay for a reveal does so half the time."""
         if seat == DEALOR:
             return self.timeout_action(state, seat, rng)
         member = _member(state, seat)
@@ -511,13 +514,15 @@ class Loatcg(Game[LoatcgState]):
             raise IllegalAction("Nothing is open to this seat.")
         hand = member.hand
         held = [t for t in CARD_TYPES if hand[t]]
+        spare = [t for t in held if t != "apple"] or held
         apples = hand["apple"]
         options: list[Action] = [Action("hand")]
         if held:
-            options.append(Action("discard", (rng.choice(held),)))
-        if apples >= 1:
+            options.append(Action("discard", (rng.choice(spare),)))
+        # Apples beyond a reveal's price may go on draws and takes.
+        if apples > REVEAL_APPLES:
             options.append(Action("draw"))
-        if apples >= TAKE_APPLES:
+        if apples >= TAKE_APPLES + REVEAL_APPLES:
             in_pile = [t for t in CARD_TYPES if state.discard_pile[t]]
             # Now and then a card the Pile lacks, as a member may ask for one.
             options.append(Action("take", (rng.choice(in_pile or list(CARD_TYPES)),)))
@@ -530,6 +535,9 @@ class Loatcg(Game[LoatcgState]):
                 options.append(Action("number", (rng.randint(1, len(state.reports)),)))
         if apples >= INSTRUCTION_APPLES:
             options.append(Action("instruction", (rng.randint(1, state.rounds),)))
+        purchases = [o for o in options if o.verb in ("reveal", "number", "instruction")]
+        if purchases and rng.random() < 0.5:
+            return rng.choice(purchases)
         open_to_me = [
             o for o in state.offers if o.maker != seat and (not o.takers or seat in o.takers)
         ]
@@ -540,7 +548,7 @@ class Loatcg(Game[LoatcgState]):
             options.append(Action("withdraw", (rng.choice(mine).number,)))
         give: dict[str, int] = {}
         for _ in range(rng.randint(1, 2) if held else 0):
-            kind = rng.choice(held)
+            kind = rng.choice(spare)
             give[kind] = min(give.get(kind, 0) + 1, hand[kind])
         want = {rng.choice(CARD_TYPES): rng.randint(1, 2)}
         options.append(Action("offer", (give, want, [])))

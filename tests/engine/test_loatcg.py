@@ -829,7 +829,7 @@ Each has been dealt 5 cards in a secret mail.
 Write one action a line, to the list (publicly), to the referee and some
 members (privately) or to the referee alone (secretly) - definition F:
 
-  deal me in             become a Member (publicly, rule 1)
+  deal me in             become a Member (to the list or the referee, rule 1)
   discard wool           discard one card (rule 8)
   draw                   discard an apple to draw 2 cards
   take steel             discard 2 apples to take a steel from the Discard Pile

@@ -24,6 +24,8 @@ MAX_LINES = 100
 #: The transcript quotes a line, and an answer to it, up to so many characters.
 MAX_QUOTE = 200
 MAX_ANSWER = 1000
+#: The reply lists this many lines of the transcript, then says how many more.
+MAX_LISTED = 30
 
 
 def run_commands(

@@ -23,7 +23,7 @@ from referee.config import Config
 from referee.mail.inbound import Automation, InboundMessage, parse_message
 from referee.service.bounces import Bounces
 from referee.service.budgets import Allowance, Budgets
-from referee.service.commands import run_commands
+from referee.service.commands import MAX_LISTED, run_commands
 from referee.service.common import DATABASE_AWAY, Outcome
 from referee.service.delivery import Delivery, new_token
 from referee.service.joining import Joining
@@ -255,7 +255,8 @@ class Intake:
         transcript = run_commands(gs, seat.position, msg.lines, scope, seen_by, record.id)
         gs.settle()
         self.delivery.reply(db, gs, player, msg, "transcript", {
-            "lines": [t.__dict__ for t in transcript],
+            "lines": [t.__dict__ for t in transcript[:MAX_LISTED]],
+            "more": max(len(transcript) - MAX_LISTED, 0),
             # Asked for, or owed: after a refusal the player sees what they
             # can do now (for a bid, the cards they still hold; PS-7).
             "help": gs.engine.help(gs.state, seat.position)

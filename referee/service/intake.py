@@ -275,12 +275,13 @@ def content_digest(msg: InboundMessage) -> str:
 
 def mail_digest(msg: InboundMessage, raw: bytes) -> str:
     """Which mail this is, whatever its Message-ID: for a person's dated mail
-    with commands, its sender, Date, subject, thread and commands (a replay
+    with commands, its sender, Date, recipients, subject, thread and commands (a replay
     under a new Message-ID is the same mail, and changing the subject breaks
     the DKIM signature a verified mail counts on); for any other, its bytes."""
     if msg.lines and msg.date and msg.automation is Automation.NONE:
         text = "\n".join((msg.sender, msg.date.isoformat(), msg.subject,
-                          " ".join(msg.in_reply_to), content_digest(msg)))
+                          " ".join(sorted({*msg.to, *msg.cc})), " ".join(msg.in_reply_to),
+                          content_digest(msg)))
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return hashlib.sha256(raw).hexdigest()
 

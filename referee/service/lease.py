@@ -53,7 +53,17 @@ class Lease:
                 db.add(m.Lease(name=self.name, holder=self.holder, expires_at=now + self.ttl))
             return True
         except IntegrityError:
-            return False  # held by another process
+            pass  # held by another process, or left by a dead one
+        stale = self.holder_now()
+        if stale is None or not _dead_here(stale):
+            return False
+        # A process of this host that was killed mid-pass left its lease:
+        # it will never renew it, so it need not be waited out.
+        with self.sessions.begin() as db:
+            taken = db.execute(  # type: ignore[assignment]
+                update(m.Lease).where(m.Lease.name == self.name, m.Lease.holder == stale)
+                .values(holder=self.holder, expires_at=now + self.ttl))
+            return bool(taken.rowcount)
 
     renew = acquire
 
@@ -68,3 +78,19 @@ class Lease:
             db.execute(update(m.Lease).where(m.Lease.name == self.name,
                                              m.Lease.holder == self.holder)
                        .values(expires_at=datetime(1970, 1, 1)))
+
+
+def _dead_here(holder: str) -> bool:
+    """Whether ``holder`` (host:pid:nonce) was a process of this host that
+    no longer runs."""
+    host, _, rest = holder.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False

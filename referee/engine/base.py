@@ -239,6 +239,10 @@ class Game(Generic[StateT]):
         raises :class:`ParseError` if it is one but malformed."""
         raise NotImplementedError
 
+    def read_as(self, action: Action) -> str:
+        """How the transcript says it read ``action`` ("bid 5")."""
+        return " ".join([action.verb, *(str(a) for a in action.args)])
+
     def accepts(self, action: Action, scope: Scope) -> None:
         """Raise :class:`ScopeError` if ``action`` may not come in ``scope``."""
         raise NotImplementedError

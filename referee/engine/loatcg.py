@@ -406,6 +406,16 @@ class Loatcg(Game[LoatcgState]):
             "'buy instruction 5' (7 apples)."
         )
 
+    def read_as(self, action: Action) -> str:
+        """An offer as its maker would write it: ``offer 1 diamond for 1 wool
+        to Bob``."""
+        if action.verb == "offer" and len(action.args) == 3:
+            give, want, names = action.args
+            if isinstance(give, dict) and isinstance(want, dict):
+                to = f" to {', '.join(str(n) for n in names)}" if names else ""
+                return f"offer {cards_text(give)} for {cards_text(want)}{to}"
+        return super().read_as(action)
+
     def accepts(self, action: Action, scope: Scope) -> None:
         """Rule 8: a member's own actions come in any scope. Rule 1: dealing
         oneself in is "by announcement"; house reading: a mail to the list or

@@ -74,7 +74,7 @@ def _run(
             out.append(TranscriptLine(line, "", "ignored", "Not a command."))
             continue
         unknown = 0
-        read_as = " ".join([action.verb, *(str(a) for a in action.args)])
+        read_as = gs.engine.read_as(action)
         if action.verb == "help":
             out.append(TranscriptLine(line, "help", "applied", "Help is below."))
             continue

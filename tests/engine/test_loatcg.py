@@ -1075,3 +1075,10 @@ def test_random_tournaments_keep_every_rule(
                                                           "reported_instruction"))
     for notice in notices[-40:]:
         render(notice)
+
+
+def test_the_transcript_reads_an_offer_as_its_maker_would_write_it() -> None:
+    action = GAME.parse("Offer 2 wool, an ore for 1 steel to Ben and Cat")
+    assert action is not None
+    assert GAME.read_as(action) == "offer 1 ore, 2 wool for 1 steel to Ben, Cat"
+    assert GAME.read_as(Action("execute", (3,))) == "execute 3"

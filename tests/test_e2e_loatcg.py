@@ -1,0 +1,433 @@
+"""The Land of Agora tournament (rule text 002) by email end to end, over
+the suite's real servers: the players write by SMTP (Postfix) to the
+referee or to the list ``players@example.test`` (every player and the
+referee); the referee reads its mailbox by IMAP (Dovecot) and answers by
+SMTP; each player reads their own IMAP mailbox.
+
+The operator starts a tournament of three instructions with
+``referee game new loatcg --instructions FILE`` and no members. Alice deals
+herself in on the list, Bob in a mail to the referee alone. Alice offers Bob
+a trade privately (Bob on Cc) and Bob executes it privately (Alice on Cc);
+Bob offers a trade on the list and Alice's public execution fails, so the
+list hears that she did not meet its conditions and she alone hears why.
+Alice pays three apples, secretly, for a random instruction. Then
+``referee poll --now`` at days 7, 14 and 21 publishes Round Report 1, Round
+Report 2 (with a secret deal of three cards to each member) and the Final
+Report. Every mail anyone received is scanned: none but the holder's shows a
+hand, a deal or an instruction before a report published it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from email.utils import make_msgid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from referee.engine.scoring import parse_instructions
+from referee.store import models as m
+from tests.mailstack import PLAYERS, REPO_ROOT, MailStack
+from tests.test_e2e import REF, SIGNATURE, T0, Post, body, kind, referee_command
+
+SEED = "agora-88"  # Alice is dealt an ore, 3 apples and a diamond; Bob 2 ore, 2 wool, a diamond
+INSTRUCTIONS = "1. points ore wool lumber 2\n2. pairs diamond 5 odd -15\n3. points apple 1\n"
+ENGLISH = [i.english() for i in parse_instructions(INSTRUCTIONS)]
+ADDRESS = {user: f"{user}@example.test" for user in PLAYERS}
+SECRET_KINDS = {"dealt", "hand", "reveal", "take_failed", "trade_failed", "transcript"}
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def outbox_order(msg: EmailMessage) -> int:
+    return int(str(msg["Message-ID"]).split(".")[1])
+
+
+class Tournament:
+    """The players' mailboxes, read after each pass, and what was sent."""
+
+    def __init__(self, post: Post) -> None:
+        self.post = post
+        self.list = post.stack.list_address
+        self.last_outbox = 0
+
+    def write(self, user: str, text: str, subject: str, to: Sequence[str]) -> None:
+        msg = EmailMessage()
+        msg["From"] = f"{user.capitalize()} <{ADDRESS[user]}>"
+        msg["To"] = ", ".join(to)
+        msg["Subject"] = subject
+        msg["Message-ID"] = make_msgid(idstring=user, domain="mua.example.test")
+        msg.set_content(f"{text}\n\n-- \n{user.capitalize()}\n")
+        self.post.stack.send(msg, user, list(to))
+        self.post.in_referee_inbox += 1
+        readers = PLAYERS if self.list in to else [u for u in PLAYERS if ADDRESS[u] in to]
+        for reader in readers:  # everyone's copy, the list's included
+            (copy,) = self.post.new_mail(reader, 1)
+            assert copy["Message-ID"] == msg["Message-ID"]
+        give_up = time.monotonic() + 10
+        with self.post.stack.imap("referee") as client:
+            while int(client.folder_status("INBOX", [b"MESSAGES"])[b"MESSAGES"]
+                      ) < self.post.in_referee_inbox:
+                assert time.monotonic() < give_up, f"{text!r} did not reach the referee"
+                time.sleep(0.01)
+
+    def poll(self, now: datetime, *, cli: bool = False) -> dict[str, list[EmailMessage]]:
+        """One pass (in process, or ``referee poll --now``); what each player got."""
+        if cli:
+            self.post.stack.wait_for("referee", self.post.in_referee_inbox)
+            done = subprocess.run(referee_command(self.post, "poll", "--now", now.isoformat()),
+                                  cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+        else:
+            self.post.poll(now)
+        return self.received()
+
+    def received(self) -> dict[str, list[EmailMessage]]:
+        with self.post.referee.sessions() as db:
+            rows = list(db.scalars(select(m.Outbox).where(m.Outbox.id > self.last_outbox)
+                                   .order_by(m.Outbox.id)))
+        self.last_outbox = max([self.last_outbox, *(row.id for row in rows)])
+        assert all(row.sent_at is not None for row in rows)
+        public = sum(row.recipients == [self.list] for row in rows)
+        self.post.in_referee_inbox += public  # the list brings them back to the referee
+        mail = {}
+        for user in PLAYERS:
+            count = sum(row.recipients in ([self.list], [ADDRESS[user]]) for row in rows)
+            mail[user] = sorted(self.post.new_mail(user, count), key=outbox_order) if count else []
+        return mail
+
+
+def kinds(mails: list[EmailMessage]) -> list[str]:
+    return [kind(x) for x in mails]
+
+
+@pytest.fixture
+def post(mailstack: MailStack, tmp_path: Path) -> Iterator[Post]:
+    p = Post(mailstack, tmp_path, public_list=mailstack.list_address)
+    yield p
+    p.close()
+
+
+JOINED_ALICE = f"""\
+Alice deals emself in and draws 5 cards (rule 3). The cards
+are dealt secretly.
+
+Members: Alice.
+
+Round 1 of 3 is under way. Next: Round Report 1.
+
+{SIGNATURE}"""
+
+DEALT_ALICE = f"""\
+Alice,
+you have dealt yourself in: the Dealor deals you 5 cards (rule 3).
+
+Dealt to you: 1 ore, 3 apples, 1 diamond
+
+Your hand (5 cards): 1 ore, 3 apples, 1 diamond
+Your Hand Score: -10 points.
+
+This mail is SECRET: it went to you alone. The Dealor never reveals
+secret information privately or publicly (rule 9).
+
+Round 1 of 3 is under way. Next: Round Report 1.
+
+{SIGNATURE}"""
+
+
+def test_a_tournament_by_email_joins_trades_a_secret_reveal_and_the_reports(
+        post: Post, tmp_path: Path) -> None:
+    t = Tournament(post)
+    instructions = tmp_path / "instructions.txt"
+    instructions.write_text(INSTRUCTIONS, encoding="utf-8")
+    started = time.monotonic()
+
+    # The operator starts it with no members; the opening goes to the list.
+    done = subprocess.run(referee_command(
+        post, "game", "new", "loatcg", "--instructions", str(instructions),
+        "--option", "report_days=7", "--seed", SEED, "--now", T0.isoformat()),
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "loatcg-1\n", "")
+    tag = "loatcg-1"
+    got = t.received()
+    assert all(kinds(got[u]) == ["opening"] for u in PLAYERS)
+    opening = body(got["carol"][0])
+    assert "There are 3 numbered Scoring Instructions" in flat(opening)
+    assert opening.startswith(f"""\
+The Dealor begins the Land of Agora tournament (LoAtTCG) and round 1
+(rule text 002, rule 5).
+
+There are 3 numbered Scoring Instructions (rule 4), known only to
+the Dealor. The SHA-256 hash of their text, with a secret 256-bit salt, is
+
+{post.state(tag)["digest"]}
+
+The Final Report will give the salt and the exact text, so anyone can
+check this hash.
+
+Timetable: 7 days after each round begins, a Round Report
+gives every Member's Hand Score, one instruction not reported before
+(without its number) and the Discard Pile (rule 5). From the second report
+on, every Member is then dealt 3 cards, secretly (rule 7). Seven days after
+round 3 begins the tournament freezes, and the Final Report names
+the winner(s) (rule 6).
+
+Members: none yet.
+
+Write one action a line, to the list (publicly), to the referee and some
+members (privately) or to the referee alone (secretly) - definition F:
+
+  deal me in             become a Member (to the list or the referee, rule 1)
+""")
+    assert opening.endswith(f"""\
+  withdraw 3             withdraw your own offer 3
+
+Round 1 of 3 is under way. Next: Round Report 1.
+
+{SIGNATURE}""")
+
+    # Alice deals herself in on the list; Bob in a mail to the referee alone.
+    t.write("alice", "deal me in", f"Re: [{tag}] The tournament begins", [t.list])
+    got = t.poll(T0 + timedelta(hours=1))
+    assert kinds(got["alice"]) == ["transcript", "joined", "dealt"]
+    assert [kinds(got[u]) for u in ("bob", "carol")] == [["joined"], ["joined"]]
+    transcript, joined, dealt = got["alice"]
+    assert "> deal me in\n  DONE (join): Alice deals emself in and draws 5 cards." in body(
+        transcript)
+    assert str(joined["To"]) == t.list and body(joined) == JOINED_ALICE
+    assert str(dealt["To"]) == "Alice <alice@example.test>" and body(dealt) == DEALT_ALICE
+    t.write("bob", "count me in, please:\n\ndeal me in", "The card game", [REF])
+    got = t.poll(T0 + timedelta(hours=2))
+    assert kinds(got["bob"]) == ["transcript", "joined", "dealt"]
+    assert "Dealt to you: 2 ore, 2 wool, 1 diamond" in body(got["bob"][2])
+    assert kinds(got["alice"]) == kinds(got["carol"]) == ["joined"]
+
+    # A private trade: offered with Bob on Cc, executed with Alice on Cc.
+    t.write("alice", "offer 1 diamond for 1 wool", f"[{tag}] a trade, Bob?",
+            [REF, ADDRESS["bob"]])
+    got = t.poll(T0 + timedelta(hours=3))
+    assert kinds(got["alice"]) == ["transcript", "offer"] and kinds(got["bob"]) == ["offer"]
+    offer = got["bob"][0]
+    assert str(offer["To"]) == "Bob <bob@example.test>"
+    assert offer["Subject"] == f"[{tag}] Offer 1: Alice gives 1 diamond for 1 wool (private)"
+    assert body(offer) == f"""\
+Alice offers a trade (rule 10):
+
+  offer 1: Alice gives 1 diamond
+           and wants 1 wool in return.
+
+It may be accepted by Bob.
+To execute it write "accept 1", publicly, or privately with
+Alice copied. The cards are checked when it is executed. The
+offer stands until it is executed or withdrawn ("withdraw 1"
+by Alice), and lapses at the Freeze.
+(Private: this answer goes to Alice, Bob, who saw the request.)
+
+Round 1 of 3 is under way. Next: Round Report 1.
+
+{SIGNATURE}"""
+    assert got["alice"][0]["Subject"] == f"Re: [{tag}] a trade, Bob?"
+    assert body(got["alice"][0]) == f"""\
+Alice, here is what I did with your mail for {tag}.
+
+> offer 1 diamond for 1 wool
+  DONE (offer 1 diamond for 1 wool): Offer 1: Alice gives 1 diamond for 1 wool to Bob.
+
+{SIGNATURE}Write "help" to the referee for what you can do now.
+"""
+    assert not got["carol"]
+    t.write("bob", "accept 1", f"[{tag}] deal", [REF, ADDRESS["alice"]])
+    got = t.poll(T0 + timedelta(hours=4))
+    assert kinds(got["bob"]) == ["transcript", "trade"] and kinds(got["alice"]) == ["trade"]
+    assert not got["carol"]
+    trade = got["alice"][0]
+    assert trade["Subject"] == f"[{tag}] Trade 1 done (private)"
+    assert body(trade) == body(got["bob"][1]) == f"""\
+Bob executes offer 1 of Alice: 1 diamond
+for 1 wool (rule 10).
+
+The trade succeeded: Alice gives 1 diamond to Bob,
+and Bob gives 1 wool to Alice.
+(Private: this answer goes to Alice, Bob, who saw the request.)
+
+Round 1 of 3 is under way. Next: Round Report 1.
+
+{SIGNATURE}"""
+
+    # A public trade that fails: the list hears who, Alice alone why.
+    t.write("bob", "offer 1 ore for 2 lumber", f"[{tag}] lumber wanted", [t.list])
+    got = t.poll(T0 + timedelta(hours=5))
+    assert kinds(got["bob"]) == ["transcript", "offer"] and kinds(got["carol"]) == ["offer"]
+    t.write("alice", "accept 2", f"[{tag}] yes", [t.list])
+    got = t.poll(T0 + timedelta(hours=6))
+    assert kinds(got["alice"]) == ["transcript", "trade", "trade_failed"]
+    assert kinds(got["bob"]) == kinds(got["carol"]) == ["trade"]
+    failed = got["carol"][0]
+    assert str(failed["To"]) == t.list
+    assert body(failed) == f"""\
+Alice executes offer 2 of Bob: 1 ore
+for 2 lumber (rule 10).
+
+The trade failed: Alice did not meet the conditions
+for the trade. No cards moved, and offer 2 stays open.
+
+Round 1 of 3 is under way. Next: Round Report 1.
+
+{SIGNATURE}"""
+    why = got["alice"][2]
+    assert str(why["To"]) == "Alice <alice@example.test>"
+    assert body(why) == f"""\
+Alice, trade 2 (Bob gives 1 ore
+for 2 lumber) failed because you did not meet its conditions.
+You were short of: 2 lumber.
+
+Your hand (5 cards): 1 ore, 1 wool, 3 apples
+Your Hand Score: 7 points.
+
+This mail is SECRET: it went to you alone. The Dealor never reveals
+secret information privately or publicly (rule 9).
+
+{SIGNATURE}"""
+
+    # A paid reveal, secretly: Alice alone hears it; nothing goes to the list.
+    t.write("alice", "buy random", f"[{tag}] a secret", [REF])
+    got = t.poll(T0 + timedelta(hours=7))
+    assert kinds(got["alice"]) == ["transcript", "reveal"]
+    assert not any(got[u] for u in PLAYERS if u != "alice")
+    reveal = got["alice"][1]
+    assert post.state(tag)["members"][0]["known"] == [1]
+    assert reveal["Subject"] == f"[{tag}] Scoring Instruction 1 (secret)"
+    assert body(reveal) == f"""\
+Alice, you discarded 3 apples for the Dealor to reveal
+a randomly-chosen Scoring Instruction, with its number (rule 8). It is:
+
+  1. Each ore, wool or lumber is worth 2 points.
+
+Your hand (2 cards): 1 ore, 1 wool
+Your Hand Score: 4 points.
+Instructions the Dealor has revealed to you:
+  1. Each ore, wool or lumber is worth 2 points.
+
+This mail is SECRET: it went to you alone. The Dealor never reveals
+secret information privately or publicly (rule 9).
+You may tell others what you learned, truly or not: the Dealor will not.
+
+{SIGNATURE}"""
+
+    # The Dealor's timetable, by `referee poll --now`: two reports, the Final Report.
+    assert t.poll(T0 + timedelta(days=7) - timedelta(minutes=1), cli=True)["alice"] == []
+    got = t.poll(T0 + timedelta(days=7), cli=True)
+    assert all(kinds(got[u]) == ["round_report"] for u in PLAYERS)
+    report_1 = got["carol"][0]
+    got = t.poll(T0 + timedelta(days=14), cli=True)
+    assert kinds(got["alice"]) == kinds(got["bob"]) == ["round_report", "dealt"]
+    assert kinds(got["carol"]) == ["round_report"]
+    assert "round 3 begins: the Dealor deals each Member 3 cards (rule 7)" in flat(
+        body(got["bob"][1]))
+    got = t.poll(T0 + timedelta(days=21), cli=True)
+    assert all(kinds(got[u]) == ["final_report"] for u in PLAYERS)
+    final = body(got["carol"][0])
+    state = post.state(tag)
+    assert state["frozen"] and f"salt: {state['salt']}\n" + INSTRUCTIONS in final
+    assert state["digest"] in opening and state["digest"] in final
+    assert hashlib.sha256(f"salt: {state['salt']}\n{INSTRUCTIONS}".encode()).hexdigest() == (
+        state["digest"])
+    assert report_1["Subject"] == f"[{tag}] Round Report 1: round 2 begins"
+    assert body(report_1) == f"""\
+ROUND REPORT 1 (rule 5)
+
+Hand Scores at the end of round 1:
+  Alice: 4
+  Bob: 11
+
+A Scoring Instruction, chosen at random among those not reported before
+(its number is not given):
+
+  {ENGLISH[1]}
+
+The Discard Pile: 3 apples.
+
+Round 2 begins. (No cards are dealt after the first
+Round Report, rule 7.)
+
+Round 2 of 3 is under way. Next: Round Report 2.
+
+{SIGNATURE}"""
+    assert final == f"""\
+The tournament has frozen: round 3 is over (rule 6). This is the
+Final Report.
+
+THE SCORING INSTRUCTIONS
+  1. {ENGLISH[0]}
+  2. {ENGLISH[1]} (Round Report 1)
+  3. {ENGLISH[2]} (Round Report 2)
+
+HANDS AND SCORES AT THE FREEZE
+  Alice: 10 points; 1 ore, 4 wool
+  Bob: 17 points; 3 ore, 2 wool, 1 lumber, 2 diamonds
+
+Bob wins the tournament with the highest Hand Score (rule 6).
+Open offer 2 lapses at the Freeze.
+
+THE HASH
+The hash published at the start was {state["digest"]}.
+It is the SHA-256 of the text between the lines below, the salt
+{state["salt"]} included, every line ending in a newline:
+-----
+salt: {state["salt"]}
+{INSTRUCTIONS}-----
+
+The tournament has ended: nothing more is accepted.
+
+{SIGNATURE}"""
+
+    scan_every_mailbox(post, t.list, state)
+    assert time.monotonic() - started < 60
+
+
+def scan_every_mailbox(post: Post, list_address: str, state: dict[str, object]) -> None:
+    """No mail to anyone but its holder shows a hand, a deal or an
+    instruction before a Round Report (or the Final Report) published it;
+    the salt appears only in the Final Report."""
+    hands: set[str] = set()  # every hand and deal a secret mail showed, of two types or more
+    mails: list[tuple[str, EmailMessage]] = []
+    for user in PLAYERS:
+        for msg in post.stack.fetch_all(user):
+            if msg["From"] is not None and REF in str(msg["From"]):
+                mails.append((user, msg))
+    mails.sort(key=lambda um: outbox_order(um[1]))
+    for user, msg in mails:
+        if kind(msg) in SECRET_KINDS:
+            assert str(msg["To"]) == f"{user.capitalize()} <{ADDRESS[user]}>"
+            for line in body(msg).splitlines():
+                found = re.match(r"(?:Your hand \(\d+ cards?\)|Dealt to you): (.+)$", line)
+                if found and "," in found.group(1):
+                    hands.add(found.group(1))
+    published: set[str] = set()
+    once = {str(msg["Message-ID"]): msg for _user, msg in reversed(mails)}  # the list's copies
+    for msg in sorted(once.values(), key=outbox_order):
+        text, k = flat(body(msg)), kind(msg)
+        if k == "final_report":
+            break
+        if k in SECRET_KINDS:
+            continue
+        assert "Your hand" not in text and "Dealt to you" not in text, msg["Subject"]
+        assert str(state["salt"]) not in text
+        for hand in hands:
+            assert hand not in text, (hand, msg["Subject"])
+        if k == "round_report":  # publishes one instruction not reported before
+            (new,) = {i for i in ENGLISH if i not in published and flat(i) in text}
+            published.add(new)
+        for instruction in ENGLISH:
+            if instruction not in published:
+                assert flat(instruction) not in text, (instruction, msg["Subject"])
+    assert len(published) == 2

@@ -8,9 +8,7 @@ twin over the real Postfix and Dovecot is ``tests/test_e2e_hostile.py``.
 from __future__ import annotations
 
 import mailbox
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,17 +16,8 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from referee.store import models as m
-from tests.databases import KINDS, database_url
 from tests.hostile import corpus
 from tests.test_referee import ALICE, BOB, REF, Club, body, new_goofspiel
-
-
-@pytest.fixture(params=KINDS)
-def club(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Club]:
-    for url in database_url(request.param, tmp_path):
-        c = Club(tmp_path, database=url)
-        yield c
-        c.referee.close()
 
 
 def _drop(club: Club, raw: bytes) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import mailbox
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -110,3 +111,22 @@ def _shared_club(factory: pytest.TempPathFactory) -> Club:
         new_goofspiel(club)
         _clubs["club"] = club
     return _clubs["club"]
+
+
+def test_forged_hostile_mail_in_verified_mode_blocks_nothing(tmp_path: Path) -> None:
+    """In verified mode a forged From of a player reaches the "not verified"
+    answer, which echoes the subject: it must not fault either."""
+    club = Club(tmp_path, auth={"require": "verified", "authserv_id": "mx.club.test"})
+    tag = new_goofspiel(club)
+    club.poll()
+    for _, raw in corpus(f"Alice <{ALICE}>", REF):
+        _drop(club, raw)
+    club.poll(club.now + timedelta(minutes=1))
+    with club.referee.sessions() as db:
+        statuses = [r.status for r in db.scalars(select(m.Inbound))]
+        unsent = list(db.scalars(select(m.Outbox).where(m.Outbox.sent_at.is_(None))))
+    assert "failed" not in statuses and unsent == []
+    club.send(BOB, "help", subject=f"[{tag}] still there?")
+    (answer,) = club.poll(club.now + timedelta(minutes=2))
+    assert "(not applied)" in answer["Subject"]  # Bob's mail is read at once
+    club.referee.close()

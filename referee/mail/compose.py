@@ -201,7 +201,10 @@ def set_subject(msg: EmailMessage, subject: str) -> None:
     if _CONTROL.search(subject):
         raise ValueError("a subject must be one line, without control characters")
     if subject.isascii():
-        msg["Subject"] = subject
+        # Folded by us, between words: Python folds a subject of 70 to 78
+        # characters right after "Subject:", and readers then see it begin
+        # with a space.
+        msg.set_raw("Subject", _fold_ascii(subject, len("Subject: ")))
         return
     words = subject.split(" ")
     first = next(i for i, w in enumerate(words) if not w.isascii())
@@ -210,6 +213,22 @@ def set_subject(msg: EmailMessage, subject: str) -> None:
         header.append(" ".join(words[:first]), "us-ascii")
     header.append(" ".join(words[first:]), "utf-8")
     msg.set_raw("Subject", header.encode())
+
+
+def _fold_ascii(text: str, used: int, width: int = 78) -> str:
+    """``text`` folded at its spaces so that no line passes ``width`` where
+    it can be helped (RFC 5322 §2.2.3); unfolding gives ``text`` back."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        room = width - (used if not lines else 0)
+        if line and len(line) + 1 + len(word) > room:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    return "\n ".join(lines)
 
 
 def format_when(value: datetime | str | None) -> str:

@@ -72,3 +72,12 @@ def test_a_composed_message_threads_under_the_game_and_marks_itself_automatic() 
     assert msg["Auto-Submitted"] == "auto-replied"
     assert msg["X-Loop"] == "referee@example.test"
     assert composer.tag_from_ids([msg["Message-ID"]]) == "goofspiel-1"
+
+
+@pytest.mark.parametrize("length", range(60, 100))
+def test_a_plain_subject_of_any_length_reads_back_without_a_leading_space(length: int) -> None:
+    """Python folded an ASCII subject of 70 to 78 characters right after
+    "Subject:", and mail clients showed it beginning with a space."""
+    words = "[miser-1] Turn 4: Alice passes - GAME OVER: Bob wins with 20 pennies and a lot more"
+    subject = (words * 2)[:length].rstrip()
+    assert subject_round_trip(subject) == subject

@@ -14,11 +14,11 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 WORKDIR /app
 COPY pyproject.toml README.md config.example.toml ./
+# referee/templates and referee/migrations link to these; the wheel carries copies.
 COPY referee referee
 COPY templates templates
 COPY migrations migrations
-# Editable, because the referee finds templates/ and migrations/ beside its package.
-RUN pip install --no-cache-dir -e '.[postgres]' \
+RUN pip install --no-cache-dir '.[postgres]' \
     && useradd --system --home-dir /data --shell /usr/sbin/nologin referee \
     && mkdir -p /data && chown referee /data
 

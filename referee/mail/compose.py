@@ -34,7 +34,8 @@ ECHO_SUBJECT = 200
 _SAFE_REF = re.compile(r"<[\x21-\x3b\x3d\x3f-\x7e]{1,250}>")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+#: Inside the package (a link to the checkout's templates/ folder, copied into a wheel).
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 _ID = re.compile(
     "^" + re.escape(OUR_MESSAGE_ID_PREFIX)
     + r"(\d+|game)\.([a-z][a-z0-9-]*-\d+)(?:\.([0-9a-f]{10}))?@(.+)$"

@@ -16,7 +16,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
+#: Inside the package (a link to the checkout's migrations/ folder, copied into a wheel).
+MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
 
 
 def make_engine(url: str) -> Engine:

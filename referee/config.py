@@ -7,6 +7,7 @@ and the problem.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from datetime import timedelta
@@ -19,6 +20,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     model_validator,
 )
 
@@ -71,6 +73,44 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class _Login(_Section):
+    """A server login whose password may stay out of the file: in an
+    environment variable (``password_env``) or a file of its own
+    (``password_file``: systemd credentials, Docker secrets)."""
+
+    username: str = ""
+    password: str = ""
+    #: The name of an environment variable holding the password.
+    password_env: str = ""
+    #: A file holding the password (one trailing newline is dropped);
+    #: ``$CREDENTIALS_DIRECTORY`` and other variables in it are expanded, and
+    #: a relative path is taken from the config file's folder.
+    password_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _password_from_outside(self, info: ValidationInfo) -> _Login:
+        given = [k for k in ("password", "password_env", "password_file") if getattr(self, k)]
+        if len(given) > 1:
+            raise ValueError(f"set one of {', '.join(given)}, not several")
+        if self.password_env:
+            value = os.environ.get(self.password_env)
+            if value is None:
+                raise ValueError(f"password_env: the environment variable "
+                                 f"{self.password_env} is not set")
+            self.password = value
+        elif self.password_file is not None:
+            path = Path(os.path.expandvars(str(self.password_file)))
+            if not path.is_absolute() and info.context:
+                path = Path(info.context["base_dir"]) / path
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                reason = getattr(e, "strerror", None) or str(e)
+                raise ValueError(f"password_file: cannot read {path}: {reason}") from None
+            self.password = text.removesuffix("\n").removesuffix("\r")
+        return self
+
+
 class RefereeSection(_Section):
     address: Address
     name: str = "PBM Referee"
@@ -88,12 +128,10 @@ class RefereeSection(_Section):
         return self.address.rpartition("@")[2]
 
 
-class MailboxSection(_Section):
+class MailboxSection(_Login):
     kind: Literal["imap", "maildir"] = "maildir"
     host: str = "127.0.0.1"
     port: int | None = Field(default=None, gt=0, lt=65536)
-    username: str = ""
-    password: str = ""
     security: Literal["ssl", "starttls", "none"] = "ssl"
     folder: str = "INBOX"
     path: Path = Path("mail/inbox")
@@ -111,12 +149,10 @@ class MailboxSection(_Section):
         return self
 
 
-class SmtpSection(_Section):
+class SmtpSection(_Login):
     kind: Literal["smtp", "maildir"] = "maildir"
     host: str = "127.0.0.1"
     port: int | None = Field(default=None, gt=0, lt=65536)
-    username: str = ""
-    password: str = ""
     security: Literal["ssl", "starttls", "none"] = "starttls"
     path: Path = Path("mail/sent")
     #: Give up on a mail that a server keeps refusing for this long.
@@ -204,7 +240,8 @@ def load_config(path: str | Path) -> Config:
 
 def config_from_dict(data: dict[str, Any], base_dir: Path, origin: str = "config") -> Config:
     try:
-        return Config.model_validate({**data, "base_dir": base_dir})
+        return Config.model_validate({**data, "base_dir": base_dir},
+                                     context={"base_dir": base_dir})
     except ValidationError as e:
         problems = []
         for err in e.errors():

@@ -56,6 +56,8 @@ class OutboxSender:
         self.config = config
         self.sessions = sessions
         self.composer = composer or composer_for(config, Reading(sessions))
+        #: Why the relay could not be reached in the last send, for poll and the daemon.
+        self.relay_error: RelayUnavailable | None = None
 
     def due(self, now: datetime, limit: int = 500) -> list[int]:
         with self.sessions() as db:
@@ -108,6 +110,7 @@ class OutboxSender:
             await relay.connect()
         except RelayUnavailable as e:
             log.warning("SMTP connection failed: %s", e)
+            self.relay_error = e
             for oid in ids:
                 self._failed(oid, now, f"connection: {e}", permanent=False)
             return 0

@@ -1,74 +1,455 @@
-"""Benchmark: how fast the referee turns inbound mail into replies.
+"""Benchmark: the referee against the raw speed of its mail servers, in one run.
 
-Runs the whole pipeline on the embedded default (Maildir in and out, SQLite
-in a temporary folder): N goofspiel games, every player bidding by mail each
-round. Prints messages per second, the mean and worst time per message, and
-the peak memory. Usage: python bench/throughput.py [GAMES]
+Starts the real Postfix + Dovecot of the test suite (``tests/mailstack.py``,
+as root), measures what the servers alone do, then the referee on the same
+stack, on SQLite and on PostgreSQL (127.0.0.1:5432, database ``test``,
+skipped when none answers):
+
+* raw: SMTP submission to Postfix until every message is in the referee's
+  Dovecot INBOX (msg/s), and IMAP ``UID FETCH BODY.PEEK[]`` of them (msg/s);
+* one ``referee poll`` (the real CLI, a process of its own) over a backlog of
+  moves, with each player in many games (fifty) and with each in one game:
+  moves/s of the whole pass (intake, replies and reports sent through
+  Postfix), and that over the raw delivery rate;
+* reply latency under ``referee run`` (IMAP IDLE): submit -> the reply in the
+  player's INBOX, p50/p95/max;
+* ``referee poll`` with no mail and nothing due at 1,000 and 10,000 active
+  games (the deadline sweep), and the sweep alone in-process;
+* ``referee status --json`` at 10,000 games.
+
+Memory is the peak RSS of each CLI process as the kernel counts it
+(``wait4``), outside anything timed; nothing is traced. Timings are wall
+clock on this machine, printed with its CPU count and model.
+
+Usage (as root, from the checkout)::
+
+    .venv/bin/python bench/throughput.py [--games 150] [--samples 20] [--big 10000]
+        [--db sqlite,postgresql]
 """
 
 from __future__ import annotations
 
-import mailbox
+import argparse
+import contextlib
+import json
+import os
+import platform
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 from email.utils import make_msgid
 from pathlib import Path
+from typing import Any
 
-from referee.config import config_from_dict
-from referee.passes import run_pass
-from referee.service import Referee
-from referee.store.db import upgrade
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-T0 = datetime(2026, 1, 1)
+from imapclient import IMAPClient  # noqa: E402
+from sqlalchemy import create_engine, insert, select, text, update  # noqa: E402
+
+from referee.config import load_config  # noqa: E402
+from referee.service import Referee  # noqa: E402
+from referee.store import models as m  # noqa: E402
+from referee.store.db import upgrade  # noqa: E402
+from tests.mailstack import PLAYERS, MailStack, _short_tmpdir  # noqa: E402
+
+T0 = datetime(2026, 3, 2, 12, 0)
+REF = "referee@example.test"
+PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+PAIRS = [(a, b) for i, a in enumerate(PLAYERS) for b in PLAYERS[i + 1:]]  # 15 pairs
 
 
-def main(games: int) -> None:
-    root = Path(tempfile.mkdtemp(prefix="referee-bench-"))
-    config = config_from_dict({
-        "referee": {"address": "referee@bench.test", "database": f"sqlite:///{root}/r.db"},
-        "mailbox": {"kind": "maildir", "path": str(root / "in")},
-        "smtp": {"kind": "maildir", "path": str(root / "out")},
-    }, base_dir=root)
-    upgrade(config.database_url)
-    ref = Referee(config)
-    tags = [ref.create_game("goofspiel", [f"a{i}@bench.test", f"b{i}@bench.test"],
-                            options={"prize_order": "ascending"}, now=T0, seed=str(i))
-            for i in range(games)]
-    inbox = mailbox.Maildir(root / "in", create=True)
-    tracemalloc.start()
-    count, worst, start = 0, 0.0, time.perf_counter()
-    for rnd in range(1, 6):
-        for i, tag in enumerate(tags):
-            for who, card in ((f"a{i}", rnd), (f"b{i}", 7 - rnd)):
-                msg = EmailMessage()
-                msg["From"] = f"{who}@bench.test"
-                msg["To"] = "referee@bench.test"
-                msg["Subject"] = f"[{tag}] round {rnd}"
-                msg["Message-ID"] = make_msgid(domain="bench.test")
-                msg.set_content(f"bid {card}\n")
-                key = inbox.add(msg.as_bytes())
-                t = time.perf_counter()
-                ref.process(inbox.get_bytes(key), f"maildir:{key}", now=T0 + timedelta(hours=rnd))
-                worst = max(worst, time.perf_counter() - t)
-                inbox.discard(key)
-                count += 1
-    elapsed = time.perf_counter() - start
-    t = time.perf_counter()
-    report = run_pass(ref, T0 + timedelta(hours=6))
-    send = time.perf_counter() - t
-    _, peak = tracemalloc.get_traced_memory()
-    print(f"games: {games}, inbound messages: {count}")
-    print(f"processing: {count / elapsed:.1f} msg/s, mean {1000 * elapsed / count:.1f} ms, "
-          f"worst {1000 * worst:.1f} ms")
-    print(f"outbox: {report.sent} mails written in {send:.2f} s "
-          f"({report.sent / send:.0f} mails/s)")
-    print(f"peak traced memory: {peak / 1e6:.1f} MB")
-    ref.close()
+def say(line: str = "") -> None:
+    print(line, flush=True)
+
+
+# -- the machine and the databases -----------------------------------------------
+
+def machine() -> str:
+    model = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    mem = ""
+    with contextlib.suppress(OSError, IndexError, ValueError):
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 1024 / 1024:.1f} GB RAM"
+    return (f"{os.cpu_count()} CPU ({model or platform.machine()}){mem}, "
+            f"{platform.system()} {platform.release()}, Python {platform.python_version()}")
+
+
+@contextlib.contextmanager
+def database(kind: str, folder: Path) -> Iterator[str | None]:
+    """A fresh database of ``kind``; None when PostgreSQL does not answer."""
+    if kind == "sqlite":
+        yield f"sqlite:///{folder / 'referee.db'}"
+        return
+    try:
+        admin = create_engine(PG_ADMIN, connect_args={"connect_timeout": 3})
+        with admin.connect() as conn:
+            conn.execute(text("select 1"))
+    except Exception as e:
+        say(f"  (no PostgreSQL on 127.0.0.1:5432: {type(e).__name__}; skipped)")
+        yield None
+        return
+    name = f"bench_{uuid.uuid4().hex[:10]}"
+    with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(text(f'create database "{name}"'))
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.execute(text(f'drop database "{name}" with (force)'))
+        admin.dispose()
+
+
+def write_config(folder: Path, stack: MailStack, url: str, extra: str = "") -> Path:
+    path = folder / "referee.toml"
+    path.write_text(f"""\
+[referee]
+address = "{REF}"
+name = "Bench Referee"
+database = "{url}"
+{extra}
+[mailbox]
+kind = "imap"
+host = "{stack.host}"
+port = {stack.imap_port}
+username = "{REF}"
+password = "{stack.password}"
+security = "none"
+
+[smtp]
+kind = "smtp"
+host = "{stack.host}"
+port = {stack.smtp_port}
+security = "none"
+timeout = 30.0
+
+[limits]
+replies_per_hour = 1000000
+replies_per_day = 1000000
+""", encoding="utf-8")
+    return path
+
+
+# -- mail ---------------------------------------------------------------------
+
+def mail(sender: str, subject: str, body: str) -> EmailMessage:
+    msg = EmailMessage()
+    msg["From"] = sender
+    msg["To"] = REF
+    msg["Subject"] = subject
+    msg["Message-ID"] = make_msgid(domain="mua.example.test")
+    msg.set_content(body)
+    return msg
+
+
+def submit(stack: MailStack, msgs: list[EmailMessage]) -> None:
+    """Submit over one SMTP connection, as a busy client would."""
+    with stack.smtp(timeout=60) as conn:
+        for msg in msgs:
+            conn.send_message(msg, from_addr=str(msg["From"]), to_addrs=[REF])
+
+
+def inbox_count(client: IMAPClient) -> int:
+    return int(client.folder_status("INBOX", [b"MESSAGES"])[b"MESSAGES"])
+
+
+def wait_inbox(stack: MailStack, user: str, count: int, timeout: float = 300) -> float:
+    """Wait (STATUS from an unselected connection, every 20 ms) until
+    ``user``'s INBOX holds ``count``; returns the monotonic time it did."""
+    give_up = time.monotonic() + timeout
+    with stack.imap(user) as client:
+        while True:
+            if inbox_count(client) >= count:
+                return time.monotonic()
+            if time.monotonic() > give_up:
+                raise TimeoutError(f"{user}: fewer than {count} messages after {timeout} s")
+            time.sleep(0.02)
+
+
+def raw_rates(stack: MailStack, n: int) -> tuple[float, float]:
+    """(delivery msg/s, IMAP fetch msg/s) of the servers alone."""
+    stack.clear_all()
+    msgs = [mail(stack.address(PLAYERS[i % 6]), f"raw {i}", f"bid {i % 6 + 1}\n")
+            for i in range(n)]
+    start = time.monotonic()
+    submit(stack, msgs)
+    done = wait_inbox(stack, "referee", n)
+    delivery = n / (done - start)
+    with stack.imap("referee") as client:
+        client.select_folder("INBOX", readonly=True)
+        uids = sorted(client.search(["ALL"]))
+        start = time.monotonic()
+        for i in range(0, len(uids), 200):
+            client.fetch(uids[i:i + 200], ["BODY.PEEK[]"])
+        fetch = len(uids) / (time.monotonic() - start)
+    stack.clear("referee")
+    return delivery, fetch
+
+
+# -- the referee --------------------------------------------------------------------
+
+@dataclass
+class Run:
+    seconds: float
+    rss_mb: float
+    code: int
+    output: str
+
+
+def cli(config: Path, *args: str) -> Run:
+    """One ``referee`` command in a process of its own: wall time and peak RSS."""
+    cmd = [sys.executable, "-m", "referee.cli", "--config", str(config), *args]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.monotonic() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return Run(seconds, usage.ru_maxrss / 1024, proc.returncode, out.decode(errors="replace"))
+
+
+def games_for(stack: MailStack, scenario: str, games: int) -> list[tuple[str, str]]:
+    """The two players of each game: ``many`` seats six people in every
+    pairing (each in games/3 games); ``one`` gives each seat a person of its
+    own (plus addresses: one game each)."""
+    if scenario == "many":
+        return [(stack.address(a), stack.address(b))
+                for a, b in (PAIRS[i % len(PAIRS)] for i in range(games))]
+    return [(stack.address(a, f"g{i}"), stack.address(b, f"g{i}"))
+            for i, (a, b) in enumerate(PAIRS[i % len(PAIRS)] for i in range(games))]
+
+
+def backlog(stack: MailStack, config: Path, scenario: str, games: int) -> tuple[Run, int]:
+    """Create the games, send their openings, then queue one round of bids
+    and time one ``referee poll`` over them. Returns the run and the moves."""
+    cfg = load_config(config)
+    ref = Referee(cfg)
+    try:
+        seats = games_for(stack, scenario, games)
+        tags = [ref.create_game("goofspiel", list(pair), options={"prize_order": "ascending"},
+                                now=T0, seed=f"{scenario}-{i}") for i, pair in enumerate(seats)]
+        ref.send_outbox(T0)
+    finally:
+        ref.close()
+    stack.clear_all()
+    moves = [mail(pair[k], f"[{tag}] round 1", f"bid {1 if k == 0 else 6}\n")
+             for tag, pair in zip(tags, seats, strict=True) for k in (0, 1)]
+    submit(stack, moves)
+    wait_inbox(stack, "referee", len(moves))
+    run = cli(config, "poll", "--now", (T0 + timedelta(hours=1)).isoformat())
+    assert run.code == 0, run.output
+    stack.clear_all()
+    return run, len(moves)
+
+
+def latency(stack: MailStack, config: Path, samples: int) -> list[float]:
+    """Submit -> reply in the player's INBOX under ``referee run``, one at a time."""
+    cfg = load_config(config)
+    ref = Referee(cfg)
+    try:
+        a, b = stack.address("alice", "lat"), stack.address("bob", "lat")
+        tags = [ref.create_game("goofspiel", [a, b], options={"cards": "13"}, seed=f"lat-{i}")
+                for i in range((samples + 12) // 13)]
+        ref.send_outbox()
+    finally:
+        ref.close()
+    stack.clear_all()
+    log = config.parent / "run.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "--config", str(config),
+                                 "run"], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    times: list[float] = []
+    try:
+        with stack.imap("alice") as client:
+            client.select_folder("INBOX")
+            seen = set(client.search(["ALL"]))
+            # The first mail is read by the daemon's first pass; then it waits in IDLE.
+            for i in range(samples + 1):
+                tag = tags[i // 13] if i else tags[0]
+                msg = mail(a, f"[{tag}]", f"bid {i % 13 + 1}\n" if i else "help\n")
+                mid = str(msg["Message-ID"])
+                start = time.monotonic()
+                submit(stack, [msg])
+                give_up = start + 30
+                while not replied(client, seen, mid):
+                    if time.monotonic() > give_up:
+                        raise TimeoutError(f"no reply within 30 s:\n{log.read_text()[-2000:]}")
+                    time.sleep(0.005)
+                if i:
+                    times.append(time.monotonic() - start)
+                time.sleep(0.3)  # let the daemon settle back into IDLE
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    stack.clear_all()
+    return times
+
+
+def replied(client: IMAPClient, seen: set[int], mid: str) -> bool:
+    """Whether a new message in the selected INBOX answers ``mid`` (NOOP, then
+    the In-Reply-To of what is new)."""
+    client.noop()
+    new = [u for u in client.search(["ALL"]) if u not in seen]
+    if not new:
+        return False
+    seen.update(new)
+    heads = client.fetch(new, ["BODY.PEEK[HEADER.FIELDS (IN-REPLY-TO)]"])
+    return any(mid.encode() in next(iter(v for k, v in h.items() if k.startswith(b"BODY")))
+               for h in heads.values())
+
+
+def clone_games(url: str, count: int) -> None:
+    """``count`` more active goofspiel games like the newest one, with their
+    deadlines three days off: inserted in bulk, nothing due."""
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            game = conn.execute(select(m.Game.__table__).order_by(m.Game.id.desc())
+                                .limit(1)).mappings().one()
+            seats = conn.execute(select(m.Seat.__table__).where(m.Seat.game_id == game["id"])
+                                 ).mappings().all()
+            lines = conn.execute(select(m.Deadline.__table__)
+                                 .where(m.Deadline.game_id == game["id"])).mappings().all()
+            start = int(conn.execute(select(text("max(id)")).select_from(m.Game.__table__)
+                                     ).scalar_one()) + 1
+            for first in range(0, count, 2000):
+                ids = range(start + first, start + min(first + 2000, count))
+                conn.execute(insert(m.Game.__table__), [
+                    {**{k: v for k, v in game.items()}, "id": i, "tag": f"sweep-{i}",
+                     "seed": f"sweep-{i}"} for i in ids])
+                conn.execute(insert(m.Seat.__table__), [
+                    {**{k: v for k, v in s.items() if k != "id"}, "game_id": i}
+                    for i in ids for s in seats])
+                conn.execute(insert(m.Deadline.__table__), [
+                    {**{k: v for k, v in d.items() if k != "id"}, "game_id": i}
+                    for i in ids for d in lines])
+            if engine.dialect.name == "postgresql":
+                for table in ("games", "seats", "deadlines"):
+                    conn.execute(text(f"select setval(pg_get_serial_sequence('{table}', 'id'), "
+                                      f"(select max(id) from {table}))"))
+            conn.execute(update(m.Outbox.__table__).where(m.Outbox.sent_at.is_(None))
+                         .values(sent_at=T0))
+        if engine.dialect.name == "postgresql":
+            with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+                conn.execute(text("analyze"))
+    finally:
+        engine.dispose()
+
+
+def active_games(url: str) -> int:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(text("select count(*) from games where status = 'active'")
+                                    ).scalar_one())
+    finally:
+        engine.dispose()
+
+
+def sweep(config: Path, sizes: list[int]) -> list[tuple[int, Run, float]]:
+    """For each size: ``referee poll`` with no mail and nothing due (the CLI),
+    and the deadline sweep alone in this process."""
+    cfg = load_config(config)
+    url = cfg.database_url
+    out = []
+    now = T0 + timedelta(hours=1)
+    for size in sizes:
+        have = active_games(url)
+        if size > have:
+            clone_games(url, size - have)
+        cli(config, "poll", "--now", now.isoformat())  # warm the caches once
+        run = cli(config, "poll", "--now", now.isoformat())
+        assert run.code == 0, run.output
+        ref = Referee(cfg)
+        try:
+            start = time.monotonic()
+            fired = ref.fire_deadlines(now)
+            alone = time.monotonic() - start
+            assert fired == 0
+        finally:
+            ref.close()
+        out.append((size, run, alone))
+    return out
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def bench_database(stack: MailStack, kind: str, args: argparse.Namespace,
+                   raw: float) -> dict[str, Any]:
+    say(f"\n== {kind} ==")
+    result: dict[str, Any] = {}
+    for scenario, label in (("many", f"players in {args.games // 3} games each"),
+                            ("one", "players in one game each")):
+        folder = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
+        try:
+            with database(kind, folder) as url:
+                if url is None:
+                    return result
+                config = write_config(folder, stack, url)
+                upgrade(url)
+                run, moves = backlog(stack, config, scenario, args.games)
+                rate = moves / run.seconds
+                result[scenario] = rate / raw
+                say(f"poll over a backlog, {label}: {moves} moves in {run.seconds:.2f} s = "
+                    f"{rate:.1f} moves/s = {rate / raw:.2f} of raw; peak RSS {run.rss_mb:.0f} MB")
+                if scenario == "one":
+                    times = latency(stack, config, args.samples)
+                    say(f"reply latency under `referee run` (IDLE), {len(times)} moves: "
+                        f"p50 {1000 * percentile(times, 50):.0f} ms, "
+                        f"p95 {1000 * percentile(times, 95):.0f} ms, "
+                        f"max {1000 * max(times):.0f} ms")
+                    sizes = [s for s in (1000, args.big) if s <= args.big]
+                    for size, poll, alone in sweep(config, sizes):
+                        say(f"poll, no mail, nothing due, {size} games: {poll.seconds:.2f} s "
+                            f"(the sweep alone {alone:.2f} s); peak RSS {poll.rss_mb:.0f} MB")
+                    status = cli(config, "status", "--json")
+                    assert status.code == 0, status.output[-2000:]
+                    games = len(json.loads(status.output))
+                    say(f"status --json, {games} games: {status.seconds:.2f} s; "
+                        f"peak RSS {status.rss_mb:.0f} MB")
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    return result
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--games", type=int, default=150, help="games of each backlog (150)")
+    p.add_argument("--raw", type=int, default=600, help="messages of the raw run (600)")
+    p.add_argument("--samples", type=int, default=20, help="latency samples (20)")
+    p.add_argument("--big", type=int, default=10000, help="games of the big sweep (10000)")
+    p.add_argument("--db", default="sqlite,postgresql")
+    args = p.parse_args()
+    say(f"machine: {machine()}")
+    path = _short_tmpdir()
+    stack = MailStack.start(path)
+    try:
+        say(f"mail stack: Postfix + Dovecot on 127.0.0.1 in {path}")
+        delivery, fetch = raw_rates(stack, args.raw)
+        say(f"raw: Postfix -> Dovecot delivery {delivery:.1f} msg/s "
+            f"({args.raw} messages, one SMTP connection); IMAP fetch {fetch:.0f} msg/s")
+        for kind in args.db.split(","):
+            bench_database(stack, kind, args, delivery)
+    finally:
+        stack.stop()
+        shutil.rmtree(path, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 20)
+    main()

@@ -216,6 +216,10 @@ class Game(Generic[StateT]):
     #: next position, and applies ``Action("join", (name, former))``, where
     #: ``former`` says the person held a seat of this game before.
     takes_members_by_mail: ClassVar[bool] = False
+    #: What the players call this game's turn in mails ("round", "turn").
+    turn_word: ClassVar[str] = "turn"
+    #: Verbs that are no move (asking for one's hand): never tied to a turn.
+    untimed_verbs: ClassVar[frozenset[str]] = frozenset({"hand"})
 
     # -- setup --------------------------------------------------------------
     def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:
@@ -254,6 +258,17 @@ class Game(Generic[StateT]):
     def pending(self, state: StateT) -> list[Pending]:
         """Who owes which action now (empty once the game is over)."""
         raise NotImplementedError
+
+    def turn(self, state: StateT) -> int | None:
+        """The number of the turn being played: it goes up whenever the
+        players are shown something new to move on (a Goofspiel round's
+        prize, a Spades trick), and each seat moves at most once a turn but
+        for a retry. A move is tied to the turn its player saw (written
+        ``bid 5 round 3`` or ``#12 play QH``, else the turn of the mail it
+        answers, else the turn when the mail was read): the service refuses
+        it, never applies it, once the turn has moved on. None: moves are
+        not tied to turns (a tournament's members act at any time)."""
+        return None
 
     def timeout_action(self, state: StateT, seat: int, rng: random.Random) -> Action:
         """What the rules say the referee does for a seat past its deadline."""

@@ -243,6 +243,13 @@ class BiddingGame(Game[BiddingState]):
     def is_over(self, state: BiddingState) -> bool:
         return state.over
 
+    turn_word: ClassVar[str] = "round"
+
+    def turn(self, state: BiddingState) -> int:
+        """The round whose prize is shown (000 rule 4, 003: the prize is
+        turned up, then the bids are taken for it)."""
+        return state.round
+
     # -- rounds ---------------------------------------------------------------
     def _next_round(self, state: BiddingState, rng: random.Random) -> list[Event]:
         """Draw the next prize (4d, G2-11); play the forced last round (G2-10)."""

@@ -382,6 +382,10 @@ class Miser(Game[MiserState]):
             text,
         )
 
+    def turn(self, state: MiserState) -> int:
+        """The turn number: one player's turn, with every exchange it opens."""
+        return state.turn_number
+
     def is_over(self, state: MiserState) -> bool:
         return state.over
 

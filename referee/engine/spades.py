@@ -274,6 +274,10 @@ def _parse_hand(hand: str | Sequence[str]) -> list[str]:
 # -- the game -----------------------------------------------------------------
 
 
+#: The bidding and 13 tricks.
+TURNS_PER_ROUND = 14
+
+
 class Spades(Game[SpadesState]):
     """Rule text 001. Options: ``teams`` ("A+C,B+D", default none) and
     ``target`` (default 500).
@@ -499,6 +503,13 @@ class Spades(Game[SpadesState]):
 
     def is_over(self, state: SpadesState) -> bool:
         return state.phase == OVER
+
+    def turn(self, state: SpadesState) -> int:
+        """Each player moves once in a round's bidding and once a trick, so
+        the turns count them through the game: 14 a round, the bidding
+        first (a misplay's retry stays in its trick's turn)."""
+        return (state.round - 1) * TURNS_PER_ROUND + (
+            1 if state.phase == BIDDING else 2 + len(state.tricks))
 
     # -- what people see ------------------------------------------------------
 

@@ -8,6 +8,7 @@ Runs inside intake's transaction, on a ``GameSession`` it loaded.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 
 from referee.engine.base import Action, EngineError, ParseError, Scope
@@ -28,13 +29,47 @@ MAX_ANSWER = 1000
 MAX_LISTED = 30
 
 
+#: A polite word around a command: "bid 6 please", "please play QH, thanks".
+_POLITE = re.compile(r"^(?:please|pls)[,:]?\s+|[\s,;.!-]+(?:please|pls|thanks|thank you|thx|"
+                     r"cheers|ta)[\s.!]*$", re.I)
+#: The turn a move is for: "#12 play QH", "round 3: bid 5", "turn 12 play QH".
+_TURN_BEFORE = re.compile(r"^(?:#\s*(\d+)|(?:round|turn|move)\s*#?\s*(\d+))\s*[:,.)-]?\s+(.+)$",
+                          re.I)
+#: ... or after it: "bid 5 round 3", "play QH (turn 12)", "bid 5 for round 3", "play QH #12".
+_TURN_AFTER = re.compile(r"^(.+?)[\s,;(]+(?:(?:for|in)\s+)?(?:(?:round|turn|move)\s*#?\s*|#\s*)"
+                         r"(\d+)\s*\)?[\s.!]*$", re.I)
+
+
+def polite(line: str) -> str:
+    """``line`` without a polite word before or after the command."""
+    while (shorter := _POLITE.sub("", line.strip())) != line.strip():
+        line = shorter
+    return line.strip()
+
+
+def turn_of(line: str) -> tuple[str, int | None]:
+    """The command of ``line`` and the turn it names, if it names one."""
+    if m := _TURN_BEFORE.match(line):
+        return m.group(3).strip(), int(m.group(1) or m.group(2))
+    if m := _TURN_AFTER.match(line):
+        return m.group(1).strip(), int(m.group(2))
+    return line, None
+
+
 def run_commands(
     gs: GameSession, seat: int, lines: Sequence[str], scope: Scope,
-    seen_by: frozenset[int], inbound_id: int,
+    seen_by: frozenset[int], inbound_id: int, answers: Sequence[str] = (),
 ) -> list[TranscriptLine]:
     """Apply each line of a mail that came in ``scope`` (seen by the seats
-    ``seen_by`` besides the sender); returns the transcript."""
-    out, stopped = _run(gs, seat, lines[:MAX_LINES], scope, seen_by, inbound_id)
+    ``seen_by`` besides the sender); returns the transcript.
+
+    ``answers`` are the ids of the mail it answers (In-Reply-To, else
+    References, the latest first): a move without a turn of its own is tied
+    to the turn that mail showed, else to the turn when the mail is read.
+    """
+    seen = gs.turn_answered(answers)
+    out, stopped = _run(gs, seat, lines[:MAX_LINES], scope, seen_by, inbound_id,
+                        seen if seen is not None else gs.turn())
     if len(lines) > MAX_LINES and not stopped:
         out.append(TranscriptLine("", "", "ignored", f"Only the first {MAX_LINES} lines of a "
                                   f"mail are read; {len(lines) - MAX_LINES} more were not."))
@@ -47,20 +82,49 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " …"
 
 
+def _stale(gs: GameSession, seen: int | None, named: int | None,
+           command: str) -> str | None:
+    """Why a move for turn ``named`` (written in its line) or ``seen`` (the
+    turn its mail answered or found) may not be applied now; None if it may.
+    A move is never carried to a turn its player had not seen."""
+    now = gs.turn()
+    if now is None:
+        return None
+    word = gs.engine.turn_word
+    again = (f"If you still want it, send it again, answering the latest mail or "
+             f"naming the {word}: '{command} {word} {now}'.")
+    if named is not None:
+        if named == now:
+            return None
+        if named > now:
+            return (f"{word.capitalize()} {named} has not begun: it is {word} {now} now, so "
+                    f"this line was not applied. {again}")
+        return (f"{word.capitalize()} {named} is over: it is {word} {now} now, so this line "
+                f"was not applied to {word} {now}. {again}")
+    if seen is None or seen == now:
+        return None
+    return (f"This line was meant for {word} {seen}, which is over: it is {word} {now} now, "
+            f"so it was not applied to {word} {now}. {again}")
+
+
 def _run(
     gs: GameSession, seat: int, lines: Sequence[str], scope: Scope,
-    seen_by: frozenset[int], inbound_id: int,
+    seen_by: frozenset[int], inbound_id: int, seen: int | None,
 ) -> tuple[list[TranscriptLine], bool]:
-    """The transcript, and whether reading stopped before the last line."""
+    """The transcript, and whether reading stopped before the last line.
+    ``seen`` is the turn the mail's moves are tied to when they name none."""
     out: list[TranscriptLine] = []
     unknown = 0
     for line in lines:
-        word = line.strip().lower().rstrip(".!")
+        command, named = polite(line), None
+        if gs.turn() is not None:
+            command, named = turn_of(command)
+        word = command.lower().rstrip(".!")
         if word in GENERIC_COMMANDS:
             action: Action | None = Action(word)
         else:
             try:
-                action = gs.engine.parse(line)
+                action = gs.engine.parse(command)
             except ParseError as e:
                 out.append(TranscriptLine(line, "?", "refused", str(e)))
                 unknown = 0
@@ -83,6 +147,10 @@ def _run(
             continue
         if gs.engine.is_over(gs.state):
             out.append(TranscriptLine(line, read_as, "refused", "The game is over."))
+            continue
+        if action.verb not in gs.engine.untimed_verbs and action.verb != "resign" and (
+                why := _stale(gs, seen, named, command)):
+            out.append(TranscriptLine(line, read_as, "refused", why))
             continue
         try:
             if action.verb != "resign":

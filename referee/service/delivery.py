@@ -58,7 +58,8 @@ class Delivery:
         subject, body = self.composer.render(folder, template, ctx)
         self.queue_to_player(db, gs.row if gs else None, player, subject, body,
                              auto="auto-replied", in_reply_to=msg.message_id,
-                             references=msg.references, now=now, kind=template)
+                             references=msg.references, now=now, kind=template,
+                             turn=gs.turn() if gs else None)
 
     def deliver(self, db: Session, gs: GameSession, notice: Notice) -> None:
         """Mail one engine notice to its audience, never wider."""
@@ -75,7 +76,7 @@ class Delivery:
             ]
             if to:
                 self.queue(db, gs.row, to, subject, body, auto="auto-generated", now=gs.now,
-                           kind=notice.template)
+                           kind=notice.template, turn=gs.turn())
             return
         for position in sorted(notice.audience.seats):
             seat = gs.row.seats[position - 1]
@@ -85,7 +86,8 @@ class Delivery:
                 folder, notice.template, {**gs.context(position), **notice.context, **extra}
             )
             self.queue_to_player(db, gs.row, seat.player, subject, body,
-                                 auto="auto-generated", now=gs.now, kind=notice.template)
+                                 auto="auto-generated", now=gs.now, kind=notice.template,
+                                 turn=gs.turn())
 
     def queue_to_player(self, db: Session, game: m.Game | None, player: m.Player,
                         subject: str, body: str, **kw: Any) -> m.Outbox:
@@ -97,10 +99,12 @@ class Delivery:
         self, db: Session, game: m.Game | None, to: list[tuple[str, str]], subject: str,
         body: str, *, auto: str, now: datetime, in_reply_to: str | None = None,
         references: Iterable[str] = (), kind: str | None = None, reply_to: str | None = None,
+        turn: int | None = None,
     ) -> m.Outbox:
-        """Queue one mail; its row id is in its Message-ID."""
+        """Queue one mail; its row id is in its Message-ID. ``turn`` is the
+        game's turn it shows: a move answering it is tied to that turn."""
         row = m.Outbox(game_id=game.id if game else None, recipients=[a for a, _ in to], raw="",
-                       created_at=now, next_attempt_at=now)
+                       created_at=now, next_attempt_at=now, turn=turn)
         db.add(row)
         db.flush()
         refs = [f"<{r.strip('<>')}>" for r in references]

@@ -252,7 +252,8 @@ class Intake:
             }, now)
             return Outcome("refused")
         scope, seen_by = self.senders.scope(msg, game)
-        transcript = run_commands(gs, seat.position, msg.lines, scope, seen_by, record.id)
+        transcript = run_commands(gs, seat.position, msg.lines, scope, seen_by, record.id,
+                                  msg.in_reply_to or msg.references[::-1])
         gs.settle()
         self.delivery.reply(db, gs, player, msg, "transcript", {
             "lines": [t.__dict__ for t in transcript[:MAX_LISTED]],

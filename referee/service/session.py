@@ -8,6 +8,7 @@ and the operator's actions each load a game in theirs and finish it there.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,26 @@ class GameSession:
     @property
     def tag(self) -> str:
         return self.row.tag
+
+    def turn(self) -> int | None:
+        """The game's turn now (``Game.turn``); None once it is over."""
+        if self.engine.is_over(self.state) or self.row.status != "active":
+            return None
+        return self.engine.turn(self.state)
+
+    def turn_answered(self, ids: Sequence[str]) -> int | None:
+        """The turn shown by the mail of ours, of this game, that a player's
+        mail answers: ``ids`` are its In-Reply-To (else its References), the
+        latest first. None when it answers no such mail."""
+        composer = self.delivery.composer
+        for mid in ids:
+            oid = composer.outbox_id(mid)
+            if oid is None:
+                continue
+            row = self.db.get(m.Outbox, oid)
+            if row is not None and row.game_id == self.row.id:
+                return row.turn
+        return None
 
     def seat_name(self, position: int) -> str:
         return self.row.seats[position - 1].name if position else REFEREE_SEAT_NAME

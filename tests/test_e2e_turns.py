@@ -1,0 +1,193 @@
+"""Moves tied to the turn their player saw, end to end over the real servers.
+
+A move is for the turn it names (``bid 5 round 3``, ``#12 play QH``), else
+for the turn of the mail it answers, else for the turn when its mail was
+read. A move for a turn that is over, or not yet begun, is refused with the
+game as it stands, never applied to another turn: Goofspiel's bids are final
+and each round's prize is shown before bids are taken (003 rule 2; 000 rule
+4), so a bid sealed for a round its player never saw would break the rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from referee.engine import get_game
+from referee.store import models as m
+from tests.mailstack import MailStack
+from tests.test_e2e import T0, Post, body, kind, person
+
+
+@pytest.fixture
+def post(mailstack: MailStack, tmp_path: Path) -> Iterator[Post]:
+    p = Post(mailstack, tmp_path)
+    yield p
+    p.close()
+
+
+def arrived(post: Post, user: str) -> list[EmailMessage]:
+    """Every mail the referee has sent ``user`` since the last look, once
+    all of it has reached their IMAP mailbox."""
+    address = f"{user}@example.test"
+    with post.referee.sessions() as db:
+        sent = sum(address in row.recipients for row in db.scalars(select(m.Outbox)))
+    return post.new_mail(user, sent - post.read.get(user, 0))
+
+
+def only(mails: list[EmailMessage], what: str) -> EmailMessage:
+    (mail,) = [x for x in mails if kind(x) == what]
+    return mail
+
+
+def bids(post: Post, tag: str, seat: int) -> list[int]:
+    return [args[0] for s, verb, args, _ in post.actions(tag) if s == seat and verb == "bid"]
+
+
+def goofspiel(post: Post) -> tuple[str, EmailMessage]:
+    tag = post.referee.create_game("goofspiel", [person("alice"), person("bob")],
+                                   options={"prize_order": "5,1,6,4,3,2"}, now=T0, seed="t")
+    post.poll(T0)
+    (opening,) = arrived(post, "alice")
+    arrived(post, "bob")
+    return tag, opening
+
+
+def test_two_bids_in_one_mail_across_a_rounds_end_seal_only_the_first(post: Post) -> None:
+    tag, _ = goofspiel(post)
+    post.write("alice", "bid 5", subject=f"[{tag}] bid")
+    post.poll(T0 + timedelta(hours=1))
+    arrived(post, "alice")
+    # Bob's first bid closes round 1; his second was written before he saw
+    # round 2's prize, so it is refused, not sealed for round 2.
+    post.write("bob", "bid 3\nbid 1", subject=f"[{tag}] bids")
+    post.poll(T0 + timedelta(hours=2))
+    mails = arrived(post, "bob")
+    assert [kind(x) for x in mails] == ["transcript", "round_report"]
+    text = body(only(mails, "transcript"))
+    assert "> bid 3\n  DONE (bid 3): Your bid of 3 for round 1 is sealed." in text
+    assert ("> bid 1 REFUSED (bid 1): This line was meant for round 1, which is over: "
+            "it is round 2 now, so it was not applied to round 2. If you still want it, "
+            "send it again, answering the latest mail or naming the round: "
+            "'bid 1 round 2'.") in " ".join(text.split())
+    assert "Round 2 of 6: the prize is 1." in text  # the game as it stands
+    assert bids(post, tag, 2) == [3]
+    assert post.state(tag)["bids"] == {}
+    # Said again with the round, it counts.
+    post.write("bob", "bid 1 round 2", subject=f"[{tag}] again")
+    post.poll(T0 + timedelta(hours=3))
+    assert "DONE (bid 1): Your bid of 1 for round 2 is sealed." in body(
+        only(arrived(post, "bob"), "transcript"))
+    assert bids(post, tag, 2) == [3, 1]
+
+
+def test_a_late_reply_to_an_earlier_report_is_refused_with_the_current_round(
+        post: Post) -> None:
+    tag, opening = goofspiel(post)
+    post.write("alice", "bid 5", subject=f"[{tag}] bid")
+    post.write("bob", "bid 3", subject=f"[{tag}] bid")
+    post.poll(T0 + timedelta(hours=1))
+    round_1 = only(arrived(post, "bob"), "round_report")  # shows round 2's prize, 1
+    arrived(post, "alice")
+    post.write("alice", "bid 1", subject=f"[{tag}] bid", reply_to=round_1)
+    post.write("bob", "bid 2", subject=f"Re: {round_1['Subject']}", reply_to=round_1)
+    post.poll(T0 + timedelta(hours=2))
+    round_2 = only(arrived(post, "bob"), "round_report")  # round 3's prize, 6
+    arrived(post, "alice")
+    # "Change that to bid 1", answering the opening, arrives in round 3.
+    post.write("bob", "change that to\nbid 1", subject=f"Re: {opening['Subject']}",
+               reply_to=opening)
+    post.poll(T0 + timedelta(hours=3))
+    (reply,) = arrived(post, "bob")
+    text = " ".join(body(reply).split())
+    assert ("REFUSED (bid 1): This line was meant for round 1, which is over: it is round 3 "
+            "now, so it was not applied to round 3.") in text
+    assert "Round 3 of 6: the prize is 6." in text
+    assert bids(post, tag, 2) == [3, 2]
+    # The same bid answering the latest report counts.
+    post.write("bob", "bid 1", subject=f"Re: {round_2['Subject']}", reply_to=round_2)
+    post.poll(T0 + timedelta(hours=4))
+    assert "DONE (bid 1)" in body(only(arrived(post, "bob"), "transcript"))
+    assert bids(post, tag, 2) == [3, 2, 1]
+
+
+def test_a_goofspiel_bid_for_a_round_over_or_not_begun_is_refused(post: Post) -> None:
+    tag, _ = goofspiel(post)
+    post.write("alice", "bid 5 round 2", subject=f"[{tag}] early")
+    post.poll(T0 + timedelta(hours=1))
+    text = " ".join(body(only(arrived(post, "alice"), "transcript")).split())
+    assert ("REFUSED (bid 5): Round 2 has not begun: it is round 1 now, so this line was "
+            "not applied.") in text
+    post.write("alice", "round 1: bid 5", subject=f"[{tag}] now")
+    post.write("bob", "bid 3 please", subject=f"[{tag}] now")
+    post.poll(T0 + timedelta(hours=2))
+    arrived(post, "alice")
+    arrived(post, "bob")
+    post.write("alice", "bid 4 round 1", subject=f"[{tag}] stale")
+    post.poll(T0 + timedelta(hours=3))
+    text = " ".join(body(only(arrived(post, "alice"), "transcript")).split())
+    assert ("REFUSED (bid 4): Round 1 is over: it is round 2 now, so this line was not "
+            "applied to round 2.") in text
+    assert bids(post, tag, 1) == [5] and bids(post, tag, 2) == [3]
+
+
+def test_a_spades_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> None:
+    tag = post.referee.create_game("spades", [person("alice")], bots=3, now=T0, seed="t")
+    post.poll(T0)
+    arrived(post, "alice")
+    post.write("alice", "#2 bid 3", subject=f"[{tag}] early")
+    post.poll(T0 + timedelta(hours=1))
+    text = " ".join(body(only(arrived(post, "alice"), "transcript")).split())
+    assert "REFUSED (bid 3): Turn 2 has not begun: it is turn 1 now" in text
+    post.write("alice", "bid 3 turn 1", subject=f"[{tag}] bid")
+    post.poll(T0 + timedelta(hours=2))
+    assert "DONE (bid 3)" in body(only(arrived(post, "alice"), "transcript"))
+    # The bots have bid and played up to Alice: trick 1 is turn 2.
+    spades = get_game("spades")
+    state = spades.load(post.state(tag))
+    assert spades.turn(state) == 2
+    you = spades.view(state, 1)["you"]
+    card = you["legal"][0] if isinstance(you, dict) and you.get("legal") else None
+    assert isinstance(card, str)
+    post.write("alice", f"#1 play {card}", subject=f"[{tag}] stale")
+    post.poll(T0 + timedelta(hours=3))
+    text = " ".join(body(only(arrived(post, "alice"), "transcript")).split())
+    assert "Turn 1 is over: it is turn 2 now, so this line was not applied to turn 2." in text
+    assert not [a for a in post.actions(tag) if a[0] == 1 and a[1] == "play"]
+    post.write("alice", f"#2 play {card}", subject=f"[{tag}] now")
+    post.poll(T0 + timedelta(hours=4))
+    assert "REFUSED" not in body(only(arrived(post, "alice"), "transcript"))
+    assert [a[2] for a in post.actions(tag) if a[0] == 1 and a[1] == "play"] == [[card]]
+
+
+def test_a_miser_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> None:
+    users = ("alice", "bob", "carol")
+    tag = post.referee.create_game("miser", [person(u) for u in users], now=T0, seed="t")
+    post.poll(T0)
+    for u in users:
+        arrived(post, u)
+    miser = get_game("miser")
+    state = miser.load(post.state(tag))
+    first = users[state.turn]
+    post.write(first, "pass turn 2", subject=f"[{tag}] early")
+    post.poll(T0 + timedelta(hours=1))
+    text = " ".join(body(only(arrived(post, first), "transcript")).split())
+    assert "REFUSED (pass): Turn 2 has not begun: it is turn 1 now" in text
+    post.write(first, "#1 pass", subject=f"[{tag}] pass")
+    post.poll(T0 + timedelta(hours=2))
+    assert "DONE (pass)" in body(only(arrived(post, first), "transcript"))
+    assert miser.turn(miser.load(post.state(tag))) == 2
+    second = users[miser.load(post.state(tag)).turn]
+    for u in users:
+        if u != first:
+            arrived(post, u)
+    post.write(second, "pass turn 1", subject=f"[{tag}] stale")
+    post.poll(T0 + timedelta(hours=3))
+    text = " ".join(body(only(arrived(post, second), "transcript")).split())
+    assert "REFUSED (pass): Turn 1 is over: it is turn 2 now" in text
+    assert [a[:2] for a in post.actions(tag)] == [(users.index(first) + 1, "pass")]

@@ -7,10 +7,11 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from referee.check import ServerProblem
 from referee.config import Config, ConfigError, format_duration, load_config, parse_duration
 from referee.service import Referee, RefereeError
 from referee.service.common import DATABASE_AWAY
@@ -58,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     sub.add_parser("init", help="create or upgrade the database")
+    sub.add_parser("check", help="read the config, log in to the mail servers, open the "
+                                 "database: one line per part")
 
     game = sub.add_parser("game", help="manage games").add_subparsers(dest="game_cmd",
                                                                        required=True)
@@ -125,7 +128,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_demo(args.kind, args.dir, args.seed)
         config = load_config(args.config)
+        if args.command == "check":
+            return run_check(config, args.config)
         return _dispatch(args, config)
+    except ServerProblem as e:
+        print(f"referee: {e}", file=sys.stderr)
+        return e.exit_code
     except ConfigError as e:
         print(f"referee: bad config:\n{e}", file=sys.stderr)
         return 2
@@ -189,7 +197,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             print(f"{args.address}: new private reply address; it goes out with the next mail")
             return 0
         if args.command == "poll":
-            from referee.passes import exclusive, run_pass
+            from referee.passes import exclusive
 
             with exclusive(referee) as mine:
                 if not mine:
@@ -197,10 +205,11 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                           f"{config.resolve(config.referee.lock_file)} or the database's "
                           "pass lease); this pass did nothing", file=sys.stderr)
                     return EX_TEMPFAIL
-                report = run_pass(referee, parse_now(args.now))
+                report = _poll(referee, parse_now(args.now))
             print(report)
             return 0
         if args.command == "run":
+            from referee.check import check_servers
             from referee.passes import exclusive
             from referee.scheduler import run_daemon
 
@@ -209,6 +218,8 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                     raise RefereeError(
                         f"another referee holds {config.resolve(config.referee.lock_file)} "
                         "or the database's pass lease; stop it first (or let its pass finish)")
+                for problem in check_servers(config):
+                    logging.getLogger("referee").warning("%s; will try again", problem)
                 return run_daemon(referee)
         if args.command == "status":
             games = referee.status(args.tag)
@@ -234,6 +245,108 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
     return 2
 
 
+def _poll(referee: Referee, now: datetime | None) -> object:
+    """One pass; a mail server that cannot be used is a :class:`ServerProblem`."""
+    from imapclient.exceptions import IMAPClientError
+
+    from referee.check import check_maildir, explain
+    from referee.mail.imap import ImapSource
+    from referee.passes import run_pass
+
+    config = referee.config
+    source = None
+    if config.mailbox.kind == "imap":
+        source = ImapSource(config.mailbox, config.referee.max_message_size)
+        try:
+            source.connect()
+        except (IMAPClientError, OSError) as e:
+            raise explain(e, "mailbox", config.mailbox) from None
+    else:
+        check_maildir(config)
+    try:
+        report = run_pass(referee, now, imap=source)
+    except (IMAPClientError, ConnectionError, TimeoutError) as e:
+        raise explain(e, "mailbox", config.mailbox) from None
+    finally:
+        if source is not None:
+            source.close()
+    if referee.relay_error is not None:
+        raise explain(referee.relay_error, "smtp", config.smtp)
+    return report
+
+
+def run_check(config: Config, path: str) -> int:
+    """``referee check``: one line per part; the exit code of the first failure."""
+    from referee.check import (
+        EX_CONFIG,
+        EX_UNAVAILABLE,
+        Line,
+        check_imap,
+        check_maildir,
+        check_smtp,
+        probe_plus_address,
+    )
+    from referee.store.db import is_current
+
+    lines = [Line("config", "OK", f"{path}: the referee is {config.referee.address}")]
+    try:
+        if is_current(config.database_url):
+            lines.append(Line("database", "OK", _safe_url(config.referee.database)))
+        else:
+            lines.append(Line("database", "FAIL", f"{_safe_url(config.referee.database)} is "
+                              f"not set up or out of date; run: referee --config {path} init",
+                              EX_CONFIG))
+    except DATABASE_AWAY as e:
+        reason = str(getattr(e, "orig", e)).strip().splitlines()[0]
+        lines.append(Line("database", "FAIL", f"[referee] database: cannot open "
+                          f"{_safe_url(config.referee.database)} ({reason})", EX_UNAVAILABLE))
+    def mailbox() -> str:
+        if config.mailbox.kind == "imap":
+            return check_imap(config.mailbox, config.referee.max_message_size)
+        return check_maildir(config)
+
+    def smtp() -> str:
+        if config.smtp.kind == "smtp":
+            return check_smtp(config.smtp)
+        return f"dry run: mail goes into the Maildir {config.resolve(config.smtp.path)}"
+
+    parts: list[tuple[str, Callable[[], str]]] = [("mailbox", mailbox), ("smtp", smtp)]
+    for part, fn in parts:
+        try:
+            lines.append(Line(part, "OK", fn()))
+        except ServerProblem as e:
+            lines.append(Line(part, "FAIL", str(e), e.exit_code))
+    auth = config.auth
+    if auth.require == "verified" and not auth.authserv_id:
+        lines.append(Line("auth", "WARN", '[auth] require = "verified" with no authserv_id: '
+                          "only replies to the private reply addresses count; set "
+                          "authserv_id to also trust your server's DMARC/DKIM/SPF results"))
+    elif auth.require == "verified":
+        lines.append(Line("auth", "OK", f"verified: private reply addresses, and "
+                          f"Authentication-Results of {auth.authserv_id}"))
+    needs_plus = auth.require == "verified" or config.smtp.verp
+    servers_ok = all(ln.verdict == "OK" for ln in lines if ln.part in ("mailbox", "smtp"))
+    if needs_plus and servers_ok and config.mailbox.kind == "imap" \
+            and config.smtp.kind == "smtp":
+        try:
+            lines.append(Line("plus", "OK", probe_plus_address(config)))
+        except ServerProblem as e:
+            lines.append(Line("plus", "FAIL", str(e), e.exit_code))
+    for line in lines:
+        print(line)
+    return next((ln.exit_code for ln in lines if ln.exit_code), 0)
+
+
+def _safe_url(url: str) -> str:
+    """A database URL without its password."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        return url.replace(f":{parts.password}@", ":***@", 1)
+    return url
+
+
 def _send_unless_busy(referee: Referee, config: Config, now: datetime | None) -> None:
     """Send what an operator's command queued, unless a pass or the daemon
     runs: then its outbox job sends it, and sending here too could send twice."""
@@ -242,6 +355,11 @@ def _send_unless_busy(referee: Referee, config: Config, now: datetime | None) ->
     with exclusive(referee) as mine:
         if mine:
             send_outbox(referee, now)
+    if referee.relay_error is not None:
+        from referee.check import explain
+
+        problem = explain(referee.relay_error, "smtp", referee.config.smtp)
+        print(f"referee: the mail is queued, not sent: {problem}", file=sys.stderr)
 
 
 def format_status(games: list[dict[str, Any]]) -> str:

@@ -23,6 +23,7 @@ from types import FrameType
 from apscheduler.schedulers.background import BackgroundScheduler
 from imapclient.exceptions import IMAPClientError
 
+from referee.check import EX_CONFIG, EX_NOPERM, ServerProblem, explain
 from referee.mail.imap import ImapSource
 from referee.passes import intake, publish_pages, send_outbox
 from referee.service import Referee
@@ -48,6 +49,22 @@ class Daemon:
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.scheduler = BackgroundScheduler(timezone="UTC")
+        #: What stopped the daemon for good (a refused login), if anything.
+        self.problem: ServerProblem | None = None
+
+    def give_up(self, error: BaseException, section: str) -> bool:
+        """Stop for good on a refused login or a config that does not match
+        the server: trying again would fail the same way for ever, unseen.
+        Returns False for a problem worth retrying (a server down, a lost
+        connection)."""
+        cfg = self.referee.config
+        problem = explain(error, section, cfg.mailbox if section == "mailbox" else cfg.smtp)
+        if problem.exit_code not in (EX_NOPERM, EX_CONFIG):
+            return False
+        log.error("%s; stopping", problem)
+        self.problem = problem
+        self.stop.set()
+        return True
 
     def _guarded(self, what: str, fn: Callable[[], object]) -> None:
         with self.lock:
@@ -61,8 +78,13 @@ class Daemon:
 
     def _deadlines_pass(self) -> None:
         self.referee.fire_deadlines()
-        send_outbox(self.referee)
+        self._send()
         publish_pages(self.referee)
+
+    def _send(self) -> None:
+        send_outbox(self.referee)
+        if self.referee.relay_error is not None:
+            self.give_up(self.referee.relay_error, "smtp")
 
     def keep_lease(self) -> None:
         """Renew the database's pass lease while the daemon runs. Losing it
@@ -79,7 +101,7 @@ class Daemon:
             self.stop.set()
 
     def outbox(self) -> None:
-        self._guarded("outbox", lambda: send_outbox(self.referee))
+        self._guarded("outbox", self._send)
 
     def watch_mail(self) -> None:
         """Intake forever: after each pass wait for IDLE news or the poll interval."""
@@ -93,7 +115,7 @@ class Daemon:
                 with self.lock:
                     read, _, _ = intake(self.referee, imap=source)
                     if read:
-                        send_outbox(self.referee)
+                        self._send()
                         publish_pages(self.referee)
                 if lost_since is not None:
                     log.warning("mailbox connection restored after %.1f s; reading mail again",
@@ -110,6 +132,8 @@ class Daemon:
             except (IMAPClientError, OSError) as e:
                 if source is not None:
                     source.drop()
+                if self.give_up(e, "mailbox"):
+                    break
                 if lost_since is None:
                     lost_since = time.monotonic()
                     log.warning("mailbox connection lost (%s); reconnecting in %.0f s", e, delay)
@@ -148,7 +172,7 @@ class Daemon:
         log.info("stopping")
         self.scheduler.shutdown(wait=True)
         watcher.join(timeout=30)
-        return 0
+        return self.problem.exit_code if self.problem else 0
 
 
 def run_daemon(referee: Referee) -> int:

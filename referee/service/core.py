@@ -45,6 +45,8 @@ class Referee:
         self.sweep = DeadlineSweep(self.sessions, self.composer, self.delivery)
         self.operator = Operator(config, self.sessions, self.delivery)
         self.lease = Lease(self.sessions)
+        #: Why the last outbox send could not reach the relay (None: it could).
+        self.relay_error: Exception | None = None
 
     def close(self) -> None:
         self.db_engine.dispose()
@@ -63,8 +65,12 @@ class Referee:
         return self.sweep.fire(now or now_utc())
 
     def send_outbox(self, now: datetime | None = None) -> int:
-        """Mail what is queued and due; returns how many were sent."""
-        return OutboxSender(self.config, self.sessions, self.composer).send(now or now_utc())
+        """Mail what is queued and due; returns how many were sent. A relay
+        that cannot be reached is kept in :attr:`relay_error`."""
+        sender = OutboxSender(self.config, self.sessions, self.composer)
+        sent = sender.send(now or now_utc())
+        self.relay_error = sender.relay_error
+        return sent
 
     # -- the operator's actions ---------------------------------------------
     def create_game(

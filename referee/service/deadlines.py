@@ -1,16 +1,25 @@
 """The deadline sweep: reminders before a deadline, and the rules' move for
 every seat past one (MI-15, SP-15, 000 rule 8), in the order they fell due.
 
-Each game is its own transaction: a fault in one game rolls back only that
-game, and the clocks of the others keep running.
+A sweep costs what is due, not what is stored: one indexed query finds the
+games with a deadline or a reminder due (``deadlines.due_at`` and
+``deadlines.remind_at``), and nothing is written unless something fires.
+Each due game is its own transaction: a fault in one game rolls back only
+that game, and the clocks of the others keep running. On PostgreSQL the
+game's row is claimed with ``FOR UPDATE SKIP LOCKED``, so several referee
+processes share the sweep and never fire one deadline twice.
+
+``remind_at`` is kept here, at flush, for every deadline created or moved
+anywhere (``GameSession.reconcile_deadlines``, ``game extend``).
 """
 
 from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import event, inspect, select, union
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.mail.compose import Composer
@@ -29,13 +38,24 @@ class DeadlineSweep:
                  delivery: Delivery) -> None:
         self.sessions, self.composer, self.delivery = sessions, composer, delivery
 
+    def due_games(self, now: datetime) -> list[int]:
+        """The active games with a deadline or a reminder due at ``now``:
+        one query, through the indexes on ``due_at`` and ``remind_at``."""
+        active = select(m.Game.id).where(m.Game.status == "active")
+        q = union(
+            select(m.Deadline.game_id).where(m.Deadline.due_at <= now,
+                                             m.Deadline.game_id.in_(active)),
+            select(m.Deadline.game_id).where(m.Deadline.remind_at <= now,
+                                             m.Deadline.game_id.in_(active)),
+        )
+        with self.sessions() as db:
+            return sorted(db.scalars(q))
+
     def fire(self, now: datetime) -> int:
         """Send due reminders and act for seats past their deadline; returns
         how many timeouts fired."""
         fired = 0
-        with self.sessions() as db:
-            game_ids = sorted(set(db.scalars(select(m.Deadline.game_id))))
-        for game_id in game_ids:
+        for game_id in self.due_games(now):
             try:
                 fired += self._fire_game(game_id, now)
             except DATABASE_AWAY:
@@ -49,9 +69,9 @@ class DeadlineSweep:
     def _fire_game(self, game_id: int, now: datetime) -> int:
         fired = 0
         with self.sessions.begin() as db:
-            game = db.get(m.Game, game_id)
+            game = claim_game(db, game_id)
             if game is None or game.status != "active":
-                return 0
+                return 0  # gone, finished, or being refereed by another process
             gs = GameSession(self.delivery, db, game, now)
             for d in gs.deadlines():
                 if d.due_at <= now or not d.seat:
@@ -63,6 +83,8 @@ class DeadlineSweep:
                 due = [d for d in gs.deadlines() if d.due_at <= now]
                 if not due:
                     break
+                log.info("%s: the deadline of %s passed; the rules move for them",
+                         game.tag, gs.seat_name(due[0].seat))
                 gs.timeout(due[0].seat)
                 fired += 1
                 gs.run_bots()
@@ -73,14 +95,45 @@ class DeadlineSweep:
     def _remind(self, gs: GameSession, d: m.Deadline) -> None:
         """Remind a seat's player once, ``reminder`` before the deadline."""
         game, now = gs.row, gs.now
-        remind_at = d.due_at - timedelta(seconds=game.reminder_seconds)
+        if d.remind_at is None or d.remind_at > now or d.reminded_at is not None:
+            return
         seat = game.seats[d.seat - 1]
-        if d.reminded_at is None and remind_at <= now and not seat.bot and seat.player:
-            d.reminded_at = now
-            subject, body = self.composer.render(
-                gs.engine.templates or gs.engine.kind, "reminder",
-                {**gs.context(d.seat), "what": d.what,
-                 "help": gs.engine.help(gs.state, d.seat)},
-            )
-            self.delivery.queue_to_player(gs.db, game, seat.player, subject, body,
-                                          auto="auto-generated", now=now, kind="reminder")
+        if seat.bot or not seat.player:
+            d.remind_at = None  # a bot is never reminded: not due again
+            return
+        d.reminded_at = now
+        subject, body = self.composer.render(
+            gs.engine.templates or gs.engine.kind, "reminder",
+            {**gs.context(d.seat), "what": d.what, "help": gs.engine.help(gs.state, d.seat)},
+        )
+        self.delivery.queue_to_player(gs.db, game, seat.player, subject, body,
+                                      auto="auto-generated", now=now, kind="reminder")
+
+def claim_game(db: Session, game_id: int) -> m.Game | None:
+    """Load a game to change it. On PostgreSQL its row is locked for the
+    transaction, and a game another process holds is skipped (None)."""
+    q = select(m.Game).where(m.Game.id == game_id)
+    if db.get_bind().dialect.name == "postgresql":
+        q = q.with_for_update(skip_locked=True)
+    return db.scalar(q)
+
+
+@event.listens_for(Session, "before_flush")
+def _keep_remind_at(db: Session, _context: Any, _instances: Any) -> None:
+    """Set ``remind_at`` of each deadline created, moved or reminded."""
+    for obj in [*db.new, *db.dirty]:
+        if not isinstance(obj, m.Deadline):
+            continue
+        if obj not in db.new:
+            attrs = inspect(obj).attrs
+            if not (attrs.due_at.history.has_changes()
+                    or attrs.reminded_at.history.has_changes()):
+                continue
+        want = None
+        if obj.seat and obj.reminded_at is None:
+            with db.no_autoflush:
+                game = db.get(m.Game, obj.game_id)
+            if game is not None:
+                want = obj.due_at - timedelta(seconds=game.reminder_seconds)
+        if obj.remind_at != want:
+            obj.remind_at = want

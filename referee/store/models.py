@@ -164,6 +164,11 @@ class Deadline(Base):
     since: Mapped[datetime]
     due_at: Mapped[datetime] = mapped_column(index=True)
     reminded_at: Mapped[datetime | None]
+    #: When the seat's reminder is due: ``due_at`` less the game's reminder
+    #: time; None once reminded, for seat 0 and for seats never reminded.
+    #: Kept by ``referee.service.deadlines`` at flush, so the sweep finds
+    #: what is due through an index.
+    remind_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
 
 
 class Cursor(Base):

@@ -9,10 +9,12 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from referee.check import ServerProblem
 from referee.config import Config, ConfigError, format_duration, load_config, parse_duration
+from referee.logs import LEVELS, setup_logging
 from referee.service import Referee, RefereeError
 from referee.service.common import DATABASE_AWAY
 
@@ -55,7 +57,13 @@ def _read_text(path: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="referee", description="A play-by-mail game referee.")
     p.add_argument("--config", "-c", default="referee.toml", help="config file (TOML)")
-    p.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="log what happens (--log-level info), and print poll's summary")
+    p.add_argument("--log-level", choices=LEVELS,
+                   help="warning by default, info with -v; debug adds the libraries' own")
+    p.add_argument("--log-file", type=Path, metavar="FILE", help="log here, not to stderr")
+    p.add_argument("--log-format", choices=("text", "json"), default="text",
+                   help="json: one JSON object a line")
     sub = p.add_subparsers(dest="command", required=True)
 
     sub.add_parser("init", help="create or upgrade the database")
@@ -118,10 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    setup_logging(args.log_level or ("info" if args.verbose else "warning"),
+                  args.log_file, args.log_format)
     try:
         if args.command == "demo":
             from referee.demo import run_demo
@@ -206,7 +212,10 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                           "pass lease); this pass did nothing", file=sys.stderr)
                     return EX_TEMPFAIL
                 report = _poll(referee, parse_now(args.now))
-            print(report)
+            # Silent on success, so a cron line mails the operator only on trouble.
+            logging.getLogger("referee").info("pass done: %s", report)
+            if args.verbose:
+                print(report)
             return 0
         if args.command == "run":
             from referee.check import check_servers
@@ -226,7 +235,6 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             print(json.dumps(games, indent=2) if args.json else format_status(games))
             return 0
         if args.command == "pages":
-            from pathlib import Path
 
             from referee.web import write_pages
 

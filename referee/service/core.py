@@ -6,13 +6,19 @@ says in its docstring which one it runs in.
 
 from __future__ import annotations
 
+import logging
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from email.parser import BytesHeaderParser
+from email.policy import compat32
+from email.utils import parseaddr
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
+from referee.mail.inbound import one_line
 from referee.service.bounces import Bounces
 from referee.service.common import Outcome, now_utc
 from referee.service.deadlines import DeadlineSweep
@@ -25,6 +31,20 @@ from referee.service.reading import Reading
 from referee.service.routing import Routing
 from referee.service.senders import Senders
 from referee.store.db import make_engine, sessions
+
+log = logging.getLogger(__name__)
+#: How much of a mail is read for its From line in the log.
+MAX_HEAD = 64 * 1024
+
+
+def _sender(raw: bytes) -> str:
+    """The From address of a raw mail, made safe for a log line."""
+    try:
+        head = BytesHeaderParser(policy=compat32).parsebytes(raw[:MAX_HEAD], headersonly=True)
+        address = parseaddr(str(head.get("From", "")))[1]
+    except Exception:
+        return ""
+    return one_line(address)[:200]
 
 
 class Referee:
@@ -54,8 +74,20 @@ class Referee:
     # -- mail in, deadlines, mail out ---------------------------------------
     def process(self, raw: bytes, source_key: str, now: datetime | None = None,
                 cursor: Cursor | None = None, size: int | None = None) -> Outcome:
-        """Referee one inbound message (see :meth:`Intake.process`)."""
-        return self.intake.process(raw, source_key, now or now_utc(), cursor, size)
+        """Referee one inbound message (see :meth:`Intake.process`), and log
+        one line of it: who, which game, what was done (counts, never the
+        command lines: a bid is a secret)."""
+        outcome = self.intake.process(raw, source_key, now or now_utc(), cursor, size)
+        sender = _sender(raw)
+        done = Counter(t.result for t in outcome.transcript)
+        what = ", ".join(f"{n} {result}" for result, n in sorted(done.items()))
+        log.log(logging.DEBUG if outcome.status == "duplicate" else logging.INFO,
+                "mail from %s%s: %s%s", sender or "(no sender)",
+                f" about {outcome.tag}" if outcome.tag else "", outcome.status,
+                f" ({what})" if what else "",
+                extra={"sender": sender, "game": outcome.tag, "outcome": outcome.status,
+                       "source": source_key})
+        return outcome
 
     def cursor(self, mailbox: str) -> tuple[int, int] | None:
         return self.intake.cursor(mailbox)

@@ -88,6 +88,8 @@ class OutboxSender:
                         assert row is not None
                         sink.deliver(row.raw.encode("utf-8"))
                         row.sent_at, row.attempts = now, row.attempts + 1
+                        log.info("outbox %s written to the Maildir for %s", oid,
+                                 ", ".join(row.recipients))
                     sent += 1
                 except DATABASE_AWAY:
                     raise
@@ -150,6 +152,7 @@ class OutboxSender:
             row = db.get(m.Outbox, oid)
             assert row is not None
             row.sent_at, row.attempts = now, row.attempts + 1
+            log.info("outbox %s sent to %s", oid, ", ".join(row.recipients))
             row.last_error = "; ".join(f"{a}: {code} {said}"
                                        for a, (code, said) in refused.items())
             retry = [a for a, (code, _) in refused.items() if code < 500]

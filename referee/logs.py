@@ -1,0 +1,57 @@
+"""Logging an operator can read: a level, a file, plain text or JSON lines.
+
+The referee logs one line per mail (who, which game, what was done), per
+outbox send and per fired deadline, under the ``referee`` logger. The
+libraries' own chatter (IMAP, SMTP, the scheduler, SQL, migrations) stays at
+WARNING unless the level is ``debug``. No line carries a secret: a hand, a
+bid, a private reply address; mail is logged by what it did, never by body.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+LEVELS = ("debug", "info", "warning", "error")
+#: Loggers of the libraries, quiet unless the level is debug.
+LIBRARIES = ("apscheduler", "imapclient", "aiosmtplib", "alembic", "sqlalchemy", "asyncio")
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+#: LogRecord attributes that are not extra fields given by the caller.
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time (UTC, ISO 8601), level, logger, message,
+    and any ``extra=`` fields of the call (such as ``game`` or ``sender``)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="seconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        entry.update({k: v for k, v in vars(record).items()
+                      if k not in _STANDARD and not k.startswith("_")})
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+def setup_logging(level: str = "warning", file: Path | None = None,
+                  fmt: str = "text") -> None:
+    """Configure the root logger once for this process (replacing handlers)."""
+    handler: logging.Handler = (logging.FileHandler(file, encoding="utf-8") if file
+                                else logging.StreamHandler())
+    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    quiet = logging.DEBUG if level == "debug" else logging.WARNING
+    for name in LIBRARIES:
+        logging.getLogger(name).setLevel(quiet)

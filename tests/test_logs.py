@@ -1,0 +1,87 @@
+"""Logs an operator can read: a line per mail, per send and per fired
+deadline, in a file and as JSON; poll silent on success; no secret logged."""
+
+from __future__ import annotations
+
+import json
+import logging
+import mailbox
+from collections.abc import Iterator
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+
+ALICE, BOB = "alice@club.test", "bob@club.test"
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for h in list(root.handlers):
+        root.removeHandler(h)
+        h.close()
+    for h in handlers:
+        root.addHandler(h)
+    root.setLevel(level)
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "referee.toml"
+    path.write_text('[referee]\naddress = "referee@club.test"\n'
+                    '[mailbox]\nkind = "maildir"\npath = "in"\n'
+                    '[smtp]\nkind = "maildir"\npath = "out"\n', encoding="utf-8")
+    assert main(["-c", str(path), "init"]) == 0
+    return path
+
+
+def _mail(config: Path, sender: str, text: str) -> None:
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = sender, "referee@club.test", "[goofspiel-1] bid"
+    msg["Message-ID"] = f"<{sender.split('@')[0]}.{abs(hash(text))}@club.test>"
+    msg.set_content(text)
+    mailbox.Maildir(config.parent / "in", create=True).add(msg)
+
+
+def test_poll_is_silent_on_success_and_prints_its_summary_with_v(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["-c", str(config), "game", "new", "goofspiel", "--player", ALICE,
+                 "--player", BOB]) == 0
+    capsys.readouterr()
+    assert main(["-c", str(config), "poll"]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert main(["-c", str(config), "-v", "poll"]) == 0
+    assert capsys.readouterr().out.startswith("read 0 message(s), processed 0")
+
+
+def test_a_line_per_mail_send_and_deadline_in_a_json_log_file_with_no_secret(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli = ["-c", str(config), "--log-level", "info", "--log-file",
+           str(config.parent / "referee.log"), "--log-format", "json"]
+    assert main([*cli, "game", "new", "goofspiel", "--player", ALICE, "--player", BOB,
+                 "--now", "2026-01-05T09:00:00"]) == 0
+    _mail(config, ALICE, "bid 4\nbid 99")
+    assert main([*cli, "poll", "--now", "2026-01-05T10:00:00"]) == 0
+    assert main([*cli, "poll", "--now", "2026-01-09T10:00:00"]) == 0  # Bob's deadline passed
+    assert capsys.readouterr().err == ""
+    text = (config.parent / "referee.log").read_text()
+    lines = [json.loads(line) for line in text.splitlines()]
+    mails = [e for e in lines if e["logger"] == "referee.service.core"]
+    assert [(e["sender"], e["game"], e["outcome"]) for e in mails] == [
+        (ALICE, "goofspiel-1", "processed")]
+    assert mails[0]["message"] == \
+        f"mail from {ALICE} about goofspiel-1: processed (1 applied, 1 refused)"
+    sends = [e["message"] for e in lines if e["logger"] == "referee.service.outbox"]
+    assert sends and all(m.startswith("outbox ") for m in sends)
+    assert any(m.endswith(f"for {ALICE}") for m in sends)  # Alice's transcript
+    deadlines = [e["message"] for e in lines if e["logger"] == "referee.service.deadlines"]
+    assert deadlines == ["goofspiel-1: the deadline of Bob passed; the rules move for them"]
+    assert "bid 4" not in text and "bid 99" not in text
+    assert not [e for e in lines if not e["logger"].startswith("referee")]  # no library noise

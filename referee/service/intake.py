@@ -15,18 +15,21 @@ import hashlib
 import logging
 from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, or_, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
+from referee.engine import get_game
 from referee.mail.inbound import Automation, InboundMessage, parse_message
 from referee.service.bounces import Bounces
 from referee.service.budgets import Allowance, Budgets
 from referee.service.commands import MAX_LISTED, run_commands
 from referee.service.common import DATABASE_AWAY, Outcome
 from referee.service.delivery import Delivery, new_token
-from referee.service.joining import Joining
+from referee.service.joining import Joining, asks_to_join
 from referee.service.routing import Routing
 from referee.service.senders import Senders
 from referee.service.session import GameSession
@@ -36,6 +39,9 @@ log = logging.getLogger(__name__)
 
 #: (mailbox, UIDVALIDITY, UID) of an IMAP message, stored with its outcome.
 Cursor = tuple[str, int, int]
+#: How often a message whose transaction lost a unique-key race to another
+#: worker is read again before it counts as failed.
+RACE_RETRIES = 2
 
 
 class Intake:
@@ -57,8 +63,18 @@ class Intake:
         ``size`` is the server's size of a message fetched only in part.
         """
         try:
-            with self.sessions.begin() as db:
-                return self._process(db, raw, source_key, now, cursor, size)
+            for attempt in range(RACE_RETRIES + 1):
+                try:
+                    with self.sessions.begin() as db:
+                        return self._process(db, raw, source_key, now, cursor, size)
+                except IntegrityError:
+                    # Another worker committed the same mail, or a row this
+                    # one also made (a player, a budget): done elsewhere.
+                    # Rolled back; read again, it is a duplicate or goes on.
+                    if attempt == RACE_RETRIES:
+                        raise
+                    log.info("message %s raced another worker; reading it again", source_key)
+            raise AssertionError("unreachable")
         except DATABASE_AWAY:
             raise  # the database is away or busy: the next pass tries again
         except Exception as e:
@@ -82,13 +98,16 @@ class Intake:
 
     def _process(self, db: Session, raw: bytes, source_key: str, now: datetime,
                  cursor: Cursor | None, size: int | None) -> Outcome:
+        if db.get_bind().dialect.name == "postgresql" and not db.scalar(
+                select(func.pg_try_advisory_xact_lock(func.hashtext(source_key)))):
+            return Outcome("elsewhere")  # another worker is reading this very mail
         if cursor is not None:
             _advance_cursor(db, *cursor)
-        if db.scalar(select(m.Inbound.id).where(m.Inbound.source_key == source_key)):
-            return Outcome("duplicate")
         try:
             msg = self._parse(raw)
         except Exception as e:  # a message we cannot read must not block the queue
+            if db.scalar(select(m.Inbound.id).where(m.Inbound.source_key == source_key)):
+                return Outcome("duplicate")
             log.warning("unreadable message %s: %s", source_key, e)
             db.add(m.Inbound(source_key=source_key, sender="", status="failed",
                              note=f"unreadable: {e}", received_at=now))
@@ -98,16 +117,18 @@ class Intake:
         record = m.Inbound(source_key=source_key, message_id=msg.message_id,
                            digest=mail_digest(msg, raw), sender=msg.sender, subject=msg.subject,
                            status="processed", received_at=now)
-        seen = None
+        # One query for every way this mail may have been seen: its mailbox
+        # position; its Message-ID; or, read again after a mailbox reset or
+        # replayed under a new Message-ID, the same sender, Date and commands.
+        same = [m.Inbound.source_key == source_key, m.Inbound.digest == record.digest]
         if msg.message_id:
-            seen = db.scalar(select(m.Inbound.id).where(m.Inbound.message_id == msg.message_id))
-        if seen is None:
-            # The same mail read again after a mailbox reset, or replayed
-            # under a new Message-ID: the same sender, Date and commands.
-            seen = db.scalar(select(m.Inbound.id).where(m.Inbound.digest == record.digest)
-                             .limit(1))
-        if seen is not None:
-            record.status, record.note = "ignored", f"duplicate of inbound {seen}"
+            same.append(m.Inbound.message_id == msg.message_id)
+        seen_rows = db.execute(select(m.Inbound.id, m.Inbound.source_key)
+                               .where(or_(*same)).order_by(m.Inbound.id).limit(5)).all()
+        if any(key == source_key for _, key in seen_rows):
+            return Outcome("duplicate")
+        if seen_rows:
+            record.status, record.note = "ignored", f"duplicate of inbound {seen_rows[0][0]}"
             db.add(record)
             return Outcome("duplicate")
         db.add(record)
@@ -149,6 +170,11 @@ class Intake:
         except Exception:
             log.exception("answering failed message %s failed too", source_key)
         return Outcome("failed")
+
+    def _asks_to_join(self, msg: InboundMessage) -> bool:
+        """Whether a line of ``msg`` is the join command of a game that takes
+        members by mail (the rest need not look for a game to join)."""
+        return any(asks_to_join(get_game(kind), msg.lines) for kind in self.joining.kinds)
 
     def _rotate_shown_addresses(self, db: Session, msg: InboundMessage, now: datetime) -> None:
         """A private reply address works like a password: one that this mail
@@ -194,7 +220,8 @@ class Intake:
         player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
         # Anyone, a stranger too, may deal themselves in where a game takes
         # members by mail (002 rule 1): seated below, joined by the commands.
-        joining = self.joining.game_to_join(db, msg, player)
+        joining = (self.joining.game_to_join(db, msg, player)
+                   if self._asks_to_join(msg) else None)
         if joining is not None and player is None:
             player = self.joining.newcomer(db, msg, now)
         games = self.routing.games_of(db, player) if player else []
@@ -241,6 +268,10 @@ class Intake:
                 "problem": game, "games": [g.tag for g in seated],
             }, now)
             return Outcome("refused")
+        # The whole row in one statement (the sender's games were listed
+        # without their states). On PostgreSQL it is locked: another worker
+        # refereeing a mail of this game is waited for, and read as it left it.
+        db.refresh(game, with_for_update=db.get_bind().dialect.name == "postgresql")
         record.game_id = game.id
         gs = GameSession(self.delivery, db, game, now)
         seat = gs.seat_of(player)
@@ -288,8 +319,12 @@ def mail_digest(msg: InboundMessage, raw: bytes) -> str:
 
 
 def _advance_cursor(db: Session, mailbox: str, uidvalidity: int, uid: int) -> None:
-    row = db.get(m.Cursor, mailbox)
-    if row is None:
-        db.add(m.Cursor(mailbox=mailbox, uidvalidity=uidvalidity, last_uid=uid))
-    elif row.uidvalidity != uidvalidity or uid > row.last_uid:
-        row.uidvalidity, row.last_uid = uidvalidity, uid
+    """Move the mailbox's cursor to ``uid`` (never back, but to a new
+    UIDVALIDITY): one statement, an upsert."""
+    insert_ = pg_insert if db.get_bind().dialect.name == "postgresql" else sqlite_insert
+    table = m.Cursor.__table__
+    stmt = insert_(table).values(mailbox=mailbox, uidvalidity=uidvalidity, last_uid=uid)
+    db.execute(stmt.on_conflict_do_update(
+        index_elements=[table.c.mailbox],
+        set_={"uidvalidity": uidvalidity, "last_uid": uid},
+        where=(table.c.uidvalidity != uidvalidity) | (table.c.last_uid < uid)))

@@ -8,14 +8,14 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from referee.check import ServerProblem
 from referee.config import Config, ConfigError, format_duration, load_config, parse_duration
 from referee.logs import LEVELS, setup_logging
-from referee.service import Referee, RefereeError
+from referee.service import Referee, RefereeError, now_utc
 from referee.service.common import DATABASE_AWAY
 
 #: ``poll`` found another pass or the daemon running (sysexits.h EX_TEMPFAIL).
@@ -107,9 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("run", help="the daemon: IMAP IDLE or polling, deadlines, outbox")
 
-    status = sub.add_parser("status", help="games, whose move, deadlines, scores")
+    status = sub.add_parser("status", help="the outbox, the last pass and error; games, "
+                                           "whose move, deadlines, scores")
     status.add_argument("tag", nargs="?")
-    status.add_argument("--json", action="store_true")
+    status.add_argument("--json", action="store_true", help="the games as JSON")
+    status.add_argument("--max-age", metavar="DURATION",
+                        help="exit 1 when no pass completed this recently (for HEALTHCHECK "
+                             "and monitoring), e.g. 15m")
+
+    outbox = sub.add_parser("outbox", help="mail waiting or failed; retry a failed one")
+    outbox.add_argument("--retry", metavar="ID", help="send this mail again (or: all failed)")
+    outbox.add_argument("--json", action="store_true")
 
     pages = sub.add_parser("pages", help="write the game pages (static HTML)")
     pages.add_argument("dir", nargs="?", help="the folder (default: [web] path)")
@@ -171,10 +179,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 name = referee.resign_player(args.tag, args.address, parse_now(args.now))
                 print(f"{args.tag}: a bot now plays {name}'s seat")
             elif args.game_cmd == "extend":
-                try:
-                    by = parse_duration(args.by)
-                except ValueError as e:
-                    raise RefereeError(f"--by: {e}") from None
+                by = _duration("--by", args.by)
                 moved = referee.extend_deadlines(args.tag, by, args.reason, parse_now(args.now))
                 print(f"{args.tag}: {moved} deadline(s) moved {format_duration(by)} later")
             else:
@@ -211,7 +216,12 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                           f"{config.resolve(config.referee.lock_file)} or the database's "
                           "pass lease); this pass did nothing", file=sys.stderr)
                     return EX_TEMPFAIL
-                report = _poll(referee, parse_now(args.now))
+                try:
+                    report = _poll(referee, parse_now(args.now))
+                except ServerProblem as e:
+                    referee.health.record_error(str(e), now_utc())
+                    raise
+                referee.health.record_pass(str(report), parse_now(args.now) or now_utc())
             # Silent on success, so a cron line mails the operator only on trouble.
             logging.getLogger("referee").info("pass done: %s", report)
             if args.verbose:
@@ -232,8 +242,14 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 return run_daemon(referee)
         if args.command == "status":
             games = referee.status(args.tag)
-            print(json.dumps(games, indent=2) if args.json else format_status(games))
-            return 0
+            health = referee.health.summary()
+            if args.json:
+                print(json.dumps(games, indent=2))
+            else:
+                print(format_health(health) + "\n" + format_status(games))
+            return _fresh(health, args.max_age)
+        if args.command == "outbox":
+            return _outbox(referee, config, args.retry, args.json)
         if args.command == "pages":
 
             from referee.web import write_pages
@@ -368,6 +384,83 @@ def _send_unless_busy(referee: Referee, config: Config, now: datetime | None) ->
 
         problem = explain(referee.relay_error, "smtp", referee.config.smtp)
         print(f"referee: the mail is queued, not sent: {problem}", file=sys.stderr)
+
+
+#: The longest duration a command takes: a year, so a slip of the keyboard
+#: ("--by 2000d") is refused rather than done.
+MAX_DURATION = timedelta(days=366)
+
+
+def _duration(option: str, text: str) -> timedelta:
+    """A duration given on the command line: with a unit, positive, at most a year."""
+    if text.strip().isdigit():
+        raise RefereeError(f"{option}: {text!r} needs a unit, like {text.strip()}d or "
+                           f"{text.strip()}h")
+    try:
+        value = parse_duration(text)
+    except ValueError as e:
+        raise RefereeError(f"{option}: {e}") from None
+    if not timedelta(0) < value <= MAX_DURATION:
+        raise RefereeError(f"{option}: {text!r} must be more than nothing and at most "
+                           f"{format_duration(MAX_DURATION)}")
+    return value
+
+
+def _fresh(health: dict[str, Any], max_age: str | None) -> int:
+    """0, or 1 when ``--max-age`` is given and no pass completed that recently."""
+    if max_age is None:
+        return 0
+    age = _duration("--max-age", max_age)
+    last = health["last_pass"]
+    if last is None or datetime.fromisoformat(last["at"].rstrip("Z")) < now_utc() - age:
+        print(f"referee: no pass completed in the last {format_duration(age)}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _outbox(referee: Referee, config: Config, retry: str | None, as_json: bool) -> int:
+    rows = referee.health.outbox()
+    if retry is not None:
+        ids = ([r["id"] for r in rows if r["state"] == "failed"] if retry == "all"
+               else [_number("--retry", retry)])
+        for oid in ids:
+            referee.health.retry(oid, now_utc())
+        print(f"{len(ids)} mail(s) queued again")
+        _send_unless_busy(referee, config, None)
+        return 0
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print("The outbox is empty: every mail went out.")
+    for r in rows:
+        when = (f"next try {r['next_attempt_at']}" if r["state"] == "waiting"
+                else "failed for good")
+        print(f"{r['id']:>6}  {r['state']:<7} {r['queued_at']}  {r['game'] or '-'}  "
+              f"to {', '.join(r['to'])}  {r['subject']!r}  ({r['attempts']} attempt(s), "
+              f"{when})")
+        if r["last_error"]:
+            print(f"        {r['last_error']}")
+    return 0
+
+
+def _number(option: str, text: str) -> int:
+    if not text.isdigit():
+        raise RefereeError(f"{option}: {text!r} is not an outbox id (see: referee outbox)")
+    return int(text)
+
+
+def format_health(health: dict[str, Any]) -> str:
+    box, last, error = health["outbox"], health["last_pass"], health["last_error"]
+    waiting = f", the oldest waiting since {box['oldest_waiting']}" if box["oldest_waiting"] \
+        else ""
+    failed = f", {box['failed']} failed (see: referee outbox)" if box["failed"] else ""
+    lines = [f"outbox: {box['queued']} waiting{waiting}{failed}",
+             f"last pass: {last['at']} ({last['what']})" if last else "last pass: none yet"]
+    if error:
+        lines.append(f"last error: {error['at']}: {error['what']}")
+    return "\n".join(lines) + "\n"
 
 
 def format_status(games: list[dict[str, Any]]) -> str:

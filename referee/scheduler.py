@@ -26,7 +26,7 @@ from imapclient.exceptions import IMAPClientError
 from referee.check import EX_CONFIG, EX_NOPERM, ServerProblem, explain
 from referee.mail.imap import ImapSource
 from referee.passes import intake, publish_pages, send_outbox
-from referee.service import Referee
+from referee.service import Referee, now_utc
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,7 @@ class Daemon:
         if problem.exit_code not in (EX_NOPERM, EX_CONFIG):
             return False
         log.error("%s; stopping", problem)
+        self._note_error(str(problem))
         self.problem = problem
         self.stop.set()
         return True
@@ -70,16 +71,31 @@ class Daemon:
         with self.lock:
             try:
                 fn()
-            except Exception:
+            except Exception as e:
                 log.exception("%s failed; will try again", what)
+                self._note_error(f"{what} failed: {type(e).__name__}: {e}")
+
+    def _note_error(self, text: str) -> None:
+        """The last error, for ``referee status`` (if the database takes it)."""
+        try:
+            self.referee.health.record_error(text, now_utc())
+        except Exception:
+            log.debug("could not record the error for status", exc_info=True)
+
+    def _note_pass(self, text: str) -> None:
+        try:
+            self.referee.health.record_pass(text, now_utc())
+        except Exception:
+            log.debug("could not record the pass for status", exc_info=True)
 
     def deadlines(self) -> None:
         self._guarded("deadlines", self._deadlines_pass)
 
     def _deadlines_pass(self) -> None:
-        self.referee.fire_deadlines()
+        fired = self.referee.fire_deadlines()
         self._send()
         publish_pages(self.referee)
+        self._note_pass(f"daemon: deadlines swept ({fired} fired), outbox sent")
 
     def _send(self) -> None:
         send_outbox(self.referee)
@@ -113,10 +129,13 @@ class Daemon:
         while not self.stop.is_set():
             try:
                 with self.lock:
-                    read, _, _ = intake(self.referee, imap=source)
+                    read, processed, failed = intake(self.referee, imap=source)
                     if read:
                         self._send()
                         publish_pages(self.referee)
+                if read:
+                    self._note_pass(f"daemon: read {read} message(s), processed {processed}"
+                                    + (f" ({failed} failed)" if failed else ""))
                 if lost_since is not None:
                     log.warning("mailbox connection restored after %.1f s; reading mail again",
                                 time.monotonic() - lost_since)
@@ -137,6 +156,7 @@ class Daemon:
                 if lost_since is None:
                     lost_since = time.monotonic()
                     log.warning("mailbox connection lost (%s); reconnecting in %.0f s", e, delay)
+                    self._note_error(f"mailbox connection lost: {e}")
                 else:
                     log.info("mailbox still unreachable (%s); next try in %.0f s", e, delay)
                 self.stop.wait(delay)

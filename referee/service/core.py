@@ -23,6 +23,7 @@ from referee.service.bounces import Bounces
 from referee.service.common import Outcome, now_utc
 from referee.service.deadlines import DeadlineSweep
 from referee.service.delivery import Delivery
+from referee.service.health import Health
 from referee.service.intake import Cursor, Intake
 from referee.service.lease import Lease
 from referee.service.operator import Operator
@@ -65,6 +66,7 @@ class Referee:
         self.sweep = DeadlineSweep(self.sessions, self.composer, self.delivery)
         self.operator = Operator(config, self.sessions, self.delivery)
         self.lease = Lease(self.sessions)
+        self.health = Health(self.sessions)
         #: Why the last outbox send could not reach the relay (None: it could).
         self.relay_error: Exception | None = None
 

@@ -100,7 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
         dest="player_cmd", required=True)
     rotate = player.add_parser(
         "rotate", help="give a player a new private reply address; the old one stops counting")
-    rotate.add_argument("address")
+    rotate.add_argument("address", help='"Name <addr>" or addr')
+    readdress = player.add_parser(
+        "readdress", help="move a player to a new mail address (after a bounce); the table "
+                          "is told")
+    readdress.add_argument("old", help="the address the player has now")
+    readdress.add_argument("new", help="the new address")
+    readdress.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
 
     poll = sub.add_parser("poll", help="one pass: mail in, deadlines, mail out")
     poll.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
@@ -201,6 +207,12 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                                       options=options, seed=args.seed,
                                       now=parse_now(args.now))
             print(tag)
+            _send_unless_busy(referee, config, parse_now(args.now))
+            return 0
+        if args.command == "player" and args.player_cmd == "readdress":
+            name, tags = referee.readdress_player(args.old, args.new, parse_now(args.now))
+            told = f"; told {', '.join(tags)}" if tags else ""
+            print(f"{name} now gets mail at {args.new}{told}")
             _send_unless_busy(referee, config, parse_now(args.now))
             return 0
         if args.command == "player":

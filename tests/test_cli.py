@@ -143,3 +143,31 @@ def test_a_database_that_does_not_answer_is_one_line_and_exit_75(
     assert main(["--config", str(path), "poll"]) == EX_TEMPFAIL
     err = capsys.readouterr().err
     assert err.startswith("referee: the database is busy or away (") and err.count("\n") == 1
+
+
+def _sent(config: Path) -> list[str]:
+    folder = config.parent / "out" / "new"
+    return [p.read_text() for p in sorted(folder.iterdir())] if folder.exists() else []
+
+
+def test_a_player_is_readdressed_and_the_table_is_told(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli = ["--config", str(config)]
+    main([*cli, "game", "new", "goofspiel", "--player", "Alice <alice@club.test>",
+          "--player", "bob@club.test"])
+    before = len(_sent(config))
+    capsys.readouterr()
+    assert main([*cli, "player", "readdress", "alice@club.test", "alice@new.test"]) == 0
+    assert capsys.readouterr().out == "Alice now gets mail at alice@new.test; told goofspiel-1\n"
+    told = _sent(config)[before:]
+    assert told and all("Subject: [goofspiel-1] Alice has a new mail address" in t
+                        for t in told)
+    to = " ".join(line for t in told for line in t.splitlines() if line.startswith("To:"))
+    assert "alice@new.test" in to and "bob@club.test" in to and "alice@club.test" not in to
+    assert main([*cli, "status", "--json"]) == 0
+    (game,) = json.loads(capsys.readouterr().out)
+    assert game["players"][0]["address"] == "alice@new.test"
+    assert main([*cli, "player", "readdress", "alice@new.test", "bob@club.test"]) == 1
+    assert "bob@club.test is already a player's address." in capsys.readouterr().err
+    assert main([*cli, "player", "rotate", "Alice <alice@new.test>"]) == 0

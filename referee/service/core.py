@@ -126,6 +126,10 @@ class Referee:
                          now: datetime | None = None) -> int:
         return self.operator.extend_deadlines(tag, by, reason, now or now_utc())
 
+    def readdress_player(self, old: str, new: str,
+                         now: datetime | None = None) -> tuple[str, list[str]]:
+        return self.operator.readdress_player(old, new, now or now_utc())
+
     def rotate_token(self, address: str) -> None:
         self.operator.rotate_token(address)
 

@@ -138,12 +138,36 @@ class Operator:
                 "by": format_duration(by), "reason": reason, "deadlines": listed}))
             return len(deadlines)
 
+    def readdress_player(self, old: str, new: str, now: datetime) -> tuple[str, list[str]]:
+        """Move a player to a new registered address (a bounce, a new
+        provider); each active game they sit in is told. Returns the
+        player's name and the games' tags."""
+        old_addr, _ = parse_player(old)
+        new_addr, _ = parse_player(new)
+        with self.sessions.begin() as db:
+            player = db.scalar(select(m.Player).where(m.Player.address == old_addr))
+            if player is None:
+                raise RefereeError(f"No player has the address {old_addr}.")
+            if db.scalar(select(m.Player.id).where(m.Player.address == new_addr)):
+                raise RefereeError(f"{new_addr} is already a player's address.")
+            player.address, player.bounced_at, player.bounce = new_addr, None, ""
+            db.flush()
+            games = list(db.scalars(select(m.Game).join(m.Seat).where(
+                m.Seat.player_id == player.id, m.Game.status == "active").order_by(m.Game.id)))
+            for game in games:
+                gs = GameSession(self.delivery, db, game, now)
+                seat = next(s for s in game.seats if s.player_id == player.id)
+                self.delivery.deliver(db, gs, Notice(Audience.everyone(), "readdressed", {
+                    "name": seat.name, "address": new_addr}))
+            return player.name or new_addr, [g.tag for g in games]
+
     def rotate_token(self, address: str) -> None:
         """A new private reply address for a player whose old one got out."""
         with self.sessions.begin() as db:
-            player = db.scalar(select(m.Player).where(m.Player.address == address.lower()))
+            addr, _ = parse_player(address)  # "Name <addr>" or addr
+            player = db.scalar(select(m.Player).where(m.Player.address == addr))
             if player is None:
-                raise RefereeError(f"No player has the address {address}.")
+                raise RefereeError(f"No player has the address {addr}.")
             player.token = new_token()
 
 

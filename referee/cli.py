@@ -108,6 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
     readdress.add_argument("new", help="the new address")
     readdress.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
 
+    prune = sub.add_parser("prune", help="drop sent mail bodies and inbound records of games "
+                                         "that ended long ago")
+    prune.add_argument("--older-than", required=True, metavar="DURATION",
+                       help="games that ended longer ago than this, e.g. 180d")
+    prune.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
+
     poll = sub.add_parser("poll", help="one pass: mail in, deadlines, mail out")
     poll.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
 
@@ -252,6 +258,12 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 for problem in check_servers(config):
                     logging.getLogger("referee").warning("%s; will try again", problem)
                 return run_daemon(referee)
+        if args.command == "prune":
+            age = _duration("--older-than", args.older_than, maximum=timedelta(days=3660))
+            bodies, inbound = referee.prune((parse_now(args.now) or now_utc()) - age)
+            print(f"pruned {bodies} sent mail body(ies) and {inbound} inbound record(s) of games "
+                  f"that ended more than {format_duration(age)} ago")
+            return 0
         if args.command == "status":
             games = referee.status(args.tag)
             health = referee.health.summary()
@@ -403,7 +415,7 @@ def _send_unless_busy(referee: Referee, config: Config, now: datetime | None) ->
 MAX_DURATION = timedelta(days=366)
 
 
-def _duration(option: str, text: str) -> timedelta:
+def _duration(option: str, text: str, maximum: timedelta = MAX_DURATION) -> timedelta:
     """A duration given on the command line: with a unit, positive, at most a year."""
     if text.strip().isdigit():
         raise RefereeError(f"{option}: {text!r} needs a unit, like {text.strip()}d or "
@@ -412,9 +424,9 @@ def _duration(option: str, text: str) -> timedelta:
         value = parse_duration(text)
     except ValueError as e:
         raise RefereeError(f"{option}: {e}") from None
-    if not timedelta(0) < value <= MAX_DURATION:
+    if not timedelta(0) < value <= maximum:
         raise RefereeError(f"{option}: {text!r} must be more than nothing and at most "
-                           f"{format_duration(MAX_DURATION)}")
+                           f"{format_duration(maximum)}")
     return value
 
 

@@ -171,3 +171,32 @@ def test_a_player_is_readdressed_and_the_table_is_told(
     assert main([*cli, "player", "readdress", "alice@new.test", "bob@club.test"]) == 1
     assert "bob@club.test is already a player's address." in capsys.readouterr().err
     assert main([*cli, "player", "rotate", "Alice <alice@new.test>"]) == 0
+
+
+def test_prune_drops_bodies_and_inbound_records_of_games_that_ended_long_ago(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import mailbox
+    from email.message import EmailMessage
+
+    cli = ["--config", str(config)]
+    for _ in range(2):
+        main([*cli, "game", "new", "goofspiel", "--player", "alice@club.test",
+              "--player", "bob@club.test", "--now", "2026-01-01T09:00:00"])
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = "alice@club.test", "referee@club.test", "[goofspiel-1]"
+    msg["Message-ID"] = "<a1@club.test>"
+    msg.set_content("bid 3")
+    mailbox.Maildir(config.parent / "in", create=True).add(msg)
+    assert main([*cli, "poll", "--now", "2026-01-01T10:00:00"]) == 0
+    assert main([*cli, "game", "cancel", "goofspiel-1", "--now", "2026-01-02T09:00:00"]) == 0
+    capsys.readouterr()
+    assert main([*cli, "prune", "--older-than", "180d", "--now", "2026-03-01T00:00:00"]) == 0
+    assert capsys.readouterr().out.startswith("pruned 0 sent mail body(ies) and 0 inbound")
+    assert main([*cli, "prune", "--older-than", "180d", "--now", "2026-08-01T00:00:00"]) == 0
+    out = capsys.readouterr().out
+    assert re.match(r"pruned [1-9]\d* sent mail body\(ies\) and 1 inbound record\(s\) of games "
+                    r"that ended more than 25 weeks 5 days ago\n", out), out
+    assert main([*cli, "replay", "goofspiel-1"]) == 0  # the action log is whole
+    assert main([*cli, "prune", "--older-than", "2"]) == 1
+    assert "--older-than: '2' needs a unit, like 2d or 2h" in capsys.readouterr().err

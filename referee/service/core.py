@@ -130,6 +130,9 @@ class Referee:
                          now: datetime | None = None) -> tuple[str, list[str]]:
         return self.operator.readdress_player(old, new, now or now_utc())
 
+    def prune(self, before: datetime) -> tuple[int, int]:
+        return self.operator.prune(before)
+
     def rotate_token(self, address: str) -> None:
         self.operator.rotate_token(address)
 

@@ -10,7 +10,7 @@ import secrets
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config, format_duration, parse_duration
@@ -21,6 +21,9 @@ from referee.service.common import RefereeError, parse_player
 from referee.service.delivery import Delivery, new_token
 from referee.service.session import GameSession
 from referee.store import models as m
+
+#: What a pruned mail's body says.
+PRUNED = "[body pruned by referee prune]"
 
 
 class Operator:
@@ -160,6 +163,30 @@ class Operator:
                 self.delivery.deliver(db, gs, Notice(Audience.everyone(), "readdressed", {
                     "name": seat.name, "address": new_addr}))
             return player.name or new_addr, [g.tag for g in games]
+
+    def prune(self, before: datetime) -> tuple[int, int]:
+        """Drop the bodies of sent (or failed) mail and the records of
+        processed inbound mail of games that ended before ``before``. What
+        a game was (its state, action log and public events) stays, so
+        ``replay`` and the pages still work. Returns (bodies, inbound rows)."""
+        with self.sessions.begin() as db:
+            ended = select(m.Game.id).where(m.Game.status != "active",
+                                            m.Game.finished_at < before)
+            bodies = 0
+            for row in db.scalars(select(m.Outbox).where(
+                    m.Outbox.game_id.in_(ended), m.Outbox.raw.not_like(f"%{PRUNED}%"),
+                    (m.Outbox.sent_at.is_not(None)) | (m.Outbox.failed_at.is_not(None)))):
+                head, sep, _ = row.raw.partition("\r\n\r\n")
+                if not sep:
+                    head, sep, _ = row.raw.partition("\n\n")
+                row.raw, bodies = f"{head}{sep or chr(10) * 2}{PRUNED}\n", bodies + 1
+            gone = select(m.Inbound.id).where(m.Inbound.game_id.in_(ended),
+                                              m.Inbound.status != "failed")
+            db.execute(update(m.ActionLog).where(m.ActionLog.inbound_id.in_(gone))
+                       .values(inbound_id=None))
+            inbound = db.scalar(select(func.count()).select_from(gone.subquery())) or 0
+            db.execute(delete(m.Inbound).where(m.Inbound.id.in_(gone)))
+            return bodies, inbound
 
     def rotate_token(self, address: str) -> None:
         """A new private reply address for a player whose old one got out."""

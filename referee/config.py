@@ -122,6 +122,11 @@ class RefereeSection(_Section):
     max_message_size: int = Field(default=10_000_000, gt=0)
     #: Held by a pass (``poll``) or the daemon (``run``), so two never overlap.
     lock_file: Path = Path("referee.lock")
+    #: "one": one referee process at a time (the lock file and the database's
+    #: pass lease). "many" (PostgreSQL only): several ``run``/``poll``
+    #: processes share the database and the mailbox, claiming mail, games
+    #: and outbox rows one by one.
+    workers: Literal["one", "many"] = "one"
 
     @property
     def domain(self) -> str:

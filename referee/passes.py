@@ -35,9 +35,25 @@ class PassReport:
                 f"timeouts {self.timeouts}, sent {self.sent}")
 
 
+#: Committed messages marked ``\\Seen`` with one IMAP STORE.
+SEEN_BATCH = 200
+
+
+def many_workers(referee: Referee) -> bool:
+    """Whether this process is one of several sharing the database and the
+    mailbox: ``[referee] workers = "many"`` on PostgreSQL."""
+    cfg = referee.config
+    return cfg.referee.workers == "many" and cfg.database_url.startswith("postgresql")
+
+
 def intake(referee: Referee, now: datetime | None = None,
            imap: ImapSource | None = None) -> tuple[int, int, int]:
-    """Read and process every new message; returns (read, processed, failed)."""
+    """Read and process every new message; returns (read, processed, failed).
+
+    Each message commits in its own transaction; ``\\Seen`` is set after
+    those commits, in batches. With several workers each message is claimed
+    by the one that reads it first, and the cursor moves past what is done.
+    """
     cfg = referee.config
     read = processed = failed = 0
     if cfg.mailbox.kind == "maildir":
@@ -45,21 +61,33 @@ def intake(referee: Referee, now: datetime | None = None,
         for key, raw in source.messages():
             read += 1
             outcome = referee.process(raw, key, now=now or now_utc())
-            processed += outcome.status != "duplicate"
+            processed += outcome.status not in ("duplicate", "elsewhere")
             failed += outcome.status == "failed"
             source.mark_done(key)
         return read, processed, failed
     own = imap is None
+    shared = many_workers(referee)
     src = imap or ImapSource(cfg.mailbox, cfg.referee.max_message_size)
+    done: list[int] = []
+    fetched: list[tuple[int, str]] = []
     try:
         src.connect()
         for f in src.messages(referee.cursor(src.mailbox)):
             read += 1
+            cursor = None if shared else (src.mailbox, f.uidvalidity, f.uid)
             outcome = referee.process(f.raw, f.source_key, now=now or now_utc(),
-                                      cursor=(src.mailbox, f.uidvalidity, f.uid), size=f.size)
-            processed += outcome.status != "duplicate"
+                                      cursor=cursor, size=f.size)
+            processed += outcome.status not in ("duplicate", "elsewhere")
             failed += outcome.status == "failed"
-            src.mark_seen(f.uid)
+            fetched.append((f.uid, f.source_key))
+            if outcome.status != "elsewhere":
+                done.append(f.uid)
+            if len(done) >= SEEN_BATCH:
+                src.mark_seen(done)
+                done = []
+        src.mark_seen(done)
+        if shared and fetched:
+            referee.intake.settle_cursor(src.mailbox, src.uidvalidity, fetched)
     finally:
         if own:
             src.close()
@@ -98,6 +126,12 @@ def exclusive(referee: Referee) -> Iterator[bool]:
     beside the daemon) would each send the same outbox rows. The lease is the
     guard that stays when a tmp cleaner deletes the lock file."""
     config = referee.config
+    if many_workers(referee):
+        # Several workers share the work, claiming mail, games and outbox
+        # rows one by one: neither the lock file nor the pass lease.
+        referee.lease.shared = True
+        yield True
+        return
     path = config.resolve(config.referee.lock_file)
     with open(path, "a+") as f:
         try:
@@ -117,4 +151,5 @@ def exclusive(referee: Referee) -> Iterator[bool]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-__all__ = ["PassReport", "exclusive", "intake", "publish_pages", "run_pass", "send_outbox"]
+__all__ = ["PassReport", "exclusive", "intake", "many_workers", "publish_pages", "run_pass",
+           "send_outbox"]

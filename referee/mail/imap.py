@@ -213,9 +213,12 @@ class ImapSource:
             yield uid, raw
             del raw
 
-    def mark_seen(self, uid: int) -> None:
-        if self.client is not None:
-            self.client.add_flags([uid], [b"\\Seen"], silent=True)
+    def mark_seen(self, uids: int | Sequence[int]) -> None:
+        """``\\Seen`` on messages whose transactions have committed: one
+        STORE for a whole batch (the flag is advisory; the database decides)."""
+        uids = [uids] if isinstance(uids, int) else list(uids)
+        if self.client is not None and uids:
+            self.client.add_flags(uids, [b"\\Seen"], silent=True)
 
     def has_idle(self) -> bool:
         return self.client is not None and self.client.has_capability("IDLE")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from sqlalchemy import func, or_, select
@@ -90,6 +91,26 @@ class Intake:
         with self.sessions() as db:
             row = db.get(m.Cursor, mailbox)
             return (row.uidvalidity, row.last_uid) if row else None
+
+    def settle_cursor(self, mailbox: str, uidvalidity: int,
+                      fetched: Sequence[tuple[int, str]]) -> None:
+        """Several workers ([referee] workers = "many"): move the cursor past
+        the longest run of ``fetched`` (uid, source key), oldest first, that
+        is recorded; a mail another worker still holds stops it, so a worker
+        that dies with it leaves it to be read again."""
+        keys = [k for _, k in fetched]
+        with self.sessions.begin() as db:
+            done: set[str] = set()
+            for i in range(0, len(keys), 500):
+                done.update(db.scalars(select(m.Inbound.source_key)
+                                       .where(m.Inbound.source_key.in_(keys[i:i + 500]))))
+            last = None
+            for uid, key in fetched:
+                if key not in done:
+                    break
+                last = uid
+            if last is not None:
+                _advance_cursor(db, mailbox, uidvalidity, last)
 
     def _parse(self, raw: bytes) -> InboundMessage:
         ref = self.config.referee
@@ -322,9 +343,8 @@ def _advance_cursor(db: Session, mailbox: str, uidvalidity: int, uid: int) -> No
     """Move the mailbox's cursor to ``uid`` (never back, but to a new
     UIDVALIDITY): one statement, an upsert."""
     insert_ = pg_insert if db.get_bind().dialect.name == "postgresql" else sqlite_insert
-    table = m.Cursor.__table__
-    stmt = insert_(table).values(mailbox=mailbox, uidvalidity=uidvalidity, last_uid=uid)
+    stmt = insert_(m.Cursor).values(mailbox=mailbox, uidvalidity=uidvalidity, last_uid=uid)
     db.execute(stmt.on_conflict_do_update(
-        index_elements=[table.c.mailbox],
+        index_elements=["mailbox"],
         set_={"uidvalidity": uidvalidity, "last_uid": uid},
-        where=(table.c.uidvalidity != uidvalidity) | (table.c.last_uid < uid)))
+        where=(m.Cursor.uidvalidity != uidvalidity) | (m.Cursor.last_uid < uid)))

@@ -34,10 +34,16 @@ class Lease:
                  ttl: timedelta = timedelta(minutes=2)) -> None:
         self.sessions, self.name, self.ttl = sessions, name, ttl
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        #: Set where several workers share the database ([referee] workers =
+        #: "many", PostgreSQL): they claim rows one by one instead, and the
+        #: lease is neither taken nor needed.
+        self.shared = False
 
     def acquire(self, now: datetime | None = None) -> bool:
         """Take the lease, or renew it if this process holds it; False when
         another process holds it and it has not expired."""
+        if self.shared:
+            return True
         now = now or now_utc()
         with self.sessions.begin() as db:
             taken: CursorResult[Any] = db.execute(  # type: ignore[assignment]
@@ -74,6 +80,8 @@ class Lease:
             return row.holder if row else None
 
     def release(self) -> None:
+        if self.shared:
+            return
         with self.sessions.begin() as db:
             db.execute(update(m.Lease).where(m.Lease.name == self.name,
                                              m.Lease.holder == self.holder)

@@ -4,7 +4,9 @@ Maildir) and keeps their books.
 A row is marked sent only after the server's 250. A crash between the 250
 and the mark resends the same message with the same Message-ID. Transient
 failures are retried with backoff and jitter until ``give_up_after``;
-permanent ones fail the row at once. One short transaction per row.
+permanent ones fail the row at once. Rows go out over one connection, a
+batch of them per transaction, each batch claimed row by row (on PostgreSQL
+``FOR UPDATE SKIP LOCKED``), so several workers never send one row twice.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ log = logging.getLogger(__name__)
 #: down for hours is still asked only every few minutes.
 FIRST_RETRY = timedelta(seconds=5)
 MAX_RETRY = timedelta(minutes=5)
+#: Outbox rows sent, and marked, in one transaction.
+ROWS_PER_TRANSACTION = 50
 
 
 def backoff(attempts: int, rng: random.Random | None = None) -> timedelta:
@@ -49,7 +53,7 @@ def composer_for(config: Config, reading: Reading) -> Composer:
 
 
 class OutboxSender:
-    """Sends due outbox rows; one short transaction per row."""
+    """Sends due outbox rows, a batch per transaction."""
 
     def __init__(self, config: Config, sessions: sessionmaker[Session],
                  composer: Composer | None = None) -> None:
@@ -77,35 +81,47 @@ class OutboxSender:
             tried.update(ids)
             total += self._send_batch(ids, now)
 
+    def _claim(self, db: Session, ids: Sequence[int]) -> list[m.Outbox]:
+        """The rows of ``ids`` still to send, claimed for this transaction: on
+        PostgreSQL locked (``FOR UPDATE SKIP LOCKED``), so a row another
+        worker is sending is left to it, and once sent it is no longer due."""
+        q = (select(m.Outbox).where(m.Outbox.id.in_(ids), m.Outbox.sent_at.is_(None),
+                                    m.Outbox.failed_at.is_(None)).order_by(m.Outbox.id))
+        if db.get_bind().dialect.name == "postgresql":
+            q = q.with_for_update(skip_locked=True)
+        return list(db.scalars(q))
+
     def _send_batch(self, ids: list[int], now: datetime) -> int:
         if self.config.smtp.kind == "maildir":
             sink = MaildirSink(self.config.resolve(self.config.smtp.path))
             sent = 0
-            for oid in ids:
-                try:
-                    with self.sessions.begin() as db:
-                        row = db.get(m.Outbox, oid)
-                        assert row is not None
-                        sink.deliver(row.raw.encode("utf-8"))
+            for chunk in _chunks(ids, ROWS_PER_TRANSACTION):
+                with self.sessions.begin() as db:
+                    for row in self._claim(db, chunk):
+                        try:
+                            sink.deliver(row.raw.encode("utf-8"))
+                        except Exception as e:
+                            self._unsendable(db, row, now, e)
+                            continue
                         row.sent_at, row.attempts = now, row.attempts + 1
-                        log.info("outbox %s written to the Maildir for %s", oid,
+                        log.info("outbox %s written to the Maildir for %s", row.id,
                                  ", ".join(row.recipients))
-                    sent += 1
-                except DATABASE_AWAY:
-                    raise
-                except Exception as e:
-                    self._unsendable(oid, now, e)
+                        sent += 1
             return sent
         return asyncio.run(self._send_smtp(ids, now))
 
-    def _unsendable(self, oid: int, now: datetime, error: Exception) -> None:
+    def _unsendable(self, db: Session, row: m.Outbox, now: datetime, error: Exception) -> None:
         """A row that cannot be sent at all (a fault of ours, a header no
         relay takes) fails alone, for good; the rows behind it go out."""
-        log.exception("outbox %s cannot be sent", oid)
-        self._failed(oid, now, f"cannot be sent: {type(error).__name__}: {error}",
-                     permanent=True)
+        log.exception("outbox %s cannot be sent", row.id)
+        self._fail(db, row, now, f"cannot be sent: {type(error).__name__}: {error}",
+                   permanent=True)
 
     async def _send_smtp(self, ids: Sequence[int], now: datetime) -> int:
+        """Send over one connection, a transaction per :data:`ROWS_PER_TRANSACTION`
+        rows: each row is marked sent after its 250, and all of them commit
+        together (a crash before that commit resends them, with the same
+        Message-IDs)."""
         relay = SmtpRelay(self.config.smtp)
         sent = 0
         try:
@@ -113,67 +129,71 @@ class OutboxSender:
         except RelayUnavailable as e:
             log.warning("SMTP connection failed: %s", e)
             self.relay_error = e
-            for oid in ids:
-                self._failed(oid, now, f"connection: {e}", permanent=False)
+            for chunk in _chunks(list(ids), ROWS_PER_TRANSACTION):
+                with self.sessions.begin() as db:
+                    for row in self._claim(db, chunk):
+                        self._fail(db, row, now, f"connection: {e}", permanent=False)
             return 0
         try:
-            for oid in ids:
-                with self.sessions() as db:
-                    row = db.get(m.Outbox, oid)
-                    assert row is not None
-                    raw, rcpts = row.raw, list(row.recipients)
-                sender = self.config.referee.address
-                if self.config.smtp.verp:
-                    sender = self.composer.verp_address(oid)
-                try:
-                    refused = await relay.send(raw, sender, rcpts)
-                except Refused as e:
-                    self._failed(oid, now, e.error, permanent=e.permanent, refused=e.refused)
-                    continue
-                except RelayUnavailable as e:
-                    self._failed(oid, now, str(e), permanent=False)
+            for chunk in _chunks(list(ids), ROWS_PER_TRANSACTION):
+                lost = False
+                with self.sessions.begin() as db:
+                    for row in self._claim(db, chunk):
+                        sender = self.config.referee.address
+                        if self.config.smtp.verp:
+                            sender = self.composer.verp_address(row.id)
+                        try:
+                            refused = await relay.send(row.raw, sender, list(row.recipients))
+                        except Refused as e:
+                            self._fail(db, row, now, e.error, permanent=e.permanent,
+                                       refused=e.refused)
+                            continue
+                        except RelayUnavailable as e:
+                            self._fail(db, row, now, str(e), permanent=False)
+                            lost = True
+                            break
+                        except DATABASE_AWAY:
+                            raise
+                        except Exception as e:
+                            self._unsendable(db, row, now, e)
+                            continue
+                        self._sent(db, row, now, refused)
+                        sent += 1
+                if lost:
                     break
-                except DATABASE_AWAY:
-                    raise
-                except Exception as e:
-                    self._unsendable(oid, now, e)
-                    continue
-                self._sent(oid, now, refused)
-                sent += 1
         finally:
             await relay.quit()
         return sent
 
-    def _sent(self, oid: int, now: datetime, refused: dict[str, tuple[int, str]]) -> None:
+    def _sent(self, db: Session, row: m.Outbox, now: datetime,
+              refused: dict[str, tuple[int, str]]) -> None:
         """Mark a row sent. Partial refusals are recorded on it, and the same
         message is queued again, with the same Message-ID, for those refused
         for now (4xx)."""
-        with self.sessions.begin() as db:
-            row = db.get(m.Outbox, oid)
-            assert row is not None
-            row.sent_at, row.attempts = now, row.attempts + 1
-            log.info("outbox %s sent to %s", oid, ", ".join(row.recipients))
-            row.last_error = "; ".join(f"{a}: {code} {said}"
-                                       for a, (code, said) in refused.items())
-            retry = [a for a, (code, _) in refused.items() if code < 500]
-            mark_bounced(db, {a: f"{code} {said}" for a, (code, said) in refused.items()
-                              if code >= 500}, now)
-            if retry:
-                db.add(m.Outbox(game_id=row.game_id, recipients=retry, raw=row.raw,
-                                created_at=row.created_at, attempts=row.attempts,
-                                next_attempt_at=now + backoff(row.attempts)))
+        row.sent_at, row.attempts = now, row.attempts + 1
+        log.info("outbox %s sent to %s", row.id, ", ".join(row.recipients))
+        row.last_error = "; ".join(f"{a}: {code} {said}"
+                                   for a, (code, said) in refused.items())
+        retry = [a for a, (code, _) in refused.items() if code < 500]
+        mark_bounced(db, {a: f"{code} {said}" for a, (code, said) in refused.items()
+                          if code >= 500}, now)
+        if retry:
+            db.add(m.Outbox(game_id=row.game_id, recipients=retry, raw=row.raw,
+                            created_at=row.created_at, attempts=row.attempts,
+                            next_attempt_at=now + backoff(row.attempts)))
 
-    def _failed(self, oid: int, now: datetime, error: str, permanent: bool,
-                refused: dict[str, str] | None = None) -> None:
-        with self.sessions.begin() as db:
-            row = db.get(m.Outbox, oid)
-            assert row is not None
-            mark_bounced(db, refused or {}, now)
-            row.attempts += 1
-            row.last_error = error[:2000]
-            if permanent or now - row.created_at >= self.config.smtp.give_up_after:
-                row.failed_at = now
-                log.error("outbox %s failed for good: %s", oid, error)
-            else:
-                row.next_attempt_at = now + backoff(row.attempts)
-                log.warning("outbox %s will be retried: %s", oid, error)
+    def _fail(self, db: Session, row: m.Outbox, now: datetime, error: str, permanent: bool,
+              refused: dict[str, str] | None = None) -> None:
+        mark_bounced(db, refused or {}, now)
+        row.attempts += 1
+        row.last_error = error[:2000]
+        if permanent or now - row.created_at >= self.config.smtp.give_up_after:
+            row.failed_at = now
+            log.error("outbox %s failed for good: %s", row.id, error)
+        else:
+            row.next_attempt_at = now + backoff(row.attempts)
+            log.warning("outbox %s will be retried: %s", row.id, error)
+
+
+def _chunks(ids: list[int], size: int) -> list[list[int]]:
+    return [ids[i:i + size] for i in range(0, len(ids), size)]

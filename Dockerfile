@@ -6,9 +6,15 @@
 #   docker run -d --name referee -v "$PWD/data:/data" pbm-referee          # the daemon
 #   docker run --rm pbm-referee demo                                       # no config needed
 #
-# Relative paths in the config (the SQLite database, Maildirs) are taken from
-# /data, the folder the config is in. `docker stop` sends SIGTERM, on which
-# the daemon finishes its pass and stops cleanly.
+# The volume /data holds everything the referee keeps: referee.toml, the
+# SQLite database (and its -wal/-shm files), the lock file, Maildirs of a dry
+# run and the game pages. Relative paths in the config are taken from /data,
+# the folder the config is in. Back it up as README.md says ("Running in
+# production"). Passwords may come from Docker secrets instead of the file:
+#   password_file = "/run/secrets/imap_password"
+# `docker stop` sends SIGTERM, on which the daemon finishes its pass and stops
+# cleanly. The health check fails when no pass completed for 5 minutes (the
+# daemon completes one a minute at least).
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
@@ -25,5 +31,7 @@ RUN pip install --no-cache-dir '.[postgres]' \
 USER referee
 WORKDIR /data
 VOLUME ["/data"]
+HEALTHCHECK --interval=1m --timeout=30s --start-period=2m --retries=3 \
+    CMD ["referee", "--config", "/data/referee.toml", "status", "--max-age", "5m"]
 ENTRYPOINT ["referee", "--config", "/data/referee.toml"]
 CMD ["run"]

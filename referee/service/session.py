@@ -164,7 +164,10 @@ class GameSession:
             (d.seat, d.key): d
             for d in self.db.scalars(select(m.Deadline).where(m.Deadline.game_id == self.row.id))
         }
-        wanted = {(p.seat, p.key): p for p in self.engine.pending(self.state)}
+        # A game that ended (finished, or cancelled by the operator) owes nothing,
+        # whatever its state still lists: a late mail must not restart a clock.
+        wanted = ({(p.seat, p.key): p for p in self.engine.pending(self.state)}
+                  if self.row.status == "active" else {})
         for k, row in rows.items():
             if k not in wanted:
                 self.db.delete(row)

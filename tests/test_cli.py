@@ -200,3 +200,25 @@ def test_prune_drops_bodies_and_inbound_records_of_games_that_ended_long_ago(
     assert main([*cli, "replay", "goofspiel-1"]) == 0  # the action log is whole
     assert main([*cli, "prune", "--older-than", "2"]) == 1
     assert "--older-than: '2' needs a unit, like 2d or 2h" in capsys.readouterr().err
+
+
+def test_a_mail_to_a_cancelled_game_does_not_bring_its_deadlines_back(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import mailbox
+    from email.message import EmailMessage
+
+    cli = ["--config", str(config)]
+    main([*cli, "game", "new", "goofspiel", "--player", "alice@club.test",
+          "--player", "bob@club.test"])
+    assert main([*cli, "game", "cancel", "goofspiel-1"]) == 0
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = "alice@club.test", "referee@club.test", "[goofspiel-1]"
+    msg["Message-ID"] = "<late@club.test>"
+    msg.set_content("bid 3")
+    mailbox.Maildir(config.parent / "in", create=True).add(msg)
+    assert main([*cli, "poll"]) == 0
+    capsys.readouterr()
+    assert main([*cli, "status", "--json"]) == 0
+    (game,) = json.loads(capsys.readouterr().out)
+    assert game["status"] == "cancelled" and game["deadlines"] == []

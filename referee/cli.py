@@ -139,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="play a whole game by mail, with no server")
     demo.add_argument("kind", nargs="?", default="goofspiel")
-    demo.add_argument("--dir", default="referee-demo", help="working folder (recreated)")
+    demo.add_argument("--dir", default="referee-demo",
+                      help="working folder: new, empty, or an earlier demo's (emptied)")
     demo.add_argument("--seed", default="demo")
     return p
 
@@ -287,7 +288,13 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
         if args.command == "replay":
             state = referee.replay(args.tag)
             print(json.dumps(state, indent=2))
-            return 0
+            difference = first_difference(json.loads(json.dumps(state)),
+                                          referee.stored_state(args.tag))
+            if difference is None:
+                print(f"{args.tag}: the replay matches the stored state")
+                return 0
+            print(f"{args.tag}: the replay differs from the stored state at {difference}")
+            return 1
     finally:
         referee.close()
     return 2
@@ -393,6 +400,30 @@ def _safe_url(url: str) -> str:
     if parts.password:
         return url.replace(f":{parts.password}@", ":***@", 1)
     return url
+
+
+def first_difference(replayed: Any, stored: Any, path: str = "state") -> str | None:
+    """Where two JSON values first differ (``state.packs[1][3]: 5 != 6``), or None."""
+    if isinstance(replayed, dict) and isinstance(stored, dict):
+        for key in sorted(replayed.keys() | stored.keys(), key=str):
+            if key not in replayed or key not in stored:
+                side = "the replay" if key not in replayed else "the stored state"
+                return f"{path}.{key}: missing from {side}"
+            found = first_difference(replayed[key], stored[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(replayed, list) and isinstance(stored, list):
+        for i, (a, b) in enumerate(zip(replayed, stored, strict=False)):
+            found = first_difference(a, b, f"{path}[{i}]")
+            if found:
+                return found
+        if len(replayed) != len(stored):
+            return f"{path}: {len(replayed)} items replayed, {len(stored)} stored"
+        return None
+    if replayed != stored:
+        return f"{path}: replayed {json.dumps(replayed)}, stored {json.dumps(stored)}"
+    return None
 
 
 def _send_unless_busy(referee: Referee, config: Config, now: datetime | None) -> None:

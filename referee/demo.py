@@ -24,7 +24,7 @@ from typing import Any
 from referee.config import config_from_dict
 from referee.engine import get_game
 from referee.passes import run_pass
-from referee.service import Referee
+from referee.service import Referee, RefereeError
 from referee.store.db import upgrade
 
 NAMES = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank"]
@@ -47,7 +47,10 @@ DEMO_BOTS = 4
 
 
 def run_demo(kind: str, folder: str, seed: str) -> int:
-    game = get_game(kind)
+    try:
+        game = get_game(kind)
+    except KeyError as e:
+        raise RefereeError(f"demo: {e.args[0]}") from None
     if game.demo_with_bots:
         return _bots_demo(kind, folder, seed)
     root, referee = _setup(folder)
@@ -115,11 +118,31 @@ def run_demo(kind: str, folder: str, seed: str) -> int:
     return 0
 
 
+#: Marks a folder as a demo's, so a later demo may empty it.
+MARKER = ".referee-demo"
+
+
+def prepare_folder(folder: str) -> Path:
+    """The demo's working folder, empty: made if missing, emptied if an
+    earlier demo made it. Any other folder with something in it (the
+    operator's own referee.toml and database, say) is refused, never emptied."""
+    root = Path(folder).resolve()
+    if root.exists() and not root.is_dir():
+        raise RefereeError(f"--dir {folder}: is a file, not a folder")
+    if root.is_dir() and any(root.iterdir()):
+        if not (root / MARKER).is_file():
+            raise RefereeError(f"--dir {folder}: the folder has files the demo did not make; "
+                               "name a new or empty folder")
+        shutil.rmtree(root)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / MARKER).write_text("made by `referee demo`; a new demo empties this folder\n",
+                               encoding="utf-8")
+    return root
+
+
 def _setup(folder: str, **referee_keys: str) -> tuple[Path, Referee]:
     """A fresh working folder with a referee on Maildir and SQLite."""
-    root = Path(folder).resolve()
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
+    root = prepare_folder(folder)
     config = config_from_dict({
         "referee": {"address": f"referee@{DOMAIN}", "name": "Demo Referee",
                     "database": f"sqlite:///{root / 'referee.db'}", **referee_keys},

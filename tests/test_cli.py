@@ -222,3 +222,63 @@ def test_a_mail_to_a_cancelled_game_does_not_bring_its_deadlines_back(
     assert main([*cli, "status", "--json"]) == 0
     (game,) = json.loads(capsys.readouterr().out)
     assert game["status"] == "cancelled" and game["deadlines"] == []
+
+
+def test_demo_refuses_a_folder_it_did_not_make_and_names_the_kinds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mine = tmp_path / "club"
+    mine.mkdir()
+    (mine / "referee.toml").write_text("[referee]\n")
+    assert main(["demo", "--dir", str(mine)]) == 1
+    assert "the folder has files the demo did not make" in capsys.readouterr().err
+    assert (mine / "referee.toml").exists()
+    assert main(["demo", "chess"]) == 1
+    err = capsys.readouterr().err
+    assert err == ("referee: demo: unknown game kind 'chess'; known: goofspiel, loatcg, miser, "
+                   "pure-skill, spades\n")
+    demo = tmp_path / "demo"
+    assert main(["demo", "--dir", str(demo)]) == 0
+    assert main(["demo", "--dir", str(demo)]) == 0  # an earlier demo's folder is emptied
+    assert "Final result of goofspiel-1" in capsys.readouterr().out
+
+
+def test_replay_says_whether_it_matches_the_stored_state(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sqlite3
+
+    demo = tmp_path / "demo"
+    assert main(["demo", "--dir", str(demo)]) == 0
+    path = demo / "referee.toml"
+    path.write_text('[referee]\naddress = "referee@demo.example"\n'
+                    '[mailbox]\npath = "inbox"\n[smtp]\npath = "outbox"\n')
+    capsys.readouterr()
+    assert main(["-c", str(path), "replay", "goofspiel-1"]) == 0
+    assert capsys.readouterr().out.endswith(
+        "goofspiel-1: the replay matches the stored state\n")
+    with sqlite3.connect(demo / "referee.db") as db:
+        state = json.loads(db.execute("SELECT state FROM games").fetchone()[0])
+        state["round"] += 1
+        db.execute("UPDATE games SET state = ?", (json.dumps(state),))
+    assert main(["-c", str(path), "replay", "goofspiel-1"]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert re.fullmatch(r"goofspiel-1: the replay differs from the stored state at "
+                        r"state\.round: replayed 6, stored 7", last), last
+
+
+def test_a_duration_needs_a_unit_and_has_a_maximum(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli = ["--config", str(config)]
+    assert main([*cli, "game", "new", "goofspiel", "--player", "alice@club.test",
+                 "--player", "bob@club.test", "--option", "deadline=2"]) == 1
+    assert "Option deadline: '2' needs a unit, like 2d or 2h" in capsys.readouterr().err
+    main([*cli, "game", "new", "goofspiel", "--player", "alice@club.test",
+          "--player", "bob@club.test"])
+    capsys.readouterr()
+    assert main([*cli, "game", "extend", "goofspiel-1", "--by", "2"]) == 1
+    assert "--by: '2' needs a unit, like 2d or 2h" in capsys.readouterr().err
+    assert main([*cli, "game", "extend", "goofspiel-1", "--by", "400d"]) == 1
+    assert "--by: '400d' must be more than nothing and at most 52 weeks 2 days" in \
+        capsys.readouterr().err

@@ -22,6 +22,8 @@ from referee.service.delivery import Delivery, new_token
 from referee.service.session import GameSession
 from referee.store import models as m
 
+#: The longest deadline or reminder a game may have.
+MAX_OPTION_DURATION = timedelta(days=90)
 #: What a pruned mail's body says.
 PRUNED = "[body pruned by referee prune]"
 
@@ -201,10 +203,18 @@ class Operator:
 def _duration_option(raw: dict[str, str], key: str, default: timedelta) -> timedelta:
     if key not in raw:
         return default
+    text = raw.pop(key)
+    if text.strip().isdigit():
+        raise RefereeError(f"Option {key}: {text!r} needs a unit, like {text.strip()}d or "
+                           f"{text.strip()}h")
     try:
-        return parse_duration(raw.pop(key))
+        value = parse_duration(text)
     except ValueError as e:
         raise RefereeError(f"Option {key}: {e}") from None
+    if not timedelta(0) < value <= MAX_OPTION_DURATION:
+        raise RefereeError(f"Option {key}: {text!r} must be more than nothing and at most "
+                           f"{format_duration(MAX_OPTION_DURATION)}")
+    return value
 
 
 def _player(db: Session, addr: str, name: str, now: datetime) -> m.Player:

@@ -30,6 +30,7 @@ from sqlalchemy import func, select
 from referee.config import load_config
 from referee.passes import PassReport, run_pass, send_outbox
 from referee.service import Referee, now_utc
+from referee.service.delivery import SECRET_NOTE
 from referee.store import models as m
 from referee.store.db import upgrade
 from tests.mailstack import PLAYERS, REPO_ROOT, MailStack
@@ -186,6 +187,8 @@ ALICE, BOB = person("alice"), person("bob")
 # -- 1. a whole game of Goofspiel ---------------------------------------------------
 
 BOB_ROUND_1_TRANSCRIPT = f"""\
+{SECRET_NOTE}
+
 Bob, here is what I did with your mail for goofspiel-1.
 
 > bid 3
@@ -284,7 +287,7 @@ def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_th
         {"text": f"bid 3\n\nOn Mon, 2 Mar 2026 at 12:00, {NAME} wrote:\n{quoted(last_to_bob)}",
          "subject": "Re: Goofspiel begins", "reply_to": last_to_bob},
     )
-    assert replies["bob"]["Subject"] == "Re: Goofspiel begins [goofspiel-1]"
+    assert replies["bob"]["Subject"] == "Re: Goofspiel begins [goofspiel-1] (secret)"
     assert body(replies["bob"]) == BOB_ROUND_1_TRANSCRIPT
     assert report["Subject"] == "[goofspiel-1] Round 1: Alice takes 13 — round 2 prize 1"
     assert report["References"].split()[0] == "<pbm.game.goofspiel-1@example.test>"

@@ -40,6 +40,7 @@ from sqlalchemy import select
 import referee.engine
 from referee.engine.miser import Miser
 from referee.engine.miser_rules import hand_text
+from referee.service.delivery import SECRET_NOTE
 from referee.store import models as m
 from tests.mailstack import REPO_ROOT, MailStack
 from tests.test_e2e import REF, SIGNATURE, T0, Post, body, kind, person, referee_command
@@ -266,6 +267,8 @@ Waiting for (first deadline Thu 05 Mar 2026 12:00 UTC):
 BOB_DEAL = f"""\
 Subject: [miser-1] Your hand for Miser (secret)
 
+{SECRET_NOTE}
+
 Bob, here are the 17 cards dealt to you.
 Keep them to yourself.
 
@@ -288,6 +291,8 @@ Waiting for:
 {SIGNATURE}"""
 
 ALICE_OFFER_ANSWER = f"""\
+{SECRET_NOTE}
+
 Alice, here is what I did with your mail for miser-1.
 
 > contract with bob against carol 3 1
@@ -316,6 +321,8 @@ the card agreed on. With no answer in time the offer lapses.
 {SIGNATURE}"""
 
 CAROL_HAND_ANSWER = f"""\
+{SECRET_NOTE}
+
 Carol, here is what I did with your mail for miser-1.
 
 > hand
@@ -326,6 +333,8 @@ Carol, here is what I did with your mail for miser-1.
 
 CAROL_HAND = f"""\
 Subject: [miser-1] Your hand (secret)
+
+{SECRET_NOTE}
 
 Carol, here are the 17 cards you hold.
 Keep them to yourself.
@@ -349,6 +358,8 @@ Waiting for:
 {SIGNATURE}"""
 
 BOB_HELP = f"""\
+{SECRET_NOTE}
+
 Bob, here is what I did with your mail for miser-1.
 
 > help
@@ -366,6 +377,8 @@ Next deadline for you: Thu 05 Mar 2026 13:00 UTC.
 """
 
 BOB_ACCEPT_ANSWER = f"""\
+{SECRET_NOTE}
+
 Bob, here is what I did with your mail for miser-1.
 
 > accept
@@ -405,6 +418,8 @@ Waiting for (first deadline Thu 05 Mar 2026 13:02 UTC):
 ALICE_CARD = f"""\
 Subject: [miser-1] Your card for the contract (secret)
 
+{SECRET_NOTE}
+
 Alice, you have a move to make, by Thu 05 Mar 2026 13:02 UTC.
 Your contract with Bob against Carol is on.
 Whatever card was agreed, you may put down any card you hold.
@@ -429,6 +444,8 @@ Waiting for (first deadline Thu 05 Mar 2026 13:02 UTC):
 {SIGNATURE}"""
 
 REFUSED = f"""\
+{SECRET_NOTE}
+
 Alice, here is what I did with your mail for miser-1.
 
 > down 4C
@@ -447,6 +464,8 @@ Next deadline for you: Thu 05 Mar 2026 13:02 UTC.
 """
 
 ALICE_DOWN_ANSWER = f"""\
+{SECRET_NOTE}
+
 Alice, here is what I did with your mail for miser-1.
 
 > down 4C
@@ -500,6 +519,8 @@ Waiting for (first deadline Thu 05 Mar 2026 13:04 UTC):
 {SIGNATURE}"""
 
 BOB_ATTACK_ANSWER = f"""\
+{SECRET_NOTE}
+
 Bob, here is what I did with your mail for miser-1.
 
 > attack carol 1
@@ -540,6 +561,8 @@ Waiting for (first deadline Thu 05 Mar 2026 14:00 UTC):
 
 CAROL_ANSWERS = f"""\
 Subject: [miser-1] You may answer the attack (secret)
+
+{SECRET_NOTE}
 
 Carol, you have a move to make, by Thu 05 Mar 2026 14:00 UTC.
 Bob has 2 cards face down against you. You may answer
@@ -632,6 +655,8 @@ Waiting for (first deadline Thu 05 Mar 2026 14:02 UTC):
 
 BOB_MAY_JOIN = f"""\
 Subject: [miser-1] You may join the bidding (secret)
+
+{SECRET_NOTE}
 
 Bob, you have a move to make, by Thu 05 Mar 2026 15:00 UTC.
 Carol bids for the 2 pennies in the centre.

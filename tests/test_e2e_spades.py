@@ -27,6 +27,7 @@ import referee.engine
 from referee.engine.cards import full_deck
 from referee.engine.spades import Spades, card_text
 from referee.passes import PassReport
+from referee.service.delivery import SECRET_NOTE
 from referee.store import models as m
 from tests.mailstack import MailStack
 from tests.test_e2e import SIGNATURE, T0, Post, body, kind, person
@@ -218,6 +219,8 @@ Next: Alice, a card to trick 2 (due Sun 08 Mar 2026 14:00 UTC).
 
 
 BOB_MISPLAY_TRANSCRIPT = f"""\
+{SECRET_NOTE}
+
 Bob, here is what I did with your mail for spades-1.
 
 > play AS
@@ -288,7 +291,8 @@ def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_s
     mail = players.send([*BIDS, SCRIPT[0]], t1)
     assert post.state(tag)["bids"] == [4, 4, 3, 0]
     turn = mail["Bob"][-1]
-    assert (kind(turn), turn["Subject"]) == ("your_turn", "[spades-1] Your turn: a card to trick 1")
+    assert (kind(turn), turn["Subject"]) == (
+        "your_turn", "[spades-1] Your turn: a card to trick 1 (secret)")
     legal = latest_cards({"Bob": turn}, "Bob", "You may play:")
     assert sorted(legal) == ["3H", "5H", "8H"]
 
@@ -332,7 +336,7 @@ def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_s
     turn = mail["Bob"][-1]
     assert kind(turn) == "your_turn"
     assert body(turn).startswith(
-        "Clubs were led and you hold clubs: you must follow suit.\n\n"
+        f"{SECRET_NOTE}\n\nClubs were led and you hold clubs: you must follow suit.\n\n"
         "Bob, it is your turn, by Sun 08 Mar 2026 14:00 UTC.\n\n"
         "Trick 4: Alice 2♣.\nYou may play: A♣ K♣ Q♣ J♣\n")
     state = post.state(tag)

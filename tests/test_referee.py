@@ -175,8 +175,11 @@ def test_a_secret_bid_gets_a_transcript_and_the_last_bid_a_round_report(club: Cl
     (reply,) = club.poll()
     assert to(reply) == "Alice <alice@club.test>"
     assert reply["Auto-Submitted"] == "auto-replied"
-    assert reply["Subject"] == "Re: [goofspiel-1] round 1"
+    assert reply["Subject"] == "Re: [goofspiel-1] round 1 (secret)"
     assert body(reply) == """\
+SECRET: for you alone. Do not forward it or quote it to the list or
+to other players; a reply goes to the referee alone.
+
 Alice, here is what I did with your mail for goofspiel-1.
 
 > Hi!

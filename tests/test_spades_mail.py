@@ -26,6 +26,7 @@ from sqlalchemy import select
 import referee.engine
 from referee.engine.cards import SUIT_SYMBOLS, Card, full_deck
 from referee.engine.spades import Spades, card_text
+from referee.service.delivery import SECRET_NOTE
 from referee.store import models as m
 from tests.test_referee import REF, SIGNATURE, T0, Club, body
 
@@ -266,6 +267,8 @@ Next: Alice, a bid (due {DEADLINE}).
 {SIGNATURE}"""
 
 ALICE_DEAL = f"""\
+{SECRET_NOTE}
+
 Alice, here are your 13 cards for round 1. Keep them to yourself:
 nobody may reveal what cards a player holds.
 
@@ -306,7 +309,8 @@ def test_a_bid_of_1_is_refused_with_the_valid_bids_and_each_bid_is_announced_to_
         table: Table) -> None:
     mails = table.move("Alice", "bid 1")
     assert body(reply(mails, "Alice")).startswith(
-        "Alice, here is what I did with your mail for spades-1.\n\n> bid 1\n  REFUSED (bid 1): "
+        f"{SECRET_NOTE}\n\nAlice, here is what I did with your mail for spades-1.\n\n"
+        "> bid 1\n  REFUSED (bid 1): "
         "1 is not a valid bid. The valid bids are 0 (nil), 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, "
         "12 or 13.\n")
     assert len(mails) == 1 and table.state()["bids"] == [None] * 4
@@ -457,7 +461,8 @@ def test_a_card_not_held_costs_100_and_the_public_notice_does_not_name_it(
             assert cards_named(f"{mail['Subject']}\n{body(mail)}") == set()
     turn = only(mails, "your_turn")
     assert rcpts(turn) == [ADDRESS["Alice"]]
-    assert body(turn).startswith("You do not hold 2♦.\n\nAlice, it is your turn")
+    assert turn["Subject"].endswith(" (secret)")  # it shows the hand
+    assert body(turn).startswith(f"{SECRET_NOTE}\n\nYou do not hold 2♦.\n\nAlice, it is your turn")
     assert table.scores() == [-100, 0]
     assert table.hand("Alice") == HANDS["Alice"] and table.state()["trick"] == []
 
@@ -516,6 +521,8 @@ def test_hand_is_answered_in_a_secret_mail_with_the_cards_still_held(table: Tabl
     secret = only(mails, "hand")
     assert rcpts(secret) == [ADDRESS["Dave"]]
     assert body(secret) == f"""\
+{SECRET_NOTE}
+
 Dave, here are the 8 cards you hold now. Keep them to yourself:
 nobody may reveal what cards a player holds.
 

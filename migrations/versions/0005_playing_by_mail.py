@@ -22,6 +22,10 @@ def upgrade() -> None:
     # to that turn.
     with op.batch_alter_table('outbox') as batch:
         batch.add_column(sa.Column('turn', sa.Integer(), nullable=True))
+        # A mail for one player's eyes (a hand, a sealed bid): a public mail
+        # answering it may have quoted it.
+        batch.add_column(sa.Column('secret', sa.Boolean(), nullable=False,
+                                   server_default=sa.false()))
     op.create_table(
         'mail_modes',
         sa.Column('game_id', sa.Integer(), sa.ForeignKey('games.id'), primary_key=True),
@@ -45,4 +49,5 @@ def downgrade() -> None:
     op.drop_table('digest_items')
     op.drop_table('mail_modes')
     with op.batch_alter_table('outbox') as batch:
+        batch.drop_column('secret')
         batch.drop_column('turn')

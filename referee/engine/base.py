@@ -216,6 +216,9 @@ class Game(Generic[StateT]):
     #: next position, and applies ``Action("join", (name, former))``, where
     #: ``former`` says the person held a seat of this game before.
     takes_members_by_mail: ClassVar[bool] = False
+    #: A reply's transcript is for its sender's eyes alone (it echoes a
+    #: sealed bid, its help shows a hand), and is marked secret.
+    secret_transcripts: ClassVar[bool] = True
     #: What the players call this game's turn in mails ("round", "turn").
     turn_word: ClassVar[str] = "turn"
     #: Verbs that are no move (asking for one's hand): never tied to a turn.

@@ -256,6 +256,8 @@ class Loatcg(Game[LoatcgState]):
     state_type = LoatcgState
     demo_with_bots: ClassVar[bool] = True
     takes_members_by_mail: ClassVar[bool] = True
+    #: A transcript says only what the request's audience saw (TCG-15).
+    secret_transcripts: ClassVar[bool] = False
 
     # -- setup ----------------------------------------------------------------
 

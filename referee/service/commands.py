@@ -10,8 +10,10 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
+from email import message_from_string
+from email.policy import default
 
-from referee.engine.base import Action, EngineError, ParseError, Scope
+from referee.engine.base import Action, Audience, EngineError, Notice, ParseError, Scope
 from referee.service.common import TranscriptLine
 from referee.service.session import GameSession
 
@@ -38,6 +40,12 @@ _TURN_BEFORE = re.compile(r"^(?:#\s*(\d+)|(?:round|turn|move)\s*#?\s*(\d+))\s*[:
 #: ... or after it: "bid 5 round 3", "play QH (turn 12)", "bid 5 for round 3", "play QH #12".
 _TURN_AFTER = re.compile(r"^(.+?)[\s,;(]+(?:(?:for|in)\s+)?(?:(?:round|turn|move)\s*#?\s*|#\s*)"
                          r"(\d+)\s*\)?[\s.!]*$", re.I)
+
+
+def _subject_of(raw: str) -> str:
+    """The subject of one of our queued mails, as its reader saw it."""
+    msg = message_from_string(raw, policy=default)
+    return str(msg["Subject"] or "")
 
 
 def polite(line: str) -> str:
@@ -67,9 +75,18 @@ def run_commands(
     References, the latest first): a move without a turn of its own is tied
     to the turn that mail showed, else to the turn when the mail is read.
     """
-    seen = gs.turn_answered(answers)
+    answered = gs.answered(answers)
+    seen = answered.turn if answered is not None else None
     out, stopped = _run(gs, seat, lines[:MAX_LINES], scope, seen_by, inbound_id,
                         seen if seen is not None else gs.turn())
+    player = gs.row.seats[seat - 1].player
+    if (answered is not None and answered.secret and scope is not Scope.SECRET
+            and player is not None and player.address in answered.recipients):
+        # Its moves count all the same; only its sender is told what the
+        # mail it answered, and may have quoted, showed.
+        gs.notices.append(Notice(Audience.only(seat), "secret_shown", {
+            "shown_subject": _subject_of(answered.raw),
+            "shown_to": "the list" if scope is Scope.PUBLIC else "the other players on it"}))
     if len(lines) > MAX_LINES and not stopped:
         out.append(TranscriptLine("", "", "ignored", f"Only the first {MAX_LINES} lines of a "
                                   f"mail are read; {len(lines) - MAX_LINES} more were not."))

@@ -31,6 +31,22 @@ def new_token() -> str:
     return secrets.token_hex(8)
 
 
+#: The first line of every mail for one player's eyes.
+SECRET_NOTE = ("SECRET: for you alone. Do not forward it or quote it to the list or\n"
+               "to other players; a reply goes to the referee alone.")
+
+
+def mark_secret(subject: str, body: str) -> tuple[str, str]:
+    """A mail that shows a hand or a sealed bid says so: "(secret)" in its
+    subject, and a reminder not to quote it as its first line (unless the
+    game's own template says SECRET already)."""
+    if "(secret)" not in subject.lower():
+        subject += " (secret)"
+    if "SECRET" not in body:
+        body = f"{SECRET_NOTE}\n\n{body}"
+    return subject, body
+
+
 class Delivery:
     """Queues the referee's mail: notices of games, replies to senders."""
 
@@ -56,10 +72,15 @@ class Delivery:
         ctx = {"subject": echo_subject(msg.subject),
                **(gs.context(seat) if gs else {"tag": None}), **context}
         subject, body = self.composer.render(folder, template, ctx)
+        # A game's transcript echoes the player's moves (a sealed bid) and
+        # the help shows their hand: for them alone.
+        secret = gs is not None and template == "transcript" and gs.engine.secret_transcripts
+        if secret:
+            subject, body = mark_secret(subject, body)
         self.queue_to_player(db, gs.row if gs else None, player, subject, body,
                              auto="auto-replied", in_reply_to=msg.message_id,
                              references=msg.references, now=now, kind=template,
-                             turn=gs.turn() if gs else None)
+                             turn=gs.turn() if gs else None, secret=secret)
 
     def deliver(self, db: Session, gs: GameSession, notice: Notice) -> None:
         """Mail one engine notice to its audience, never wider."""
@@ -70,14 +91,18 @@ class Delivery:
                 folder, notice.template, {**gs.context(None), **notice.context, **extra}
             )
             lst = self.config.referee.public_list
-            to = [(lst, "")] if lst else [
-                (s.player.address, s.player.name) for s in gs.row.seats
-                if s.player is not None and not s.bot
-            ]
+            if lst:
+                # The list's own Reply-To (the referee) stays.
+                self.queue(db, gs.row, [(lst, "")], subject, body, auto="auto-generated",
+                           now=gs.now, kind=notice.template, turn=gs.turn())
+                return
+            to = [(s.player.address, s.player.name) for s in gs.row.seats
+                  if s.player is not None and not s.bot]
             if to:
-                self.queue(db, gs.row, to, subject, body, auto="auto-generated", now=gs.now,
-                           kind=notice.template, turn=gs.turn())
+                self.queue(db, gs.row, to, subject, body, auto="auto-generated",
+                           now=gs.now, kind=notice.template, turn=gs.turn())
             return
+        secret = len(notice.audience.seats) == 1
         for position in sorted(notice.audience.seats):
             seat = gs.row.seats[position - 1]
             if seat.bot or seat.player is None:
@@ -85,9 +110,11 @@ class Delivery:
             subject, body = self.composer.render(
                 folder, notice.template, {**gs.context(position), **notice.context, **extra}
             )
+            if secret:
+                subject, body = mark_secret(subject, body)
             self.queue_to_player(db, gs.row, seat.player, subject, body,
                                  auto="auto-generated", now=gs.now, kind=notice.template,
-                                 turn=gs.turn())
+                                 turn=gs.turn(), secret=secret)
 
     def queue_to_player(self, db: Session, game: m.Game | None, player: m.Player,
                         subject: str, body: str, **kw: Any) -> m.Outbox:
@@ -99,12 +126,13 @@ class Delivery:
         self, db: Session, game: m.Game | None, to: list[tuple[str, str]], subject: str,
         body: str, *, auto: str, now: datetime, in_reply_to: str | None = None,
         references: Iterable[str] = (), kind: str | None = None, reply_to: str | None = None,
-        turn: int | None = None,
+        turn: int | None = None, secret: bool = False,
     ) -> m.Outbox:
         """Queue one mail; its row id is in its Message-ID. ``turn`` is the
         game's turn it shows: a move answering it is tied to that turn."""
         row = m.Outbox(game_id=game.id if game else None, recipients=[a for a, _ in to], raw="",
-                       created_at=now, next_attempt_at=now, turn=turn)
+                       created_at=now, next_attempt_at=now, turn=turn,
+                       secret=secret)
         db.add(row)
         db.flush()
         refs = [f"<{r.strip('<>')}>" for r in references]

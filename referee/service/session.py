@@ -49,10 +49,9 @@ class GameSession:
             return None
         return self.engine.turn(self.state)
 
-    def turn_answered(self, ids: Sequence[str]) -> int | None:
-        """The turn shown by the mail of ours, of this game, that a player's
-        mail answers: ``ids`` are its In-Reply-To (else its References), the
-        latest first. None when it answers no such mail."""
+    def answered(self, ids: Sequence[str]) -> m.Outbox | None:
+        """The mail of ours, of this game, that a player's mail answers:
+        ``ids`` are its In-Reply-To (else its References), the latest first."""
         composer = self.delivery.composer
         for mid in ids:
             oid = composer.outbox_id(mid)
@@ -60,7 +59,7 @@ class GameSession:
                 continue
             row = self.db.get(m.Outbox, oid)
             if row is not None and row.game_id == self.row.id:
-                return row.turn
+                return row
         return None
 
     def seat_name(self, position: int) -> str:

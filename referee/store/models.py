@@ -148,6 +148,8 @@ class Outbox(Base):
     #: The game's turn (``Game.turn``) when the mail was queued: a move
     #: answering this mail is tied to that turn.
     turn: Mapped[int | None] = mapped_column(default=None)
+    #: For one player's eyes: it shows a hand or a sealed bid.
+    secret: Mapped[bool] = mapped_column(default=False)
 
 
 class Deadline(Base):

@@ -36,7 +36,7 @@ def test_a_flood_gets_the_hourly_budget_of_answers_and_one_notice(club: Club) ->
         club.send(ALICE, f"help\nmail {n}", subject=f"[{tag}] mail {n}")
     sent = club.poll()
     assert [x["Subject"] for x in sent] == [
-        *(f"Re: [{tag}] mail {n}" for n in range(5)), f"Re: [{tag}] mail 5 (not read)"]
+        *(f"Re: [{tag}] mail {n} (secret)" for n in range(5)), f"Re: [{tag}] mail 5 (not read)"]
     assert body(sent[-1]) == f"""\
 You have sent the referee more mail than it reads from one address
 (5 an hour, 8 a day). This mail and the ones after
@@ -56,7 +56,7 @@ to the referee, please stop it.
     for n in range(4):
         club.send(ALICE, f"help\nlater {n}", subject=f"[{tag}] later {n}")
     sent = club.poll(later)
-    assert [x["Subject"] for x in sent] == [f"Re: [{tag}] later {n}" for n in range(3)]
+    assert [x["Subject"] for x in sent] == [f"Re: [{tag}] later {n} (secret)" for n in range(3)]
     # Other players are not touched by Alice's flood.
     club.send(BOB, "bid 3", subject=f"[{tag}]")
     (reply,) = club.poll()

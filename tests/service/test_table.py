@@ -1,0 +1,69 @@
+"""Playing by mail as people expect (issue 11): what is secret says so and
+stays private, and the table by mail. On the embedded Maildir and SQLite."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from referee.engine import get_game
+from referee.service.delivery import SECRET_NOTE
+from tests.test_referee import ALICE, BOB, CAROL, Club, body
+
+DAVE = "dave@club.test"
+LIST = "players@club.test"
+PEOPLE = [f"Alice <{ALICE}>", f"Bob <{BOB}>", f"Carol <{CAROL}>", f"Dave <{DAVE}>"]
+
+
+@pytest.fixture
+def listed(tmp_path: Path) -> Iterator[Club]:
+    c = Club(tmp_path, public_list=LIST)
+    yield c
+    c.referee.close()
+
+
+def kind(msg: object) -> str:
+    return str(msg["X-Referee-Mail"])  # type: ignore[index]
+
+
+def spades_bidder(club: Club, tag: str) -> str:
+    """The address of the player who owes the next Spades move."""
+    spades = get_game("spades")
+    (due,) = spades.pending(spades.load(club.referee.stored_state(tag)))
+    return [ALICE, BOB, CAROL, DAVE][due.seat - 1]
+
+
+def test_a_hand_is_marked_secret_and_goes_to_its_holder_alone(listed: Club) -> None:
+    listed.referee.create_game("spades", PEOPLE, now=listed.now, seed="s")
+    mails = listed.poll()
+    hands = [x for x in mails if kind(x) == "hand"]
+    assert len(hands) == 4
+    for mail in hands:
+        assert str(mail["Subject"]).endswith("(secret)")
+        assert body(mail).startswith(SECRET_NOTE)
+        assert len(mail["To"].addresses) == 1
+        assert str(mail["Reply-To"]).startswith("Club Referee <referee+")
+    (opening,) = [x for x in mails if kind(x) == "opening"]
+    assert str(opening["To"]) == LIST
+    assert str(opening["Reply-To"]) == "Club Referee <referee@club.test>"
+
+
+def test_a_public_mail_answering_a_secret_one_counts_and_its_sender_is_told(
+        listed: Club) -> None:
+    tag = listed.referee.create_game("spades", PEOPLE, now=listed.now, seed="s")
+    mails = listed.poll()
+    bidder = spades_bidder(listed, tag)
+    (hand,) = [x for x in mails if kind(x) == "hand" and bidder in str(x["To"])]
+    listed.send(bidder, f"bid 3\n\n> {body(hand)}", subject=f"Re: {hand['Subject']}", to=LIST,
+                headers={"List-Id": f"<{LIST.replace('@', '.')}>",
+                         "In-Reply-To": str(hand["Message-ID"])})
+    mails = listed.poll()
+    assert listed.referee.stored_state(tag)["bids"].count(3) == 1  # the move counted
+    (told,) = [x for x in mails if kind(x) == "secret_shown"]
+    assert [a.addr_spec for a in told["To"].addresses] == [bidder]
+    assert told["Subject"] == f"[{tag}] Your mail showed a secret mail (secret)"
+    assert f"  {hand['Subject']}\n" in body(told)
+    assert "your last mail went to the list" in " ".join(body(told).split())
+    assert all(kind(x) != "secret_shown" or bidder in str(x["To"]) for x in mails)

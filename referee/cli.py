@@ -60,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true",
                    help="log what happens (--log-level info), and print poll's summary")
     p.add_argument("--log-level", choices=LEVELS,
-                   help="warning by default, info with -v; debug adds the libraries' own")
+                   help="error by default (warning for run), info with -v; debug adds the "
+                        "libraries' own")
     p.add_argument("--log-file", type=Path, metavar="FILE", help="log here, not to stderr")
     p.add_argument("--log-format", choices=("text", "json"), default="text",
                    help="json: one JSON object a line")
@@ -147,7 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    setup_logging(args.log_level or ("info" if args.verbose else "warning"),
+    # A one-shot command says what went wrong in its own line; the daemon's
+    # warnings (a server down, a mail retried) are its only voice.
+    quiet = "warning" if args.command == "run" else "error"
+    setup_logging(args.log_level or ("info" if args.verbose else quiet),
                   args.log_file, args.log_format)
     try:
         if args.command == "demo":
@@ -302,6 +306,8 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
 
 def _poll(referee: Referee, now: datetime | None) -> object:
     """One pass; a mail server that cannot be used is a :class:`ServerProblem`."""
+    import ssl
+
     from imapclient.exceptions import IMAPClientError
 
     from referee.check import check_maildir, explain
@@ -320,7 +326,7 @@ def _poll(referee: Referee, now: datetime | None) -> object:
         check_maildir(config)
     try:
         report = run_pass(referee, now, imap=source)
-    except (IMAPClientError, ConnectionError, TimeoutError) as e:
+    except (IMAPClientError, ConnectionError, TimeoutError, ssl.SSLError) as e:
         raise explain(e, "mailbox", config.mailbox) from None
     finally:
         if source is not None:

@@ -19,6 +19,8 @@ LEVELS = ("debug", "info", "warning", "error")
 #: Loggers of the libraries, quiet unless the level is debug.
 LIBRARIES = ("apscheduler", "imapclient", "aiosmtplib", "alembic", "sqlalchemy", "asyncio")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+#: Marks the handler :func:`setup_logging` installed.
+_OURS = "_referee_handler"
 #: LogRecord attributes that are not extra fields given by the caller.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
 
@@ -43,13 +45,16 @@ class JsonFormatter(logging.Formatter):
 
 def setup_logging(level: str = "warning", file: Path | None = None,
                   fmt: str = "text") -> None:
-    """Configure the root logger once for this process (replacing handlers)."""
+    """Configure the root logger for this process: the handler of an
+    earlier call is replaced, any other (a test runner's) left alone."""
     handler: logging.Handler = (logging.FileHandler(file, encoding="utf-8") if file
                                 else logging.StreamHandler())
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
+    setattr(handler, _OURS, True)
     root = logging.getLogger()
-    for old in list(root.handlers):
+    for old in [h for h in root.handlers if getattr(h, _OURS, False)]:
         root.removeHandler(old)
+        old.close()
     root.addHandler(handler)
     root.setLevel(level.upper())
     quiet = logging.DEBUG if level == "debug" else logging.WARNING

@@ -94,8 +94,9 @@ def _run(config: Path, start: str, exit_code: int) -> None:
         return
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True) as proc:
-        assert proc.stderr is not None
+        assert proc.stderr is not None and proc.stdout is not None
         first = proc.stderr.readline()
+        assert proc.stdout.readline().startswith("referee running for")  # signals handled
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
         assert f" WARNING referee: {start}" in first and first.endswith("; will try again\n")

@@ -170,7 +170,7 @@ class BiddingGame(Game[BiddingState]):
     def accepts(self, action: Action, scope: Scope) -> None:
         if action.verb == "bid" and scope is not Scope.SECRET:
             raise ScopeError(
-                "A bid must be secret, sent to the referee alone (000 rule 4e, 003 G2-9). "
+                f"A bid must be secret, sent to the referee alone{self._rule('4e')}. "
                 "This one also went to the list or to other players, so it was not applied. "
                 "Send your bid again in a mail to the referee only."
             )
@@ -189,7 +189,7 @@ class BiddingGame(Game[BiddingState]):
         if str(seat) in state.bids:
             raise IllegalAction(
                 f"You have already bid {self._name(state.bids[str(seat)])} in round "
-                f"{state.round}, and a bid is final (PS-6, G2-9)."
+                f"{state.round}, and a bid is final{self._rule('4e')}."
             )
         if value not in state.packs[i] or (suit is not None and suit != self._suit(i)):
             held = self._name(value) + (SUIT_SYMBOLS[suit] if suit else "")
@@ -479,6 +479,10 @@ class BiddingGame(Game[BiddingState]):
             ),
         }
 
+    def _rule(self, number: str) -> str:
+        """" (rule 4e)" in Pure Skill; Goofspiel's rule text has no numbers."""
+        return f" (rule {number})" if self.rule_text == "000" else ""
+
     # -- names of cards -------------------------------------------------------
     def _name(self, value: int) -> str:
         return RANK_NAMES.get(value, str(value)) if self._ranks() else str(value)
@@ -495,7 +499,7 @@ class BiddingGame(Game[BiddingState]):
 
     def _prize(self, value: int) -> str:
         if self._ranks():
-            return f"{self._name(value)}♠ ({value} points)"
+            return f"{self._name(value)}♠ ({value} point{'s' if value != 1 else ''})"
         return f"{value}"
 
     def _range_text(self, top: int) -> str:

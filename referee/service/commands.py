@@ -8,6 +8,7 @@ Runs inside intake's transaction, on a ``GameSession`` it loaded.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 from collections.abc import Sequence
 from email import message_from_string
@@ -40,6 +41,29 @@ _TURN_BEFORE = re.compile(r"^(?:#\s*(\d+)|(?:round|turn|move)\s*#?\s*(\d+))\s*[:
 #: ... or after it: "bid 5 round 3", "play QH (turn 12)", "bid 5 for round 3", "play QH #12".
 _TURN_AFTER = re.compile(r"^(.+?)[\s,;(]+(?:(?:for|in)\s+)?(?:(?:round|turn|move)\s*#?\s*|#\s*)"
                          r"(\d+)\s*\)?[\s.!]*$", re.I)
+
+
+#: The words that start a command in some game, for "did you mean".
+VERBS = ("bid", "play", "pass", "hand", "concede", "help", "resign", "contract", "attack",
+         "raise", "accept", "decline", "down", "flip", "done", "offer", "withdraw",
+         "discard", "draw", "take", "craft", "purchase", "reveal")
+
+
+def did_you_mean(gs: GameSession, command: str) -> str | None:
+    """A command of this game one slip away from ``command`` ("bdi 3"):
+    a misspelt first word whose line, spelt right, the game reads. Prose
+    ("Hello referee") reads as no command either way."""
+    first, _, rest = command.strip().partition(" ")
+    if not rest:
+        return None
+    for verb in difflib.get_close_matches(first.lower(), VERBS, n=3, cutoff=0.6):
+        guess = f"{verb} {rest}"
+        try:
+            if gs.engine.parse(guess) is not None:
+                return guess
+        except ParseError:
+            continue
+    return None
 
 
 def _subject_of(raw: str) -> str:
@@ -146,6 +170,11 @@ def _run(
                 out.append(TranscriptLine(line, "?", "refused", str(e)))
                 unknown = 0
                 continue
+        if action is None and (guess := did_you_mean(gs, command)):
+            out.append(TranscriptLine(line, "", "refused",
+                                      f"Not a command: did you mean '{guess}'?"))
+            unknown = 0
+            continue
         if action is None:
             unknown += 1
             if unknown >= MAX_UNKNOWN_LINES:

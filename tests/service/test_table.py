@@ -67,3 +67,45 @@ def test_a_public_mail_answering_a_secret_one_counts_and_its_sender_is_told(
     assert f"  {hand['Subject']}\n" in body(told)
     assert "your last mail went to the list" in " ".join(body(told).split())
     assert all(kind(x) != "secret_shown" or bidder in str(x["To"]) for x in mails)
+
+
+def test_a_misspelt_command_gets_did_you_mean_and_the_help(listed: Club) -> None:
+    tag = listed.referee.create_game("goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
+                                     options={"prize_order": "5,1,6,4,3,2"}, now=listed.now)
+    listed.poll()
+    listed.send(ALICE, "Hello referee\nbdi 3\nbid 6 please", subject=f"[{tag}] bids")
+    (reply,) = listed.poll()
+    text = body(reply)
+    assert "> Hello referee\n  IGNORED: Not a command." in text
+    assert "> bdi 3\n  REFUSED: Not a command: did you mean 'bid 3'?" in text
+    assert "> bid 6 please\n  DONE (bid 6): Your bid of 6 for round 1 is sealed." in text
+    assert "Round 1 of 6: the prize is 5." in text  # the help
+
+
+def test_after_the_game_is_over_no_help_is_offered(listed: Club) -> None:
+    tag = listed.referee.create_game("goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
+                                     options={"prize_order": "5,1,6,4,3,2"}, now=listed.now)
+    listed.poll()
+    listed.referee.cancel_game(tag, "test", now=listed.now)
+    listed.poll()
+    listed.send(ALICE, "bid 3", subject=f"[{tag}] late")
+    (reply,) = listed.poll()
+    assert "REFUSED (bid 3): The game was cancelled." in body(reply)
+    assert "Other commands:" not in body(reply) and "The game is over." in body(reply)
+
+
+def test_pure_skill_cites_its_rule_numbers_and_one_point_is_singular(listed: Club) -> None:
+    tag = listed.referee.create_game(
+        "pure-skill", [f"Alice <{ALICE}>", f"Bob <{BOB}>", f"Carol <{CAROL}>"],
+        options={"prize_order": "A,2,3,4,5,6,7,8,9,10,J,Q,K"}, now=listed.now)
+    (opening,) = listed.poll()
+    assert body(opening).startswith("A Game of Pure Skill (rule text 000) begins.")
+    assert "(1 points)" not in body(opening) and "A♠ (1 point)" in body(opening)
+    listed.send(ALICE, "bid 3", subject=f"[{tag}] bid")
+    listed.send(ALICE, "bid 4", subject=f"[{tag}] bid")
+    listed.poll()
+    listed.send(ALICE, "bid 4", subject=f"[{tag}] bid")
+    (reply,) = listed.poll()
+    assert "and a bid is final (rule 4e)." in body(reply)
+    for ruling in ("PS-", "G2-", "SP-", "MI-", "TCG-"):
+        assert ruling not in body(reply) + body(opening)

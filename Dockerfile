@@ -34,4 +34,5 @@ VOLUME ["/data"]
 HEALTHCHECK --interval=1m --timeout=30s --start-period=2m --retries=3 \
     CMD ["referee", "--config", "/data/referee.toml", "status", "--max-age", "5m"]
 ENTRYPOINT ["referee", "--config", "/data/referee.toml"]
-CMD ["run"]
+# The daemon, logging a line per mail, send and fired deadline (docker logs).
+CMD ["--log-level", "info", "run"]

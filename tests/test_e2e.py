@@ -317,7 +317,7 @@ def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_th
                         {"text": "bid 4", "subject": f"[{tag}]"})
     # Whitespace-normalised: the fold of this subject is the next test's concern.
     assert " ".join(report["Subject"].split()) == (
-        "[goofspiel-1] Round 5: Bob takes 10; Round 6: Alice takes 5 — final result")
+        "[goofspiel-1] Round 5: Bob takes 10; Round 6: Alice takes 5 — GAME OVER: Bob wins")
     assert body(report) == FINAL_REPORT
     post.assert_no_more_mail("alice", "bob", "carol")
     status = post.referee.status(tag)[0]

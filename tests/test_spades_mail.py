@@ -603,7 +603,7 @@ def test_the_game_ends_when_both_partners_concede_not_when_one_does(table: Table
     assert ("DONE (concede): Carol concedes for team 1. Team 2 (Bob & Dave) wins by the other "
             "team's concession.") in body(reply(mails, "Carol"))
     news = announcement(mails, "concession")
-    assert news["Subject"] == "[spades-1] Carol concedes"
+    assert news["Subject"] == "[spades-1] Carol concedes — GAME OVER: Bob and Dave win"
     assert body(news) == f"""\
 Carol (team 1) concedes.
 Alice has conceded too, so team 1 concedes the game.

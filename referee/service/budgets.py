@@ -8,12 +8,14 @@ together.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timedelta
 from enum import Enum
 
 from sqlalchemy.orm import Session
 
 from referee.config import LimitsSection
+from referee.mail.inbound import InboundMessage
 from referee.store import models as m
 
 HOUR, DAY = timedelta(hours=1), timedelta(days=1)
@@ -85,3 +87,8 @@ class Budgets:
                                   day_start=now, day_count=0, last_digest="", repeats=0)
             db.add(row)
         return row
+
+
+def content_digest(msg: InboundMessage) -> str:
+    """What a mail says: its command lines."""
+    return hashlib.sha256("\n".join(msg.lines).encode("utf-8", "surrogatepass")).hexdigest()

@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from referee.check import ServerProblem
-from referee.config import Config, ConfigError, format_duration, load_config, parse_duration
+from referee.config import (
+    Config,
+    ConfigError,
+    checked_duration,
+    format_duration,
+    load_config,
+)
 from referee.logs import LEVELS, setup_logging
 from referee.service import Referee, RefereeError, now_utc
 from referee.service.common import DATABASE_AWAY
@@ -454,17 +460,10 @@ MAX_DURATION = timedelta(days=366)
 
 def _duration(option: str, text: str, maximum: timedelta = MAX_DURATION) -> timedelta:
     """A duration given on the command line: with a unit, positive, at most a year."""
-    if text.strip().isdigit():
-        raise RefereeError(f"{option}: {text!r} needs a unit, like {text.strip()}d or "
-                           f"{text.strip()}h")
     try:
-        value = parse_duration(text)
+        return checked_duration(text, maximum)
     except ValueError as e:
         raise RefereeError(f"{option}: {e}") from None
-    if not timedelta(0) < value <= maximum:
-        raise RefereeError(f"{option}: {text!r} must be more than nothing and at most "
-                           f"{format_duration(maximum)}")
-    return value
 
 
 def _fresh(health: dict[str, Any], max_age: str | None) -> int:

@@ -45,6 +45,19 @@ def parse_duration(text: str | int | float) -> timedelta:
     return timedelta(seconds=sum(int(n) * _UNITS[u.lower()] for n, u in parts))
 
 
+def checked_duration(text: str, maximum: timedelta) -> timedelta:
+    """A duration an operator gave: with a unit (a bare "2" is no longer
+    taken as seconds), more than nothing and at most ``maximum``. Raises
+    ValueError saying what would be right."""
+    if text.strip().isdigit():
+        raise ValueError(f"{text!r} needs a unit, like {text.strip()}d or {text.strip()}h")
+    value = parse_duration(text)
+    if not timedelta(0) < value <= maximum:
+        raise ValueError(f"{text!r} must be more than nothing and at most "
+                         f"{format_duration(maximum)}")
+    return value
+
+
 def format_duration(delta: timedelta) -> str:
     """``timedelta(days=2, hours=12)`` as "2 days 12 hours"."""
     seconds, parts = int(delta.total_seconds()), []

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from referee.config import Config, format_duration, parse_duration
+from referee.config import Config, checked_duration, format_duration
 from referee.engine import get_game
 from referee.engine.base import Action, Audience, Notice, OptionError, SeatInfo, rng_for
 from referee.mail.compose import format_when
@@ -203,18 +203,10 @@ class Operator:
 def _duration_option(raw: dict[str, str], key: str, default: timedelta) -> timedelta:
     if key not in raw:
         return default
-    text = raw.pop(key)
-    if text.strip().isdigit():
-        raise RefereeError(f"Option {key}: {text!r} needs a unit, like {text.strip()}d or "
-                           f"{text.strip()}h")
     try:
-        value = parse_duration(text)
+        return checked_duration(raw.pop(key), MAX_OPTION_DURATION)
     except ValueError as e:
         raise RefereeError(f"Option {key}: {e}") from None
-    if not timedelta(0) < value <= MAX_OPTION_DURATION:
-        raise RefereeError(f"Option {key}: {text!r} must be more than nothing and at most "
-                           f"{format_duration(MAX_OPTION_DURATION)}")
-    return value
 
 
 def _player(db: Session, addr: str, name: str, now: datetime) -> m.Player:

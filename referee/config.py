@@ -191,6 +191,9 @@ class SmtpSection(_Login):
 class DeadlinesSection(_Section):
     default: Duration = timedelta(days=3)
     reminder: Duration = timedelta(days=1)
+    #: The most a player may ask, by mail ("away 3d"), to extend a game's
+    #: deadlines, all their asks in that game together.
+    away_max: Duration = timedelta(days=7)
 
 
 class AuthSection(_Section):

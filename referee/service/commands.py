@@ -17,9 +17,10 @@ from email.policy import default
 from referee.engine.base import Action, Audience, EngineError, Notice, ParseError, Scope
 from referee.service.common import TranscriptLine
 from referee.service.session import GameSession
+from referee.service.table import TABLE_COMMANDS, run_table, table_command
 
 #: Lines the referee understands in every game, besides the game's own.
-GENERIC_COMMANDS = ("help", "resign")
+GENERIC_COMMANDS = ("help", "resign")  # and the table's (``table.TABLE_COMMANDS``)
 #: Stop reading a mail after this many lines in a row that are no command.
 MAX_UNKNOWN_LINES = 5
 #: A mail is read up to this many command lines: no reply, and no pass,
@@ -46,7 +47,7 @@ _TURN_AFTER = re.compile(r"^(.+?)[\s,;(]+(?:(?:for|in)\s+)?(?:(?:round|turn|move
 #: The words that start a command in some game, for "did you mean".
 VERBS = ("bid", "play", "pass", "hand", "concede", "help", "resign", "contract", "attack",
          "raise", "accept", "decline", "down", "flip", "done", "offer", "withdraw",
-         "discard", "draw", "take", "craft", "purchase", "reveal")
+         "discard", "draw", "take", "craft", "purchase", "reveal", *TABLE_COMMANDS)
 
 
 def did_you_mean(gs: GameSession, command: str) -> str | None:
@@ -161,6 +162,10 @@ def _run(
         if gs.turn() is not None:
             command, named = turn_of(command)
         word = command.lower().rstrip(".!")
+        if table_command(command):
+            out.append(run_table(gs, seat, command))
+            unknown = 0
+            continue
         if word in GENERIC_COMMANDS:
             action: Action | None = Action(word)
         else:

@@ -22,7 +22,9 @@ from typing import Any
 from sqlalchemy import event, inspect, select, union
 from sqlalchemy.orm import Session, sessionmaker
 
-from referee.mail.compose import Composer
+from referee.config import format_duration
+from referee.engine.base import Audience, Notice
+from referee.mail.compose import Composer, format_when
 from referee.service.common import DATABASE_AWAY
 from referee.service.delivery import Delivery
 from referee.service.session import GameSession
@@ -137,3 +139,22 @@ def _keep_remind_at(db: Session, _context: Any, _instances: Any) -> None:
                 want = obj.due_at - timedelta(seconds=game.reminder_seconds)
         if obj.remind_at != want:
             obj.remind_at = want
+
+
+def extend_deadlines(gs: GameSession, by: timedelta, reason: str,
+                     asked_by: str | None = None) -> int:
+    """Move every open deadline of ``gs`` ``by`` later, for the operator
+    (``game extend``) or a player away (``asked_by``, by mail); the table
+    is told. Returns how many moved (0: none was open, nobody is told)."""
+    deadlines = gs.deadlines()
+    for d in deadlines:
+        d.due_at += by
+        if d.due_at - timedelta(seconds=gs.row.reminder_seconds) > gs.now:
+            d.reminded_at = None  # remind again before the new deadline
+    if deadlines:
+        listed = [{"name": gs.seat_name(d.seat), "what": d.what,
+                   "due": format_when(d.due_at)} for d in deadlines]
+        gs.delivery.deliver(gs.db, gs, Notice(Audience.everyone(), "extended", {
+            "by": format_duration(by), "reason": reason, "deadlines": listed,
+            "asked_by": asked_by}))
+    return len(deadlines)

@@ -13,11 +13,11 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from referee.config import Config, checked_duration, format_duration
+from referee.config import Config, checked_duration
 from referee.engine import get_game
 from referee.engine.base import Action, Audience, Notice, OptionError, SeatInfo, rng_for
-from referee.mail.compose import format_when
 from referee.service.common import RefereeError, parse_player
+from referee.service.deadlines import extend_deadlines
 from referee.service.delivery import Delivery, new_token
 from referee.service.session import GameSession
 from referee.store import models as m
@@ -129,19 +129,10 @@ class Operator:
             raise RefereeError("extend by a positive duration, like 2d")
         with self.sessions.begin() as db:
             game = _active_game(db, tag)
-            gs = GameSession(self.delivery, db, game, now)
-            deadlines = gs.deadlines()
-            if not deadlines:
+            moved = extend_deadlines(GameSession(self.delivery, db, game, now), by, reason)
+            if not moved:
                 raise RefereeError(f"{tag} has no open deadline.")
-            for d in deadlines:
-                d.due_at += by
-                if d.due_at - timedelta(seconds=game.reminder_seconds) > now:
-                    d.reminded_at = None  # remind again before the new deadline
-            listed = [{"name": gs.seat_name(d.seat), "what": d.what,
-                       "due": format_when(d.due_at)} for d in deadlines]
-            self.delivery.deliver(db, gs, Notice(Audience.everyone(), "extended", {
-                "by": format_duration(by), "reason": reason, "deadlines": listed}))
-            return len(deadlines)
+            return moved
 
     def readdress_player(self, old: str, new: str, now: datetime) -> tuple[str, list[str]]:
         """Move a player to a new registered address (a bounce, a new

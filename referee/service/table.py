@@ -1,0 +1,194 @@
+"""The table by mail: ``status``, ``history``, ``resend``, ``away 3d`` and
+``games``, in every game, answered in the sender's transcript.
+
+Only public facts go in an answer (the engine's ``summary``, public
+events, mails that went to the whole table); a hand or a pack goes only to
+its holder, in a secret mail. ``away`` moves the game's open deadlines
+within the operator's limit (``[deadlines] away_max``), and the table is
+told. Runs inside intake's transaction, on the ``GameSession`` of the mail.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from email import message_from_string
+from email.parser import HeaderParser
+from email.policy import default
+from typing import Any
+
+from sqlalchemy import select
+
+from referee.config import format_duration, parse_duration
+from referee.engine.base import Action, Audience, EngineError, Notice, ParseError
+from referee.mail.compose import format_when
+from referee.service.common import TranscriptLine
+from referee.service.deadlines import extend_deadlines
+from referee.service.session import GameSession
+from referee.store import models as m
+
+#: The commands of the table, in every game.
+TABLE_COMMANDS = ("status", "history", "resend", "away", "games")
+#: An answer fits the transcript's quote of it (``commands.MAX_ANSWER``).
+ROOM = 900
+
+
+def table_command(line: str) -> str | None:
+    """The table command ``line`` is ("away 3d": "away"), if it is one."""
+    first, _, rest = line.strip().lower().rstrip(".!").partition(" ")
+    if first in TABLE_COMMANDS and (first == "away" or not rest.strip()):
+        return first
+    return None
+
+
+def run_table(gs: GameSession, seat: int, line: str) -> TranscriptLine:
+    """Answer one table command of ``seat``'s mail."""
+    verb = table_command(line) or ""
+    arg = line.strip().rstrip(".!").partition(" ")[2].strip()
+    if verb == "away":
+        return _away(gs, seat, line, arg)
+    answer = {"status": _status, "history": _history, "resend": _resend,
+              "games": _games}[verb](gs, seat)
+    return TranscriptLine(line, verb, "applied", answer)
+
+
+def _status(gs: GameSession, seat: int) -> str:
+    """The game's public state: the engine's ``summary``, and who owes what by when."""
+    lines = [f"{gs.tag} ({gs.engine.title}) is {gs.row.status}."]
+    for key, value in gs.engine.summary(gs.state).items():
+        if value is None or value == [] or value == {}:
+            continue
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items())
+        elif isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        lines.append(f"{key.replace('_', ' ').capitalize()}: {value}")
+    for d in gs.deadlines():
+        if d.seat and not gs.row.seats[d.seat - 1].bot:
+            lines.append(f"Waiting for {gs.seat_name(d.seat)} to {d.what}, "
+                         f"by {format_when(d.due_at)}.")
+    return _fit(lines)
+
+
+def _history(gs: GameSession, seat: int) -> str:
+    """The public events of the game, the latest that fit, oldest first."""
+    texts = list(gs.db.scalars(select(m.Event.text).where(
+        m.Event.game_id == gs.row.id, m.Event.public).order_by(m.Event.id)))
+    shown: list[str] = []
+    size = 0
+    for text in reversed(texts):
+        size += len(text) + 1
+        if size > ROOM - 80:
+            break
+        shown.insert(0, text)
+    head = (f"The last {len(shown)} of {len(texts)} public moves and reports:"
+            if len(shown) < len(texts) else "The public moves and reports so far:")
+    return "\n".join([head, *shown]) if texts else "Nothing public has happened yet."
+
+
+def _last_report(gs: GameSession, seat: int) -> m.Outbox | None:
+    """The latest report of this game that reached ``seat``'s player with
+    the rest of the table: a mail to the list, or their copy of one to all
+    (never a secret mail, a reminder or an answer)."""
+    player = gs.row.seats[seat - 1].player
+    mine = {a for a in (gs.delivery.config.referee.public_list,
+                        player.address if player else None) if a}
+    rows = gs.db.scalars(select(m.Outbox).where(
+        m.Outbox.game_id == gs.row.id, m.Outbox.secret.is_(False)).order_by(m.Outbox.id.desc()))
+    for row in rows:
+        if not set(row.recipients) & mine:
+            continue
+        head = HeaderParser().parsestr(row.raw, headersonly=True)
+        if head["Auto-Submitted"] == "auto-generated" and head["X-Referee-Mail"] not in _NO_REPORT:
+            return row
+    return None
+
+
+#: Mails of a game that are no report of it.
+_NO_REPORT = ("reminder", "resent", "secret_shown", "private_address_shown")
+
+
+def _resend(gs: GameSession, seat: int) -> str:
+    """The last public report and the seat's own hand or pack, in a mail
+    for its holder alone; the engine's own secret hand mail too, if it has one."""
+    report = _last_report(gs, seat)
+    context: dict[str, Any] = {"report_subject": "", "report_body": "",
+                               "yours": gs.engine.help(gs.state, seat)}
+    if report is not None:
+        msg = message_from_string(report.raw, policy=default)
+        context["report_subject"] = str(msg["Subject"] or "")
+        part = msg.get_body(("plain",))
+        context["report_body"] = part.get_content() if part is not None else ""
+    gs.notices.append(Notice(Audience.only(seat), "resent", context))
+    said = "The last report and what you hold follow in a secret mail."
+    try:
+        hand = gs.engine.parse("hand")
+    except ParseError:
+        hand = None
+    if hand is not None and hand.verb == "hand" and not gs.engine.is_over(gs.state):
+        try:
+            gs.apply(seat, Action("hand"), "player", None)
+            said += " Your hand follows in a secret mail too."
+        except EngineError:
+            pass
+    return said
+
+
+def _games(gs: GameSession, seat: int) -> str:
+    """The games the sender sits in: tag, game, state and whose move."""
+    player = gs.row.seats[seat - 1].player
+    if player is None:
+        return "You sit in no game."
+    seated = select(m.Seat.game_id).where(m.Seat.player_id == player.id, m.Seat.bot.is_(False))
+    games = gs.db.scalars(select(m.Game).where(m.Game.id.in_(seated)).order_by(m.Game.id))
+    lines = ["Your games:"]
+    for game in games:
+        title = gs.engine.title if game.id == gs.row.id else game.kind
+        waiting = sorted({game.seats[d.seat - 1].name for d in gs.db.scalars(
+            select(m.Deadline).where(m.Deadline.game_id == game.id, m.Deadline.seat > 0))
+            if not game.seats[d.seat - 1].bot})
+        state = (f"waiting for {', '.join(waiting)}" if waiting and game.status == "active"
+                 else game.status)
+        lines.append(f"  [{game.tag}] {title}: {state}")
+    return _fit(lines)
+
+
+def _away(gs: GameSession, seat: int, line: str, arg: str) -> TranscriptLine:
+    """Extend the game's open deadlines for a player away, within the
+    operator's limit for all their asks in this game together."""
+    limit = gs.delivery.config.deadlines.away_max
+    try:
+        by = parse_duration(arg) if arg and not arg.isdigit() else timedelta(0)
+    except ValueError:
+        by = timedelta(0)
+    if by <= timedelta(0):
+        return TranscriptLine(line, "away", "refused",
+                              "Say for how long, like 'away 3d' or 'away 12h'.")
+    if gs.engine.is_over(gs.state) or gs.row.status != "active":
+        return TranscriptLine(line, "away", "refused", "The game is over.")
+    asked = timedelta(seconds=sum(
+        int(e.data.get("seconds", 0)) for e in gs.db.scalars(select(m.Event).where(
+            m.Event.game_id == gs.row.id, m.Event.kind == "away"))
+        if e.data.get("seat") == seat))
+    if asked + by > limit:
+        left = limit - asked
+        return TranscriptLine(line, "away", "refused", (
+            f"The referee allows at most {format_duration(limit)} away in a game"
+            + (f"; you have {format_duration(left)} left." if asked else ".")
+            + " Nothing was extended."))
+    name = gs.seat_name(seat)
+    moved = extend_deadlines(gs, by, "", asked_by=name)
+    if not moved:
+        return TranscriptLine(line, "away", "refused",
+                              "No deadline is open now; nothing was extended.")
+    gs.db.add(m.Event(game_id=gs.row.id, step=gs.row.step, kind="away", public=True,
+                      text=f"{name} is away: the deadlines are extended by "
+                           f"{format_duration(by)}.",
+                      data={"seat": seat, "seconds": int(by.total_seconds())}, at=gs.now))
+    return TranscriptLine(line, "away", "applied",
+                          f"The open deadlines are extended by {format_duration(by)}; "
+                          "the table is told.")
+
+
+def _fit(lines: list[str]) -> str:
+    text = "\n".join(lines)
+    return text if len(text) <= ROOM else text[:ROOM].rsplit("\n", 1)[0] + "\n…"

@@ -24,7 +24,10 @@ clock on this machine, printed with its CPU count and model.
 Usage (as root, from the checkout)::
 
     .venv/bin/python bench/throughput.py [--games 150] [--samples 20] [--big 10000]
-        [--db sqlite,postgresql]
+        [--db sqlite,postgresql] [--only status]
+
+``--only status`` times just ``referee status --json`` at ``--big`` games
+(a maildir referee, no mail stack, not as root).
 """
 
 from __future__ import annotations
@@ -428,6 +431,35 @@ def bench_database(stack: MailStack, kind: str, args: argparse.Namespace,
     return result
 
 
+def status_only(kind: str, size: int) -> None:
+    """``referee status --json`` at ``size`` games, nothing else."""
+    say(f"\n== {kind} ==")
+    folder = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
+    try:
+        with database(kind, folder) as url:
+            if url is None:
+                return
+            config = folder / "referee.toml"
+            config.write_text(f'[referee]\naddress = "{REF}"\ndatabase = "{url}"\n',
+                              encoding="utf-8")
+            upgrade(url)
+            ref = Referee(load_config(config))
+            try:
+                ref.create_game("goofspiel", [PLAYERS[0] + "@example.test",
+                                              PLAYERS[1] + "@example.test"],
+                                options={"prize_order": "ascending"}, now=T0, seed="status")
+            finally:
+                ref.close()
+            clone_games(url, size - 1)
+            for args in (("status", "--json"), ("status",)):
+                run = cli(config, *args)
+                assert run.code == 0, run.output[-2000:]
+                say(f"{' '.join(args)}, {active_games(url)} games: {run.seconds:.2f} s; "
+                    f"peak RSS {run.rss_mb:.0f} MB")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--games", type=int, default=150, help="games of each backlog (150)")
@@ -435,8 +467,13 @@ def main() -> None:
     p.add_argument("--samples", type=int, default=20, help="latency samples (20)")
     p.add_argument("--big", type=int, default=10000, help="games of the big sweep (10000)")
     p.add_argument("--db", default="sqlite,postgresql")
+    p.add_argument("--only", choices=["status"], help="run just this step")
     args = p.parse_args()
     say(f"machine: {machine()}")
+    if args.only == "status":
+        for kind in args.db.split(","):
+            status_only(kind, args.big)
+        return
     path = _short_tmpdir()
     stack = MailStack.start(path)
     try:

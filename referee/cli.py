@@ -7,10 +7,10 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from referee.check import ServerProblem
 from referee.config import (
@@ -276,12 +276,16 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                   f"that ended more than {format_duration(age)} ago")
             return 0
         if args.command == "status":
-            games = referee.status(args.tag)
+            # One game is read whole (an unknown tag fails before any output);
+            # all games stream, a batch at a time, so memory stays flat.
+            games = referee.status(args.tag) if args.tag else referee.iter_status()
             health = referee.health.summary()
             if args.json:
-                print(json.dumps(games, indent=2))
+                write_json_list(games, sys.stdout)
             else:
-                print(format_health(health) + "\n" + format_status(games))
+                print(format_health(health))
+                for line in status_lines(games):
+                    print(line)
             return _fresh(health, args.max_age)
         if args.command == "outbox":
             return _outbox(referee, config, args.retry, args.json)
@@ -523,11 +527,27 @@ def format_health(health: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def format_status(games: list[dict[str, Any]]) -> str:
-    if not games:
-        return "No games yet. Start one with: referee game new KIND --player ADDR ..."
-    out = []
+def write_json_list(items: Iterable[Any], out: IO[str]) -> None:
+    """Write ``items`` as one JSON array, an item a line, as they come (the
+    C encoder: an indented dump is several times slower)."""
+    first = True
+    for item in items:
+        out.write("[\n" if first else ",\n")
+        out.write(json.dumps(item))
+        first = False
+    out.write("[]\n" if first else "\n]\n")
+
+
+def format_status(games: Iterable[dict[str, Any]]) -> str:
+    return "\n".join(status_lines(games))
+
+
+def status_lines(games: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """The lines of ``status`` for ``games``, a game at a time."""
+    empty = True
     for g in games:
+        empty = False
+        out = []
         out.append(f"{g['tag']}  ({g['kind']}, {g['status']})  round {g.get('round', '-')}")
         if g.get("prize"):
             out.append(f"  prize: {g['prize']}")
@@ -541,7 +561,9 @@ def format_status(games: list[dict[str, Any]]) -> str:
             out.append(f"  waiting for {d['name']}: {d['what']}, due {d['due_at']}")
         if g.get("result"):
             out.append(f"  result: {g['result']}")
-    return "\n".join(out)
+        yield from out
+    if empty:
+        yield "No games yet. Start one with: referee game new KIND --player ADDR ..."
 
 
 if __name__ == "__main__":

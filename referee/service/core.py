@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from email.parser import BytesHeaderParser
 from email.policy import compat32
@@ -139,6 +139,10 @@ class Referee:
     # -- reading --------------------------------------------------------------
     def status(self, tag: str | None = None) -> list[dict[str, Any]]:
         return self.reading.status(tag)
+
+    def iter_status(self, tag: str | None = None) -> Iterator[dict[str, Any]]:
+        """``status`` a game at a time, for output that streams."""
+        return self.reading.iter_status(tag)
 
     def public_history(self, tag: str) -> list[dict[str, Any]]:
         return self.reading.public_history(tag)

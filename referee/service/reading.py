@@ -6,6 +6,7 @@ Each call reads in a session of its own and writes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from sqlalchemy import select
@@ -17,6 +18,9 @@ from referee.service.common import RefereeError
 from referee.service.session import REFEREE_SEAT_NAME
 from referee.store import models as m
 
+#: Games ``status`` reads at a time.
+STATUS_BATCH = 500
+
 
 class Reading:
     """Answers questions about games without changing them."""
@@ -26,30 +30,62 @@ class Reading:
 
     def status(self, tag: str | None = None) -> list[dict[str, Any]]:
         """Public facts about games: whose move, deadlines, scores."""
+        return list(self.iter_status(tag))
+
+    def iter_status(self, tag: str | None = None,
+                    batch: int = STATUS_BATCH) -> Iterator[dict[str, Any]]:
+        """``status`` one game at a time, read ``batch`` games at a time: three
+        statements a batch (games, their seats with players, their
+        deadlines), so memory stays flat whatever the number of games."""
+        g, s, p, d = (t.__table__.c for t in (m.Game, m.Seat, m.Player, m.Deadline))
         with self.sessions() as db:
-            q = select(m.Game).order_by(m.Game.id)
-            if tag:
-                q = q.where(m.Game.tag == tag)
-            out = []
-            for game in db.scalars(q):
-                engine = get_game(game.kind)
-                state = engine.load(game.state)
-                deadlines = list(db.scalars(select(m.Deadline).where(
-                    m.Deadline.game_id == game.id).order_by(m.Deadline.due_at)))
-                out.append({
-                    "tag": game.tag, "kind": game.kind, "status": game.status,
-                    "players": [{"seat": s.position, "name": s.name, "bot": s.bot,
-                                 "address": s.player.address if s.player else None,
-                                 "bounced": _bounced(s.player)}
-                                for s in game.seats],
-                    "deadlines": [{"seat": d.seat, "name": _seat_name(game, d.seat),
-                                   "what": d.what, "due_at": d.due_at.isoformat() + "Z"}
-                                  for d in deadlines],
-                    **engine.summary(state),
-                })
-            if tag and not out:
+            # Core rows, not ORM objects: a third of the time at 10,000 games.
+            conn = db.connection()
+            after = 0
+            found = False
+            while True:
+                q = (select(g.id, g.tag, g.kind, g.status, g.state).where(g.id > after)
+                     .order_by(g.id).limit(batch))
+                if tag:
+                    q = q.where(g.tag == tag)
+                games = conn.execute(q).all()
+                if not games:
+                    break
+                ids = [g.id for g in games]
+                seats: dict[int, list[Any]] = {i: [] for i in ids}
+                for row in conn.execute(
+                        select(s.game_id, s.position, s.name, s.bot,
+                               p.address, p.bounced_at, p.bounce)
+                        .select_from(m.Seat.__table__.outerjoin(m.Player.__table__,
+                                                                s.player_id == p.id))
+                        .where(s.game_id.in_(ids)).order_by(s.game_id, s.position)):
+                    seats[row.game_id].append(row)
+                deadlines: dict[int, list[Any]] = {i: [] for i in ids}
+                for line in conn.execute(
+                        select(d.game_id, d.seat, d.what, d.due_at)
+                        .where(d.game_id.in_(ids)).order_by(d.game_id, d.due_at, d.id)):
+                    deadlines[line.game_id].append(line)
+                for game in games:
+                    found = True
+                    engine = get_game(game.kind)
+                    names = {x.position: x.name for x in seats[game.id]}
+                    yield {
+                        "tag": game.tag, "kind": game.kind, "status": game.status,
+                        "players": [{"seat": x.position, "name": x.name, "bot": x.bot,
+                                     "address": x.address, "bounced": _bounced(x)}
+                                    for x in seats[game.id]],
+                        "deadlines": [{"seat": x.seat,
+                                       "name": names.get(x.seat, REFEREE_SEAT_NAME)
+                                       if x.seat else REFEREE_SEAT_NAME,
+                                       "what": x.what, "due_at": x.due_at.isoformat() + "Z"}
+                                      for x in deadlines[game.id]],
+                        **engine.summary(engine.load(game.state)),
+                    }
+                after = ids[-1]
+                if len(games) < batch:
+                    break
+            if tag and not found:
                 raise RefereeError(f"There is no game {tag}.")
-            return out
 
     def public_history(self, tag: str) -> list[dict[str, Any]]:
         """The public events of a game, oldest first: what its web page shows.
@@ -101,12 +137,9 @@ class Reading:
         return game
 
 
-def _seat_name(game: m.Game, position: int) -> str:
-    return game.seats[position - 1].name if position else REFEREE_SEAT_NAME
-
-
-def _bounced(player: m.Player | None) -> dict[str, str] | None:
-    """A player's last bounce, for ``status``; None if their mail never bounced."""
-    if player is None or player.bounced_at is None:
+def _bounced(seat: Any) -> dict[str, str] | None:
+    """A seat's player's last bounce, for ``status``; None if their mail never
+    bounced (or the seat has no player)."""
+    if seat.bounced_at is None:
         return None
-    return {"at": player.bounced_at.isoformat() + "Z", "said": player.bounce}
+    return {"at": seat.bounced_at.isoformat() + "Z", "said": seat.bounce}

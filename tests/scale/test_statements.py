@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import event, insert, select, update
 
+from referee.service.reading import STATUS_BATCH
 from referee.store import models as m
 from tests.test_referee import ALICE, REF, Club
 
@@ -127,3 +128,20 @@ def test_a_sweep_with_nothing_due_costs_the_same_few_statements_at_ten_thousand_
     with statements(club) as seen:
         club.referee.fire_deadlines(later)
     assert len(seen) == one, "a reminder sent is not due again"
+
+
+def test_status_reads_games_in_batches_of_three_statements_whatever_their_number(
+        club: Club) -> None:
+    games_with_alice(club, 1)
+    with statements(club) as seen:
+        assert len(club.referee.status()) == 1
+    one = len(seen)  # a batch of games, their seats and their deadlines
+    clone_games(club, 3 * STATUS_BATCH - 1)
+    with statements(club) as seen:
+        games = club.referee.status()
+    assert len(games) == 3 * STATUS_BATCH
+    assert all(g["deadlines"] and len(g["players"]) == 2 for g in games)
+    # Three full batches, and one more read of games that finds none.
+    assert len(seen) == one + 2 * 3 + 1, seen
+    assert not [s for s in seen if not s.lstrip().upper().startswith(("SELECT", "BEGIN"))], seen
+    assert club.referee.status(games[-1]["tag"])[0] == games[-1]

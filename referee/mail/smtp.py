@@ -55,10 +55,16 @@ class SmtpRelay:
     async def send(self, raw: str, sender: str,
                    recipients: list[str]) -> dict[str, tuple[int, str]]:
         """Send one stored message; returns the recipients refused while the
-        others were accepted, with the server's code and words."""
-        msg = message_from_string(raw, policy=SMTP)
+        others were accepted, with the server's code and words.
+
+        The stored text goes out as it is (its UTF-8 bytes: aiosmtplib ends
+        lines with CRLF and doubles leading dots), with BODY=8BITMIME when the
+        server offers it, as ``send_message`` would after parsing and
+        flattening it again. Only 8-bit text to a server without 8BITMIME is
+        parsed, so that the flattening makes it 7-bit, and so are 8-bit
+        headers, which flattening refuses."""
         try:
-            errors, _ = await self.client.send_message(msg, sender=sender, recipients=recipients)
+            errors = await self._send(raw, sender, recipients)
         except aiosmtplib.SMTPRecipientsRefused as e:
             raise Refused(
                 "recipients refused: " + "; ".join(
@@ -73,8 +79,41 @@ class SmtpRelay:
             raise RelayUnavailable(str(e)) from e
         return {a: (r.code, r.message) for a, r in errors.items()}
 
+    async def _send(self, raw: str, sender: str,
+                    recipients: list[str]) -> dict[str, aiosmtplib.SMTPResponse]:
+        client = self.client
+        if client.is_ehlo_or_helo_needed:
+            try:
+                await client.ehlo()
+            except aiosmtplib.SMTPHeloError:
+                await client.helo()
+        options: list[str] = []
+        ascii_head = raw.isascii() or _head(raw).isascii()
+        if client.supports_extension("8BITMIME") and ascii_head:
+            options.append("BODY=8BITMIME")
+        elif not raw.isascii():
+            # 8-bit headers need SMTPUTF8, which stored mail never asks for:
+            # parsing and flattening says so (the row fails alone).
+            msg = message_from_string(raw, policy=SMTP)
+            errors, _ = await client.send_message(msg, sender=sender, recipients=recipients)
+            return errors
+        if not (sender.isascii() and all(r.isascii() for r in recipients)):
+            if not client.supports_extension("smtputf8"):
+                raise aiosmtplib.SMTPNotSupported(
+                    "an address has non-ASCII characters and the server has no SMTPUTF8")
+            options.append("SMTPUTF8")
+        errors, _ = await client.sendmail(sender, recipients, raw.encode("utf-8"),
+                                          mail_options=options)
+        return errors
+
     async def quit(self) -> None:
         try:
             await self.client.quit()
         except (aiosmtplib.SMTPException, OSError):
             self.client.close()
+
+
+def _head(raw: str) -> str:
+    """The header section of a stored message."""
+    ends = [i for i in (raw.find("\r\n\r\n"), raw.find("\n\n")) if i >= 0]
+    return raw[:min(ends)] if ends else raw

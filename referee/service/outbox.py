@@ -64,12 +64,25 @@ class OutboxSender:
         self.relay_error: RelayUnavailable | None = None
 
     def due(self, now: datetime, limit: int = 500) -> list[int]:
+        """The rows to send now, in the order they were queued (the order of
+        the events they tell). A row waits while an earlier row to one of its
+        recipients still waits (a retry after a failure, whose backoff has a
+        jitter of its own): a player never gets "Round 2" before "Round 1"."""
         with self.sessions() as db:
-            q = (select(m.Outbox.id)
-                 .where(m.Outbox.sent_at.is_(None), m.Outbox.failed_at.is_(None),
-                        m.Outbox.next_attempt_at <= now)
-                 .order_by(m.Outbox.id).limit(limit))
-            return list(db.scalars(q))
+            q = (select(m.Outbox.id, m.Outbox.recipients, m.Outbox.next_attempt_at)
+                 .where(m.Outbox.sent_at.is_(None), m.Outbox.failed_at.is_(None))
+                 .order_by(m.Outbox.id))
+            ids: list[int] = []
+            waiting: set[str] = set()  # recipients of an earlier row not yet due
+            for oid, recipients, next_attempt_at in db.execute(q):
+                to = set(recipients)
+                if next_attempt_at > now or to & waiting:
+                    waiting |= to
+                    continue
+                ids.append(oid)
+                if len(ids) >= limit:
+                    break
+            return ids
 
     def send(self, now: datetime) -> int:
         """Send everything due, in batches; returns how many were sent."""
@@ -134,11 +147,16 @@ class OutboxSender:
                     for row in self._claim(db, chunk):
                         self._fail(db, row, now, f"connection: {e}", permanent=False)
             return 0
+        # Recipients of a row that failed for now in this batch: their later
+        # rows wait for it (see ``due``), so they keep their order.
+        held: set[str] = set()
         try:
             for chunk in _chunks(list(ids), ROWS_PER_TRANSACTION):
                 lost = False
                 with self.sessions.begin() as db:
                     for row in self._claim(db, chunk):
+                        if held & set(row.recipients):
+                            continue
                         sender = self.config.referee.address
                         if self.config.smtp.verp:
                             sender = self.composer.verp_address(row.id)
@@ -147,6 +165,8 @@ class OutboxSender:
                         except Refused as e:
                             self._fail(db, row, now, e.error, permanent=e.permanent,
                                        refused=e.refused)
+                            if row.failed_at is None:
+                                held.update(row.recipients)
                             continue
                         except RelayUnavailable as e:
                             self._fail(db, row, now, str(e), permanent=False)

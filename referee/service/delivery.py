@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from referee.config import Config
@@ -30,6 +31,9 @@ def new_token() -> str:
     """The secret of a private reply address: 64 random bits, in hex."""
     return secrets.token_hex(8)
 
+
+#: Outbox ids counted on from one ``max(id)`` on SQLite.
+OUTBOX_IDS_PER_BLOCK = 64
 
 #: The first line of every mail for one player's eyes.
 SECRET_NOTE = ("SECRET: for you alone. Do not forward it or quote it to the list or\n"
@@ -130,17 +134,39 @@ class Delivery:
     ) -> m.Outbox:
         """Queue one mail; its row id is in its Message-ID. ``turn`` is the
         game's turn it shows: a move answering it is tied to that turn."""
-        row = m.Outbox(game_id=game.id if game else None, recipients=[a for a, _ in to], raw="",
-                       created_at=now, next_attempt_at=now, turn=turn,
-                       secret=secret)
-        db.add(row)
-        db.flush()
+        outbox_id = next_outbox_id(db)
         refs = [f"<{r.strip('<>')}>" for r in references]
         email = self.composer.message(
-            outbox_id=row.id, to=to, subject=subject, body=body,
+            outbox_id=outbox_id, to=to, subject=subject, body=body,
             tag=game.tag if game else None, auto=auto,
             in_reply_to=f"<{in_reply_to.strip('<>')}>" if in_reply_to else None,
             references=refs, now=now, kind=kind, reply_to=reply_to,
         )
-        row.raw = email.as_string()
+        row = m.Outbox(id=outbox_id, game_id=game.id if game else None,
+                       recipients=[a for a, _ in to], raw=email.as_string(),
+                       created_at=now, next_attempt_at=now, turn=turn, secret=secret)
+        db.add(row)
         return row
+
+
+def next_outbox_id(db: Session) -> int:
+    """The id of the next outbox row, known before it is inserted, so its
+    mail (the id is in the Message-ID) is composed first and the row is one
+    INSERT, not an INSERT and an UPDATE of its whole text.
+
+    On PostgreSQL the ``outbox`` sequence's next value; on SQLite ``max(id)``
+    once per transaction, then counted on (the transaction holds the write
+    lock from its first insert, so the next ids are its own; the rows queued
+    in one transaction all come through here)."""
+    if db.get_bind().dialect.name == "postgresql":
+        return int(db.execute(text(
+            "select nextval(pg_get_serial_sequence('outbox', 'id'))")).scalar_one())
+    db.connection()  # begins the transaction if nothing has yet
+    tx = db.get_transaction()
+    held = db.info.get("outbox_ids")
+    if held is None or held[0] is not tx or not held[1]:
+        first = db.execute(select(func.coalesce(func.max(m.Outbox.id), 0))).scalar_one() + 1
+        held = (tx, list(range(first, first + OUTBOX_IDS_PER_BLOCK)))
+        db.info["outbox_ids"] = held
+    taken: int = held[1].pop(0)
+    return taken

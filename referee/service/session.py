@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
 from referee.engine import get_game
@@ -38,6 +38,9 @@ class GameSession:
         #: The seat name the referee moved for, by ``id()`` of each notice
         #: that move caused, so its mails can say the move was the referee's.
         self.timeout_for: dict[int, str] = {}
+        #: The game's deadline rows as ``reconcile_deadlines`` left them, so
+        #: each mail it then queues does not read them again (None: unread).
+        self._deadline_rows: list[m.Deadline] | None = None
 
     @property
     def tag(self) -> str:
@@ -167,23 +170,34 @@ class GameSession:
         # whatever its state still lists: a late mail must not restart a clock.
         wanted = ({(p.seat, p.key): p for p in self.engine.pending(self.state)}
                   if self.row.status == "active" else {})
+        kept = []
         for k, row in rows.items():
             if k not in wanted:
                 self.db.delete(row)
+            else:
+                kept.append(row)
         for k, p in wanted.items():
             if k not in rows:
                 delay = self.row.deadline_seconds if p.due_in is None else p.due_in
-                self.db.add(
-                    m.Deadline(
-                        game_id=self.row.id, seat=p.seat, key=p.key, what=p.what,
-                        since=self.now, due_at=self.now + timedelta(seconds=delay),
-                    )
+                row = m.Deadline(
+                    game_id=self.row.id, seat=p.seat, key=p.key, what=p.what,
+                    since=self.now, due_at=self.now + timedelta(seconds=delay),
                 )
+                self.db.add(row)
+                kept.append(row)
         self.db.flush()
+        self._deadline_rows = kept
 
     def deadlines(self) -> list[m.Deadline]:
-        q = select(m.Deadline).where(m.Deadline.game_id == self.row.id).order_by(m.Deadline.due_at)
-        return list(self.db.scalars(q))
+        """The game's deadlines, the soonest first (rows deleted since the
+        last reconcile left out; rows are only added there)."""
+        if self._deadline_rows is None:
+            q = select(m.Deadline).where(m.Deadline.game_id == self.row.id)
+            self._deadline_rows = list(self.db.scalars(q))
+        self._deadline_rows = [d for d in self._deadline_rows
+                               if not (inspect(d).deleted or inspect(d).was_deleted
+                                       or d in self.db.deleted)]
+        return sorted(self._deadline_rows, key=lambda d: (d.due_at, d.id or 0))
 
     def context(self, seat: int | None) -> dict[str, Any]:
         """What every mail of this game can show, for ``seat`` or the public;

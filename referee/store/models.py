@@ -233,28 +233,3 @@ class Secret(Base):
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(String(128))
 
-
-class MailMode(Base):
-    """How much mail a player gets from one game: ``all`` (every report),
-    ``turns`` (a report per trick or round, and their own turns) or
-    ``digest`` (a day's reports in one mail, and their own turns)."""
-
-    __tablename__ = "mail_modes"
-
-    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"), primary_key=True)
-    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
-    mode: Mapped[str] = mapped_column(String(16))
-
-
-class DigestItem(Base):
-    """A public report held for a player's daily digest."""
-
-    __tablename__ = "digest_items"
-    __table_args__ = (Index("ix_digest_items_game_player", "game_id", "player_id"),)
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"))
-    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
-    subject: Mapped[str] = mapped_column(Text)
-    body: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime]

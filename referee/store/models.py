@@ -232,4 +232,3 @@ class Secret(Base):
 
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(String(128))
-

@@ -17,9 +17,10 @@ skipped when none answers):
   games (the deadline sweep), and the sweep alone in-process;
 * ``referee status --json`` at 10,000 games.
 
-Memory is the peak RSS of each CLI process as the kernel counts it
-(``wait4``), outside anything timed; nothing is traced. Timings are wall
-clock on this machine, printed with its CPU count and model.
+Memory is the peak RSS of each CLI process as the kernel counts it (GNU
+``time``, which forks it, else ``wait4``), outside anything timed; nothing
+is traced. Timings are wall clock on this machine, printed with its CPU
+count and model.
 
 Usage (as root, from the checkout)::
 
@@ -214,14 +215,21 @@ class Run:
 def cli(config: Path, *args: str) -> Run:
     """One ``referee`` command in a process of its own: wall time and peak RSS."""
     cmd = [sys.executable, "-m", "referee.cli", "--config", str(config), *args]
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.monotonic() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return Run(seconds, usage.ru_maxrss / 1024, proc.returncode, out.decode(errors="replace"))
+    # The kernel's peak RSS of a child forked from this (large) process
+    # counts this process's memory at the fork; GNU time, small, forks it.
+    gnu_time = Path("/usr/bin/time")
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        if gnu_time.exists():
+            cmd = [str(gnu_time), "-f", "%M", "-o", rss.name, *cmd]
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.monotonic() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        kb = int(rss.read().split()[-1]) if gnu_time.exists() else usage.ru_maxrss
+    return Run(seconds, kb / 1024, proc.returncode, out.decode(errors="replace"))
 
 
 def games_for(stack: MailStack, scenario: str, games: int) -> list[tuple[str, str]]:

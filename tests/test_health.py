@@ -28,6 +28,7 @@ def _out(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 def test_status_shows_the_outbox_the_last_pass_and_the_last_error_and_outbox_retries(
     tmp_path: Path, mailstack: MailStack, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    mailstack.clear_all()  # the stack is the session's: mail of earlier tests would be read
     config = write(tmp_path / "referee.toml", mailstack, smtp={"port": 1})
     cli = ["-c", str(config)]
     assert main([*cli, "init"]) == 0

@@ -33,11 +33,14 @@ def post(mailstack: MailStack, tmp_path: Path) -> Iterator[Post]:
 
 def arrived(post: Post, user: str) -> list[EmailMessage]:
     """Every mail the referee has sent ``user`` since the last look, once
-    all of it has reached their IMAP mailbox."""
+    all of it has reached their IMAP mailbox, in the order the referee sent
+    it (Postfix may deliver two mails sent a moment apart either way round;
+    the outbox number is in the Message-ID)."""
     address = f"{user}@example.test"
     with post.referee.sessions() as db:
         sent = sum(address in row.recipients for row in db.scalars(select(m.Outbox)))
-    return post.new_mail(user, sent - post.read.get(user, 0))
+    mails = post.new_mail(user, sent - post.read.get(user, 0))
+    return sorted(mails, key=lambda x: int(str(x["Message-ID"]).split(".")[1]))
 
 
 def only(mails: list[EmailMessage], what: str) -> EmailMessage:

@@ -146,8 +146,21 @@ def test_a_database_that_does_not_answer_is_one_line_and_exit_75(
 
 
 def _sent(config: Path) -> list[str]:
+    """The mails delivered to the sink, in the order they were delivered.
+
+    A Maildir name is ``SECONDS.M<microseconds>P<pid>Q<count>.host`` with the
+    microseconds unpadded, so the names do not sort by time as text.
+    """
     folder = config.parent / "out" / "new"
-    return [p.read_text() for p in sorted(folder.iterdir())] if folder.exists() else []
+    if not folder.exists():
+        return []
+
+    def delivered(path: Path) -> tuple[int, ...]:
+        match = re.match(r"(\d+)\.M(\d+)P\d+Q(\d+)", path.name)
+        assert match, path.name
+        return tuple(int(n) for n in match.groups())
+
+    return [p.read_text() for p in sorted(folder.iterdir(), key=delivered)]
 
 
 def test_a_player_is_readdressed_and_the_table_is_told(

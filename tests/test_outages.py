@@ -293,8 +293,13 @@ def test_with_the_lock_file_deleted_under_the_daemon_cron_passes_do_nothing(
 
     tag = opened_game(post)
     with daemon(post, tmp_path / "run.log"):
-        time.sleep(1)  # the daemon holds the lock file and the lease
-        (post.config.resolve(post.config.referee.lock_file)).unlink()
+        lock = post.config.resolve(post.config.referee.lock_file)
+        started = time.monotonic()
+        while not lock.exists():  # the daemon takes the lock file, then the lease
+            assert time.monotonic() - started < 30, "the daemon never took its lock file"
+            time.sleep(0.1)
+        time.sleep(1)
+        lock.unlink()
         sent = [post.write(user, f"help\nmail {n}", subject=f"[{tag}] {n}")
                 for n in range(6) for user in ("alice", "bob")]
         for _ in range(3):

@@ -225,6 +225,26 @@ _CARDS_HELP = (
 )
 
 
+_BUY_HELP = (
+    "Write 'buy random' (3 apples: a random instruction, with its number), 'buy number "
+    "report 2' (3 apples: the number of the instruction Round Report 2 published) or 'buy "
+    "instruction 5' (7 apples: instruction 5), as rule 8 allows."
+)
+
+#: A polite word around a command: "deal me in please", "please draw, thanks".
+_POLITE = re.compile(
+    r"^(?:please|pls)[,:]?\s+|[\s,;.!-]+(?:please|pls|thanks|thank you|thx|cheers|ta)[\s.!]*$",
+    re.IGNORECASE,
+)
+
+
+def _polite(line: str) -> str:
+    """``line`` without a polite word before or after the command."""
+    while (shorter := _POLITE.sub("", line).strip()) != line:
+        line = shorter
+    return line
+
+
 def _one_card(words: str) -> str:
     text = re.sub(r"^(?:a|an|one|1)\s+", "", words.strip().lower())
     text = re.sub(r"\s+(?:card)$", "", text)
@@ -347,7 +367,7 @@ class Loatcg(Game[LoatcgState]):
 
     def parse(self, line: str) -> Action | None:
         """Read one command of rule 8 or rule 10 (see :meth:`help`)."""
-        original = line.strip().rstrip(".!;")
+        original = _polite(line.strip().rstrip(".!;"))
         text = " ".join(original.lower().split())
         if not text:
             return None
@@ -381,6 +401,10 @@ class Loatcg(Game[LoatcgState]):
                 )
             return Action("craft", (kind,))
         if verb in ("buy", "reveal"):
+            if not rest:
+                # A stray word must not spend 3 apples: a purchase says what it buys.
+                raise ParseError(f"'{verb}' alone buys nothing, and no apples were spent. "
+                                 f"{_BUY_HELP}")
             return self._parse_buy(rest)
         if verb == "offer":
             return _parse_offer(original.split(None, 1)[1] if " " in original else "")
@@ -393,7 +417,7 @@ class Loatcg(Game[LoatcgState]):
         return None
 
     def _parse_buy(self, rest: str) -> Action:
-        if re.fullmatch(r"(?:a )?random(?: instruction)?|", rest):
+        if re.fullmatch(r"(?:a )?random(?: instruction)?", rest):
             return Action("reveal")
         m = re.fullmatch(r"(?:the )?number(?: of)?(?: the instruction)?(?: in| of)?(?: round)?"
                          r" report (\S+)|number (\S+)", rest)
@@ -403,10 +427,7 @@ class Loatcg(Game[LoatcgState]):
         if m:
             return Action("instruction", (_number(m.group(1) or m.group(2),
                                                   "an instruction number"),))
-        raise ParseError(
-            "Write 'buy random' (3 apples), 'buy number report 2' (3 apples) or "
-            "'buy instruction 5' (7 apples)."
-        )
+        raise ParseError(_BUY_HELP)
 
     def read_as(self, action: Action) -> str:
         """An offer as its maker would write it: ``offer 1 diamond for 1 wool
@@ -955,7 +976,9 @@ class Loatcg(Game[LoatcgState]):
     ) -> Result[LoatcgState]:
         """An offer to give cards for cards. House reading (TCG-16): it may
         name who can accept it; a private offer naming nobody may be accepted
-        by the members who saw it, a public one by any member."""
+        by the members who saw it, a public one by any member. A private
+        offer may name only members who see it: one who never saw it could
+        not know it was made."""
         if action.scope is Scope.SECRET:
             raise IllegalAction("An offer is made publicly or privately (rule 10), not secretly.")
         if len(action.args) != 3:
@@ -970,6 +993,13 @@ class Loatcg(Game[LoatcgState]):
         audience_ = self._audience(state, member, action)
         seen = sorted(audience_.seats - {member.seat}) if not audience_.public else []
         if not audience_.public:
+            unseen = [t for t in takers if t not in audience_.seats]
+            if unseen:
+                who = _names([_name(state, t) for t in unseen])
+                raise IllegalAction(
+                    f"{who} would not see this private offer, so could not accept it (rule "
+                    f"10): copy {who} on the mail, or make the offer publicly."
+                )
             if not takers:
                 takers = seen
             if not takers:
@@ -1018,6 +1048,10 @@ class Loatcg(Game[LoatcgState]):
         offer = next((o for o in state.offers if o.number == number), None)
         if offer is None:
             raise IllegalAction(f"There is no open offer {number}.")
+        if offer.audience and member.seat not in offer.audience:
+            # A private offer is for the members who saw it: to the others it
+            # does not exist, and its parties stay private (definition F).
+            raise IllegalAction(f"There is no open offer {number} that you saw.")
         if offer.maker == member.seat:
             raise IllegalAction(f"Offer {number} is your own; 'withdraw {number}' withdraws it.")
         if offer.takers and member.seat not in offer.takers:

@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 import hashlib
+import tomllib
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import referee
+from referee.engine.loatcg import Loatcg
 from referee.engine.scoring import (
     CARD_TYPES,
     EXAMPLE_INSTRUCTIONS,
@@ -47,6 +51,26 @@ def test_the_example_set_is_eight_instructions_in_its_own_canonical_form() -> No
     assert EXAMPLE[5].rule == Pairs("diamond", 5, -15)
     assert EXAMPLE[6].rule == CountAs("apple", "ore")
     assert EXAMPLE[7].rule == Hoard(7, CARD_TYPES, -10, "all")
+
+
+#: The EXAMPLE set as a file an operator copies and edits; package data, so a
+#: wheel carries it too.
+EXAMPLE_FILE = Path(referee.__file__).parent / "examples" / "loatcg-instructions.txt"
+
+
+def test_the_shipped_example_file_is_exactly_the_default_set() -> None:
+    text = EXAMPLE_FILE.read_text(encoding="utf-8")
+    assert parse_instructions(text) == EXAMPLE
+    assert canonicalize(text) == EXAMPLE_INSTRUCTIONS
+    game = Loatcg()
+    assert game.parse_options({"instructions": text}) == game.parse_options({})
+    # Each instruction stands in its canonical form, as the Final Report prints it.
+    for instruction in EXAMPLE:
+        assert instruction.canonical() in text.splitlines()
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    package_data = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"]["referee"]
+    assert "examples/*.txt" in package_data
 
 
 def test_the_example_set_reads_as_the_rule_text_in_plain_english() -> None:

@@ -124,8 +124,12 @@ def new_goofspiel(club: Club, order: str = "5,1,6,4,3,2", **opts: str) -> str:
 def test_the_opening_mail_says_what_the_game_is_how_to_bid_and_by_when(club: Club) -> None:
     tag = new_goofspiel(club)
     assert tag == "goofspiel-1"
-    (opening,) = club.poll()
-    assert to(opening) == "Alice <alice@club.test>, Bob <bob@club.test>"
+    # Without a list, each player gets their own copy: a reply-all reaches
+    # the referee alone.
+    opening, bobs = club.poll()
+    assert (to(opening), to(bobs)) == ("Alice <alice@club.test>", "Bob <bob@club.test>")
+    assert body(opening) == body(bobs) and opening["Reply-To"] != bobs["Reply-To"]
+    assert str(opening["Reply-To"]).startswith("Club Referee <referee+")
     assert opening["Subject"] == "[goofspiel-1] Goofspiel begins: round 1, the prize is 5"
     assert opening["Auto-Submitted"] == "auto-generated"
     assert opening["Message-ID"] == f"<pbm.1.goofspiel-1.{club.referee.composer.mac(1)}@club.test>"
@@ -193,9 +197,9 @@ Club Referee <referee@club.test>
 Write "help" to the referee for what you can do now.
 """
     club.send(BOB, "bid 3", subject="[goofspiel-1]")
-    reply, report = club.poll()
+    reply, report, bobs = club.poll()
     assert to(reply) == "Bob <bob@club.test>"
-    assert to(report) == "Alice <alice@club.test>, Bob <bob@club.test>"
+    assert (to(report), to(bobs)) == ("Alice <alice@club.test>", "Bob <bob@club.test>")
     assert report["Subject"] == "[goofspiel-1] Round 1: Alice takes 13 — round 2 prize 1"
     text = body(report)
     assert "  Alice                bid 5\n  Bob                  bid 3\n" in text
@@ -273,7 +277,7 @@ def test_a_bounce_from_mailer_daemon_gets_no_answer(club: Club) -> None:
 
 def test_our_own_mail_coming_back_is_dropped(club: Club) -> None:
     new_goofspiel(club)
-    (opening,) = club.poll()
+    opening, _ = club.poll()
     mailbox.Maildir(club.root / "in").add(opening.as_bytes())
     assert club.poll() == []
 
@@ -323,7 +327,7 @@ def test_a_reminder_comes_before_the_deadline_and_a_random_card_at_it(club: Club
     assert reminder["Subject"] == "[goofspiel-1] Reminder: your bid for round 1"
     assert "It is due by Thu 05 Mar 2026 12:00 UTC." in body(reminder)
     assert club.poll(T0 + timedelta(days=2, hours=2)) == []  # reminded once
-    (report,) = club.poll(T0 + timedelta(days=3, seconds=1))
+    report, _ = club.poll(T0 + timedelta(days=3, seconds=1))
     assert "(no bid arrived: the referee chose a random card)" in body(report)
     assert club.referee.status("goofspiel-1")[0]["round"] == 2
 
@@ -445,7 +449,7 @@ Content-Type: message/rfc822
 def test_a_bounce_of_our_mail_to_a_player_shows_in_status_and_gets_no_answer(
         club: Club) -> None:
     new_goofspiel(club)
-    (opening,) = club.poll()
+    opening, _ = club.poll()
     mailbox.Maildir(club.root / "in").add(bounce_of(opening, ALICE))
     assert club.poll() == []
     players = {p["name"]: p["bounced"] for p in club.referee.status("goofspiel-1")[0]["players"]}
@@ -455,7 +459,7 @@ def test_a_bounce_of_our_mail_to_a_player_shows_in_status_and_gets_no_answer(
     }
     with club.referee.sessions() as db:
         (note,) = db.scalars(select(m.Inbound.note))
-        (row,) = db.scalars(select(m.Outbox))
+        row, _ = db.scalars(select(m.Outbox).order_by(m.Outbox.id))
     assert note == ("not answered: bounce; "
                     "alice@club.test bounced mail 1 (5.2.2 552 5.2.2 mailbox full)")
     assert row.last_error == "bounced: alice@club.test: 5.2.2 552 5.2.2 mailbox full"
@@ -463,7 +467,7 @@ def test_a_bounce_of_our_mail_to_a_player_shows_in_status_and_gets_no_answer(
 
 def test_a_bounce_about_mail_we_never_sent_to_that_address_marks_nobody(club: Club) -> None:
     new_goofspiel(club)
-    (opening,) = club.poll()
+    opening, _ = club.poll()
     # Carol was never sent the opening; Bob was, but this report is on another mail.
     mailbox.Maildir(club.root / "in").add(bounce_of(opening, CAROL, message_id="1@mx.test"))
     del opening["Message-ID"]
@@ -516,13 +520,13 @@ your games.
 
 
 def test_a_reply_to_the_private_address_is_verified_and_applied(strict: Club) -> None:
+    """Without a list the opening is each player's own copy, whose Reply-To
+    is their private address: the natural reply counts in verified mode."""
     new_goofspiel(strict)
-    (opening,) = strict.poll()
-    assert opening["Reply-To"] == "Club Referee <referee@club.test>"  # public: no secret
-    strict.send(ALICE, "help")
-    (answer,) = strict.poll()
-    private = answer["Reply-To"].addresses[0].addr_spec
+    opening, bobs = strict.poll()
+    private = opening["Reply-To"].addresses[0].addr_spec
     assert private.startswith("referee+") and private.endswith("@club.test")
+    assert bobs["Reply-To"].addresses[0].addr_spec not in (private, REF)
     strict.send(ALICE, "bid 6", to=private)
     (reply,) = strict.poll()
     assert "DONE (bid 6)" in body(reply)
@@ -635,7 +639,7 @@ def test_a_fault_in_one_message_changes_nothing_tells_the_player_and_blocks_no_o
     assert (status["round"], [d["name"] for d in status["deadlines"]]) == (1, ["Alice"])
     monkeypatch.undo()
     club.send(ALICE, "bid 5")
-    reply, round_report = club.poll()
+    reply, round_report, _ = club.poll()
     assert "DONE (bid 5)" in body(reply)
     assert "Alice wins the round" in body(round_report)
 
@@ -683,8 +687,8 @@ def test_a_cancelled_game_tells_everyone_and_takes_no_more_moves(club: Club) -> 
     tag = new_goofspiel(club)
     club.poll()
     club.referee.cancel_game(tag, "Bob has moved house.", now=club.now)
-    (notice,) = club.poll()
-    assert to(notice) == "Alice <alice@club.test>, Bob <bob@club.test>"
+    notice, bobs = club.poll()
+    assert (to(notice), to(bobs)) == ("Alice <alice@club.test>", "Bob <bob@club.test>")
     assert notice["Subject"] == "[goofspiel-1] Goofspiel is cancelled"
     assert "cancelled by the person who runs this\nreferee:\n  Bob has moved house." in body(
         notice)
@@ -709,15 +713,15 @@ def test_the_operator_extends_the_open_deadlines_and_everyone_is_told(club: Club
     assert to(reminder) == "Bob <bob@club.test>"
     assert club.referee.extend_deadlines(tag, timedelta(days=2), "Bob is travelling.",
                                          now=club.now) == 1
-    (notice,) = club.poll()
-    assert to(notice) == "Alice <alice@club.test>, Bob <bob@club.test>"
+    notice, bobs = club.poll()
+    assert (to(notice), to(bobs)) == ("Alice <alice@club.test>", "Bob <bob@club.test>")
     assert notice["Subject"] == "[goofspiel-1] Deadlines extended by 2 days"
     assert "  Bob                  your bid for round 1, now due Sat 07 Mar 2026 12:00 UTC" in (
         body(notice))
     assert club.poll(T0 + timedelta(days=3, seconds=1)) == []  # the old deadline is gone
     (again,) = club.poll(T0 + timedelta(days=4, hours=1))  # a reminder before the new one
     assert again["Subject"] == "[goofspiel-1] Reminder: your bid for round 1"
-    (report,) = club.poll(T0 + timedelta(days=5, seconds=1))
+    report, _ = club.poll(T0 + timedelta(days=5, seconds=1))
     assert "(no bid arrived: the referee chose a random card)" in body(report)
     with pytest.raises(RefereeError, match="a positive duration"):
         club.referee.extend_deadlines(tag, timedelta(0))
@@ -752,15 +756,20 @@ def test_any_bounce_to_a_verp_address_is_pinned_on_the_mail_and_never_answered(
 ) -> None:
     club = verp_club
     tag = new_goofspiel(club)
-    club.poll()  # outbox 1: the opening, to both players
+    club.poll()  # outbox 1 and 2: the opening, a copy to each player
     club.send(ALICE, "bid 5")
-    club.poll()  # outbox 2: Alice's transcript, to her alone
+    club.poll()  # outbox 3: Alice's transcript, to her alone
+    with club.referee.sessions.begin() as db:  # outbox 4: one mail to both
+        game = db.scalars(select(m.Game)).one()
+        club.referee.delivery.queue(db, game, [(ALICE, ""), (BOB, "")], "[goofspiel-1] To all",
+                                    "Hello.\n", auto="auto-generated", now=club.now)
+    club.poll()
     box = mailbox.Maildir(club.root / "in", create=True)
-    box.add(_prose_bounce(club.referee.composer.verp_address(1)).encode())
+    box.add(_prose_bounce(club.referee.composer.verp_address(4)).encode())
     assert club.poll() == []
     players = {p["name"]: p["bounced"] for p in club.referee.status(tag)[0]["players"]}
     assert players == {"Alice": None, "Bob": None}  # one of two: no one to mark
-    box.add(_prose_bounce(club.referee.composer.verp_address(2)).encode())
+    box.add(_prose_bounce(club.referee.composer.verp_address(3)).encode())
     assert club.poll() == []
     alice = club.referee.status(tag)[0]["players"][0]["bounced"]
     assert alice["said"] == "bounced: Your message could not be delivered"
@@ -769,7 +778,7 @@ def test_any_bounce_to_a_verp_address_is_pinned_on_the_mail_and_never_answered(
         notes = [r.note for r in db.scalars(select(m.Inbound).where(
             m.Inbound.sender == "mailer@old.example").order_by(m.Inbound.id))]
     assert notes == ["not answered: bounce to a VERP address",
-                     "not answered: bounce to a VERP address; alice@club.test bounced mail 2 "
+                     "not answered: bounce to a VERP address; alice@club.test bounced mail 3 "
                      "(bounced: Your message could not be delivered)"]
 
 
@@ -778,9 +787,9 @@ def test_a_delivery_report_to_a_verp_address_marks_only_its_failed_recipient(
 ) -> None:
     club = verp_club
     tag = new_goofspiel(club)
-    (opening,) = club.poll()
+    _, bobs = club.poll()
     mailbox.Maildir(club.root / "in", create=True).add(
-        bounce_of(opening, BOB, referee=club.referee.composer.verp_address(1)))
+        bounce_of(bobs, BOB, referee=club.referee.composer.verp_address(2)))
     assert club.poll() == []
     bounced = {p["name"]: p["bounced"] for p in club.referee.status(tag)[0]["players"]}
     assert bounced["Alice"] is None and "mailbox full" in bounced["Bob"]["said"]
@@ -791,7 +800,7 @@ def test_a_forged_bounce_marks_nobody(verp_club: Club) -> None:
     outbox row without the signature, or with the wrong one, names no mail."""
     club = verp_club
     tag = new_goofspiel(club)
-    (opening,) = club.poll()
+    opening, _ = club.poll()
     box = mailbox.Maildir(club.root / "in", create=True)
     box.add(_prose_bounce("referee+bounce-1@club.test").encode())
     box.add(_prose_bounce("referee+bounce-1-0123456789@club.test").encode())

@@ -164,6 +164,19 @@ class Pending:
     #: game's deadline option. A game on a timetable sets it (a round report
     #: seven days after the round began); the engine never reads the clock.
     due_in: int | None = None
+    #: The obligation is known only to the seats that saw a private request
+    #: (the answer to a contract offer made in private), so views for
+    #: everyone (the game page, ``status``, a mail to the table) must not
+    #: show its seat or ``what``; they show ``cover`` instead, if set.
+    private: bool = False
+    #: For a private obligation: the seat and the words the public is told
+    #: are owed meanwhile (the offerer's turn), shown with its deadline.
+    cover: tuple[int, str] | None = None
+
+    def shown_publicly(self) -> tuple[int, str] | None:
+        """The seat and words a view for everyone shows with this
+        obligation's deadline: its own, else its ``cover``, else nothing."""
+        return (self.seat, self.what) if not self.private else self.cover
 
 
 StateT = TypeVar("StateT")
@@ -223,6 +236,13 @@ class Game(Generic[StateT]):
     turn_word: ClassVar[str] = "turn"
     #: Verbs that are no move (asking for one's hand): never tied to a turn.
     untimed_verbs: ClassVar[frozenset[str]] = frozenset({"hand"})
+    #: Public notices that tell a single move (a card played, a bid): a
+    #: player who asked for less mail (``mail turns``) gets them as one line
+    #: each in their next mail, not a mail each.
+    routine_notices: ClassVar[frozenset[str]] = frozenset()
+    #: How much mail a player gets until they say otherwise: ``all``,
+    #: ``turns`` or ``digest`` (``referee.service.quiet``).
+    default_mail_mode: ClassVar[str] = "all"
 
     # -- setup --------------------------------------------------------------
     def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:

@@ -292,6 +292,10 @@ class Spades(Game[SpadesState]):
     kind = "spades"
     title = "Spades"
     demo_with_bots: ClassVar[bool] = True  # a game to 500 is some 1,300 mails
+    #: A card played, a bid, a trick taken: lines in a player's next mail
+    #: ("your turn", the round report) unless they ask for ``mail all``.
+    routine_notices: ClassVar[frozenset[str]] = frozenset({"play", "bid", "trick"})
+    default_mail_mode: ClassVar[str] = "turns"
     state_type = SpadesState
 
     def __init__(

@@ -21,6 +21,10 @@ from referee.service.table import TABLE_COMMANDS, run_table, table_command
 
 #: Lines the referee understands in every game, besides the game's own.
 GENERIC_COMMANDS = ("help", "resign")  # and the table's (``table.TABLE_COMMANDS``)
+#: The answer to "help": the game's own help follows the transcript.
+HELP_TABLE = ("Help is below. In every game you may also write: status, history, "
+              "resend, games, away 3d, and mail all, mail turns or mail digest "
+              "(how much mail you get).")
 #: Stop reading a mail after this many lines in a row that are no command.
 MAX_UNKNOWN_LINES = 5
 #: A mail is read up to this many command lines: no reply, and no pass,
@@ -191,7 +195,7 @@ def _run(
         unknown = 0
         read_as = gs.engine.read_as(action)
         if action.verb == "help":
-            out.append(TranscriptLine(line, "help", "applied", "Help is below."))
+            out.append(TranscriptLine(line, "help", "applied", HELP_TABLE))
             continue
         if gs.row.status == "cancelled":
             out.append(TranscriptLine(line, read_as, "refused", "The game was cancelled."))

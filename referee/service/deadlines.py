@@ -1,5 +1,6 @@
 """The deadline sweep: reminders before a deadline, and the rules' move for
-every seat past one (MI-15, SP-15, 000 rule 8), in the order they fell due.
+every seat past one (MI-15, SP-15, 000 rule 8), in the order they fell due;
+then the day's digests of mail held for players (``quiet``).
 
 A sweep costs what is due, not what is stored: one indexed query finds the
 games with a deadline or a reminder due (``deadlines.due_at`` and
@@ -66,6 +67,10 @@ class DeadlineSweep:
                 # A fault in one game must not stop the clock of the others;
                 # its transaction rolled back, so the next pass tries again.
                 log.exception("deadlines of game %s failed", game_id)
+        with self.sessions.begin() as db:
+            # Mail held for players who asked for less (``mail digest``)
+            # goes out once it is a day old.
+            self.delivery.quiet.send_stale(db, now)
         return fired
 
     def _fire_game(self, game_id: int, now: datetime) -> int:

@@ -10,7 +10,7 @@ the outbox sender mails it later (``referee.service.outbox``).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from referee.config import Config
 from referee.engine.base import Notice
 from referee.mail.compose import Composer, echo_subject
 from referee.mail.inbound import InboundMessage
+from referee.service.quiet import Item, QuietTable, mail_mode
 from referee.store import models as m
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class Delivery:
     def __init__(self, config: Config, composer: Composer) -> None:
         self.config = config
         self.composer = composer
+        self.quiet = QuietTable(self)
 
     def private_address(self, player: m.Player) -> str:
         """The player's private reply address, ``referee+TOKEN@domain``: mail
@@ -88,37 +90,72 @@ class Delivery:
 
     def deliver(self, db: Session, gs: GameSession, notice: Notice) -> None:
         """Mail one engine notice to its audience, never wider."""
+        self.deliver_all(db, gs, [notice])
+
+    def deliver_all(self, db: Session, gs: GameSession, notices: Sequence[Notice]) -> None:
+        """Mail the notices of one batch (one mail's moves, one sweep of a
+        game) to their audiences, never wider. A public notice goes to the
+        list; without one, each player gets their own copy, To: them alone
+        with their private Reply-To, so a reply-all reaches the referee
+        alone. A player who asked for less mail (``quiet``) gets the batch
+        in one mail, or later."""
+        if not notices:
+            return
         folder = gs.engine.templates or gs.engine.kind
-        extra = {"timeout_for": gs.timeout_for.get(id(notice))}
-        if notice.audience.public:
-            subject, body = self.composer.render(
-                folder, notice.template, {**gs.context(None), **notice.context, **extra}
-            )
-            lst = self.config.referee.public_list
-            if lst:
+        lst = self.config.referee.public_list
+        rendered: dict[tuple[int, int | None], tuple[str, str]] = {}
+
+        def render(i: int, position: int | None) -> tuple[str, str]:
+            if (i, position) not in rendered:
+                notice = notices[i]
+                extra = {"timeout_for": gs.timeout_for.get(id(notice))}
+                rendered[i, position] = self.composer.render(
+                    folder, notice.template, {**gs.context(position), **notice.context, **extra})
+            return rendered[i, position]
+
+        over = gs.engine.is_over(gs.state) or gs.row.status != "active"
+        owing = gs.new_obligations()
+        seats = [s for s in gs.row.seats if not s.bot and s.player is not None]
+        loud = [s for s in seats if lst or mail_mode(gs.engine, gs.row, s) == "all"]
+        # Every mail in the order of the events, for the list and each player
+        # who gets every mail...
+        for i, notice in enumerate(notices):
+            if notice.audience.public and lst:
                 # The list's own Reply-To (the referee) stays.
+                subject, body = render(i, None)
                 self.queue(db, gs.row, [(lst, "")], subject, body, auto="auto-generated",
                            now=gs.now, kind=notice.template, turn=gs.turn())
-                return
-            to = [(s.player.address, s.player.name) for s in gs.row.seats
-                  if s.player is not None and not s.bot]
-            if to:
-                self.queue(db, gs.row, to, subject, body, auto="auto-generated",
-                           now=gs.now, kind=notice.template, turn=gs.turn())
-            return
-        secret = len(notice.audience.seats) == 1
-        for position in sorted(notice.audience.seats):
-            seat = gs.row.seats[position - 1]
-            if seat.bot or seat.player is None:
                 continue
-            subject, body = self.composer.render(
-                folder, notice.template, {**gs.context(position), **notice.context, **extra}
-            )
-            if secret:
-                subject, body = mark_secret(subject, body)
-            self.queue_to_player(db, gs.row, seat.player, subject, body,
-                                 auto="auto-generated", now=gs.now, kind=notice.template,
-                                 turn=gs.turn(), secret=secret)
+            for seat in loud:
+                if notice.audience.public:
+                    self._one(db, gs, seat, notice, *render(i, None))
+                elif seat.position in notice.audience.seats:
+                    self._one(db, gs, seat, notice, *render(i, seat.position))
+        # ... then one mail (or none yet) for each player who asked for less.
+        for seat in seats:
+            if seat in loud:
+                continue
+            mine = [i for i, n in enumerate(notices)
+                    if n.audience.public or seat.position in n.audience.seats]
+            if not mine:
+                continue
+            views = [(i, None if notices[i].audience.public else seat.position) for i in mine]
+            items = [Item.of(gs.tag, *render(i, v), notices[i], gs.engine) for i, v in views]
+            reports = [render(i, None)[0] for i in mine if notices[i].audience.public]
+            self.quiet.deliver(db, gs.row, seat, items, mail_mode(gs.engine, gs.row, seat),
+                               must_act=seat.position in owing, over=over, now=gs.now,
+                               turn=gs.turn(), last_subject=reports[-1] if reports else None)
+
+    def _one(self, db: Session, gs: GameSession, seat: m.Seat, notice: Notice,
+             subject: str, body: str) -> None:
+        """One notice to one seat's player, as it is."""
+        assert seat.player is not None
+        secret = len(notice.audience.seats) == 1 and not notice.audience.public
+        if secret:
+            subject, body = mark_secret(subject, body)
+        self.queue_to_player(db, gs.row, seat.player, subject, body,
+                             auto="auto-generated", now=gs.now, kind=notice.template,
+                             turn=gs.turn(), secret=secret)
 
     def queue_to_player(self, db: Session, game: m.Game | None, player: m.Player,
                         subject: str, body: str, **kw: Any) -> m.Outbox:

@@ -19,6 +19,7 @@ from referee.engine.base import Action, Audience, Notice, OptionError, SeatInfo,
 from referee.service.common import RefereeError, parse_player
 from referee.service.deadlines import extend_deadlines
 from referee.service.delivery import Delivery, new_token
+from referee.service.quiet import MODES
 from referee.service.session import GameSession
 from referee.store import models as m
 
@@ -47,6 +48,9 @@ class Operator:
         raw = dict(options)
         deadline = _duration_option(raw, "deadline", self.config.deadlines.default)
         reminder = _duration_option(raw, "reminder", self.config.deadlines.reminder)
+        mail = raw.pop("mail", engine.default_mail_mode)
+        if mail not in MODES:
+            raise RefereeError(f"Option mail: one of {', '.join(MODES)}; got {mail!r}.")
         try:
             opts = engine.parse_options(raw)
         except OptionError as e:
@@ -62,8 +66,9 @@ class Operator:
         with self.sessions.begin() as db:
             number = (db.scalar(select(m.Game.id).order_by(m.Game.id.desc()).limit(1)) or 0) + 1
             game = m.Game(
-                tag=f"{kind}-{number}", kind=kind, options={**opts, "deadline": str(deadline),
-                                                             "reminder": str(reminder)},
+                tag=f"{kind}-{number}", kind=kind,
+                options={**opts, "mail": mail, "deadline": str(deadline),
+                         "reminder": str(reminder)},
                 seed=seed or secrets.token_hex(16), state={}, step=0, status="active",
                 deadline_seconds=int(deadline.total_seconds()),
                 reminder_seconds=int(reminder.total_seconds()), created_at=now,
@@ -86,6 +91,7 @@ class Operator:
                 raise RefereeError(str(e)) from None
             game.state = engine.dump(result.state)
             gs = GameSession(self.delivery, db, game, now)
+            gs.owed_before = frozenset()  # what the opening asks for is news to all
             for ev in result.events:
                 db.add(m.Event(game_id=game.id, step=0, kind=ev.kind, text=ev.text,
                                public=ev.public, data=dict(ev.data), at=now))

@@ -41,6 +41,18 @@ class GameSession:
         #: The game's deadline rows as ``reconcile_deadlines`` left them, so
         #: each mail it then queues does not read them again (None: unread).
         self._deadline_rows: list[m.Deadline] | None = None
+        #: What was owed when the game was loaded (or last mailed): an
+        #: obligation not among these is news its seat must act on.
+        self.owed_before = self._owed()
+
+    def _owed(self) -> frozenset[tuple[int, str]]:
+        if self.row.status != "active" or self.engine.is_over(self.state):
+            return frozenset()
+        return frozenset((p.seat, p.key) for p in self.engine.pending(self.state))
+
+    def new_obligations(self) -> set[int]:
+        """The seats that owe something now that they did not owe before."""
+        return {seat for seat, key in self._owed() - self.owed_before}
 
     @property
     def tag(self) -> str:
@@ -154,10 +166,10 @@ class GameSession:
         self.reconcile_deadlines()
 
     def send_notices(self) -> None:
-        for notice in self.notices:
-            self.delivery.deliver(self.db, self, notice)
+        self.delivery.deliver_all(self.db, self, self.notices)
         self.notices = []
         self.timeout_for = {}
+        self.owed_before = self._owed()
 
     def reconcile_deadlines(self) -> None:
         """One deadline per pending obligation: a new key starts its clock,

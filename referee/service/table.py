@@ -1,5 +1,6 @@
-"""The table by mail: ``status``, ``history``, ``resend``, ``away 3d`` and
-``games``, in every game, answered in the sender's transcript.
+"""The table by mail: ``status``, ``history``, ``resend``, ``away 3d``,
+``games`` and ``mail turns``, in every game, answered in the sender's
+transcript.
 
 Only public facts go in an answer (the engine's ``summary``, public
 events, mails that went to the whole table); a hand or a pack goes only to
@@ -23,11 +24,14 @@ from referee.engine.base import Action, Audience, EngineError, Notice, ParseErro
 from referee.mail.compose import format_when
 from referee.service.common import TranscriptLine
 from referee.service.deadlines import extend_deadlines
+from referee.service.quiet import COMPOSITE, MODES, mail_mode
 from referee.service.session import GameSession
 from referee.store import models as m
 
 #: The commands of the table, in every game.
-TABLE_COMMANDS = ("status", "history", "resend", "away", "games")
+TABLE_COMMANDS = ("status", "history", "resend", "away", "games", "mail")
+#: The table commands that take a word after them ("away 3d", "mail turns").
+_WITH_ARGUMENT = ("away", "mail")
 #: An answer fits the transcript's quote of it (``commands.MAX_ANSWER``).
 ROOM = 900
 
@@ -35,7 +39,7 @@ ROOM = 900
 def table_command(line: str) -> str | None:
     """The table command ``line`` is ("away 3d": "away"), if it is one."""
     first, _, rest = line.strip().lower().rstrip(".!").partition(" ")
-    if first in TABLE_COMMANDS and (first == "away" or not rest.strip()):
+    if first in TABLE_COMMANDS and (first in _WITH_ARGUMENT or not rest.strip()):
         return first
     return None
 
@@ -46,6 +50,8 @@ def run_table(gs: GameSession, seat: int, line: str) -> TranscriptLine:
     arg = line.strip().rstrip(".!").partition(" ")[2].strip()
     if verb == "away":
         return _away(gs, seat, line, arg)
+    if verb == "mail":
+        return _mail(gs, seat, line, arg.lower())
     answer = {"status": _status, "history": _history, "resend": _resend,
               "games": _games}[verb](gs, seat)
     return TranscriptLine(line, verb, "applied", answer)
@@ -87,18 +93,22 @@ def _history(gs: GameSession, seat: int) -> str:
 
 def _last_report(gs: GameSession, seat: int) -> m.Outbox | None:
     """The latest report of this game that reached ``seat``'s player with
-    the rest of the table: a mail to the list, or their copy of one to all
-    (never a secret mail, a reminder or an answer)."""
+    the rest of the table: a mail to the list, or their copy of one to all,
+    or, for a player in ``mail turns`` or ``digest``, the last mail that
+    carried the table's news (never a reminder or an answer)."""
     player = gs.row.seats[seat - 1].player
     mine = {a for a in (gs.delivery.config.referee.public_list,
                         player.address if player else None) if a}
     rows = gs.db.scalars(select(m.Outbox).where(
-        m.Outbox.game_id == gs.row.id, m.Outbox.secret.is_(False)).order_by(m.Outbox.id.desc()))
+        m.Outbox.game_id == gs.row.id).order_by(m.Outbox.id.desc()))
     for row in rows:
         if not set(row.recipients) & mine:
             continue
         head = HeaderParser().parsestr(row.raw, headersonly=True)
-        if head["Auto-Submitted"] == "auto-generated" and head["X-Referee-Mail"] not in _NO_REPORT:
+        kinds = str(head["X-Referee-Mail"] or "").split()
+        if row.secret and kinds[:1] != [COMPOSITE]:
+            continue  # a hand or a sealed bid, not the table's news
+        if head["Auto-Submitted"] == "auto-generated" and not set(kinds) & set(_NO_REPORT):
             return row
     return None
 
@@ -187,6 +197,23 @@ def _away(gs: GameSession, seat: int, line: str, arg: str) -> TranscriptLine:
     return TranscriptLine(line, "away", "applied",
                           f"The open deadlines are extended by {format_duration(by)}; "
                           "the table is told.")
+
+
+def _mail(gs: GameSession, seat: int, line: str, mode: str) -> TranscriptLine:
+    """How much mail of this game the seat's player gets from now on; back
+    to ``all``, what was held for them comes at once."""
+    row = gs.row.seats[seat - 1]
+    current = mail_mode(gs.engine, gs.row, row)
+    if mode not in MODES:
+        choices = "; ".join(f"'mail {k}': {v}" for k, v in MODES.items())
+        return TranscriptLine(line, "mail", "refused",
+                              f"You get '{current}' now. Choose one: {choices}.")
+    row.mail_mode = mode
+    said = f"From now on you get {MODES[mode]}."
+    if mode == "all" and row.player is not None and gs.delivery.quiet.send_held(
+            gs.db, gs.row, row.player, gs.now):
+        said += " What was held for you follows in one mail."
+    return TranscriptLine(line, "mail", "applied", said)
 
 
 def _fit(lines: list[str]) -> str:

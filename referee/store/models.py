@@ -72,6 +72,9 @@ class Seat(Base):
     name: Mapped[str] = mapped_column(String(200))
     bot: Mapped[bool] = mapped_column(default=False)
     team: Mapped[str | None] = mapped_column(String(32))
+    #: How much mail the seat's player gets (``all``, ``turns``, ``digest``);
+    #: None: the game's default (``Game.default_mail_mode``).
+    mail_mode: Mapped[str | None] = mapped_column(String(16), default=None)
 
     game: Mapped[Game] = relationship(back_populates="seats")
     player: Mapped[Player | None] = relationship()
@@ -232,3 +235,21 @@ class Secret(Base):
 
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(String(128))
+
+
+class HeldMail(Base):
+    """A mail of a game held for one player, who asked for less mail
+    (``mail turns`` or ``mail digest``): it rides with their next mail of
+    the game, or goes in a digest once it is a day old."""
+
+    __tablename__ = "held_mail"
+    __table_args__ = (Index("ix_held_mail_game_player", "game_id", "player_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    #: The mail's own subject, less the game tag: one line of what happened.
+    headline: Mapped[str] = mapped_column(Text)
+    #: The mail's text; empty for a single move, whose headline says it all.
+    body: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(index=True)

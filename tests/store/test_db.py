@@ -64,7 +64,7 @@ def test_a_whole_game_is_refereed_on_either_database(db_url: str, tmp_path: Path
         twice = club.send(ALICE, "bid 1")
         club.send(ALICE, "bid 1", message_id=twice)  # the same mail delivered again
         club.send(BOB, "bid 2")
-        assert len(club.poll()) == 3  # a reply to Alice, one to Bob, the round report
+        assert len(club.poll()) == 4  # a reply to Alice, one to Bob, the round report to each
         assert club.referee.status(tag)[0]["round"] == 2
         club.poll(T0 + timedelta(days=3, seconds=1))  # the referee bids round 2 for both
         while (status := club.referee.status(tag)[0])["status"] == "active":

@@ -275,6 +275,11 @@ class Loatcg(Game[LoatcgState]):
     title = "Land of Agora tournament"
     state_type = LoatcgState
     demo_with_bots: ClassVar[bool] = True
+    #: A member's public act (joining, a discard, a draw, crafting, an
+    #: offer and its trade): lines in the next mail of a member who asked
+    #: for ``mail turns``; the Round Reports come as mails of their own.
+    routine_notices: ClassVar[frozenset[str]] = frozenset(
+        {"joined", "discard", "draw", "craft", "offer", "withdrawn", "trade", "take"})
     takes_members_by_mail: ClassVar[bool] = True
     #: A transcript says only what the request's audience saw (TCG-15).
     secret_transcripts: ClassVar[bool] = False

@@ -14,10 +14,10 @@ import copy
 import functools
 import hashlib
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import TypeAdapter
 
@@ -179,7 +179,21 @@ class Pending:
         return (self.seat, self.what) if not self.private else self.cover
 
 
+class Owed(Protocol):
+    """An obligation as a caller keeps it: the service's deadline row."""
+
+    @property
+    def seat(self) -> int: ...
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def what(self) -> str: ...
+
+
 StateT = TypeVar("StateT")
+OwedT = TypeVar("OwedT", bound=Owed)
 
 
 @dataclass
@@ -281,6 +295,25 @@ class Game(Generic[StateT]):
     def pending(self, state: StateT) -> list[Pending]:
         """Who owes which action now (empty once the game is over)."""
         raise NotImplementedError
+
+    def public_obligations(
+        self, state: StateT, owed: Iterable[OwedT]
+    ) -> list[tuple[OwedT, int, str]]:
+        """``owed`` (the obligations of :meth:`pending` as a caller keeps
+        them, with their deadlines) as a view for everyone may show them:
+        each with the seat and the words to show (``Pending.shown_publicly``),
+        a private one with no cover left out. One owed but no longer pending
+        is shown as it is."""
+        rows = list(owed)
+        if not rows:
+            return []
+        shown = {(p.seat, p.key): p.shown_publicly() for p in self.pending(state)}
+        out = []
+        for row in rows:
+            public = shown.get((row.seat, row.key), (row.seat, row.what))
+            if public is not None:
+                out.append((row, *public))
+        return out
 
     def turn(self, state: StateT) -> int | None:
         """The number of the turn being played: it goes up whenever the

@@ -57,7 +57,7 @@ from referee.engine.base import (
     SeatInfo,
 )
 from referee.engine.cards import Card, full_deck, rank_value_ace_high
-from referee.engine.miser_grammar import parse_line, resolve_name
+from referee.engine.miser_grammar import parse_line, read_attack, read_contract, resolve_name
 from referee.engine.miser_rules import (
     ATTACK,
     AUCTION,
@@ -302,11 +302,23 @@ class Miser(Game[MiserState]):
         return handler(state, player, action)
 
     def pending(self, state: MiserState) -> list[Pending]:
+        """Who owes which step. The answer to a contract offer made in
+        private is a private obligation (MI-14: contract talks may be
+        private): views for everyone show the offerer's turn instead, as
+        the public summary does."""
         out = []
+        c = state.contract
         for p in range(len(state.names)):
             owes = owed_step(state, p)
-            if owes is not None:
-                out.append(Pending(state.seats[p], pending_key(state, p, owes), OWED_TEXT[owes]))
+            if owes is None:
+                continue
+            key = pending_key(state, p, owes)
+            if owes == "answer" and c is not None and c.audience is not None:
+                cover = (state.seats[state.turn], OWED_TEXT[TURN])
+                out.append(Pending(state.seats[p], key, OWED_TEXT[owes], private=True,
+                                   cover=cover))
+            else:
+                out.append(Pending(state.seats[p], key, OWED_TEXT[owes]))
         return out
 
     def timeout_action(self, state: MiserState, seat: int, rng: random.Random) -> Action:
@@ -438,7 +450,11 @@ class Miser(Game[MiserState]):
     def _offer(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
         _require_turn(state, player, "take out a contract")
         _require_cards(state, player)
-        written_partner, written_victim, mine, yours = _args(action, 4)
+        if len(action.args) == 1:  # kept as written until the names are known
+            written_partner, written_victim, mine, yours = read_contract(
+                str(action.args[0]), state.names, state.seats)
+        else:
+            written_partner, written_victim, mine, yours = _args(action, 4)
         partner = resolve_name(str(written_partner), state.names, state.seats)
         victim = resolve_name(str(written_victim), state.names, state.seats)
         if player in (partner, victim):
@@ -514,7 +530,10 @@ class Miser(Game[MiserState]):
     def _attack(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
         _require_turn(state, player, "attack")
         _require_cards(state, player)
-        written, wager = _args(action, 2)
+        if len(action.args) == 1:  # kept as written until the names are known
+            written, wager = read_attack(str(action.args[0]), state.names, state.seats)
+        else:
+            written, wager = _args(action, 2)
         victim = resolve_name(str(written), state.names, state.seats)
         if victim == player:
             raise IllegalAction("You cannot attack yourself.")
@@ -550,11 +569,15 @@ class Miser(Game[MiserState]):
         card = str(card)
         stage = stage_of(state)
         auction = state.auction
-        if stage == TURN and player != state.turn:
+        # A pending offer may be private (MI-14): anyone but the turn player
+        # gets the same answer whether or not one is pending.
+        if stage in (TURN, OFFER) and player != state.turn:
             raise IllegalAction(
                 f"It is {state.names[state.turn]}'s turn; you may join a bid for the centre "
                 "only once it is made."
             )
+        if stage == OFFER:
+            _require_turn(state, player, "bid for the centre")
         if stage not in (TURN, AUCTION):
             raise IllegalAction(f"There is no bidding for the centre now. {now_text(state)}")
         if auction is not None and any(b.player == player for b in auction.bids):
@@ -729,7 +752,7 @@ class Miser(Game[MiserState]):
             text = f"{name} puts {cards_text(len(cards))} face down ({count} down in all)."
             events = [Event("down", text, data={"player": name, "count": len(cards)}), hidden]
             if attack_settled(s):
-                return self._flip_attack(s, events, reply)
+                return self._flip_attack(s, events, reply, "down")
         context = {**self._common(s), "name": name, "count": len(cards)}
         notices = [Notice(Audience.everyone(), "down", context)]
         a = s.attack
@@ -755,14 +778,17 @@ class Miser(Game[MiserState]):
         name = s.names[player]
         events = [Event("flip", f"{name} is ready to flip.", data={"player": name})]
         if attack_settled(s):
-            return self._flip_attack(s, events, None)
+            return self._flip_attack(s, events, None, "flip")
         context = {**self._common(s), "name": name}
         return Result(s, events, [Notice(Audience.everyone(), "flip", context)])
 
     def _flip_attack(
-        self, s: MiserState, events: list[Event], reply: str | None
+        self, s: MiserState, events: list[Event], reply: str | None, last: str
     ) -> Result[MiserState]:
-        report = resolve_attack(s)
+        """Turn up an attack's cards. ``last`` is the move that settled it
+        ("down" or "flip"), so a report of the referee's move for a silent
+        player says which it made."""
+        report = {**resolve_attack(s), "last_move": last}
         result = self._end_turn(s, report, report_text(s, report))
         result.events[:0] = events
         result.reply = reply
@@ -851,8 +877,6 @@ class Miser(Game[MiserState]):
             "turn_number": s.turn_number,
             "to_move": names,
             "to_move_text": _names_text(names) if len(names) <= 3 else f"{len(names)} players",
-            # A private offer is pending: the public deadline would be the partner's.
-            "private_pending": c is not None and not show_offer,
             "turn_player": s.names[s.turn],
             "stage": stage_of(s) if show_offer or stage_of(s) != OFFER else TURN,
             "players": [

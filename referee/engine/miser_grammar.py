@@ -2,8 +2,12 @@
 
 Parsing is stateless, so a partner or a victim is kept as written (a name, a
 prefix or a seat number) and resolved against the seats by :func:`resolve_name`
-when the action is applied. Every action's text form (its verb and arguments
-joined by spaces) reads back as the same action.
+when the action is applied. A contract or an attack with a word that is
+skipped unless a player bears it as a name ("will", "penny") is kept as its
+text and read when it is applied, once the players' names are known
+(:func:`read_contract`, :func:`read_attack`): a name wins over a word to skip.
+Every action's text form (its verb and arguments joined by spaces) reads back
+as the same action.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from referee.engine.base import Action, IllegalAction, ParseError
+from referee.engine.base import Action, AmbiguousAction, IllegalAction, ParseError
 from referee.engine.cards import Card
 
 CARD_HELP = "Write a card as QS, Q♠, 10D, TD or queen of spades."
@@ -38,6 +42,11 @@ _FILLER_WORDS = (
     "="
 )
 _FILLER = frozenset(_FILLER_WORDS.split())
+#: The words to skip that could be someone's name: a line with one of them
+#: is read once the players are known.
+_NAMEABLE = frozenset(w for w in _FILLER if w.isalpha())
+#: Words after which a number is a seat ("seat 3", "player 3").
+_SEAT_WORDS = frozenset(("seat", "#", "no.", "number", "player"))
 _PARTNER_MARKERS = frozenset(("with", "partner", "partnering", "alongside"))
 _VICTIM_MARKERS = frozenset(("against", "vs", "vs.", "versus", "victim", "target", "on", "onto"))
 _MINE_MARKERS = frozenset(("i", "me", "my", "mine", "myself"))
@@ -59,6 +68,17 @@ _DONE = frozenset(
 )  # fmt: skip
 _HAND = frozenset(("hand", "my hand", "show hand", "show my hand", "cards", "my cards"))
 _DOWN_VERBS = frozenset(("down", "play", "lay", "put", "place", "card", "add"))
+#: Words of a card play that name no card ("put the QS face down, please").
+_DOWN_SKIP = frozenset(("down", "face", "the", "and", "card", "cards", "my", "please", "pls"))
+#: Words that name a card or a part of one: a rank, a suit, "of", a joker.
+_CARD_WORDS = frozenset(
+    ("ace", "king", "queen", "jack", "knave", "ten", "nine", "eight", "seven", "six", "five",
+     "four", "three", "two", "deuce", "a", "k", "q", "j", "t", "of", "joker", "jokers",
+     "spade", "spades", "heart", "hearts", "diamond", "diamonds", "club", "clubs",
+     "s", "h", "d", "c")
+)  # fmt: skip
+#: A rank and a suit, even one that is no card ("11h", "1♠").
+_CARD_SHAPE = re.compile(r"(?:\d{1,2}|[akqjt])?[shdc♠♤♥♡♦♢♣♧]|\d{1,2}")
 _NUMBER = re.compile(r"\d{1,3}")
 _PAIR = re.compile(r"(\d{1,3})[/-](\d{1,3})")
 
@@ -94,9 +114,19 @@ def parse_line(line: str) -> Action | None:
         return _bid(rest)
     if verb in ("raise", "increase"):
         return _raise(rest)
-    if verb in _DOWN_VERBS:
+    if verb == "down" or (verb in _DOWN_VERBS and _names_cards(rest)):
         return _down(rest)
     return None
+
+
+def _names_cards(text: str) -> bool:
+    """Whether ``text`` names cards and nothing else ("QS", "the queen of
+    spades", even "11h" or "the joker"), so that "play QS" is a card play
+    while "play nice" or "put it on my tab" is talk, no command."""
+    words = [w for w in _words(text) if w not in _DOWN_SKIP]
+    return bool(words) and all(
+        w in _CARD_WORDS or _CARD_SHAPE.fullmatch(w) or Card.parse(w) for w in words
+    )
 
 
 def _words(text: str) -> list[str]:
@@ -118,14 +148,45 @@ def _number(word: str) -> int | None:
 
 
 def _contract(text: str) -> Action:
+    """A contract, read now, or kept as its words when one of them might be
+    a player's name (see :func:`read_contract`)."""
+    words = _words(text)
+    if _NAMEABLE.intersection(words):
+        return Action("contract", (" ".join(words),))
+    return Action("contract", read_contract(text))
+
+
+def read_contract(
+    text: str, names: Sequence[str] = (), positions: Sequence[int] = ()
+) -> tuple[str, str, int, int]:
     """``contract with bob against carol 2 1``, ``offer bob: victim carol, I
-    wager 2, you wager 1``, ``contract bob carol 2/1`` (one number: both wager it).
+    wager 2, you wager 1``, ``contract bob carol 2/1`` (one number: both wager
+    it): the partner and the victim as written, the offerer's wager and the
+    partner's.
 
     A word after "with" names the partner, one after "against", "on" or
     "victim" the victim; otherwise the first name is the partner. A number
+    right after one of those words, or after "seat", is a seat. A number
     after "I" is the offerer's wager, after "you" the partner's; otherwise
-    the first number is the offerer's.
+    the first number is the offerer's. A word that is usually skipped
+    ("will", "penny") is a name if one of ``names`` is that word.
+
+    :raises ParseError: the text cannot be read, or a name that is also a
+        word to skip leaves it unclear; the message says how to write it.
     """
+    words = _words(text)
+    named = _name_words(names)
+    doubtful = [w for w in words if w in _NAMEABLE and w in named]
+    try:
+        return _read_contract(words, named)
+    except ParseError:
+        if doubtful:
+            raise _doubt(doubtful[0], names, positions, "contract with seat 2 against seat 3 1 2",
+                         "and only the two wagers as numbers") from None
+        raise
+
+
+def _read_contract(words: Sequence[str], named: frozenset[str]) -> tuple[str, str, int, int]:
     partner: str | None = None
     victim: str | None = None
     loose_names: list[str] = []
@@ -134,7 +195,6 @@ def _contract(text: str) -> Action:
     loose_numbers: list[int] = []
     name_role: str | None = None
     number_role: str | None = None
-    words = _words(text)
     for i, word in enumerate(words):
         if word in _PARTNER_MARKERS:
             name_role = "partner"
@@ -148,12 +208,16 @@ def _contract(text: str) -> Action:
         if word in _YOURS_MARKERS:
             number_role = "yours"
             continue
-        if word in _FILLER:
+        if word in _FILLER and word not in named:
             continue
         value = _number(word)
-        # "seat 3" or a number right after "with"/"against" is a seat.
-        seat_word = i > 0 and words[i - 1] in ("seat", "#", "no.", "number")
-        if value is not None and not seat_word and name_role is None:
+        # A number right after "seat", "with" or "against" is a seat; after
+        # any other word ("against penny 1") it is a wager.
+        before = words[i - 1] if i > 0 else ""
+        seat = before in _SEAT_WORDS or (
+            name_role is not None and before in _PARTNER_MARKERS | _VICTIM_MARKERS
+        )
+        if value is not None and not seat:
             if number_role == "mine" and mine is None:
                 mine = value
             elif number_role == "yours" and yours is None:
@@ -192,33 +256,74 @@ def _contract(text: str) -> Action:
             raise ParseError(
                 f"A contract has two wagers, yours and your partner's. {CONTRACT_HELP}"
             )
-    if mine is None and yours is None:
-        raise ParseError(f"A contract needs the wagers. {CONTRACT_HELP}")
-    mine = yours if mine is None else mine
-    yours = mine if yours is None else yours
-    return Action("contract", (partner, victim, mine, yours))
+    if mine is None:
+        if yours is None:
+            raise ParseError(f"A contract needs the wagers. {CONTRACT_HELP}")
+        mine = yours
+    if yours is None:
+        yours = mine
+    return partner, victim, mine, yours
 
 
 def _attack(text: str) -> Action:
-    """``attack carol 2``, ``attack carol for 2``, ``attack seat 3 with 2 pennies``."""
-    names: list[str] = []
+    """An attack, read now, or kept as its words when one of them might be
+    a player's name (see :func:`read_attack`)."""
+    words = _words(text)
+    if _NAMEABLE.intersection(words):
+        return Action("attack", (" ".join(words),))
+    return Action("attack", read_attack(text))
+
+
+def read_attack(
+    text: str, names: Sequence[str] = (), positions: Sequence[int] = ()
+) -> tuple[str, int]:
+    """``attack carol 2``, ``attack carol for 2``, ``attack seat 3 with 2
+    pennies``: the victim as written and the wager. A word that is usually
+    skipped ("will", "penny") is a name if one of ``names`` is that word.
+
+    :raises ParseError: the text cannot be read, or a name that is also a
+        word to skip leaves it unclear; the message says how to write it.
+    """
+    named = _name_words(names)
+    all_words = _words(text)
+    doubtful = [w for w in all_words if w in _NAMEABLE and w in named]
+    words = [w for w in all_words if w not in _FILLER or w == "seat" or w in named]
+    victims: list[str] = []
     numbers: list[int] = []
-    words = [w for w in _words(text) if w not in _FILLER or w == "seat"]
     for i, word in enumerate(words):
-        if word in ("seat", "with", "wager", "against", "victim", "on"):
+        if word in ("seat", "with", "wager", "against", "victim", "on") and word not in named:
             continue
         value = _number(word)
         if value is not None and not (i > 0 and words[i - 1] == "seat"):
             numbers.append(value)
         else:
-            names.append(word)
-    if not names and len(numbers) == 2:
-        names.append(str(numbers.pop(0)))
-    if len(names) != 1:
-        raise ParseError(f"An attack names one victim. {ATTACK_HELP}")
-    if len(numbers) != 1:
+            victims.append(word)
+    if not victims and len(numbers) == 2:
+        victims.append(str(numbers.pop(0)))
+    if len(victims) != 1 or len(numbers) != 1:
+        if doubtful:
+            raise _doubt(doubtful[0], names, positions, "attack seat 3 2",
+                         "and only the wager as a number")
+        if len(victims) != 1:
+            raise ParseError(f"An attack names one victim. {ATTACK_HELP}")
         raise ParseError(f"An attack names one wager, 1 to 3 pennies. {ATTACK_HELP}")
-    return Action("attack", (names[0], numbers[0]))
+    return victims[0], numbers[0]
+
+
+def _name_words(names: Sequence[str]) -> frozenset[str]:
+    """What a word may be to name a player: a whole name, or one word of it."""
+    return frozenset(w for name in names for w in (name.lower(), *name.lower().split()))
+
+
+def _doubt(word: str, names: Sequence[str], positions: Sequence[int], example: str,
+           numbers: str) -> ParseError:
+    """The error for a line that a name which is also a word to skip leaves unclear."""
+    players = ", ".join(f"{name} (seat {pos})" for name, pos in zip(names, positions, strict=True))
+    return AmbiguousAction(
+        f"I cannot be sure how to read this: '{word}' is a player's name and also a word "
+        f"I skip. Write each player by seat number, {numbers}, for example "
+        f"'{example}'. The players are {players}."
+    )
 
 
 def _cards_in(words: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -269,7 +374,7 @@ def _raise(text: str) -> Action:
 def _down(text: str) -> Action:
     """``down QS``, ``play QS``, ``put QS down``, ``down QS 3H`` (an attack may
     take several cards at once)."""
-    words = [w for w in _words(text) if w not in ("down", "face", "the", "and", "card", "cards")]
+    words = [w for w in _words(text) if w not in _DOWN_SKIP]
     cards, left = _cards_in(words)
     if not cards or left:
         shown = " ".join(left or words) or "nothing"

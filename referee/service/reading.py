@@ -62,24 +62,26 @@ class Reading:
                     seats[row.game_id].append(row)
                 deadlines: dict[int, list[Any]] = {i: [] for i in ids}
                 for line in conn.execute(
-                        select(d.game_id, d.seat, d.what, d.due_at)
+                        select(d.game_id, d.seat, d.key, d.what, d.due_at)
                         .where(d.game_id.in_(ids)).order_by(d.game_id, d.due_at, d.id)):
                     deadlines[line.game_id].append(line)
                 for game in games:
                     found = True
                     engine = get_game(game.kind)
+                    state = engine.load(game.state)
                     names = {x.position: x.name for x in seats[game.id]}
                     yield {
                         "tag": game.tag, "kind": game.kind, "status": game.status,
                         "players": [{"seat": x.position, "name": x.name, "bot": x.bot,
                                      "address": x.address, "bounced": _bounced(x)}
                                     for x in seats[game.id]],
-                        "deadlines": [{"seat": x.seat,
-                                       "name": names.get(x.seat, REFEREE_SEAT_NAME)
-                                       if x.seat else REFEREE_SEAT_NAME,
-                                       "what": x.what, "due_at": x.due_at.isoformat() + "Z"}
-                                      for x in deadlines[game.id]],
-                        **engine.summary(engine.load(game.state)),
+                        "deadlines": [{"seat": seat,
+                                       "name": names.get(seat, REFEREE_SEAT_NAME)
+                                       if seat else REFEREE_SEAT_NAME,
+                                       "what": what, "due_at": x.due_at.isoformat() + "Z"}
+                                      for x, seat, what in engine.public_obligations(
+                                          state, deadlines[game.id])],
+                        **engine.summary(state),
                     }
                 after = ids[-1]
                 if len(games) < batch:
@@ -111,7 +113,8 @@ class Reading:
         with self.sessions() as db:
             game = self._game(db, tag)
             engine = get_game(game.kind)
-            opts = {k: v for k, v in game.options.items() if k not in ("deadline", "reminder")}
+            opts = {k: v for k, v in game.options.items()
+                    if k not in ("deadline", "reminder", "mail")}  # the service's, not the game's
             bots = {s.position for s in game.seats if s.bot and s.player is None}
             infos = [SeatInfo(s.position, s.name, s.position in bots, s.team) for s in game.seats]
             actions = list(db.scalars(select(m.ActionLog).where(m.ActionLog.game_id == game.id)

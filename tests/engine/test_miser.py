@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from referee.engine import get_game
 from referee.engine.base import (
     Action,
+    AmbiguousAction,
     IllegalAction,
     Notice,
     OptionError,
@@ -27,6 +28,7 @@ from referee.engine.base import (
 )
 from referee.engine.cards import RANKS, full_deck
 from referee.engine.miser import Miser, MiserState, card_value
+from referee.engine.miser_grammar import read_attack, read_contract
 from referee.mail.compose import Composer
 
 NAMES = ("Ann", "Ben", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy")
@@ -481,21 +483,76 @@ def test_mi_14_a_private_offer_is_answered_only_to_the_seats_that_saw_it() -> No
     assert all(not e.public for e in declined.events)
 
 
-def test_mi_14_a_pending_private_offer_shows_in_no_public_summary_or_deadline() -> None:
+def test_mi_14_a_pending_private_offer_shows_in_no_public_summary_or_table() -> None:
     table = Table(made(["KS", "QH", "4S", "5D"]))
     table.act(ANN, "contract with ben against cat 2 1", Scope.PRIVATE, {ANN, BEN})
     summary = table.game.summary(table.state)
     assert summary["phase"] == "turn" and summary["to_move"] == ["Ann"]
     resign = only(table.game.replace_with_bot(table.state, DAN), "resign")
-    context = resign.context
-    assert context["private_pending"] and context["to_move_text"] == "Ann"
+    assert resign.context["to_move_text"] == "Ann"
     _, body = Composer("referee@example.org", "Referee").render(
         "miser", "resign", context_for(resign))
-    # The deadline the service would show is the partner's: the table leaves it out.
-    assert "Waiting for:\n  Ann: a turn (pass, contract, attack or bid)\n" in body
-    assert "deadline" not in body and "Ben: an answer" not in body
+    assert "Ben: an answer" not in body
+    # The table reads the same as while Ann has still to choose: a table
+    # without its first deadline would tell that a private offer is pending.
+    fresh = Table(made(["KS", "QH", "4S", "5D"]))
+    _, before = Composer("referee@example.org", "Referee").render(
+        "miser", "resign", context_for(only(fresh.game.replace_with_bot(fresh.state, DAN),
+                                             "resign")))
+    assert body == before
+    assert ("Waiting for (first deadline Wed 25 Nov 2026 18:00 UTC):\n"
+            "  Ann: a turn (pass, contract, attack or bid)\n") in body
     help_ben = table.game.help(table.state, BEN)
     assert help_ben.startswith("Ann offers you a contract against Cat (a private offer):")
+
+
+def test_mi_14_the_answer_to_a_private_offer_is_a_private_obligation_shown_as_the_turn() -> None:
+    """The partner owes an answer, with a deadline; views for everyone show
+    the offerer's turn in its place, as the public summary does."""
+    table = Table(made(["KS", "QH", "4S", "5D"]))
+    table.act(ANN, "contract with ben against cat 2 1", Scope.PRIVATE, {ANN, BEN})
+    (answer,) = table.game.pending(table.state)
+    assert (answer.seat, answer.key, answer.what) == (
+        BEN, "contract-1:accept", "an answer to a contract offer")
+    assert answer.private
+    assert answer.shown_publicly() == (ANN, "a turn (pass, contract, attack or bid)")
+    table.act(BEN, "decline", Scope.PRIVATE, {ANN, BEN})
+    table.act(ANN, "contract with ben against cat 2 1")  # in public this time
+    (answer,) = table.game.pending(table.state)
+    assert not answer.private
+    assert answer.shown_publicly() == (BEN, "an answer to a contract offer")
+
+
+def test_mi_14_others_are_answered_alike_whether_or_not_a_private_offer_is_pending() -> None:
+    """A refusal must not tell a player outside the talks that an offer is
+    pending: Cat and Dan get the same answer to every command either way."""
+    lines = ["bid 4S 1", "raise 1", "raise to 3", "done", "pass", "flip", "down 4S", "accept",
+             "decline", "attack ann 1", "contract with ben against ann 1 1", "hand"]
+
+    def answers(offer: bool) -> list[Any]:
+        out: list[Any] = []
+        for seat in (CAT, DAN):
+            for line in lines:
+                table = Table(made(["KS 2S", "QH 3H", "4S 5S", "4D 6D"]))
+                if offer:
+                    table.act(ANN, "contract with ben against dan 1 1", Scope.PRIVATE,
+                              {ANN, BEN})
+                try:
+                    result = table.act(seat, line.replace("4S", "4D") if seat == DAN else line,
+                                       Scope.SECRET)
+                    out.append((result.reply, [n.template for n in result.notices]))
+                except IllegalAction as e:
+                    out.append(str(e))
+            out.append(table.game.help(table.state, seat))
+        return out
+
+    assert answers(offer=True) == answers(offer=False)
+    table = Table(made(["KS 2S", "QH 3H", "4S 5S", "4D 6D"]))
+    table.act(ANN, "contract with ben against dan 1 1", Scope.PRIVATE, {ANN, BEN})
+    with pytest.raises(IllegalAction, match=r"^It is Ann's turn; you may join a bid"):
+        table.act(CAT, "bid 4S 1")
+    with pytest.raises(IllegalAction, match="awaits Ben's answer"):
+        table.act(ANN, "bid 2S 1")
 
 
 def test_mi_14_a_secret_offer_still_reaches_the_partner() -> None:
@@ -645,6 +702,37 @@ def test_mi_12_an_undefended_victim_loses_the_whole_centre() -> None:
     assert r["sides"][1] == {"name": "Ben", "cards": [], "total": 0}
     assert r["taker"] == "Ann" and r["pot"] == 12
     assert table.pennies() == [29, 17, 20]
+
+
+def test_mi_15_a_silent_attackers_random_first_card_is_reported_as_a_card_not_a_flip() -> None:
+    """Ann owes her first card and says nothing: the referee plays a random
+    card of her hand. It is her last, and Ben holds none, so the cards are
+    turned up at once; the report says what the referee did."""
+    table = Table(made(["5S", "", "4S"]))
+    table.act(ANN, "attack ben 1")
+    timeout = table.game.timeout_action(table.state, ANN, random.Random(0))
+    assert timeout == Action("down", ("5S",))
+    result = table.apply(ANN, timeout)
+    notice = only(result, "round_report")
+    assert notice.context["report"]["last_move"] == "down"
+    _, body = Composer("referee@example.org", "Referee").render(
+        "miser", "round_report", {**context_for(notice), "timeout_for": "Ann"})
+    assert ("No card came from Ann by the deadline, so the referee\n"
+            "played a random card of Ann's hand.\n") in body
+    assert "flip" not in body
+
+
+def test_mi_15_a_silent_players_flip_is_reported_as_a_flip() -> None:
+    table = Table(made(["5S 9S", "2H", "4S"]))
+    table.act(ANN, "attack ben 2")
+    table.act(ANN, "down 5S", Scope.SECRET)
+    table.act(ANN, "flip")
+    result = table.apply(BEN, table.game.timeout_action(table.state, BEN, random.Random(0)))
+    notice = only(result, "round_report")
+    assert notice.context["report"]["last_move"] == "flip"
+    _, body = Composer("referee@example.org", "Referee").render(
+        "miser", "round_report", {**context_for(notice), "timeout_for": "Ben"})
+    assert 'Nothing came from Ben by the deadline, so the referee wrote\n"flip" for Ben.' in body
 
 
 def test_mi_12_a_victim_who_stays_silent_flips_and_forfeits() -> None:
@@ -888,7 +976,17 @@ def test_a_resignation_is_announced_to_everyone() -> None:
     ],
 )  # fmt: skip
 def test_commands_are_read_in_forgiving_spellings(line: str, action: Action) -> None:
-    assert Miser().parse(line) == action
+    assert read(Miser().parse(line)) == action
+
+
+def read(action: Action | None) -> Action | None:
+    """A contract or an attack kept as its words, read as it is when no
+    player bears one of them as a name."""
+    if action is not None and len(action.args) == 1 and action.verb == "contract":
+        return Action("contract", read_contract(str(action.args[0])))
+    if action is not None and len(action.args) == 1 and action.verb == "attack":
+        return Action("attack", read_attack(str(action.args[0])))
+    return action
 
 
 @pytest.mark.parametrize(
@@ -909,9 +1007,81 @@ def test_every_action_reads_back_from_its_text(action: Action) -> None:
     assert Miser().parse(text) == action
 
 
-@pytest.mark.parametrize("line", ["hello there", "I think Ben is bluffing", "", "yes"])
+@pytest.mark.parametrize("line", [
+    "hello there", "I think Ben is bluffing", "", "yes",
+    "play nice", "card counting is fun", "put it on my tab", "play as a team", "lay low",
+    "put 2 pennies in the pot", "add it up",
+])  # fmt: skip
 def test_lines_that_are_no_miser_command_are_left_alone(line: str) -> None:
     assert Miser().parse(line) is None
+
+
+@pytest.mark.parametrize("line", ["play 11H", "put the joker down", "play the 7", "lay 14S"])
+def test_a_line_that_looks_like_a_card_play_but_names_no_card_is_a_parse_error(
+        line: str) -> None:  # fmt: skip
+    with pytest.raises(ParseError, match="as a card"):
+        Miser().parse(line)
+
+
+@pytest.mark.parametrize(("line", "cards"), [
+    ("play QS please", ("QS",)), ("lay the 7 of hearts", ("7H",)), ("put Q♠ face down", ("QS",)),
+    ("add 3h 4c", ("3H", "4C")), ("card KD", ("KD",)),
+])  # fmt: skip
+def test_a_card_play_may_start_with_any_word_for_it(line: str, cards: tuple[str, ...]) -> None:
+    assert Miser().parse(line) == Action("down", cards)
+
+
+PENNY = ["Ann", "Bob", "Penny", "Dan"]
+
+
+def test_a_players_name_wins_over_a_word_the_grammar_skips() -> None:
+    """With a player called Penny, "against penny 1 2" names Penny the
+    victim, and 1 and 2 are the wagers: neither Ann by seat, nor 2 each."""
+    state = made(["KS", "QH", "4S", "5D"], turn=3)
+    state.names = list(PENNY)
+    action = Miser().parse("contract with bob against penny 1 2")
+    assert action == Action("contract", ("with bob against penny 1 2",))
+    result = Miser().apply(state, DAN, action, random.Random(0))
+    c = result.state.contract
+    assert c is not None and (c.partner, c.victim, c.wagers) == (1, 2, [1, 2])
+    state.turn = 0
+    for line in ("attack penny 2", "attack penny with 2 pennies"):
+        result = Miser().apply(state, ANN, Miser().parse(line), random.Random(0))
+        a = result.state.attack
+        assert a is not None and (a.victim, a.wager) == (2, 2), line
+    # A word that names no player here is skipped, as before.
+    state.names = ["Ann", "Bob", "Cat", "Dan"]
+    result = Miser().apply(state, ANN, Miser().parse("attack cat with 2 pennies"),
+                           random.Random(0))
+    assert result.state.attack is not None and result.state.attack.victim == 2
+
+
+def test_a_number_after_a_skipped_word_is_no_seat() -> None:
+    """"against penny 1 2" with nobody called Penny is refused, never read
+    as a contract against seat 1."""
+    state = made(["KS", "QH", "4S", "5D"], turn=3)
+    with pytest.raises(ParseError, match="names a partner and a victim"):
+        Miser().apply(state, DAN, Miser().parse("contract with ben against penny 1 2"),
+                      random.Random(0))
+    assert Miser().parse("contract with 2 against 3 1 2") == Action("contract", ("2", "3", 1, 2))
+
+
+@pytest.mark.parametrize("line", [
+    "contract with bob against dan, I will wager 2",
+    "contract with bob against dan 2 1 each",
+])  # fmt: skip
+def test_a_name_that_is_also_a_skipped_word_and_leaves_the_line_unclear_is_refused(
+        line: str) -> None:  # fmt: skip
+    state = made(["KS", "QH", "4S", "5D"])
+    state.names = ["Ann", "Bob", "Will", "Dan"] if "will" in line else ["Ann", "Bob", "Each",
+                                                                          "Dan"]
+    with pytest.raises(AmbiguousAction, match=(
+            r"is a player's name and also a word I skip\. Write each player by seat number.*"
+            r"'contract with seat 2 against seat 3 1 2'.*\(seat 3\)")):
+        Miser().apply(state, ANN, Miser().parse(line), random.Random(0))
+    state.names = ["Ann", "Bob", "Cat", "Penny"]
+    with pytest.raises(AmbiguousAction, match="'attack seat 3 2'"):
+        Miser().apply(state, ANN, Miser().parse("attack cat 2 penny"), random.Random(0))
 
 
 @pytest.mark.parametrize(

@@ -115,6 +115,9 @@ class Miser(Game[MiserState]):
     title = "Miser"
     state_type = MiserState
     demo_with_bots: ClassVar[bool] = True
+    #: A card put face down, a raise in an auction: lines in the next mail
+    #: of a player who asked for ``mail turns``.
+    routine_notices: ClassVar[frozenset[str]] = frozenset({"down", "auction"})
 
     def __init__(
         self,

@@ -157,8 +157,8 @@ def extend_deadlines(gs: GameSession, by: timedelta, reason: str,
         if d.due_at - timedelta(seconds=gs.row.reminder_seconds) > gs.now:
             d.reminded_at = None  # remind again before the new deadline
     if deadlines:
-        listed = [{"name": gs.seat_name(d.seat), "what": d.what,
-                   "due": format_when(d.due_at)} for d in deadlines]
+        listed = [{"name": gs.seat_name(owes), "what": what, "due": format_when(d.due_at)}
+                  for d, owes, what in gs.engine.public_obligations(gs.state, deadlines)]
         gs.delivery.deliver(gs.db, gs, Notice(Audience.everyone(), "extended", {
             "by": format_duration(by), "reason": reason, "deadlines": listed,
             "asked_by": asked_by}))

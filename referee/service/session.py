@@ -216,7 +216,10 @@ class GameSession:
         the referee's timetable and bots' turns are nobody's deadline."""
         deadlines = [d for d in self.deadlines()
                      if d.seat and not self.row.seats[d.seat - 1].bot]
-        deadlines_for = deadlines if seat is None else [d for d in deadlines if d.seat == seat]
+        # A mail for everyone shows only what everyone may know is owed.
+        public = [(d, owes) for d, owes, _ in self.engine.public_obligations(self.state, deadlines)]
+        deadlines_for = ([d for d, _ in public] if seat is None
+                         else [d for d in deadlines if d.seat == seat])
         due = deadlines_for[0] if deadlines_for else None
         return {
             "tag": self.tag,
@@ -224,7 +227,7 @@ class GameSession:
             "seat": seat,
             "seat_name": self.seat_name(seat) if seat else None,
             "deadline": format_when(due.due_at) if due else None,
-            "waiting_for": sorted({self.seat_name(d.seat) for d in deadlines}),
+            "waiting_for": sorted({self.seat_name(owes) for _, owes in public}),
             "public_list": self.delivery.config.referee.public_list,
             # Set in mails caused by the referee's move for an absent seat.
             "timeout_for": None,

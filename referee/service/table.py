@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import select
 
 from referee.config import format_duration, parse_duration
+from referee.engine import get_game
 from referee.engine.base import Action, Audience, EngineError, Notice, ParseError
 from referee.mail.compose import format_when
 from referee.service.common import TranscriptLine
@@ -68,9 +69,9 @@ def _status(gs: GameSession, seat: int) -> str:
         elif isinstance(value, list):
             value = ", ".join(str(v) for v in value)
         lines.append(f"{key.replace('_', ' ').capitalize()}: {value}")
-    for d in gs.deadlines():
-        if d.seat and not gs.row.seats[d.seat - 1].bot:
-            lines.append(f"Waiting for {gs.seat_name(d.seat)} to {d.what}, "
+    for d, owes, what in gs.engine.public_obligations(gs.state, gs.deadlines()):
+        if owes and not gs.row.seats[owes - 1].bot:
+            lines.append(f"Waiting for {gs.seat_name(owes)} to {what}, "
                          f"by {format_when(d.due_at)}.")
     return _fit(lines)
 
@@ -153,9 +154,11 @@ def _games(gs: GameSession, seat: int) -> str:
     lines = ["Your games:"]
     for game in games:
         title = gs.engine.title if game.id == gs.row.id else game.kind
-        waiting = sorted({game.seats[d.seat - 1].name for d in gs.db.scalars(
-            select(m.Deadline).where(m.Deadline.game_id == game.id, m.Deadline.seat > 0))
-            if not game.seats[d.seat - 1].bot})
+        engine = get_game(game.kind)
+        rows = gs.db.scalars(select(m.Deadline).where(m.Deadline.game_id == game.id))
+        waiting = sorted({game.seats[owes - 1].name for _, owes, _ in
+                          engine.public_obligations(engine.load(game.state), rows)
+                          if owes and not game.seats[owes - 1].bot})
         state = (f"waiting for {', '.join(waiting)}" if waiting and game.status == "active"
                  else game.status)
         lines.append(f"  [{game.tag}] {title}: {state}")

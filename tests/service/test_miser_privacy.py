@@ -9,7 +9,6 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
 from sqlalchemy import select
 
 from referee.cli import format_status
@@ -81,9 +80,6 @@ def _private_offer(club: Club) -> str:
     return tag
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "until referee/service/table.py lists Game.public_obligations in `status` and "
-    "`games`, not every deadline row"))
 def test_mi_14_a_private_offer_shows_in_no_answer_to_status_or_games_by_mail(
         tmp_path: Path) -> None:
     club = Club(tmp_path)
@@ -97,9 +93,6 @@ def test_mi_14_a_private_offer_shows_in_no_answer_to_status_or_games_by_mail(
     club.referee.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "until extend_deadlines (referee/service/deadlines.py) lists Game.public_obligations "
-    "in the `extended` mail, not every deadline row"))
 def test_mi_14_a_private_offer_shows_in_no_mail_that_deadlines_are_extended(
         tmp_path: Path) -> None:
     club = Club(tmp_path)

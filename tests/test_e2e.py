@@ -254,7 +254,8 @@ def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_th
     (opening,) = post.new_mail("alice", 1)
     assert opening["Subject"] == "[goofspiel-1] Goofspiel begins: round 1, the prize is 5"
     assert kind(opening) == "opening" and opening["Auto-Submitted"] == "auto-generated"
-    assert str(opening["To"]) == f"{ALICE}, {BOB}"
+    assert str(opening["To"]) == ALICE  # each player's own copy: a reply-all reaches us alone
+    assert opening["Reply-To"].addresses[0].addr_spec.startswith("referee+")
     bob_openings = {str(x["Subject"]).split("]")[0]: x for x in post.new_mail("bob", 2)}
     assert set(bob_openings) == {"[goofspiel-1", "[goofspiel-2"}
     post.new_mail("carol", 1)
@@ -262,7 +263,7 @@ def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_th
 
     def play_round(n: int, alice: dict[str, Any],
                    bob: dict[str, Any]) -> tuple[dict[str, EmailMessage], EmailMessage]:
-        """Alice bids, then Bob; each gets a transcript and the report (one mail to both)."""
+        """Alice bids, then Bob; each gets a transcript and their copy of the report."""
         ids = {"alice": post.write("alice", **alice)}
         post.stack.wait_for("referee", post.in_referee_inbox)  # so Bob's bid ends the round
         ids["bob"] = post.write("bob", **bob)
@@ -277,7 +278,8 @@ def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_th
             assert reply["Auto-Submitted"] == "auto-replied"
             assert "DONE (bid " in body(reply), body(reply)
             reports.append(mails["round_report"])
-        assert reports[0]["Message-ID"] == reports[1]["Message-ID"]
+        assert body(reports[0]) == body(reports[1])
+        assert reports[0]["Message-ID"] != reports[1]["Message-ID"]  # a copy each
         return replies, reports[1]
 
     # Round 1, prize 5: Alice tags her subject; Bob answers the opening without a tag,
@@ -392,7 +394,7 @@ def test_a_pure_skill_game_with_a_bot_and_a_missed_deadline_is_won_by_a_human(
         started += timedelta(days=3, minutes=1)
         assert post.poll(started).timeouts == 1
         (report,) = post.new_mail("alice", 1)
-        assert post.new_mail("bob", 1)[0]["Message-ID"] == report["Message-ID"]
+        assert body(post.new_mail("bob", 1)[0]) == body(report)  # Bob's own copy
         line = next(x for x in body(report).splitlines() if x.startswith("  Bob "))
         assert line.endswith("   (no bid arrived: the referee chose a random card)")
         assert int(line.split()[2]) in packs[1]
@@ -562,7 +564,7 @@ def test_an_auto_reply_and_a_bounce_get_no_answer_and_change_nothing(post: Post)
     (reply,) = post.new_mail("bob", 1)
     assert reply["In-Reply-To"] == help_id
     post.assert_no_more_mail("alice")
-    assert post.count(m.Outbox) == 2  # the opening and Bob's answer
+    assert post.count(m.Outbox) == 3  # the opening (a copy each) and Bob's answer
     assert post.count(m.ActionLog) == 0
     assert post.state(tag) == state
     notes = post.inbound_notes()
@@ -589,10 +591,10 @@ def test_with_verp_a_real_bounce_names_its_player_and_gets_no_answer(
         post.poll(T0 + timedelta(minutes=1))
         (note,) = [n for n in post.inbound_notes().values() if "VERP" in n]
         assert note.startswith("not answered: bounce to a VERP address; "
-                               "ghost@example.test bounced mail 1 (")
+                               "ghost@example.test bounced mail 2 (")  # its own copy
         bounced = {p["name"]: p["bounced"] for p in post.referee.status(tag)[0]["players"]}
         assert bounced["Alice"] is None and bounced["Ghost"]["said"].startswith("5.7.1")
-        assert post.count(m.Outbox) == 1  # nothing answered the bounce
+        assert post.count(m.Outbox) == 2  # nothing answered the bounce
         post.assert_no_more_mail("alice")
     finally:
         post.close()

@@ -149,16 +149,16 @@ class Table:
         secret kind goes to one player alone, every other kind to all three."""
         to = sorted(a.addr_spec for a in msg["To"].addresses)
         assert msg["Cc"] is None
-        if kind(msg) in SECRET_KINDS:
-            assert to == [ADDRESS[name]], (kind(msg), to)
-        elif kind(msg) not in ("offer", "declined"):
-            assert to == EVERYONE, (kind(msg), to)
+        # Every mail goes to one player: a secret one to its holder, and each
+        # player's own copy of a public one (a reply-all reaches the referee alone).
+        assert to == [ADDRESS[name]], (kind(msg), to)
+        public = kind(msg) not in SECRET_KINDS and kind(msg) not in ("offer", "declined")
         text = f"{msg['Subject']}\n{body(msg)}"
         for example in EXAMPLES:
             text = text.replace(example, "")
         hidden = set(state["removed"])
         for p, other in enumerate(NAMES):
-            if ADDRESS[other] in to and len(to) == 1:
+            if not public and other == name:
                 continue  # a mail to its holder alone
             hidden |= set(state["hands"][p])
             side = 0 if p == state["turn"] else 1  # the turn player's side, or the other's
@@ -190,9 +190,9 @@ def the(mail: dict[str, list[EmailMessage]], name: str, what: str) -> EmailMessa
 
 
 def to_all(mail: dict[str, list[EmailMessage]], what: str) -> EmailMessage:
-    """The one public mail of kind ``what`` of a pass, which all three received."""
+    """The public mail of kind ``what`` of a pass: all three got a copy, alike."""
     found = [the(mail, n, what) for n in NAMES]
-    assert len({str(x["Message-ID"]) for x in found}) == 1
+    assert len({f"{x['Subject']}\n{text_of(x)}" for x in found}) == 1
     return found[0]
 
 
@@ -363,7 +363,8 @@ BOB_HELP = f"""\
 Bob, here is what I did with your mail for miser-1.
 
 > help
-  DONE (help): Help is below.
+  DONE (help): Help is below. In every game you may also write: status, history,
+resend, games, away 3d, and mail all, mail turns or mail digest.
 
 Alice offers you a contract against Carol (a private offer):
 Alice wagers 3, you 1, and Carol matches the 4.

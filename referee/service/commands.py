@@ -22,9 +22,8 @@ from referee.service.table import TABLE_COMMANDS, run_table, table_command
 #: Lines the referee understands in every game, besides the game's own.
 GENERIC_COMMANDS = ("help", "resign")  # and the table's (``table.TABLE_COMMANDS``)
 #: The answer to "help": the game's own help follows the transcript.
-HELP_TABLE = ("Help is below. In every game you may also write: status, history, "
-              "resend, games, away 3d, and mail all, mail turns or mail digest "
-              "(how much mail you get).")
+HELP_TABLE = ("Help is below. In every game you may also write: status, history,\n"
+              "resend, games, away 3d, and mail all, mail turns or mail digest.")
 #: Stop reading a mail after this many lines in a row that are no command.
 MAX_UNKNOWN_LINES = 5
 #: A mail is read up to this many command lines: no reply, and no pass,

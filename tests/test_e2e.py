@@ -711,3 +711,37 @@ def test_the_daemon_reconnects_when_the_imap_server_drops_it(
         assert reply["In-Reply-To"] == bid and "DONE (bid 4)" in body(reply)
     assert "mailbox connection lost" in log.read_text()
     assert [a[1:3] for a in post.actions(tag)] == [("bid", [4])]
+
+
+def reply_all(msg: EmailMessage, me: str) -> list[str]:
+    """Whom a mail client's "reply all" writes to: Reply-To (else From), and
+    To and Cc, less the player's own address."""
+    heads = [msg["Reply-To"] or msg["From"], msg["To"], msg["Cc"]]
+    found = [a.addr_spec for h in heads if h is not None for a in h.addresses]
+    return [a for a in dict.fromkeys(found) if a != me]
+
+
+def test_a_reply_all_to_a_public_mail_reaches_the_referee_alone_and_counts_when_verified(
+        mailstack: MailStack, tmp_path: Path) -> None:
+    """Without a list each player gets their own copy of a public mail, To:
+    them alone and with their private Reply-To: a reply-all with a sealed
+    bid in it shows the bid to nobody, and in verified mode it is applied."""
+    post = Post(mailstack, tmp_path, auth={"require": "verified",
+                                           "authserv_id": "mail.example.test"})
+    try:
+        tag = post.referee.create_game("goofspiel", [ALICE, BOB], now=T0, seed="all")
+        post.poll(T0)
+        (opening,) = post.new_mail("alice", 1)
+        (bobs,) = post.new_mail("bob", 1)
+        assert str(opening["To"]) == ALICE and str(bobs["To"]) == BOB
+        rcpts = reply_all(opening, "alice@example.test")
+        assert len(rcpts) == 1 and rcpts[0].startswith("referee+")  # Alice's private address
+        post.write("alice", "bid 6", subject=f"Re: {opening['Subject']}", to=rcpts,
+                   reply_to=opening)
+        post.poll(T0 + timedelta(minutes=1))
+        (answer,) = post.new_mail("alice", 1)
+        assert "DONE (bid 6): Your bid of 6 for round 1 is sealed." in body(answer)
+        post.assert_no_more_mail("bob")  # nobody else saw the bid, nor a word of it
+        assert [a[1:3] for a in post.actions(tag)] == [("bid", [6])]
+    finally:
+        post.close()

@@ -14,6 +14,7 @@ import copy
 import functools
 import hashlib
 import random
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -367,6 +368,20 @@ class Game(Generic[StateT]):
 def _adapter(state_type: type) -> TypeAdapter[Any]:
     """One pydantic adapter per state class: building one costs milliseconds."""
     return TypeAdapter(state_type)
+
+
+#: A polite word around a command: "bid 6 please", "please play QH, thanks".
+_POLITE = re.compile(r"^(?:please|pls)[,:]?\s+|[\s,;.!-]+(?:please|pls|thanks|thank you|thx|"
+                     r"cheers|ta)[\s.!]*$", re.IGNORECASE)
+
+
+def polite(line: str) -> str:
+    """``line`` without a polite word before or after the command: every
+    game's grammar reads "deal me in please" as "deal me in"."""
+    line = line.strip()
+    while (shorter := _POLITE.sub("", line).strip()) != line:
+        line = shorter
+    return line
 
 
 def rng_for(seed: str, step: int) -> random.Random:

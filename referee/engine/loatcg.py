@@ -43,6 +43,7 @@ from referee.engine.base import (
     ScopeError,
     SeatInfo,
     evolve,
+    polite,
 )
 from referee.engine.scoring import (
     BASIC,
@@ -231,18 +232,6 @@ _BUY_HELP = (
     "instruction 5' (7 apples: instruction 5), as rule 8 allows."
 )
 
-#: A polite word around a command: "deal me in please", "please draw, thanks".
-_POLITE = re.compile(
-    r"^(?:please|pls)[,:]?\s+|[\s,;.!-]+(?:please|pls|thanks|thank you|thx|cheers|ta)[\s.!]*$",
-    re.IGNORECASE,
-)
-
-
-def _polite(line: str) -> str:
-    """``line`` without a polite word before or after the command."""
-    while (shorter := _POLITE.sub("", line).strip()) != line:
-        line = shorter
-    return line
 
 
 def _one_card(words: str) -> str:
@@ -372,7 +361,7 @@ class Loatcg(Game[LoatcgState]):
 
     def parse(self, line: str) -> Action | None:
         """Read one command of rule 8 or rule 10 (see :meth:`help`)."""
-        original = _polite(line.strip().rstrip(".!;"))
+        original = polite(line.strip().rstrip(".!;"))
         text = " ".join(original.lower().split())
         if not text:
             return None

@@ -14,7 +14,15 @@ from collections.abc import Sequence
 from email import message_from_string
 from email.policy import default
 
-from referee.engine.base import Action, Audience, EngineError, Notice, ParseError, Scope
+from referee.engine.base import (
+    Action,
+    Audience,
+    EngineError,
+    Notice,
+    ParseError,
+    Scope,
+    polite,
+)
 from referee.service.common import TranscriptLine
 from referee.service.session import GameSession
 from referee.service.table import TABLE_COMMANDS, run_table, table_command
@@ -36,9 +44,6 @@ MAX_ANSWER = 1000
 MAX_LISTED = 30
 
 
-#: A polite word around a command: "bid 6 please", "please play QH, thanks".
-_POLITE = re.compile(r"^(?:please|pls)[,:]?\s+|[\s,;.!-]+(?:please|pls|thanks|thank you|thx|"
-                     r"cheers|ta)[\s.!]*$", re.I)
 #: The turn a move is for: "#12 play QH", "round 3: bid 5", "turn 12 play QH".
 _TURN_BEFORE = re.compile(r"^(?:#\s*(\d+)|(?:round|turn|move)\s*#?\s*(\d+))\s*[:,.)-]?\s+(.+)$",
                           re.I)
@@ -75,12 +80,6 @@ def _subject_of(raw: str) -> str:
     msg = message_from_string(raw, policy=default)
     return str(msg["Subject"] or "")
 
-
-def polite(line: str) -> str:
-    """``line`` without a polite word before or after the command."""
-    while (shorter := _POLITE.sub("", line.strip())) != line.strip():
-        line = shorter
-    return line.strip()
 
 
 def turn_of(line: str) -> tuple[str, int | None]:

@@ -13,9 +13,9 @@ as the same action.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from referee.engine.base import Action, AmbiguousAction, IllegalAction, ParseError
+from referee.engine.base import JSON, Action, AmbiguousAction, IllegalAction, ParseError
 from referee.engine.cards import Card
 
 CARD_HELP = "Write a card as QS, Q♠, 10D, TD or queen of spades."
@@ -107,9 +107,9 @@ def parse_line(line: str) -> Action | None:
     if text in _DONE:
         return Action("done")
     if verb in ("contract", "offer", "propose"):
-        return _contract(rest)
+        return _read_now_or_keep("contract", rest, read_contract)
     if verb == "attack":
-        return _attack(rest)
+        return _read_now_or_keep("attack", rest, read_attack)
     if verb == "bid":
         return _bid(rest)
     if verb in ("raise", "increase"):
@@ -147,13 +147,14 @@ def _number(word: str) -> int | None:
     return _NUMBER_WORDS.get(word)
 
 
-def _contract(text: str) -> Action:
-    """A contract, read now, or kept as its words when one of them might be
-    a player's name (see :func:`read_contract`)."""
+def _read_now_or_keep(verb: str, text: str, read: Callable[[str], tuple[JSON, ...]]) -> Action:
+    """A contract or an attack, read now, or kept as its words when one of
+    them might be a player's name (read once the names are known, by
+    :func:`read_contract` or :func:`read_attack`)."""
     words = _words(text)
     if _NAMEABLE.intersection(words):
-        return Action("contract", (" ".join(words),))
-    return Action("contract", read_contract(text))
+        return Action(verb, (" ".join(words),))
+    return Action(verb, read(text))
 
 
 def read_contract(
@@ -263,15 +264,6 @@ def _read_contract(words: Sequence[str], named: frozenset[str]) -> tuple[str, st
     if yours is None:
         yours = mine
     return partner, victim, mine, yours
-
-
-def _attack(text: str) -> Action:
-    """An attack, read now, or kept as its words when one of them might be
-    a player's name (see :func:`read_attack`)."""
-    words = _words(text)
-    if _NAMEABLE.intersection(words):
-        return Action("attack", (" ".join(words),))
-    return Action("attack", read_attack(text))
 
 
 def read_attack(

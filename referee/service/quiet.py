@@ -141,9 +141,13 @@ class QuietTable:
 
     def take_held(self, db: Session, game_id: int, player_id: int) -> list[Item]:
         """What was held for a player in a game, oldest first, now taken."""
-        rows = list(db.scalars(select(m.HeldMail).where(
-            m.HeldMail.game_id == game_id, m.HeldMail.player_id == player_id)
-            .order_by(m.HeldMail.id)))
+        q = (select(m.HeldMail).where(m.HeldMail.game_id == game_id,
+                                      m.HeldMail.player_id == player_id)
+             .order_by(m.HeldMail.id))
+        if db.get_bind().dialect.name == "postgresql":
+            # Another worker's digest of the same rows skips them: sent once.
+            q = q.with_for_update(skip_locked=True)
+        rows = list(db.scalars(q))
         if rows:
             db.execute(delete(m.HeldMail).where(m.HeldMail.id.in_([r.id for r in rows])))
         return [Item(r.headline, r.body, personal=False, routine=not r.body) for r in rows]

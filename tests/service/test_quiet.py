@@ -9,6 +9,7 @@ up. The figures asserted here are the README's.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 import referee.engine
 from referee.engine.spades import Spades
 from referee.service.delivery import SECRET_NOTE
+from tests.databases import KINDS, database_url
 from tests.test_spades_mail import (
     ADDRESS,
     BIDS,
@@ -41,8 +43,8 @@ def fixed_deal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(referee.engine.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
 
 
-def new_table(tmp_path: Path, **options: str) -> Table:
-    club = MailClub(tmp_path)
+def new_table(tmp_path: Path, database: str | None = None, **options: str) -> Table:
+    club = MailClub(tmp_path, **({"database": database} if database else {}))
     tag = club.referee.create_game(
         "spades", [f"{n} <{ADDRESS[n]}>" for n in NAMES], options=options, now=T0, seed="sp")
     return Table(club, tag)
@@ -139,8 +141,13 @@ def test_a_mode_that_is_no_mode_is_refused_with_the_choices(tmp_path: Path) -> N
             "each as it happens;") in " ".join(body(answer).split())
 
 
-def test_in_mail_digest_what_is_held_goes_out_once_a_day(tmp_path: Path) -> None:
-    table = new_table(tmp_path, mail="digest")
+@pytest.fixture(params=KINDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield from database_url(request.param, tmp_path)
+
+
+def test_in_mail_digest_what_is_held_goes_out_once_a_day(tmp_path: Path, db_url: str) -> None:
+    table = new_table(tmp_path, database=db_url, mail="digest")
     table.move("Alice", "bid 4")
     assert table.club.poll(T0 + timedelta(hours=23)) == []
     mails = table.club.poll(T0 + timedelta(days=1, minutes=1))

@@ -35,7 +35,27 @@ MAX_ADDRESS = 254
 MAX_ID = 250
 #: In-Reply-To and References ids kept (References: the most recent).
 MAX_IDS = 20
+#: The most of an address header (To, Cc, From...; all of one name
+#: together) that is read, and of In-Reply-To and References: ids and
+#: addresses past it are not looked at. Thousands of addresses.
+MAX_LIST_HEADER = 64 * 1024
+#: Authentication-Results headers kept, topmost first: the server's own is
+#: on top, and parsing each costs a third of a millisecond.
+MAX_AUTH_RESULTS = 50
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+#: The most of a Subject or display name that is decoded: enough for
+#: ``MAX_SUBJECT`` characters in any encoding (Q of 4-byte UTF-8 is 12 a
+#: character, and each encoded-word adds its charset and delimiters).
+MAX_ENCODED = 24 * MAX_SUBJECT
+
+#: The work one mail's body may cost, whatever its size. At most
+#: ``commands.MAX_LINES`` (100) command lines are read, so what lies beyond
+#: these bounds is never looked at: text of all parts together (characters),
+#: HTML of all parts together converted to text (html2text takes seconds a
+#: megabyte), and lines examined for commands.
+MAX_TEXT = 1024 * 1024
+MAX_HTML = 256 * 1024
+MAX_BODY_LINES = 20_000
 
 #: The local part every Message-ID the referee sends starts with (see
 #: ``compose.Composer.message_id``: ``pbm.<outbox id>.<tag>@<domain>``).
@@ -104,10 +124,11 @@ def parse_message(
     """
     msg = email.message_from_bytes(raw, policy=policy.compat32)
     headers = _headers(msg)
-    body = _body_text(msg) or ""
+    body = _body_text(msg, _Budget()) or ""
     sender_name, sender = _first_address(headers.get("from", []))
     message_id = _first_id(_first(headers, "message-id"))
-    subject = one_line(_decode_words(_first(headers, "subject") or ""))[:MAX_SUBJECT]
+    subject = one_line(_decode_words((_first(headers, "subject") or "")[:MAX_ENCODED]))
+    subject = subject[:MAX_SUBJECT]
     automation = _automation(
         msg, headers, sender, subject, message_id,
         referee_address=referee_address, list_address=list_address, our_domain=our_domain,
@@ -119,15 +140,15 @@ def parse_message(
         to=_addresses(headers.get("to", [])),
         cc=_addresses(headers.get("cc", [])),
         subject=subject,
-        in_reply_to=_ids(_first(headers, "in-reply-to"))[:MAX_IDS],
-        references=_ids(" ".join(headers.get("references", [])))[-MAX_IDS:],
+        in_reply_to=_ids((_first(headers, "in-reply-to") or "")[:MAX_LIST_HEADER])[:MAX_IDS],
+        references=_ids(" ".join(headers.get("references", []))[-MAX_LIST_HEADER:])[-MAX_IDS:],
         list_id=_list_id(_first(headers, "list-id")),
         automation=automation,
         lines=_command_lines(body),
         size=len(raw),
         tnef_only=not body.strip() and any(_tnef_parts(msg)),  # Outlook's winmail.dat
         date=_date(_first(headers, "date")),
-        auth_results=tuple(headers.get("authentication-results", [])),
+        auth_results=tuple(headers.get("authentication-results", [])[:MAX_AUTH_RESULTS]),
         bounce=_bounce(msg) if automation is Automation.BOUNCE else None,
     )
 
@@ -151,6 +172,10 @@ def find_tag(subject: str) -> str | None:
 _Headers = Mapping[str, list[str]]
 
 
+#: A byte the parser could not decode, kept as a lone surrogate.
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
 def _headers(msg: Message) -> dict[str, list[str]]:
     """Header values by lower-cased name, in order, unfolded, 8-bit bytes decoded.
 
@@ -159,7 +184,7 @@ def _headers(msg: Message) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for name, value in msg.raw_items():
         text = re.sub(r"[\r\n]", "", str(value)).strip()
-        if any("\udc80" <= c <= "\udcff" for c in text):  # raw 8-bit header (RFC 6532)
+        if _ESCAPED_BYTE.search(text):  # raw 8-bit header (RFC 6532)
             text = _decode_bytes(text.encode("utf-8", "surrogateescape"), None)
         out.setdefault(name.lower(), []).append(text)
     return out
@@ -179,11 +204,15 @@ def one_line(text: str) -> str:
 def _parsed_addresses(values: Sequence[str]) -> Iterator[tuple[str, str]]:
     """(decoded display name, lower-cased address) for each address with an
     ``@``; an address with spaces or control characters, or over SMTP's
-    length, is skipped."""
-    for name, addr in getaddresses(list(values)):
+    length, is skipped. Past :data:`MAX_LIST_HEADER` nothing is read (the
+    list is cut at the comma before it)."""
+    text = ", ".join(values)
+    if len(text) > MAX_LIST_HEADER:
+        text = text[:MAX_LIST_HEADER].rpartition(",")[0]
+    for name, addr in getaddresses([text]):
         addr = addr.strip().lower()
         if "@" in addr and len(addr) <= MAX_ADDRESS and not re.search(r"[\s\x00-\x1f\x7f]", addr):
-            yield one_line(_decode_words(name))[:MAX_NAME], addr
+            yield one_line(_decode_words(name[:MAX_ENCODED]))[:MAX_NAME], addr
 
 
 def _first_address(values: Sequence[str]) -> tuple[str, str]:
@@ -253,7 +282,7 @@ def _decode_words(text: str) -> str:
     it was typed.
     """
     out: list[str] = []
-    charset, run = "", b""
+    charset, run = "", bytearray()  # a bytearray grows in place: linear, not quadratic
     pos, after_word = 0, False
     for m in _ENCODED_WORD.finditer(text):
         data = _word_bytes(m.group(2), m.group(3))
@@ -262,12 +291,12 @@ def _decode_words(text: str) -> str:
         gap = text[pos : m.start()]
         word_charset = m.group(1).split("*")[0].lower()  # RFC 2231 may add "*language"
         if gap.strip() or not after_word or word_charset != charset:
-            out.append(_decode_bytes(run, charset) if run else "")
+            out.append(_decode_bytes(bytes(run), charset) if run else "")
             out.append("" if after_word and not gap.strip() else gap)
-            charset, run = word_charset, b""
+            charset, run = word_charset, bytearray()
         run += data
         pos, after_word = m.end(), True
-    out.append(_decode_bytes(run, charset) if run else "")
+    out.append(_decode_bytes(bytes(run), charset) if run else "")
     out.append(text[pos:])
     return "".join(out)
 
@@ -488,7 +517,26 @@ def _children(part: Message) -> list[Message]:
     return [p for p in payload if isinstance(p, Message)] if isinstance(payload, list) else []
 
 
-def _body_text(part: Message) -> str | None:
+class _Budget:
+    """What is left of one mail's :data:`MAX_TEXT` and :data:`MAX_HTML`:
+    each part read takes its share, and a part past the budget reads as
+    only what is left (often nothing)."""
+
+    def __init__(self) -> None:
+        self.text, self.html = MAX_TEXT, MAX_HTML
+
+    def take_text(self, text: str) -> str:
+        text = text[:self.text]
+        self.text -= len(text)
+        return text
+
+    def take_html(self, html: str) -> str:
+        html = html[:self.html]
+        self.html -= len(html)
+        return html
+
+
+def _body_text(part: Message, budget: _Budget) -> str | None:
     """What the author wrote in ``part``, or None where it holds nothing we read.
 
     Attachments and ``message/*`` parts (forwards, reports) are never read.
@@ -498,20 +546,21 @@ def _body_text(part: Message) -> str | None:
     ctype = part.get_content_type()
     maintype = part.get_content_maintype()
     if ctype == "text/plain":
-        return _plain_text(part)
+        return _plain_text(part, budget)
     if ctype == "text/html":
-        return _html_text(_decoded(part))
+        return _html_text(budget.take_html(_decoded(part)))
     if maintype != "multipart" or ctype == "multipart/encrypted":
         return None
     children = _children(part)
     if ctype == "multipart/signed":  # PGP/MIME, S/MIME: the first part is the signed one
-        return _body_text(children[0]) if children else None
+        return _body_text(children[0], budget) if children else None
     if ctype == "multipart/alternative":
-        readable = [(c.get_content_type(), t) for c in children if (t := _body_text(c))]
+        readable = [(c.get_content_type(), t) for c in children
+                    if (t := _body_text(c, budget))]
         found = [(kind, text) for kind, text in readable if text.strip()]
         plain = [text for kind, text in found if kind == "text/plain"]
         return plain[0] if plain else (found[0][1] if found else None)
-    texts = [text for c in children if (text := _body_text(c)) is not None]
+    texts = [text for c in children if (text := _body_text(c, budget)) is not None]
     return "\n".join(texts) if texts else None
 
 
@@ -524,8 +573,8 @@ def _decoded(part: Message) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _plain_text(part: Message) -> str:
-    text = _decoded(part)
+def _plain_text(part: Message, budget: _Budget) -> str:
+    text = budget.take_text(_decoded(part))
     fmt = part.get_param("format")
     if isinstance(fmt, str) and fmt.lower() == "flowed":
         delsp = part.get_param("delsp")
@@ -536,14 +585,13 @@ def _plain_text(part: Message) -> str:
 def _unflow(text: str, *, delsp: bool) -> str:
     """Join the soft line breaks of ``format=flowed`` text (RFC 3676 §4)."""
     out: list[str] = []
-    para: str | None = None
+    para: list[str] = []  # the paragraph's pieces, joined once: linear time
     para_depth = 0
 
     def flush() -> None:
-        nonlocal para
-        if para is not None:
-            out.append(">" * para_depth + para)
-            para = None
+        if para:
+            out.append(">" * para_depth + "".join(para))
+            para.clear()
 
     for line in text.split("\n"):
         depth = len(line) - len(line.lstrip(">"))
@@ -555,7 +603,7 @@ def _unflow(text: str, *, delsp: bool) -> str:
             flush()
         if soft and delsp:
             content = content[:-1]
-        para = content if para is None else para + content
+        para.append(content)
         para_depth = depth
         if not soft:
             flush()
@@ -670,7 +718,11 @@ _MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!])")
 
 
 def _html_text(html: str) -> str:
-    """HTML mail as plain text, without its quoted part (TAL, Discourse extractors)."""
+    """HTML mail as plain text, without its quoted part (TAL, Discourse extractors).
+
+    The caller caps ``html`` (:data:`MAX_HTML`): the conversion costs seconds
+    a megabyte.
+    """
     stripper = _QuoteStripper()
     stripper.feed(html)
     stripper.close()
@@ -744,15 +796,17 @@ def _command_lines(text: str) -> tuple[str, ...]:
     """The lines a person typed, without quotes, attributions, signatures and forwards.
 
     Reading stops at a signature separator, a mobile signature, a forward or
-    "Original Message" marker, Outlook's header block and separator line, or a
-    list footer's line of underscores.
+    "Original Message" marker, Outlook's header block and separator line, a
+    list footer's line of underscores, or after :data:`MAX_BODY_LINES` lines.
 
     A quote introduced by ``On ... wrote:`` and marked with ``>`` is skipped
     rather than cut, so bottom-posted and interleaved answers (Thunderbird's
     default) keep their commands; an attribution followed by unmarked text
     ends the reply, as everything below it is the original.
     """
-    lines = _clearsigned([_clean(line) for line in text.split("\n")])
+    # Only the first MAX_BODY_LINES lines are looked at: split no further.
+    head = text.split("\n", MAX_BODY_LINES)[:MAX_BODY_LINES]
+    lines = _clearsigned([_clean(line) for line in head])
     kept: list[str] = []
     i = 0
     while i < len(lines):

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from referee.mail import inbound
 from referee.mail.inbound import (
     Automation,
     Bounce,
@@ -1319,7 +1320,7 @@ def test_python_only_codecs_are_no_charsets() -> None:
 
 def test_lines_that_look_like_attributions_are_read_in_linear_time() -> None:
     # Nested ".*" in one regex took seconds for each such line.
-    crafted = ("On 1 " + "@ " * 190 + ":\n") * 4000 + "bid 5\n"
+    crafted = ("On 1 " + "@ " * 190 + ":\n") * 2500 + "bid 5\n"  # under MAX_TEXT
     started = time.perf_counter()
     msg = parse(simple(body=crafted.encode()))
     assert time.perf_counter() - started < 3
@@ -1487,3 +1488,79 @@ def test_a_quoted_body_yields_no_lines_and_a_move_above_it_is_the_only_one(
         entity += f"--{boundary}--\n".encode()
     raw = b"From: alice@example.com\nTo: referee@pbm.example.org\nMIME-Version: 1.0\n" + entity
     assert parse_message(raw, referee_address=REFEREE).lines == tuple(move)
+
+
+# -- bounded work: the worst mail under the size cap ------------------------------
+#
+# Each mail is nearly as big as the referee's default size cap (10 MB) lets
+# through; what parsing it hands on is capped, so its work is too. Timings
+# are for bench/worst_mail.py, not for tests.
+
+WORST = 9 * 1024 * 1024
+
+
+def spy(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """Record how long the text given to ``inbound.<name>`` is, call by call
+    (a list of strings: all together)."""
+    real = getattr(inbound, name)
+    seen: list[int] = []
+
+    def recording(arg: str | list[str], *args: object, **kw: object) -> object:
+        seen.append(len(arg) if isinstance(arg, str) else sum(map(len, arg)))
+        return real(arg, *args, **kw)
+
+    monkeypatch.setattr(inbound, name, recording)
+    return seen
+
+
+def test_a_9mb_encoded_subject_is_decoded_only_as_far_as_a_subject_is_kept(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    word = b"=?utf-8?b?" + base64.b64encode("zoë ".encode() * 10) + b"?="
+    decoded = spy(monkeypatch, "_decode_words")
+    msg = parse(simple(subject=b" ".join([word] * (WORST // len(word)))))
+    assert msg.subject == ("zoë " * (inbound.MAX_SUBJECT // 4))[:inbound.MAX_SUBJECT]
+    assert decoded and max(decoded) <= inbound.MAX_ENCODED
+
+
+def test_9mb_of_html_is_converted_only_up_to_the_html_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    converted = spy(monkeypatch, "_html_text")
+    msg = parse(simple(b"Content-Type: text/html\n", body=b"<p>bid 5</p>\n" * (WORST // 13)))
+    assert sum(converted) <= inbound.MAX_HTML
+    assert msg.lines[0] == "bid 5"
+
+
+def test_html_in_many_parts_shares_one_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    part = b"--p\nContent-Type: text/html\n\n" + b"<p>bid 5</p>\n" * 20_000
+    converted = spy(monkeypatch, "_html_text")
+    parse(simple(b"Content-Type: multipart/mixed; boundary=p\n",
+                 body=part * (WORST // len(part)) + b"--p--\n"))
+    assert sum(converted) <= inbound.MAX_HTML
+
+
+def test_9mb_of_junk_lines_are_examined_only_up_to_the_line_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    read = spy(monkeypatch, "_command_lines")
+    cleaned = spy(monkeypatch, "_clean")
+    msg = parse(simple(body=b"bid x\n" * (WORST // 6)))
+    assert read == [inbound.MAX_TEXT]  # the text handed on is capped
+    assert len(cleaned) <= inbound.MAX_BODY_LINES  # and reading stops early
+    assert msg.lines == ("bid x",) * inbound.MAX_BODY_LINES
+
+
+def test_a_9mb_flowed_paragraph_is_capped_and_joined_whole() -> None:
+    msg = parse(simple(b"Content-Type: text/plain; format=flowed\n",
+                       body=b"bid x \n" * (WORST // 7) + b"end\n"))
+    (line,) = msg.lines  # one soft-broken paragraph, cut at MAX_TEXT
+    assert line.startswith("bid x bid x") and inbound.MAX_TEXT * 0.8 < len(line) <= inbound.MAX_TEXT
+
+
+def test_a_9mb_recipient_list_is_read_only_up_to_its_cap(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    listed = spy(monkeypatch, "getaddresses")
+    to = b", ".join(b"u%d@example.com" % i for i in range(WORST // 20))
+    msg = parse(simple(b"Cc: " + to + b"\nReferences: " + to.replace(b", ", b"> <") + b"\n"))
+    assert max(listed) <= inbound.MAX_LIST_HEADER
+    assert msg.cc[:2] == ("u0@example.com", "u1@example.com")
+    assert len(", ".join(msg.cc)) <= inbound.MAX_LIST_HEADER
+    assert len(msg.references) == inbound.MAX_IDS

@@ -2,7 +2,9 @@
 the server's answers translated into what the outbox needs to know.
 
 RFC 5321 §4.2.1: a 5xx reply is permanent, a 4xx reply transient; a partial
-refusal of some recipients does not fail the message. The outbox's book-
+refusal of some recipients does not fail the message. A non-ASCII address
+needs SMTPUTF8 (RFC 6531): to a relay without it, that address is refused
+for good, by us, and the message goes to the others. The outbox's book-
 keeping (which rows, when to retry) is ``referee.service.outbox``.
 """
 
@@ -15,6 +17,13 @@ from email.policy import SMTP
 import aiosmtplib
 
 from referee.config import SmtpSection
+
+#: What a non-ASCII address gets from a relay without SMTPUTF8: RFC 6531's
+#: 553 5.6.7, "non-ASCII addresses not permitted", given by the referee (the
+#: relay was never asked).
+NO_SMTPUTF8 = aiosmtplib.SMTPResponse(
+    553, "5.6.7 not sent: the relay does not offer SMTPUTF8, which this non-ASCII "
+         "address needs")
 
 
 class RelayUnavailable(Exception):
@@ -75,6 +84,10 @@ class SmtpRelay:
             ) from e
         except aiosmtplib.SMTPResponseException as e:
             raise Refused(f"{e.code} {e.message}", permanent=e.code >= 500) from e
+        except aiosmtplib.SMTPNotSupported as e:
+            # Something this message needs and the relay lacks: the message
+            # fails, not the relay.
+            raise Refused(f"not sent: {e}", permanent=True) from e
         except (aiosmtplib.SMTPException, OSError) as e:
             raise RelayUnavailable(str(e)) from e
         return {a: (r.code, r.message) for a, r in errors.items()}
@@ -87,6 +100,23 @@ class SmtpRelay:
                 await client.ehlo()
             except aiosmtplib.SMTPHeloError:
                 await client.helo()
+        unfit: dict[str, aiosmtplib.SMTPResponse] = {}
+        if not client.supports_extension("smtputf8"):
+            if not sender.isascii():
+                raise Refused(f"{NO_SMTPUTF8.code} {NO_SMTPUTF8.message} (the envelope "
+                              f"sender {sender})", permanent=True)
+            unfit = {r: NO_SMTPUTF8 for r in recipients if not r.isascii()}
+            recipients = [r for r in recipients if r.isascii()]
+            if not recipients:
+                said = {r: f"{code} {words}" for r, (code, words) in unfit.items()}
+                raise Refused("recipients refused: " + "; ".join(
+                    f"{r}: {words}" for r, words in said.items()), permanent=True, refused=said)
+        errors = await self._send_to(raw, sender, recipients)
+        return {**errors, **unfit}
+
+    async def _send_to(self, raw: str, sender: str,
+                       recipients: list[str]) -> dict[str, aiosmtplib.SMTPResponse]:
+        client = self.client
         options: list[str] = []
         ascii_head = raw.isascii() or _head(raw).isascii()
         if client.supports_extension("8BITMIME") and ascii_head:
@@ -98,10 +128,7 @@ class SmtpRelay:
             errors, _ = await client.send_message(msg, sender=sender, recipients=recipients)
             return errors
         if not (sender.isascii() and all(r.isascii() for r in recipients)):
-            if not client.supports_extension("smtputf8"):
-                raise aiosmtplib.SMTPNotSupported(
-                    "an address has non-ASCII characters and the server has no SMTPUTF8")
-            options.append("SMTPUTF8")
+            options.append("SMTPUTF8")  # offered: ``_send`` kept no such address otherwise
         errors, _ = await client.sendmail(sender, recipients, raw.encode("utf-8"),
                                           mail_options=options)
         return errors

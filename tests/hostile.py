@@ -3,6 +3,10 @@ broken client or a forger can send, and none may stop or slow the referee.
 
 Each entry is (name, raw bytes). ``sender`` is put in From (a player's
 address, so the mail reaches the game's code, not just the stranger path).
+Each mail has its own Date and command lines, so that none is taken for a
+copy of another (intake's digest of sender, Date and commands) or for a
+loop (the same commands again and again): each reaches the reply path, and
+:data:`EXPECTED` says what each comes to.
 """
 
 from __future__ import annotations
@@ -12,14 +16,25 @@ import base64
 #: Above the referee's default limit of 10 MB no mail is fetched whole; the
 #: corpus stays under it, where the work is real.
 MB = 1024 * 1024
+#: The mails with no sender the referee could answer: no From at all, or one
+#: over SMTP's length. Every other mail is a player's, read and answered.
+NO_SENDER = frozenset({"long-from", "no-headers-at-all", "binary-garbage"})
 
 
-def _mail(sender: str, to: str, subject: bytes, body: bytes = b"help\n",
+def expected(name: str) -> tuple[str, str]:
+    """What the corpus mail ``name`` from a player comes to: the (status,
+    note) of its record. Never "duplicate of ..." nor "the same mail again"."""
+    if name in NO_SENDER:
+        return "ignored", "not answered: no sender address"
+    return "processed", "processed"
+
+
+def _mail(sender: str, to: str, subject: bytes, body: bytes, date: bytes,
           extra: bytes = b"", message_id: bytes | None = None) -> bytes:
     mid = message_id if message_id is not None else b"<hostile-%d@evil.test>" % id(subject)
     return (b"From: " + sender.encode() + b"\r\nTo: " + to.encode() + b"\r\n"
             b"Subject: " + subject + b"\r\nMessage-ID: " + mid + b"\r\n"
-            b"Date: Mon, 02 Mar 2026 12:00:00 +0000\r\n" + extra +
+            b"Date: " + date + b"\r\n" + extra +
             b"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" + body)
 
 
@@ -39,9 +54,18 @@ def corpus(sender: str, to: str, n: int = 0) -> list[tuple[str, bytes]]:
     def mid(name: str) -> bytes:
         return f"<{name}-{n}@evil.test>".encode()
 
+    dates: dict[str, bytes] = {}
+
+    def date(name: str) -> bytes:
+        """A Date of the mail's own: a minute each, a day each round ``n``."""
+        return dates.setdefault(name, b"%02d Mar 2026 %02d:%02d:00 +0000" % (
+            2 + n, 12 + len(dates) // 60, len(dates) % 60))
+
     def mail(name: str, subject: bytes, **kw: bytes) -> tuple[str, bytes]:
         kw.setdefault("message_id", mid(name))
-        return name, _mail(sender, to, subject, **kw)
+        # Its own commands: "help", and a line of its name (read, not understood).
+        kw.setdefault("body", b"help\r\nthis is " + name.encode() + b"\r\n")
+        return name, _mail(sender, to, subject, date=date(name), **kw)
 
     out = [mail(f"control-{c:02x}", _encoded(b"bid 5" + bytes([c]) + b"now"))
            for c in (0x0D, 0x0B, 0x0C, 0x1C, 0x00, 0x85)]
@@ -61,10 +85,11 @@ def corpus(sender: str, to: str, n: int = 0) -> list[tuple[str, bytes]]:
         mail("2mb-of-bad-lines", b"hi", body=b"bid x\r\n" * (2 * MB // 7)),
         mail("bad-charset", b"=?x-unknown?q?bid_5?=", body=b"\xff\xfe bid 5\r\n"),
         ("deep-mime", (f"From: {sender}\r\nTo: {to}\r\nSubject: deep\r\n".encode() +
-                       b"Message-ID: " + mid("deep-mime") + b"\r\nMIME-Version: 1.0\r\n" +
-                       _deep(400))),
+                       b"Message-ID: " + mid("deep-mime") + b"\r\nDate: " + date("deep-mime") +
+                       b"\r\nMIME-Version: 1.0\r\n" + _deep(400))),
         ("wide-mime", (f"From: {sender}\r\nTo: {to}\r\nSubject: wide\r\n".encode() +
-                       b"Message-ID: " + mid("wide-mime") + b"\r\nMIME-Version: 1.0\r\n"
+                       b"Message-ID: " + mid("wide-mime") + b"\r\nDate: " + date("wide-mime") +
+                       b"\r\nMIME-Version: 1.0\r\n"
                        b"Content-Type: multipart/mixed; boundary=w\r\n\r\n" +
                        b"".join(b"--w\r\nContent-Type: text/plain\r\n\r\nbid 5\r\n"
                                 for _ in range(3000)) + b"--w--\r\n")),
@@ -75,8 +100,10 @@ def corpus(sender: str, to: str, n: int = 0) -> list[tuple[str, bytes]]:
     # A From far over SMTP's length, and a display name with line breaks.
     long_from = "x" * 400 + "@evil.test"
     out[[name for name, _ in out].index("long-from")] = (
-        "long-from", _mail(long_from, to, b"hi", message_id=mid("long-from")))
+        "long-from", _mail(long_from, to, b"hi", b"help\r\n", date("long-from"),
+                           message_id=mid("long-from")))
     out.append(("name-with-breaks", _mail(
         f"=?utf-8?q?Eve=0D=0ABcc=3A_x?= <{sender.split('<')[-1].rstrip('>')}>", to, b"hi",
+        b"help\r\nthis is name-with-breaks\r\n", date("name-with-breaks"),
         message_id=mid("name-with-breaks"))))
     return out

@@ -89,6 +89,10 @@ class Handling:
         if msg.list_id and msg.list_id != self.senders.list_id():
             record.note = f"not answered: mail from another list ({msg.list_id})"
             return Outcome("ignored")
+        if not msg.sender:
+            # No From, or none SMTP could reach (over its length, with spaces).
+            record.note = "not answered: no sender address"
+            return Outcome("ignored")
         player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
         # Anyone, a stranger too, may deal themselves in where a game takes
         # members by mail (002 rule 1): seated below, joined by the commands.

@@ -8,6 +8,7 @@ twin over the real Postfix and Dovecot is ``tests/test_e2e_hostile.py``.
 from __future__ import annotations
 
 import mailbox
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -17,22 +18,49 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from referee.store import models as m
-from tests.hostile import corpus
+from tests.databases import KINDS, database_url
+from tests.hostile import NO_SENDER, corpus, expected
 from tests.test_referee import ALICE, BOB, REF, Club, body, new_goofspiel
 
+#: Budgets no corpus test reaches: what a mail comes to is its own doing.
+ROOMY = {"replies_per_hour": 1000, "replies_per_day": 1000, "same_mail": 1000}
 
-def _drop(club: Club, raw: bytes) -> None:
-    mailbox.Maildir(club.root / "in", create=True).add(raw)
+
+@pytest.fixture(params=KINDS)
+def club(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Club]:
+    """A club on SQLite, and on PostgreSQL where one answers, with roomy budgets."""
+    for url in database_url(request.param, tmp_path):
+        c = Club(tmp_path, database=url, limits=ROOMY)
+        yield c
+        c.referee.close()
+
+
+def _drop(club: Club, raw: bytes, name: str = "") -> None:
+    """Deliver ``raw`` to the referee's Maildir; named, its source key is
+    ``maildir:hostile-<name>``."""
+    box = mailbox.Maildir(club.root / "in", create=True)
+    if not name:
+        box.add(raw)
+        return
+    (club.root / "in" / "new" / f"hostile-{name}").write_bytes(raw)
+
+
+def outcomes(club: Club) -> dict[str, tuple[str, str]]:
+    """(status, note) of each corpus mail's record, by the mail's name."""
+    with club.referee.sessions() as db:
+        return {r.source_key.removeprefix("maildir:hostile-"): (r.status, r.note)
+                for r in db.scalars(select(m.Inbound)
+                                    .where(m.Inbound.source_key.like("maildir:hostile-%")))}
 
 
 def test_every_legitimate_bid_between_hostile_mails_is_applied_and_answered_once(
-        club: Club) -> None:
+        club: Club, capsys: pytest.CaptureFixture[str]) -> None:
     tag = new_goofspiel(club, order="1,2,3,4,5,6")
     club.poll()
     hostile = corpus(f"Alice <{ALICE}>", REF)
     for rnd, card in enumerate((6, 5, 4), start=1):
-        for _, raw in hostile[(rnd - 1) * 8:rnd * 8]:
-            _drop(club, raw)
+        for name, raw in hostile[(rnd - 1) * 8:rnd * 8]:
+            _drop(club, raw, name)
         club.send(ALICE, f"bid {card}", subject=f"[{tag}] round {rnd}")
         club.send(BOB, f"bid {card - 3}", subject=f"[{tag}] round {rnd}")
         sent = club.poll(club.now + timedelta(minutes=1))
@@ -46,10 +74,24 @@ def test_every_legitimate_bid_between_hostile_mails_is_applied_and_answered_once
     assert [(a.seat, a.action["args"]) for a in actions] == [
         (1, [6]), (2, [3]), (1, [5]), (2, [2]), (1, [4]), (2, [1])]
     assert len(hostile) <= 24 and len(rows) == len(hostile) + 6  # every mail is recorded
+    # Each hostile mail was read and answered, or not answered for its own
+    # reason: none was taken for a copy of another, or for a loop.
+    assert outcomes(club) == {name: expected(name) for name, _ in hostile}
+    answered = {mid for r in rows if r.status == "processed" and (mid := r.message_id)
+                and r.source_key.startswith("maildir:hostile-")}
+    replies = [r for r in outbox if r.recipients == [ALICE] and "In-Reply-To: <" in r.raw]
+    assert {mid for mid in answered if f"In-Reply-To: <{mid}>" in "".join(
+        r.raw for r in replies)} == answered  # an answer to each, to Alice alone
     assert all(r.sent_at is not None for r in outbox)  # nothing stuck in the outbox
     assert max(len(r.raw) for r in outbox) < 64_000  # no reply grows with its input
     # Mail that a hostile mail answered went to the player's own address only.
     assert {a for r in outbox for a in r.recipients} <= {ALICE, BOB}
+    with capsys.disabled():
+        print(f"\n[{club.referee.db_engine.dialect.name}] {len(hostile)} hostile mails: "
+              f"{sum(s == 'processed' for s, _ in outcomes(club).values())} read and answered, "
+              f"{sum(s == 'ignored' for s, _ in outcomes(club).values())} ignored (no sender), "
+              f"{sum(s == 'failed' for s, _ in outcomes(club).values())} failed; "
+              f"6 moves applied once")
 
 
 def test_a_reply_that_cannot_be_built_still_records_the_mail_and_moves_on(
@@ -116,16 +158,21 @@ def _shared_club(factory: pytest.TempPathFactory) -> Club:
 def test_forged_hostile_mail_in_verified_mode_blocks_nothing(tmp_path: Path) -> None:
     """In verified mode a forged From of a player reaches the "not verified"
     answer, which echoes the subject: it must not fault either."""
-    club = Club(tmp_path, auth={"require": "verified", "authserv_id": "mx.club.test"})
+    club = Club(tmp_path, auth={"require": "verified", "authserv_id": "mx.club.test"},
+                limits=ROOMY)
     tag = new_goofspiel(club)
     club.poll()
-    for _, raw in corpus(f"Alice <{ALICE}>", REF):
-        _drop(club, raw)
+    hostile = corpus(f"Alice <{ALICE}>", REF)
+    for name, raw in hostile:
+        _drop(club, raw, name)
     club.poll(club.now + timedelta(minutes=1))
     with club.referee.sessions() as db:
-        statuses = [r.status for r in db.scalars(select(m.Inbound))]
         unsent = list(db.scalars(select(m.Outbox).where(m.Outbox.sent_at.is_(None))))
-    assert "failed" not in statuses and unsent == []
+    # Each reached the check of its sender, and was refused there.
+    assert outcomes(club) == {name: expected(name) if name in NO_SENDER else (
+        "refused", "sender not verified: no Authentication-Results from mx.club.test")
+        for name, _ in hostile}
+    assert unsent == []
     club.send(BOB, "help", subject=f"[{tag}] still there?")
     (answer,) = club.poll(club.now + timedelta(minutes=2))
     assert "(not applied)" in answer["Subject"]  # Bob's mail is read at once

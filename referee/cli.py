@@ -138,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
     outbox.add_argument("--retry", metavar="ID", help="send this mail again (or: all failed)")
     outbox.add_argument("--json", action="store_true")
 
+    inbound = sub.add_parser("inbound", help="mail that failed to be read; read one again")
+    inbound.add_argument("--retry", metavar="ID",
+                         help="read this mail again from the mailbox (or: all failed)")
+    inbound.add_argument("--json", action="store_true")
+
     pages = sub.add_parser("pages", help="write the game pages (static HTML)")
     pages.add_argument("dir", nargs="?", help="the folder (default: [web] path)")
 
@@ -289,6 +294,8 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             return _fresh(health, args.max_age)
         if args.command == "outbox":
             return _outbox(referee, config, args.retry, args.json)
+        if args.command == "inbound":
+            return _inbound(referee, config, args.retry, args.json)
         if args.command == "pages":
 
             from referee.web import write_pages
@@ -509,10 +516,57 @@ def _outbox(referee: Referee, config: Config, retry: str | None, as_json: bool) 
     return 0
 
 
-def _number(option: str, text: str) -> int:
+def _number(option: str, text: str, what: str = "outbox") -> int:
     if not text.isdigit():
-        raise RefereeError(f"{option}: {text!r} is not an outbox id (see: referee outbox)")
+        raise RefereeError(f"{option}: {text!r} is not an {what} id (see: referee {what})")
     return int(text)
+
+
+def _inbound(referee: Referee, config: Config, retry: str | None, as_json: bool) -> int:
+    """``referee inbound``: the mail that failed, and reading it again. The
+    mail itself stays in the mailbox (the referee keeps only its record), so
+    reading again fetches it from there by its source key."""
+    if retry is not None:
+        ids = ([r["id"] for r in referee.health.inbound(limit=None) if r["state"] == "failed"]
+               if retry == "all" else [_number("--retry", retry, "inbound")])
+        for iid in ids:
+            referee.health.retry_inbound(iid)
+        print(f"{len(ids)} mail(s) to read again")
+        if ids:
+            _reread_unless_busy(referee, config)
+        return 0
+    rows = referee.health.inbound()
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print("No inbound mail failed.")
+    for r in rows:
+        print(f"{r['id']:>6}  {r['state']:<7} {r['received_at']}  from {r['sender'] or '-'}  "
+              f"{r['subject']!r}")
+        print(f"        {r['reason']}")
+    return 0
+
+
+def _reread_unless_busy(referee: Referee, config: Config) -> None:
+    """Read the mail asked for again now, and send its answers, unless a pass
+    or the daemon runs: then it reads them (the daemon within a minute)."""
+    from imapclient.exceptions import IMAPClientError
+
+    from referee.check import explain
+    from referee.passes import exclusive, reread
+
+    with exclusive(referee) as mine:
+        if not mine:
+            print("a pass or the daemon is running: it reads them (the daemon within a minute)")
+            return
+        try:
+            done = reread(referee)
+        except (IMAPClientError, OSError) as e:
+            raise explain(e, "mailbox", config.mailbox) from None
+    for iid, status in done:
+        print(f"{iid:>6}  read again: {status}")
+    _send_unless_busy(referee, config, None)
 
 
 def format_health(health: dict[str, Any]) -> str:
@@ -520,8 +574,15 @@ def format_health(health: dict[str, Any]) -> str:
     waiting = f", the oldest waiting since {box['oldest_waiting']}" if box["oldest_waiting"] \
         else ""
     failed = f", {box['failed']} failed (see: referee outbox)" if box["failed"] else ""
-    lines = [f"outbox: {box['queued']} waiting{waiting}{failed}",
-             f"last pass: {last['at']} ({last['what']})" if last else "last pass: none yet"]
+    lines = [f"outbox: {box['queued']} waiting{waiting}{failed}"]
+    inbound = health["inbound"]
+    if inbound["failed"] or inbound["retrying"]:
+        again = f", {inbound['retrying']} to read again" if inbound["retrying"] else ""
+        lines.append(f"inbound: {inbound['failed']} failed{again} (see: referee inbound)")
+        for r in inbound["recent"]:
+            lines.append(f"  {r['id']} at {r['received_at']} from {r['sender'] or '-'}: "
+                         f"{r['reason']}")
+    lines.append(f"last pass: {last['at']} ({last['what']})" if last else "last pass: none yet")
     if error:
         lines.append(f"last error: {error['at']}: {error['what']}")
     return "\n".join(lines) + "\n"

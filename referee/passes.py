@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
-from referee.mail.imap import ImapSource
+from referee.mail.imap import MAX_HEADER_BYTES, ImapSource, fetch_plan
 from referee.mail.maildir import MaildirSource
 from referee.service import Referee, now_utc
 
@@ -28,10 +30,14 @@ class PassReport:
     failed: int = 0
     timeouts: int = 0
     sent: int = 0
+    #: Failed mail read again, as the operator asked (``referee inbound --retry``).
+    reread: int = 0
 
     def __str__(self) -> str:
-        failed = f" ({self.failed} failed: see the log)" if self.failed else ""
-        return (f"read {self.read} message(s), processed {self.processed}{failed}, "
+        failed = (f" ({self.failed} failed: see the log, and referee inbound)"
+                  if self.failed else "")
+        again = f", read again {self.reread}" if self.reread else ""
+        return (f"read {self.read} message(s), processed {self.processed}{failed}{again}, "
                 f"timeouts {self.timeouts}, sent {self.sent}")
 
 
@@ -94,10 +100,93 @@ def intake(referee: Referee, now: datetime | None = None,
     return read, processed, failed
 
 
+def reread(referee: Referee, now: datetime | None = None,
+           imap: ImapSource | None = None) -> list[tuple[int, str]]:
+    """Read again each failed mail the operator asked for (``referee inbound
+    --retry``), fetched from the mailbox by its source key; returns (record
+    id, what came of it). A mail no longer in the mailbox (expunged, or the
+    mailbox was reset or renamed since) is recorded failed again, saying so.
+    Connects to the mailbox only when there is mail to read again."""
+    wanted = referee.intake.retries()
+    if not wanted:
+        return []
+    cfg = referee.config
+    done: list[tuple[int, str]] = []
+    own = imap is None and cfg.mailbox.kind == "imap"
+    src = ImapSource(cfg.mailbox, cfg.referee.max_message_size) if own else imap
+    try:
+        for iid, key in wanted:
+            if cfg.mailbox.kind == "maildir":
+                fetched = _from_maildir(cfg.resolve(cfg.mailbox.path), key)
+            else:
+                assert src is not None
+                fetched = _from_imap(src, key)
+            if isinstance(fetched, str):
+                referee.intake.not_read_again(iid, fetched)
+                done.append((iid, "failed"))
+                log.warning("mail %s (%s) not read again: %s", iid, key, fetched)
+                continue
+            raw, size = fetched
+            outcome = referee.intake.process(raw, key, now or now_utc(), size=size, again=iid)
+            done.append((iid, outcome.status))
+            log.info("mail %s (%s) read again: %s", iid, key, outcome.status,
+                     extra={"source": key, "outcome": outcome.status, "game": outcome.tag})
+    finally:
+        if own and src is not None:
+            src.close()
+    return done
+
+
+def _from_maildir(path: Path, key: str) -> tuple[bytes, int | None] | str:
+    """A mail of the Maildir by its source key (``maildir:<name>``), read or
+    not, or why there is none."""
+    name = key.removeprefix("maildir:")
+    if name == key:
+        return "it did not come from this Maildir"
+    for sub in ("cur", "new"):
+        try:
+            with os.scandir(path / sub) as entries:
+                found = [e.path for e in entries if e.name.split(":", 1)[0] == name]
+        except FileNotFoundError:
+            continue
+        for file in found:
+            try:
+                return Path(file).read_bytes(), None
+            except FileNotFoundError:
+                continue  # taken away meanwhile
+    return "it is no longer in the Maildir"
+
+
+def _from_imap(src: ImapSource, key: str) -> tuple[bytes, int | None] | str:
+    """A mail of the IMAP folder by its source key
+    (``imap:<user>/<folder>;UIDVALIDITY=<n>;UID=<n>``), or why there is none.
+    A mail over the size cap brings only its header, as it did the first time."""
+    mailbox, _, rest = key.partition(";UIDVALIDITY=")
+    validity, _, uid_text = rest.partition(";UID=")
+    if mailbox != src.mailbox or not validity.isdigit() or not uid_text.isdigit():
+        return f"it did not come from {src.mailbox}"
+    client = src.connect()
+    uid = int(uid_text)
+    if int(validity) != src.uidvalidity:
+        return f"{src.mailbox} was reset since (a new UIDVALIDITY)"
+    answer = client.fetch([uid], ["RFC822.SIZE"])
+    if b"RFC822.SIZE" not in answer.get(uid, {}):
+        return f"it is no longer in {src.mailbox}"
+    size = int(answer[uid][b"RFC822.SIZE"])
+    ((part, _),) = fetch_plan([(uid, size)], src.max_size)
+    item, found = (("BODY.PEEK[]", b"BODY[]") if part == "body" else
+                   (f"BODY.PEEK[HEADER]<0.{MAX_HEADER_BYTES}>", b"BODY[HEADER]<0>"))
+    data = client.fetch([uid], [item]).get(uid, {})
+    if found not in data:
+        return f"it is no longer in {src.mailbox}"
+    return data[found], size
+
+
 def run_pass(referee: Referee, now: datetime | None = None,
              imap: ImapSource | None = None) -> PassReport:
-    """Intake, deadlines, outbox: the whole of ``referee poll``."""
+    """Mail to read again, intake, deadlines, outbox: the whole of ``referee poll``."""
     report = PassReport()
+    report.reread = len(reread(referee, now, imap))
     report.read, report.processed, report.failed = intake(referee, now, imap)
     report.timeouts = referee.fire_deadlines(now)
     report.sent = send_outbox(referee, now)
@@ -151,5 +240,5 @@ def exclusive(referee: Referee) -> Iterator[bool]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-__all__ = ["PassReport", "exclusive", "intake", "many_workers", "publish_pages", "run_pass",
-           "send_outbox"]
+__all__ = ["PassReport", "exclusive", "intake", "many_workers", "publish_pages", "reread",
+           "run_pass", "send_outbox"]

@@ -6,8 +6,11 @@ server connection is retried with capped exponential backoff.
 A lost mailbox connection (an IMAP restart: EOF or BYE during IDLE, a refused
 connect while the server is down) is logged once at WARNING, retried from
 :data:`RECONNECT_FIRST` seconds doubling to :data:`RECONNECT_MAX`, and its end
-is logged when a pass succeeds again. The outbox job runs every few seconds,
-so a relay back after an outage drains as soon as its rows are due.
+is logged when a pass succeeds again. A database that is busy (a locked
+SQLite file) or away is the same: one line, then another try within seconds
+(:data:`DATABASE_RETRY_MAX` at most), as ``referee poll`` says it in one line
+and cron runs it again. The outbox job runs every few seconds, so a relay
+back after an outage drains as soon as its rows are due.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from imapclient.exceptions import IMAPClientError
 
 from referee.check import EX_CONFIG, EX_NOPERM, ServerProblem, explain
 from referee.mail.imap import ImapSource
-from referee.passes import intake, publish_pages, send_outbox
+from referee.passes import intake, publish_pages, reread, send_outbox
 from referee.service import Referee, now_utc
+from referee.service.common import DATABASE_AWAY
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +43,15 @@ MAX_BACKOFF = 300.0
 #: Reconnecting to the mailbox: first wait, and the cap of the doubling.
 RECONNECT_FIRST = 1.0
 RECONNECT_MAX = 30.0
+#: Reading mail again after the database was busy or away: from
+#: RECONNECT_FIRST, doubling to this.
+DATABASE_RETRY_MAX = 10.0
+
+
+def database_reason(error: BaseException) -> str:
+    """The database's own words for why it is away, in one line."""
+    text = str(getattr(error, "orig", None) or error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 class Daemon:
@@ -71,6 +84,10 @@ class Daemon:
         with self.lock:
             try:
                 fn()
+            except DATABASE_AWAY as e:
+                # Busy or away: nothing to record it in, and the job runs again soon.
+                log.warning("%s: the database is busy or away (%s); will try again", what,
+                            database_reason(e))
             except Exception as e:
                 log.exception("%s failed; will try again", what)
                 self._note_error(f"{what} failed: {type(e).__name__}: {e}")
@@ -92,10 +109,18 @@ class Daemon:
         self._guarded("deadlines", self._deadlines_pass)
 
     def _deadlines_pass(self) -> None:
+        # Failed mail the operator asked to read again (``referee inbound
+        # --retry``) is read within the minute; a mailbox away delays only it.
+        try:
+            again = reread(self.referee)
+        except (IMAPClientError, OSError) as e:
+            log.warning("mail to read again waits: the mailbox is away (%s)", e)
+            again = []
         fired = self.referee.fire_deadlines()
         self._send()
         publish_pages(self.referee)
-        self._note_pass(f"daemon: deadlines swept ({fired} fired), outbox sent")
+        self._note_pass(f"daemon: deadlines swept ({fired} fired), outbox sent"
+                        + (f", {len(again)} mail(s) read again" if again else ""))
 
     def _send(self) -> None:
         send_outbox(self.referee)
@@ -108,6 +133,10 @@ class Daemon:
         than send the same mail twice."""
         try:
             held = self.referee.lease.renew()
+        except DATABASE_AWAY as e:
+            log.warning("renewing the pass lease: the database is busy or away (%s); will try "
+                        "again", database_reason(e))
+            return
         except Exception:
             log.exception("renewing the pass lease failed; will try again")
             return
@@ -124,6 +153,7 @@ class Daemon:
         cfg = self.referee.config.mailbox
         delay = RECONNECT_FIRST
         lost_since: float | None = None  # monotonic time the connection was lost
+        busy_since: float | None = None  # monotonic time the database was first busy
         source = (ImapSource(cfg, self.referee.config.referee.max_message_size)
                   if cfg.kind == "imap" else None)
         while not self.stop.is_set():
@@ -140,6 +170,10 @@ class Daemon:
                     log.warning("mailbox connection restored after %.1f s; reading mail again",
                                 time.monotonic() - lost_since)
                     lost_since = None
+                if busy_since is not None:
+                    log.warning("the database answers again after %.1f s; reading mail again",
+                                time.monotonic() - busy_since)
+                    busy_since = None
                 if source is not None and source.has_idle():
                     self._idle(source)
                 else:
@@ -161,6 +195,20 @@ class Daemon:
                     log.info("mailbox still unreachable (%s); next try in %.0f s", e, delay)
                 self.stop.wait(delay)
                 delay = min(delay * 2, RECONNECT_MAX)
+            except DATABASE_AWAY as e:
+                # A locked SQLite file, a database restarting: one line, not a
+                # traceback, and the mail is read again within seconds. The
+                # mailbox connection is fine and kept.
+                delay = min(delay, DATABASE_RETRY_MAX)
+                if busy_since is None:
+                    busy_since = time.monotonic()
+                    log.warning("the database is busy or away (%s); reading mail again in "
+                                "%.0f s", database_reason(e), delay)
+                else:
+                    log.info("the database is still busy or away (%s); next try in %.0f s",
+                             database_reason(e), delay)
+                self.stop.wait(delay)
+                delay = min(delay * 2, DATABASE_RETRY_MAX)
             except Exception:
                 # The database away or locked, or a fault of ours: the watcher
                 # must live on, or the daemon would stop reading mail unseen.

@@ -1,19 +1,26 @@
-"""Health and the outbox: ``status`` shows the outbox, the last completed
-pass and the last error; ``referee outbox`` lists and retries; ``status
---max-age`` says whether passes still complete (HEALTHCHECK)."""
+"""Health and the outbox: ``status`` shows the outbox, failed inbound mail,
+the last completed pass and the last error; ``referee outbox`` and
+``referee inbound`` list and retry; ``status --max-age`` says whether passes
+still complete (HEALTHCHECK)."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from referee.cli import main
-from referee.service import now_utc
+from referee.config import load_config
+from referee.service import Referee, now_utc
+from referee.service.delivery import Delivery
+from referee.store import models as m
 from tests.mailstack import MailStack
 from tests.test_check import write
+from tests.test_e2e import REF
 
 #: Refused for good by the suite's Postfix (554 Relay access denied).
 STRANGER, OTHER = "someone@elsewhere.invalid", "other@elsewhere.invalid"
@@ -68,3 +75,52 @@ def test_status_shows_the_outbox_the_last_pass_and_the_last_error_and_outbox_ret
     assert re.search(rf"^ +{oid}  failed .*\(4 attempt\(s\), failed for good\)$", out, re.M)
     code, _, err = _out([*cli, "outbox", "--retry", "9999"], capsys)
     assert code == 1 and "There is no unsent mail 9999 in the outbox." in err
+
+
+def test_failed_inbound_mail_shows_in_status_and_inbound_reads_it_again_from_imap_once(
+    tmp_path: Path, mailstack: MailStack, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    mailstack.clear_all()  # the stack is the session's: mail of earlier tests would be read
+    config = write(tmp_path / "referee.toml", mailstack)
+    cli = ["-c", str(config)]
+    alice, bob = mailstack.address("alice"), mailstack.address("bob")
+    assert main([*cli, "init"]) == 0
+    assert main([*cli, "game", "new", "goofspiel", "--player", alice, "--player", bob]) == 0
+    capsys.readouterr()
+    mailstack.wait_for("alice", 1)
+    mailstack.send(f"From: {alice}\r\nTo: {REF}\r\nSubject: [goofspiel-1] my bid\r\n"
+                   f"Message-ID: <bid-1@example.test>\r\n\r\nbid 4\r\n", alice, REF)
+    mailstack.wait_for("referee", 1)
+    monkeypatch.setattr(Delivery, "reply", lambda *_a, **_k: 1 / 0)  # a fault of ours
+    later = (now_utc() + timedelta(minutes=1)).isoformat()
+    assert main([*cli, "poll", "--now", later]) == 0
+    monkeypatch.undo()
+    code, out, _ = _out([*cli, "status"], capsys)
+    found = re.search(r"^inbound: 1 failed \(see: referee inbound\)\n"
+                      r"  (\d+) at \S+Z from alice@example\.test: internal error: "
+                      r"ZeroDivisionError: division by zero$", out, re.M)
+    assert found, out
+    iid = found.group(1)
+    code, out, _ = _out([*cli, "inbound", "--json"], capsys)
+    (row,) = json.loads(out)
+    assert row["source"].startswith(f"imap:{REF}/INBOX;UIDVALIDITY=")
+    code, out, _ = _out([*cli, "inbound", "--retry", iid], capsys)
+    assert (code, out) == (0, f"1 mail(s) to read again\n{iid:>6}  read again: processed\n")
+    answers = [x for x in mailstack.wait_for("alice", 2)
+               if x["In-Reply-To"] == "<bid-1@example.test>"]
+    assert len(answers) == 1 and "DONE (bid 4)" in str(answers[0].get_body(("plain",)))
+    later = (now_utc() + timedelta(minutes=2)).isoformat()
+    assert main([*cli, "poll", "--now", later]) == 0  # nothing read twice
+    code, out, _ = _out([*cli, "status"], capsys)
+    assert "inbound:" not in out
+    referee = Referee(load_config(config))
+    try:
+        with referee.sessions() as db:
+            moves = [a.action["args"] for a in db.scalars(
+                select(m.ActionLog).where(m.ActionLog.source == "player"))]
+            replies = [r for r in db.scalars(select(m.Outbox))
+                       if "In-Reply-To: <bid-1@example.test>" in r.raw]
+    finally:
+        referee.close()
+    assert moves == [[4]] and len(replies) == 1  # refereed once, answered once

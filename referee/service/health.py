@@ -1,5 +1,6 @@
-"""The referee's health for ``status`` and ``outbox``: the outbox's queue,
-failed mail and its retry, the last completed pass and the last error.
+"""The referee's health for ``status``, ``outbox`` and ``inbound``: the
+outbox's queue, failed mail out and in and their retry, the last completed
+pass and the last error.
 
 The last pass and the last error are kept as two named rows of the
 ``leases`` table (``health.pass``, ``health.error``: the text in ``holder``,
@@ -18,12 +19,16 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from referee.mail.inbound import one_line
 from referee.service.common import RefereeError
+from referee.service.intake import RETRY
 from referee.store import models as m
 
 LAST_PASS = "health.pass"
 LAST_ERROR = "health.error"
-#: How many outbox rows ``referee outbox`` lists, newest first.
+#: How many outbox rows ``referee outbox`` (and inbound records ``referee
+#: inbound``) lists, newest first.
 LISTED = 50
+#: How many failed inbound mails ``status`` shows, newest first.
+RECENT = 5
 
 
 class Health:
@@ -47,20 +52,53 @@ class Health:
                 row.holder, row.expires_at = one_line(text)[:200], now
 
     def summary(self) -> dict[str, Any]:
-        """The outbox (queued, failed, oldest waiting), the last pass and error."""
+        """The outbox (queued, failed, oldest waiting), the inbound mail that
+        failed (how many, the latest few, and how many wait to be read
+        again), the last pass and error."""
         with self.sessions() as db:
             waiting = (m.Outbox.sent_at.is_(None), m.Outbox.failed_at.is_(None))
             queued = db.scalar(select(func.count()).select_from(m.Outbox).where(*waiting))
             oldest = db.scalar(select(func.min(m.Outbox.created_at)).where(*waiting))
             failed = db.scalar(select(func.count()).select_from(m.Outbox)
                                .where(m.Outbox.failed_at.is_not(None)))
+            in_failed = db.scalar(select(func.count()).select_from(m.Inbound)
+                                  .where(m.Inbound.status == "failed"))
+            retrying = db.scalar(select(func.count()).select_from(m.Inbound)
+                                 .where(m.Inbound.status == RETRY))
             last = {name: db.get(m.Lease, name) for name in (LAST_PASS, LAST_ERROR)}
         return {
             "outbox": {"queued": queued or 0, "failed": failed or 0,
                        "oldest_waiting": _iso(oldest)},
+            "inbound": {"failed": in_failed or 0, "retrying": retrying or 0,
+                        "recent": self.inbound(RECENT, failed_only=True) if in_failed else []},
             "last_pass": _entry(last[LAST_PASS]),
             "last_error": _entry(last[LAST_ERROR]),
         }
+
+    def inbound(self, limit: int | None = LISTED,
+                failed_only: bool = False) -> list[dict[str, Any]]:
+        """The inbound mail that failed, or waits to be read again, newest first
+        (``limit`` None: all): when it came, from whom, its subject and why
+        it failed."""
+        states = ("failed",) if failed_only else ("failed", RETRY)
+        with self.sessions() as db:
+            q = (select(m.Inbound).where(m.Inbound.status.in_(states))
+                 .order_by(m.Inbound.id.desc()).limit(limit))
+            return [{
+                "id": row.id, "received_at": _iso(row.received_at),
+                "sender": row.sender or None, "subject": one_line(row.subject or "")[:200],
+                "state": "failed" if row.status == "failed" else "to read again",
+                "reason": one_line(row.note or "")[:500], "source": row.source_key,
+            } for row in db.scalars(q)]
+
+    def retry_inbound(self, iid: int) -> None:
+        """Read a failed inbound mail again, from the mailbox, at the next pass."""
+        with self.sessions.begin() as db:
+            row = db.get(m.Inbound, iid)
+            if row is None or row.status != "failed":
+                raise RefereeError(f"There is no failed inbound mail {iid} "
+                                   "(see: referee inbound).")
+            row.status = RETRY
 
     def outbox(self, limit: int = LISTED) -> list[dict[str, Any]]:
         """The mail waiting or failed, newest first."""

@@ -5,6 +5,12 @@ and hand it to ``handling`` for what it gets.
 ``Intake.process`` opens the message's transaction and commits it with the
 mailbox cursor; a fault of ours rolls it back and records the message as
 failed in a transaction of its own, so it never blocks the mail behind it.
+
+A failed mail is not kept, only its record (the mailbox keeps the mail). The
+operator may ask for it to be read again (``referee inbound --retry``): its
+record is marked :data:`RETRY`, the next pass fetches the mail by its source
+key and hands it back here with ``again``, and the record itself becomes the
+mail's record, in one transaction, so the mail is refereed once.
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ Cursor = tuple[str, int, int]
 #: How often a message whose transaction lost a unique-key race to another
 #: worker is read again before it counts as failed.
 RACE_RETRIES = 2
+#: The status of a failed mail's record that the operator asked to be read again.
+RETRY = "retry"
 
 
 class Intake:
@@ -51,18 +59,21 @@ class Intake:
         self.handling = Handling(config, delivery, senders, bounces, routing)
 
     def process(self, raw: bytes, source_key: str, now: datetime,
-                cursor: Cursor | None = None, size: int | None = None) -> Outcome:
+                cursor: Cursor | None = None, size: int | None = None,
+                again: int | None = None) -> Outcome:
         """Process one raw message in one transaction.
 
         ``cursor`` (mailbox, UIDVALIDITY, UID) is stored in the same
         transaction, so the mailbox position and the game never disagree.
         ``size`` is the server's size of a message fetched only in part.
+        ``again`` is the id of the failed mail's record the operator asked to
+        be read again (:data:`RETRY`); anything else reads it as "duplicate".
         """
         try:
             for attempt in range(RACE_RETRIES + 1):
                 try:
                     with self.sessions.begin() as db:
-                        return self._process(db, raw, source_key, now, cursor, size)
+                        return self._process(db, raw, source_key, now, cursor, size, again)
                 except IntegrityError:
                     # Another worker committed the same mail, or a row this
                     # one also made (a player, a budget): done elsewhere.
@@ -79,7 +90,22 @@ class Intake:
             # block the mail behind it, so it is recorded as failed in a
             # transaction of its own.
             log.exception("processing message %s failed", source_key)
-            return self._failed(raw, source_key, now, cursor, e)
+            return self._failed(raw, source_key, now, cursor, e, again)
+
+    def retries(self) -> list[tuple[int, str]]:
+        """(record id, source key) of each mail to read again, oldest first."""
+        with self.sessions() as db:
+            q = (select(m.Inbound.id, m.Inbound.source_key)
+                 .where(m.Inbound.status == RETRY).order_by(m.Inbound.id))
+            return [(iid, key) for iid, key in db.execute(q)]
+
+    def not_read_again(self, iid: int, reason: str) -> None:
+        """A mail to read again that could not be fetched: failed again, saying why."""
+        with self.sessions.begin() as db:
+            row = db.get(m.Inbound, iid)
+            if row is not None and row.status == RETRY:
+                row.status = "failed"
+                row.note = f"not read again: {reason} (it had failed: {row.note})"[:1000]
 
     def cursor(self, mailbox: str) -> tuple[int, int] | None:
         """The (UIDVALIDITY, last UID) processed in ``mailbox``, if any."""
@@ -113,15 +139,25 @@ class Intake:
                              list_address=ref.public_list, our_domain=ref.domain)
 
     def _process(self, db: Session, raw: bytes, source_key: str, now: datetime,
-                 cursor: Cursor | None, size: int | None) -> Outcome:
-        if db.get_bind().dialect.name == "postgresql" and not db.scalar(
+                 cursor: Cursor | None, size: int | None, again: int | None) -> Outcome:
+        postgresql = db.get_bind().dialect.name == "postgresql"
+        if postgresql and not db.scalar(
                 select(func.pg_try_advisory_xact_lock(func.hashtext(source_key)))):
             return Outcome("elsewhere")  # another worker is reading this very mail
+        failed = None
+        if again is not None:
+            # Locked on PostgreSQL: a worker that waited for this one finds it done.
+            failed = db.get(m.Inbound, again, with_for_update=postgresql)
+            if failed is None or failed.status != RETRY or failed.source_key != source_key:
+                return Outcome("duplicate")  # read again meanwhile, or not this mail
         if cursor is not None:
             _advance_cursor(db, *cursor)
         try:
             msg = self._parse(raw)
         except Exception as e:  # a message we cannot read must not block the queue
+            if failed is not None:
+                failed.status, failed.note = "failed", f"unreadable: {e}"[:1000]
+                return Outcome("failed")
             if db.scalar(select(m.Inbound.id).where(m.Inbound.source_key == source_key)):
                 return Outcome("duplicate")
             log.warning("unreadable message %s: %s", source_key, e)
@@ -130,17 +166,23 @@ class Intake:
             return Outcome("failed")
         if size is not None and size > msg.size:
             msg = dataclasses.replace(msg, size=size)
-        record = m.Inbound(source_key=source_key, message_id=msg.message_id,
-                           digest=mail_digest(msg, raw), sender=msg.sender, subject=msg.subject,
-                           status="processed", received_at=now)
+        record = failed or m.Inbound(source_key=source_key, received_at=now)
+        record.message_id, record.digest = msg.message_id, mail_digest(msg, raw)
+        record.sender, record.subject = msg.sender, msg.subject
+        record.status, record.note = "processed", ""
         # One query for every way this mail may have been seen: its mailbox
         # position; its Message-ID; or, read again after a mailbox reset or
         # replayed under a new Message-ID, the same sender, Date and commands.
+        # A mail read again is not its own duplicate, nor a copy of it that
+        # came while it had failed.
         same = [m.Inbound.source_key == source_key, m.Inbound.digest == record.digest]
         if msg.message_id:
             same.append(m.Inbound.message_id == msg.message_id)
-        seen_rows = db.execute(select(m.Inbound.id, m.Inbound.source_key)
-                               .where(or_(*same)).order_by(m.Inbound.id).limit(5)).all()
+        q = select(m.Inbound.id, m.Inbound.source_key).where(or_(*same))
+        if failed is not None:
+            q = q.where(m.Inbound.id != failed.id,
+                        m.Inbound.note != f"duplicate of inbound {failed.id}")
+        seen_rows = db.execute(q.order_by(m.Inbound.id).limit(5)).all()
         if any(key == source_key for _, key in seen_rows):
             return Outcome("duplicate")
         if seen_rows:
@@ -155,11 +197,19 @@ class Intake:
         return outcome
 
     def _failed(self, raw: bytes, source_key: str, now: datetime,
-                cursor: Cursor | None, error: Exception) -> Outcome:
+                cursor: Cursor | None, error: Exception, again: int | None = None) -> Outcome:
         """Record a message whose processing failed, then tell a player who
         wrote it. The record comes first and alone: if even the answer
-        fails, the message is still recorded and the mailbox moves on."""
+        fails, the message is still recorded and the mailbox moves on. A
+        mail read again that fails again is recorded so; its writer was told
+        the first time."""
         note = f"internal error: {type(error).__name__}: {error}"[:1000]
+        if again is not None:
+            with self.sessions.begin() as db:
+                row = db.get(m.Inbound, again)
+                if row is not None and row.status == RETRY:
+                    row.status, row.note = "failed", note
+            return Outcome("failed")
         try:
             msg = self._parse(raw)  # it parsed before the fault, so it parses now
         except Exception:

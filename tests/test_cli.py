@@ -295,3 +295,18 @@ def test_a_duration_needs_a_unit_and_has_a_maximum(
     assert main([*cli, "game", "extend", "goofspiel-1", "--by", "400d"]) == 1
     assert "--by: '400d' must be more than nothing and at most 52 weeks 2 days" in \
         capsys.readouterr().err
+
+
+def test_init_names_the_key_when_the_databases_folder_is_missing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Following the README, `init` ran before the state folder existed and
+    said "the database is busy or away ... try again", exit 75."""
+    path = tmp_path / "referee.toml"
+    path.write_text('[referee]\naddress = "referee@club.test"\n'
+                    f'database = "sqlite:///{tmp_path}/state/referee.db"\n', encoding="utf-8")
+    assert main(["--config", str(path), "init"]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"referee: the database's folder {tmp_path}/state does not exist "
+                   "([referee] database); create it, writable by the referee's user\n")
+    (tmp_path / "state").mkdir()
+    assert main(["--config", str(path), "init"]) == 0

@@ -519,11 +519,8 @@ def _outbox(referee: Referee, config: Config, retry: str | None, as_json: bool) 
         print(f"{len(ids)} mail(s) queued again")
         _send_unless_busy(referee, config, None)
         return 0
-    if as_json:
-        print(json.dumps(rows, indent=2))
+    if _json_or_empty(rows, as_json, "The outbox is empty: every mail went out."):
         return 0
-    if not rows:
-        print("The outbox is empty: every mail went out.")
     for r in rows:
         when = (f"next try {r['next_attempt_at']}" if r["state"] == "waiting"
                 else "failed for good")
@@ -533,6 +530,17 @@ def _outbox(referee: Referee, config: Config, retry: str | None, as_json: bool) 
         if r["last_error"]:
             print(f"        {r['last_error']}")
     return 0
+
+
+def _json_or_empty(rows: list[dict[str, Any]], as_json: bool, empty: str) -> bool:
+    """Print ``rows`` as JSON, or say ``empty`` when there are none; True
+    when that was the whole answer."""
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return True
+    if not rows:
+        print(empty)
+    return False
 
 
 def _number(option: str, text: str, what: str = "outbox") -> int:
@@ -555,11 +563,8 @@ def _inbound(referee: Referee, config: Config, retry: str | None, as_json: bool)
             _reread_unless_busy(referee, config)
         return 0
     rows = referee.health.inbound()
-    if as_json:
-        print(json.dumps(rows, indent=2))
+    if _json_or_empty(rows, as_json, "No inbound mail failed."):
         return 0
-    if not rows:
-        print("No inbound mail failed.")
     for r in rows:
         print(f"{r['id']:>6}  {r['state']:<7} {r['received_at']}  from {r['sender'] or '-'}  "
               f"{r['subject']!r}")

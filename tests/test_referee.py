@@ -105,13 +105,18 @@ def to(msg: EmailMessage) -> str:
     return str(msg["To"])
 
 
+def clubs(kind: str, tmp_path: Path, **referee: Any) -> Iterator[Club]:
+    """One club on a database of ``kind``, closed afterwards (for fixtures)."""
+    for url in database_url(kind, tmp_path):
+        c = Club(tmp_path, database=url, **referee)
+        yield c
+        c.referee.close()
+
+
 @pytest.fixture(params=KINDS)
 def club(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Club]:
     """A club on SQLite, and the same on PostgreSQL where one answers."""
-    for url in database_url(request.param, tmp_path):
-        c = Club(tmp_path, database=url)
-        yield c
-        c.referee.close()
+    yield from clubs(request.param, tmp_path)
 
 
 def new_goofspiel(club: Club, order: str = "5,1,6,4,3,2", **opts: str) -> str:
@@ -745,10 +750,7 @@ bid 3
 @pytest.fixture(params=KINDS)
 def verp_club(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Club]:
     """A club whose mails go out with VERP envelope senders."""
-    for url in database_url(request.param, tmp_path):
-        c = Club(tmp_path, database=url, verp=True)
-        yield c
-        c.referee.close()
+    yield from clubs(request.param, tmp_path, verp=True)
 
 
 def test_any_bounce_to_a_verp_address_is_pinned_on_the_mail_and_never_answered(

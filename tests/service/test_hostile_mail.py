@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from referee.store import models as m
-from tests.databases import KINDS, database_url
+from tests.databases import KINDS
 from tests.hostile import NO_SENDER, corpus, expected
-from tests.test_referee import ALICE, BOB, REF, Club, body, new_goofspiel
+from tests.test_referee import ALICE, BOB, REF, Club, body, clubs, new_goofspiel
 
 #: Budgets no corpus test reaches: what a mail comes to is its own doing.
 ROOMY = {"replies_per_hour": 1000, "replies_per_day": 1000, "same_mail": 1000}
@@ -29,10 +29,7 @@ ROOMY = {"replies_per_hour": 1000, "replies_per_day": 1000, "same_mail": 1000}
 @pytest.fixture(params=KINDS)
 def club(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Club]:
     """A club on SQLite, and on PostgreSQL where one answers, with roomy budgets."""
-    for url in database_url(request.param, tmp_path):
-        c = Club(tmp_path, database=url, limits=ROOMY)
-        yield c
-        c.referee.close()
+    yield from clubs(request.param, tmp_path, limits=ROOMY)
 
 
 def _drop(club: Club, raw: bytes, name: str = "") -> None:

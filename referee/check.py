@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import secrets
 import socket
 import ssl
@@ -193,10 +194,13 @@ def check_maildir(config: Config) -> str:
     return f"Maildir {path}"
 
 
-def probe_plus_address(config: Config) -> str:
+def probe_plus_address(config: Config) -> tuple[str, bool]:
     """Send the referee a mail at ``referee+check-TOKEN@domain`` and wait for
     it in the mailbox (then delete it): private reply addresses and VERP
-    need plus addressing to reach the referee."""
+    need plus addressing to reach the referee. With an ``authserv_id`` the
+    probe carries an Authentication-Results header of that id, as a forger
+    would write it: the second value says the server kept it (it must strip
+    such headers, or anyone can write themselves a pass)."""
     local, _, domain = config.referee.address.partition("@")
     token = secrets.token_hex(6)
     to = f"{local}+check-{token}@{domain}"
@@ -207,6 +211,10 @@ def probe_plus_address(config: Config) -> str:
     msg["Message-ID"] = make_msgid(idstring=f"check-{token}", domain=domain)
     msg["Auto-Submitted"] = "auto-generated"
     msg["X-Loop"] = config.referee.address
+    forged = f"referee check forgery {token}"
+    if config.auth.authserv_id:
+        msg["Authentication-Results"] = (f"{config.auth.authserv_id}; dmarc=pass ({forged}) "
+                                         f"header.from={domain}")
     msg.set_content("A probe of `referee check`; it deletes it once it has arrived.\n")
 
     async def _send() -> None:
@@ -229,10 +237,14 @@ def probe_plus_address(config: Config) -> str:
             client.noop()
             found = client.search(["SUBJECT", f"referee check {token}"])
             if found:
+                heads = client.fetch(found, ["BODY.PEEK[HEADER]"])
+                kept = any(forged.encode() in re.sub(rb"\r?\n[ \t]+", b" ",
+                                                     data.get(b"BODY[HEADER]", b""))
+                           for data in heads.values())
                 client.delete_messages(found)
                 with contextlib.suppress(IMAPClientError):
                     client.expunge(found)
-                return f"mail to {to} reached {config.mailbox.folder}"
+                return f"mail to {to} reached {config.mailbox.folder}", kept
             time.sleep(0.2)
     except (IMAPClientError, OSError) as e:
         raise explain(e, "mailbox", config.mailbox) from None

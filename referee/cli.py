@@ -426,7 +426,15 @@ def run_check(config: Config, path: str) -> int:
     if needs_plus and servers_ok and config.mailbox.kind == "imap" \
             and config.smtp.kind == "smtp":
         try:
-            lines.append(Line("plus", "OK", probe_plus_address(config)))
+            reached, kept = probe_plus_address(config)
+            lines.append(Line("plus", "OK", reached))
+            if kept:
+                lines.append(Line(
+                    "auth", "FAIL", f"[auth] authserv_id: the server kept an "
+                    f"Authentication-Results header of {auth.authserv_id} that the sender "
+                    "wrote (the probe's): anyone could write themselves a pass; make the "
+                    "server strip such headers from incoming mail (see the README), or "
+                    "unset authserv_id", EX_CONFIG))
         except ServerProblem as e:
             lines.append(Line("plus", "FAIL", str(e), e.exit_code))
     for line in lines:

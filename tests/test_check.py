@@ -208,3 +208,25 @@ def test_check_warns_when_verified_mode_has_no_authserv_id_and_probes_plus_addre
     (plus,) = [ln for ln in out.splitlines() if ln.startswith("plus")]
     assert plus.startswith("plus     OK   mail to referee+check-") and "reached INBOX" in plus
     assert mailstack.count("referee") == 0  # the probe is deleted
+
+
+def test_check_fails_verified_mode_when_the_server_keeps_a_forged_authentication_results(
+    tmp_path: Path, mailstack: MailStack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The suite's Postfix and Dovecot run no DMARC milter, so nothing strips
+    an Authentication-Results header a sender writes with the server's own
+    authserv-id: the probe carries one, and check says it survived."""
+    mailstack.clear("referee")
+    config = write(tmp_path / "referee.toml", mailstack,
+                   auth={"require": "verified", "authserv_id": "mail.example.test"})
+    assert main(["-c", str(config), "init"]) == 0
+    capsys.readouterr()
+    code, out, _ = _main(["-c", str(config), "check"], capsys)
+    assert code == EX_CONFIG, out
+    fail = [ln for ln in out.splitlines() if ln.startswith("auth     FAIL")]
+    assert fail == [
+        "auth     FAIL [auth] authserv_id: the server kept an Authentication-Results header "
+        "of mail.example.test that the sender wrote (the probe's): anyone could write "
+        "themselves a pass; make the server strip such headers from incoming mail (see the "
+        "README), or unset authserv_id"], out
+    assert mailstack.count("referee") == 0  # the probe is deleted

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
@@ -191,28 +190,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EX_TEMPFAIL
 
 
-def _check_sqlite_folder(url: str) -> None:
-    """An SQLite file needs a folder the referee may write: say so, naming
-    the key, rather than "unable to open database file"."""
-    from sqlalchemy.engine import make_url
-
-    parsed = make_url(url)
-    if not parsed.drivername.startswith("sqlite") or parsed.database in (None, "", ":memory:"):
-        return
-    folder = Path(str(parsed.database)).resolve().parent
-    if not folder.is_dir():
-        raise RefereeError(f"the database's folder {folder} does not exist ([referee] database);"
-                           " create it, writable by the referee's user")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise RefereeError(f"the database's folder {folder} is not writable by this user "
-                           "([referee] database)")
-
-
 def _dispatch(args: argparse.Namespace, config: Config) -> int:
-    from referee.store.db import is_current, upgrade
+    from referee.store.db import is_current, sqlite_folder_problem, upgrade
 
     if args.command == "init":
-        _check_sqlite_folder(config.database_url)
+        if missing := sqlite_folder_problem(config.database_url):
+            raise RefereeError(f"{missing} ([referee] database); create it, writable by "
+                               "the referee's user")
         upgrade(config.database_url)
         print(f"database ready: {config.referee.database}")
         return 0

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 #: Inside the package (a link to the checkout's migrations/ folder, copied into a wheel).
@@ -63,3 +64,18 @@ def is_current(url: str) -> bool:
 def upgrade(url: str) -> None:
     """Create or upgrade the database at ``url`` to the newest revision."""
     command.upgrade(alembic_config(url), "head")
+
+
+def sqlite_folder_problem(url: str) -> str | None:
+    """What keeps an SQLite database file from being made at ``url``: its
+    folder missing or not writable (SQLite says only "unable to open
+    database file"); None when it can be, or for another database."""
+    parsed = make_url(url)
+    if not parsed.drivername.startswith("sqlite") or parsed.database in (None, "", ":memory:"):
+        return None
+    folder = Path(str(parsed.database)).resolve().parent
+    if not folder.is_dir():
+        return f"the database's folder {folder} does not exist"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the database's folder {folder} is not writable by this user"
+    return None

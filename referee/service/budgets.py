@@ -15,7 +15,7 @@ from enum import Enum
 from sqlalchemy.orm import Session
 
 from referee.config import LimitsSection
-from referee.mail.inbound import InboundMessage
+from referee.mail.inbound import InboundMessage, find_tag
 from referee.store import models as m
 
 HOUR, DAY = timedelta(hours=1), timedelta(days=1)
@@ -92,3 +92,12 @@ class Budgets:
 def content_digest(msg: InboundMessage) -> str:
     """What a mail says: its command lines."""
     return hashlib.sha256("\n".join(msg.lines).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def loop_digest(msg: InboundMessage) -> str:
+    """What the loop breaker compares: the command lines and the game the
+    subject names. An autoresponder answering our mails of one game says
+    the same thing again and again; a player in fifty games who bids "bid 1"
+    in each, one mail per game, does not."""
+    said = "\n".join([find_tag(msg.subject) or "", *msg.lines])
+    return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()

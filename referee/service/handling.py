@@ -18,7 +18,7 @@ from referee.config import Config
 from referee.engine import get_game
 from referee.mail.inbound import Automation, InboundMessage
 from referee.service.bounces import Bounces
-from referee.service.budgets import Allowance, Budgets, content_digest
+from referee.service.budgets import Allowance, Budgets, loop_digest
 from referee.service.commands import MAX_LISTED, run_commands
 from referee.service.common import Outcome
 from referee.service.delivery import Delivery, new_token
@@ -118,7 +118,7 @@ class Handling:
                 sent = msg.date.astimezone(UTC).replace(tzinfo=None) if msg.date else None
                 self.delivery.reply(db, None, player, msg, "not_verified", {"date": sent}, now)
             return Outcome("refused")
-        allowance = self.budgets.charge(db, player.address, content_digest(msg), now)
+        allowance = self.budgets.charge(db, player.address, loop_digest(msg), now)
         if allowance is Allowance.LOOP:
             record.note = "not answered: the same mail again and again (a loop?)"
             return Outcome("ignored")

@@ -77,6 +77,19 @@ def test_the_same_mail_again_and_again_is_a_loop_and_goes_unanswered(club: Club)
     assert "DONE (bid 5)" in body(reply)
 
 
+def test_the_same_bid_in_each_of_many_games_is_no_loop(club: Club) -> None:
+    tags = [new_goofspiel(club) for _ in range(6)]  # more than same_mail (3)
+    club.poll()
+    for tag in tags:
+        club.send(ALICE, "bid 1", subject=f"[{tag}] round 1")
+    sent = club.poll(club.now + timedelta(minutes=1))
+    # Five answers (the hourly budget), then the notice that it is spent.
+    assert ["DONE (bid 1)" in body(x) for x in sent] == [True] * 5 + [False]
+    assert "more mail than it reads" in body(sent[-1])
+    assert club.count(m.ActionLog) == 5
+    assert "the same mail again" not in " ".join(notes(club))
+
+
 def test_forged_mail_in_verified_mode_brings_one_notice_a_day_and_spends_no_budget(
         tmp_path: Path) -> None:
     club = Club(tmp_path, auth={"require": "verified", "authserv_id": "mx.club.test"},

@@ -24,6 +24,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from referee.mail import plain
 from referee.mail.inbound import OUR_MESSAGE_ID_PREFIX, one_line
 
 #: A subject echoed from a player's mail is cut to about this many characters:
@@ -144,35 +145,72 @@ class Composer:
         set_subject(msg, subject)
         # Headers of ASCII the referee writes itself are set as they are:
         # parsing them into header objects was half the cost of a mail.
-        msg.set_raw("Date", format_datetime(now.replace(tzinfo=UTC)))
-        _set(msg, "Message-ID", self.message_id(outbox_id, tag))
+        for name, value, raw in self._headers(outbox_id, tag, auto, in_reply_to, references,
+                                              now, kind):
+            if raw:
+                msg.set_raw(name, value)
+            else:
+                _set(msg, name, value)
+            if name == "X-Auto-Response-Suppress":
+                msg["Reply-To"] = Address(self.name, addr_spec=reply_to or self.address)
+        msg.set_content(body, charset="utf-8")
+        return msg
+
+    def text(self, *, to: Sequence[tuple[str, str]], subject: str, body: str,
+             reply_to: str | None = None, **kw: Any) -> str:
+        """The text of :meth:`message`, as the outbox stores it: written
+        directly when every part is short plain ASCII, else flattened."""
+        sender = plain.address(self.name, self.address)
+        answer = plain.address(self.name, reply_to or self.address)
+        recipients = plain.addresses([(n, a) for a, n in to])
+        if (sender and answer and recipients and subject.isascii()
+                and not _CONTROL.search(subject)):
+            head = [("From", sender), ("To", recipients),
+                    ("Subject", _fold_ascii(subject, len("Subject: ")))]
+            for name, value, raw in self._headers(**kw):
+                if not raw and not _plain_value(name, value):
+                    break
+                head.append((name, value))
+                if name == "X-Auto-Response-Suppress":
+                    head.append(("Reply-To", answer))
+            else:
+                written = plain.flatten(head, body)
+                if written is not None:
+                    return written
+        return self.message(to=to, subject=subject, body=body, reply_to=reply_to,
+                            **kw).as_string()
+
+    def _headers(self, outbox_id: int, tag: str | None, auto: str, in_reply_to: str | None,
+                 references: Sequence[str], now: datetime,
+                 kind: str | None) -> list[tuple[str, str, bool]]:
+        """The headers after the subject, in order: (name, value, whether the
+        value is set as it is). Reply-To comes after X-Auto-Response-Suppress."""
+        out = [("Date", format_datetime(now.replace(tzinfo=UTC)), True),
+               ("Message-ID", self.message_id(outbox_id, tag), False)]
         refs = [r for r in references if _SAFE_REF.fullmatch(r)]
         if in_reply_to and not _SAFE_REF.fullmatch(in_reply_to):
             in_reply_to = None
         if tag:
             refs = [self.game_root(tag), *[r for r in refs if r != self.game_root(tag)]]
         if in_reply_to:
-            _set(msg, "In-Reply-To", in_reply_to)
+            out.append(("In-Reply-To", in_reply_to, False))
             if in_reply_to not in refs:
                 refs.append(in_reply_to)
         elif tag:
-            _set(msg, "In-Reply-To", self.game_root(tag))
+            out.append(("In-Reply-To", self.game_root(tag), False))
         if len(refs) > 10:  # first 4 and last 6, as Request Tracker trims them
             refs = refs[:4] + refs[-6:]
         if refs:
             # One id per line, as mail clients write it; Python would fold
             # before the first id and leave the first line empty.
-            msg.set_raw("References", "\n ".join(refs))
-        _set(msg, "Auto-Submitted", auto)
-        _set(msg, "X-Loop", self.address)
-        msg.set_raw("Precedence", "bulk")
-        msg.set_raw("X-Auto-Response-Suppress", "OOF, AutoReply")
-        msg["Reply-To"] = Address(self.name, addr_spec=reply_to or self.address)
+            out.append(("References", "\n ".join(refs), True))
+        out += [("Auto-Submitted", auto, False), ("X-Loop", self.address, False),
+                ("Precedence", "bulk", True),
+                ("X-Auto-Response-Suppress", "OOF, AutoReply", True)]
         if kind:
             # Which mail this is (a template name), for players' filters.
-            _set(msg, "X-Referee-Mail", kind)
-        msg.set_content(body, charset="utf-8")
-        return msg
+            out.append(("X-Referee-Mail", kind, False))
+        return out
 
     def outbox_id(self, message_id: str) -> int | None:
         """The outbox row one of our own Message-IDs was made from."""
@@ -192,10 +230,16 @@ class Composer:
         return None
 
 
+def _plain_value(name: str, value: str) -> bool:
+    """Whether a header value is set as it is: short plain ASCII, what
+    parsing it would give back."""
+    return value.isascii() and value.isprintable() and len(name) + len(value) < 76
+
+
 def _set(msg: EmailMessage, name: str, value: str) -> None:
-    """Set a header the referee wrote: as it is when it is short plain ASCII
-    (what parsing it would give back), else through the header registry."""
-    if value.isascii() and value.isprintable() and len(name) + len(value) < 76:
+    """Set a header the referee wrote: as it is when it is short plain ASCII,
+    else through the header registry."""
+    if _plain_value(name, value):
         msg.set_raw(name, value)
     else:
         msg[name] = value

@@ -173,14 +173,14 @@ class Delivery:
         game's turn it shows: a move answering it is tied to that turn."""
         outbox_id = next_outbox_id(db)
         refs = [f"<{r.strip('<>')}>" for r in references]
-        email = self.composer.message(
+        raw = self.composer.text(
             outbox_id=outbox_id, to=to, subject=subject, body=body,
             tag=game.tag if game else None, auto=auto,
             in_reply_to=f"<{in_reply_to.strip('<>')}>" if in_reply_to else None,
             references=refs, now=now, kind=kind, reply_to=reply_to,
         )
         row = m.Outbox(id=outbox_id, game_id=game.id if game else None,
-                       recipients=[a for a, _ in to], raw=email.as_string(),
+                       recipients=[a for a, _ in to], raw=raw,
                        created_at=now, next_attempt_at=now, turn=turn, secret=secret)
         db.add(row)
         return row

@@ -163,10 +163,8 @@ class Composer:
         sender = plain.address(self.name, self.address)
         answer = plain.address(self.name, reply_to or self.address)
         recipients = plain.addresses([(n, a) for a, n in to])
-        if (sender and answer and recipients and subject.isascii()
-                and not _CONTROL.search(subject)):
-            head = [("From", sender), ("To", recipients),
-                    ("Subject", _fold_ascii(subject, len("Subject: ")))]
+        if sender and answer and recipients:
+            head = [("From", sender), ("To", recipients), ("Subject", subject_value(subject))]
             for name, value, raw in self._headers(**kw):
                 if not raw and not _plain_value(name, value):
                     break
@@ -246,7 +244,14 @@ def _set(msg: EmailMessage, name: str, value: str) -> None:
 
 
 def set_subject(msg: EmailMessage, subject: str) -> None:
-    """Set ``Subject`` so that every reader decodes exactly ``subject``.
+    """Set ``Subject`` so that every reader decodes exactly ``subject``
+    (see :func:`subject_value`)."""
+    msg.set_raw("Subject", subject_value(subject))
+
+
+def subject_value(subject: str) -> str:
+    """The ``Subject`` header's value, as it is set: every reader decodes
+    exactly ``subject``.
 
     Python's header folder, moving a non-ASCII word to a new line, leaves the
     space before the fold as well, so the unfolded subject shows two spaces.
@@ -260,15 +265,14 @@ def set_subject(msg: EmailMessage, subject: str) -> None:
         # Folded by us, between words: Python folds a subject of 70 to 78
         # characters right after "Subject:", and readers then see it begin
         # with a space.
-        msg.set_raw("Subject", _fold_ascii(subject, len("Subject: ")))
-        return
+        return _fold_ascii(subject, len("Subject: "))
     words = subject.split(" ")
     first = next(i for i, w in enumerate(words) if not w.isascii())
     header = Header(header_name="Subject")
     if first:
         header.append(" ".join(words[:first]), "us-ascii")
     header.append(" ".join(words[first:]), "utf-8")
-    msg.set_raw("Subject", header.encode())
+    return header.encode()
 
 
 def _fold_ascii(text: str, used: int, width: int = 78) -> str:

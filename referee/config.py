@@ -176,6 +176,9 @@ class SmtpSection(_Login):
     #: Give up on a mail that a server keeps refusing for this long.
     give_up_after: Duration = timedelta(days=5)
     timeout: float = Field(default=60.0, gt=0)
+    #: SMTP connections the outbox sends over at once (more only for enough
+    #: mail); a player's mails always share one, in order.
+    connections: int = Field(default=4, ge=1)
     #: Send each mail with its own envelope sender, referee+bounce-N@domain
     #: (VERP), so any bounce names the mail it is about. The relay must let
     #: the referee send from those addresses, and they must reach its mailbox.

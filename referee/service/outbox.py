@@ -4,7 +4,8 @@ Maildir) and keeps their books.
 A row is marked sent only after the server's 250. A crash between the 250
 and the mark resends the same message with the same Message-ID. Transient
 failures are retried with backoff and jitter until ``give_up_after``;
-permanent ones fail the row at once. Rows go out over one connection, a
+permanent ones fail the row at once. Rows go out over several connections
+at once (``[smtp] connections``; a player's rows over one, in order), a
 batch of them per transaction, each batch claimed row by row (on PostgreSQL
 ``FOR UPDATE SKIP LOCKED``), so several workers never send one row twice.
 """
@@ -15,6 +16,7 @@ import asyncio
 import logging
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
@@ -26,6 +28,7 @@ from referee.mail.maildir import MaildirSink
 from referee.mail.smtp import Refused, RelayUnavailable, SmtpRelay
 from referee.service.bounces import mark_bounced
 from referee.service.common import DATABASE_AWAY
+from referee.service.lanes import connections_for, deal, lanes
 from referee.service.reading import Reading
 from referee.store import models as m
 
@@ -35,8 +38,9 @@ log = logging.getLogger(__name__)
 #: down for hours is still asked only every few minutes.
 FIRST_RETRY = timedelta(seconds=5)
 MAX_RETRY = timedelta(minutes=5)
-#: Outbox rows sent, and marked, in one transaction.
-ROWS_PER_TRANSACTION = 50
+#: Outbox rows sent, and marked, in one transaction (shared over the
+#: connections, so it is enough to keep them all busy).
+ROWS_PER_TRANSACTION = 200
 
 
 def backoff(attempts: int, rng: random.Random | None = None) -> timedelta:
@@ -131,14 +135,17 @@ class OutboxSender:
                    permanent=True)
 
     async def _send_smtp(self, ids: Sequence[int], now: datetime) -> int:
-        """Send over one connection, a transaction per :data:`ROWS_PER_TRANSACTION`
-        rows: each row is marked sent after its 250, and all of them commit
-        together (a crash before that commit resends them, with the same
-        Message-IDs)."""
-        relay = SmtpRelay(self.config.smtp)
-        sent = 0
+        """Send over up to ``[smtp] connections`` connections at once, a
+        transaction per :data:`ROWS_PER_TRANSACTION` rows: each row is marked
+        sent after its 250, and all of them commit together once every
+        connection is done with them (a crash before that commit resends
+        them, with the same Message-IDs). The rows of a chunk are split into
+        lanes (``lanes.py``): a player's rows share one, sent in order over
+        one connection. Only the first connection failing means the relay
+        is away; without an extra one, the rows go over those there are."""
+        first = SmtpRelay(self.config.smtp)
         try:
-            await relay.connect()
+            await first.connect()
         except RelayUnavailable as e:
             log.warning("SMTP connection failed: %s", e)
             self.relay_error = e
@@ -147,42 +154,83 @@ class OutboxSender:
                     for row in self._claim(db, chunk):
                         self._fail(db, row, now, f"connection: {e}", permanent=False)
             return 0
-        # Recipients of a row that failed for now in this batch: their later
-        # rows wait for it (see ``due``), so they keep their order.
-        held: set[str] = set()
+        batch = _Batch(now, [first])
+        sent = 0
         try:
             for chunk in _chunks(list(ids), ROWS_PER_TRANSACTION):
-                lost = False
                 with self.sessions.begin() as db:
-                    for row in self._claim(db, chunk):
-                        if held & set(row.recipients):
-                            continue
-                        sender = self.config.referee.address
-                        if self.config.smtp.verp:
-                            sender = self.composer.verp_address(row.id)
-                        try:
-                            refused = await relay.send(row.raw, sender, list(row.recipients))
-                        except Refused as e:
-                            self._fail(db, row, now, e.error, permanent=e.permanent,
-                                       refused=e.refused)
-                            if row.failed_at is None:
-                                held.update(row.recipients)
-                            continue
-                        except RelayUnavailable as e:
-                            self._fail(db, row, now, str(e), permanent=False)
-                            lost = True
-                            break
-                        except DATABASE_AWAY:
-                            raise
-                        except Exception as e:
-                            self._unsendable(db, row, now, e)
-                            continue
-                        self._sent(db, row, now, refused)
-                        sent += 1
-                if lost:
+                    rows = self._claim(db, chunk)
+                    planned = lanes([row.recipients for row in rows])
+                    await self._open(batch, connections_for(
+                        len(rows), len(planned), self.config.smtp.connections))
+                    dealt = deal(planned, len(batch.relays))
+                    done = await asyncio.gather(*(
+                        self._send_lane(db, relay, [rows[i] for i in mine], batch)
+                        for relay, mine in zip(batch.relays, dealt, strict=False)),
+                        return_exceptions=True)
+                    for result in done:
+                        if isinstance(result, BaseException):
+                            raise result
+                        sent += result
+                if batch.stop:
                     break
         finally:
-            await relay.quit()
+            await asyncio.gather(*(relay.quit() for relay in batch.relays))
+        return sent
+
+    async def _open(self, batch: _Batch, wanted: int) -> None:
+        """Open connections up to ``wanted``; one that fails is left out (and
+        no more are tried in this batch)."""
+        if batch.no_more or len(batch.relays) >= wanted:
+            return
+        extra = [SmtpRelay(self.config.smtp) for _ in range(wanted - len(batch.relays))]
+        opened = await asyncio.gather(*(r.connect() for r in extra), return_exceptions=True)
+        batch.relays += [r for r, result in zip(extra, opened, strict=True) if result is None]
+        for relay, result in zip(extra, opened, strict=True):
+            if isinstance(result, BaseException):
+                batch.no_more = True
+                await relay.quit()
+                if not isinstance(result, Exception):
+                    raise result
+                log.warning("another SMTP connection failed, sending over %d: %s",
+                            len(batch.relays), result)
+
+    async def _send_lane(self, db: Session, relay: SmtpRelay, rows: list[m.Outbox],
+                         batch: _Batch) -> int:
+        """Send ``rows`` one after another over ``relay``, until the relay is
+        lost here or on another connection; returns how many were sent."""
+        now, sent = batch.now, 0
+        try:
+            for row in rows:
+                if batch.stop:
+                    break
+                if batch.held & set(row.recipients):
+                    batch.held.update(row.recipients)  # and their later rows wait too
+                    continue
+                sender = self.config.referee.address
+                if self.config.smtp.verp:
+                    sender = self.composer.verp_address(row.id)
+                try:
+                    refused = await relay.send(row.raw, sender, list(row.recipients))
+                except Refused as e:
+                    self._fail(db, row, now, e.error, permanent=e.permanent, refused=e.refused)
+                    if row.failed_at is None:
+                        batch.held.update(row.recipients)
+                    continue
+                except RelayUnavailable as e:
+                    self._fail(db, row, now, str(e), permanent=False)
+                    batch.stop = True
+                    break
+                except DATABASE_AWAY:
+                    raise
+                except Exception as e:
+                    self._unsendable(db, row, now, e)
+                    continue
+                self._sent(db, row, now, refused)
+                sent += 1
+        except BaseException:
+            batch.stop = True
+            raise
         return sent
 
     def _sent(self, db: Session, row: m.Outbox, now: datetime,
@@ -213,6 +261,21 @@ class OutboxSender:
         else:
             row.next_attempt_at = now + backoff(row.attempts)
             log.warning("outbox %s will be retried: %s", row.id, error)
+
+
+@dataclass
+class _Batch:
+    """One send's connections, and what its lanes share."""
+
+    now: datetime
+    relays: list[SmtpRelay]
+    #: Recipients of a row that failed for now (or waits behind one): their
+    #: later rows wait for it (see ``due``), so they keep their order.
+    held: set[str] = field(default_factory=set)
+    #: The relay was lost: no lane starts another row.
+    stop: bool = False
+    #: An extra connection failed: no more are opened.
+    no_more: bool = False
 
 
 def _chunks(ids: list[int], size: int) -> list[list[int]]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, insert, select, text
 from sqlalchemy.orm import Session
 
 from referee.config import Config
@@ -158,9 +158,9 @@ class Delivery:
                              turn=gs.turn(), secret=secret)
 
     def queue_to_player(self, db: Session, game: m.Game | None, player: m.Player,
-                        subject: str, body: str, **kw: Any) -> m.Outbox:
+                        subject: str, body: str, **kw: Any) -> None:
         """Queue a mail to one player alone; their replies go to their private address."""
-        return self.queue(db, game, [(player.address, player.name)], subject, body,
+        self.queue(db, game, [(player.address, player.name)], subject, body,
                           reply_to=self.private_address(player), **kw)
 
     def queue(
@@ -168,7 +168,7 @@ class Delivery:
         body: str, *, auto: str, now: datetime, in_reply_to: str | None = None,
         references: Iterable[str] = (), kind: str | None = None, reply_to: str | None = None,
         turn: int | None = None, secret: bool = False,
-    ) -> m.Outbox:
+    ) -> None:
         """Queue one mail; its row id is in its Message-ID. ``turn`` is the
         game's turn it shows: a move answering it is tied to that turn."""
         outbox_id = next_outbox_id(db)
@@ -179,11 +179,12 @@ class Delivery:
             in_reply_to=f"<{in_reply_to.strip('<>')}>" if in_reply_to else None,
             references=refs, now=now, kind=kind, reply_to=reply_to,
         )
-        row = m.Outbox(id=outbox_id, game_id=game.id if game else None,
-                       recipients=[a for a, _ in to], raw=raw,
-                       created_at=now, next_attempt_at=now, turn=turn, secret=secret)
-        db.add(row)
-        return row
+        # A row of its own, inserted at once: no object for the session to
+        # track and flush (the rows are read back by id, never changed here).
+        db.connection().execute(insert(m.table_of(m.Outbox)), [{
+            "id": outbox_id, "game_id": game.id if game else None,
+            "recipients": [a for a, _ in to], "raw": raw, "created_at": now,
+            "next_attempt_at": now, "attempts": 0, "turn": turn, "secret": secret}])
 
 
 def next_outbox_id(db: Session) -> int:

@@ -147,7 +147,11 @@ class Handling:
         # The whole row in one statement (the sender's games were listed
         # without their states). On PostgreSQL it is locked: another worker
         # refereeing a mail of this game is waited for, and read as it left it.
-        db.refresh(game, with_for_update=db.get_bind().dialect.name == "postgresql")
+        q = (select(m.Game).where(m.Game.id == game.id)
+             .execution_options(populate_existing=True))
+        if db.get_bind().dialect.name == "postgresql":
+            q = q.with_for_update()
+        game = db.scalars(q).one()
         record.game_id = game.id
         gs = GameSession(self.delivery, db, game, now)
         seat = gs.seat_of(player)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import inspect, select
+from sqlalchemy import insert, inspect, select
 from sqlalchemy.orm import Session
 
 from referee.engine import get_game
@@ -108,19 +108,16 @@ class GameSession:
             result = self.engine.apply(self.state, seat, action, rng_for(self.row.seed, step))
         self.state = result.state
         self.row.step = step
-        self.db.add(
-            m.ActionLog(
-                game_id=self.row.id, step=step, seat=seat, action=action.to_json(),
-                source=source, inbound_id=inbound_id, at=self.now,
-            )
-        )
-        for ev in result.events:
-            self.db.add(
-                m.Event(
-                    game_id=self.row.id, step=step, kind=ev.kind, text=ev.text,
-                    public=ev.public, data=dict(ev.data), at=self.now,
-                )
-            )
+        # Logged at once, as rows of their own: they are only ever added to,
+        # and an object per row was a third of the cost of a move's flush.
+        self.db.connection().execute(insert(m.table_of(m.ActionLog)), [{
+            "game_id": self.row.id, "step": step, "seat": seat, "action": action.to_json(),
+            "source": source, "inbound_id": inbound_id, "at": self.now}])
+        if result.events:
+            self.db.connection().execute(insert(m.table_of(m.Event)), [{
+                "game_id": self.row.id, "step": step, "kind": ev.kind, "text": ev.text,
+                "public": ev.public, "data": dict(ev.data), "at": self.now}
+                for ev in result.events])
         self.notices += result.notices
         verdict = "penalty" if result.penalty else "applied"
         if result.reply:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Index, String, Table, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -253,3 +253,11 @@ class HeldMail(Base):
     #: The mail's text; empty for a single move, whose headline says it all.
     body: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(index=True)
+
+
+def table_of(model: type[Base]) -> Table:
+    """A model's table, for the rows inserted at once, past the session's
+    unit of work (logs and outbox rows, only ever added to)."""
+    table = model.__table__
+    assert isinstance(table, Table)
+    return table

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +32,8 @@ class PassReport:
     sent: int = 0
     #: Failed mail read again, as the operator asked (``referee inbound --retry``).
     reread: int = 0
+    #: Of ``sent``, the mail sent while the pass read.
+    streamed: int = 0
 
     def __str__(self) -> str:
         failed = (f" ({self.failed} failed: see the log, and referee inbound)"
@@ -53,12 +55,14 @@ def many_workers(referee: Referee) -> bool:
 
 
 def intake(referee: Referee, now: datetime | None = None,
-           imap: ImapSource | None = None) -> tuple[int, int, int]:
+           imap: ImapSource | None = None,
+           after_each: Callable[[], None] | None = None) -> tuple[int, int, int]:
     """Read and process every new message; returns (read, processed, failed).
 
     Each message commits in its own transaction; ``\\Seen`` is set after
     those commits, in batches. With several workers each message is claimed
     by the one that reads it first, and the cursor moves past what is done.
+    ``after_each`` runs after each message's commit (the pass sends its mail).
     """
     cfg = referee.config
     read = processed = failed = 0
@@ -70,6 +74,8 @@ def intake(referee: Referee, now: datetime | None = None,
             processed += outcome.status not in ("duplicate", "elsewhere")
             failed += outcome.status == "failed"
             source.mark_done(key)
+            if after_each is not None:
+                after_each()
         return read, processed, failed
     own = imap is None
     shared = many_workers(referee)
@@ -91,6 +97,8 @@ def intake(referee: Referee, now: datetime | None = None,
             if len(done) >= SEEN_BATCH:
                 src.mark_seen(done)
                 done = []
+            if after_each is not None:
+                after_each()
         src.mark_seen(done)
         if shared and fetched:
             referee.intake.settle_cursor(src.mailbox, src.uidvalidity, fetched)
@@ -184,12 +192,25 @@ def _from_imap(src: ImapSource, key: str) -> tuple[bytes, int | None] | str:
 
 def run_pass(referee: Referee, now: datetime | None = None,
              imap: ImapSource | None = None) -> PassReport:
-    """Mail to read again, intake, deadlines, outbox: the whole of ``referee poll``."""
+    """Mail to read again, intake, deadlines, outbox: the whole of ``referee poll``.
+
+    Over SMTP, with one worker, the mail of each message goes out while the
+    next ones are read (``service/streaming``); the outbox's own send
+    follows, for whatever is left."""
     report = PassReport()
-    report.reread = len(reread(referee, now, imap))
-    report.read, report.processed, report.failed = intake(referee, now, imap)
-    report.timeouts = referee.fire_deadlines(now)
-    report.sent = send_outbox(referee, now)
+    stream = None
+    if referee.config.smtp.kind == "smtp" and not many_workers(referee):
+        stream = referee.outbox_stream(now)
+    try:
+        report.reread = len(reread(referee, now, imap))
+        report.read, report.processed, report.failed = intake(
+            referee, now, imap, after_each=stream.feed if stream else None)
+        report.timeouts = referee.fire_deadlines(now)
+        if stream is not None:
+            stream.feed(force=True)
+    finally:
+        report.streamed = stream.close() if stream is not None else 0
+    report.sent = report.streamed + send_outbox(referee, now)
     publish_pages(referee)
     return report
 

@@ -31,6 +31,7 @@ from referee.service.outbox import OutboxSender, composer_for
 from referee.service.reading import Reading
 from referee.service.routing import Routing
 from referee.service.senders import Senders
+from referee.service.streaming import OutboxStream
 from referee.store.db import make_engine, sessions
 
 log = logging.getLogger(__name__)
@@ -105,6 +106,12 @@ class Referee:
         sent = sender.send(now or now_utc())
         self.relay_error = sender.relay_error
         return sent
+
+    def outbox_stream(self, now: datetime | None = None) -> OutboxStream:
+        """A sender of the mail queued while a pass reads (see ``streaming``):
+        for a relay over SMTP and one worker alone."""
+        return OutboxStream(self.config, self.sessions,
+                            OutboxSender(self.config, self.sessions, self.composer), now)
 
     # -- the operator's actions ---------------------------------------------
     def create_game(

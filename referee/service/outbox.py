@@ -131,7 +131,7 @@ class OutboxSender:
         """A row that cannot be sent at all (a fault of ours, a header no
         relay takes) fails alone, for good; the rows behind it go out."""
         log.exception("outbox %s cannot be sent", row.id)
-        self._fail(db, row, now, f"cannot be sent: {type(error).__name__}: {error}",
+        self.fail(db, row, now, f"cannot be sent: {type(error).__name__}: {error}",
                    permanent=True)
 
     async def _send_smtp(self, ids: Sequence[int], now: datetime) -> int:
@@ -152,7 +152,7 @@ class OutboxSender:
             for chunk in _chunks(list(ids), ROWS_PER_TRANSACTION):
                 with self.sessions.begin() as db:
                     for row in self._claim(db, chunk):
-                        self._fail(db, row, now, f"connection: {e}", permanent=False)
+                        self.fail(db, row, now, f"connection: {e}", permanent=False)
             return 0
         batch = _Batch(now, [first])
         sent = 0
@@ -213,12 +213,12 @@ class OutboxSender:
                 try:
                     refused = await relay.send(row.raw, sender, list(row.recipients))
                 except Refused as e:
-                    self._fail(db, row, now, e.error, permanent=e.permanent, refused=e.refused)
+                    self.fail(db, row, now, e.error, permanent=e.permanent, refused=e.refused)
                     if row.failed_at is None:
                         batch.held.update(row.recipients)
                     continue
                 except RelayUnavailable as e:
-                    self._fail(db, row, now, str(e), permanent=False)
+                    self.fail(db, row, now, str(e), permanent=False)
                     batch.stop = True
                     break
                 except DATABASE_AWAY:
@@ -226,15 +226,15 @@ class OutboxSender:
                 except Exception as e:
                     self._unsendable(db, row, now, e)
                     continue
-                self._sent(db, row, now, refused)
+                self.mark_sent(db, row, now, refused)
                 sent += 1
         except BaseException:
             batch.stop = True
             raise
         return sent
 
-    def _sent(self, db: Session, row: m.Outbox, now: datetime,
-              refused: dict[str, tuple[int, str]]) -> None:
+    def mark_sent(self, db: Session, row: m.Outbox, now: datetime,
+                  refused: dict[str, tuple[int, str]]) -> None:
         """Mark a row sent. Partial refusals are recorded on it, and the same
         message is queued again, with the same Message-ID, for those refused
         for now (4xx)."""
@@ -250,8 +250,8 @@ class OutboxSender:
                             created_at=row.created_at, attempts=row.attempts,
                             next_attempt_at=now + backoff(row.attempts)))
 
-    def _fail(self, db: Session, row: m.Outbox, now: datetime, error: str, permanent: bool,
-              refused: dict[str, str] | None = None) -> None:
+    def fail(self, db: Session, row: m.Outbox, now: datetime, error: str, permanent: bool,
+             refused: dict[str, str] | None = None) -> None:
         mark_bounced(db, refused or {}, now)
         row.attempts += 1
         row.last_error = error[:2000]

@@ -8,9 +8,11 @@ skipped when none answers):
 * raw: SMTP submission to Postfix until every message is in the referee's
   Dovecot INBOX (msg/s), and IMAP ``UID FETCH BODY.PEEK[]`` of them (msg/s);
 * one ``referee poll`` (the real CLI, a process of its own) over a backlog of
-  moves, with each player in many games (fifty) and with each in one game:
-  moves/s of the whole pass (intake, replies and reports sent through
-  Postfix), and that over the raw delivery rate;
+  moves (a thousand), with each player in many games and with each in one
+  game: moves/s of the whole pass (intake, replies and reports sent through
+  Postfix), and that over the raw delivery rate; on PostgreSQL also two
+  polls at once (``workers = "many"``) over one backlog; every move is
+  checked applied once;
 * reply latency under ``referee run`` (IMAP IDLE): submit -> the reply in the
   player's INBOX, p50/p95/max;
 * ``referee poll`` with no mail and nothing due at 1,000 and 10,000 active
@@ -24,8 +26,8 @@ count and model.
 
 Usage (as root, from the checkout)::
 
-    .venv/bin/python bench/throughput.py [--games 150] [--samples 20] [--big 10000]
-        [--db sqlite,postgresql] [--only status]
+    .venv/bin/python bench/throughput.py [--games 500] [--samples 20] [--big 10000]
+        [--db sqlite,postgresql] [--workers 2] [--only status]
 
 ``--only status`` times just ``referee status --json`` at ``--big`` games
 (a maildir referee, no mail stack, not as root).
@@ -45,6 +47,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -232,6 +235,18 @@ def cli(config: Path, *args: str) -> Run:
     return Run(seconds, kb / 1024, proc.returncode, out.decode(errors="replace"))
 
 
+def cli_together(config: Path, count: int, *args: str) -> Run:
+    """``count`` of the same ``referee`` command at once, each a process of
+    its own: the wall time until the last ends, the largest peak RSS."""
+    runs: list[Run] = []
+    with ThreadPoolExecutor(count) as pool:
+        start = time.monotonic()
+        runs = list(pool.map(lambda _: cli(config, *args), range(count)))
+        seconds = time.monotonic() - start
+    return Run(seconds, max(r.rss_mb for r in runs), max(r.code for r in runs),
+               "\n".join(r.output for r in runs))
+
+
 def games_for(stack: MailStack, scenario: str, games: int) -> list[tuple[str, str]]:
     """The two players of each game: ``many`` seats six people in every
     pairing (each in games/3 games); ``one`` gives each seat a person of its
@@ -243,9 +258,11 @@ def games_for(stack: MailStack, scenario: str, games: int) -> list[tuple[str, st
             for i, (a, b) in enumerate(PAIRS[i % len(PAIRS)] for i in range(games))]
 
 
-def backlog(stack: MailStack, config: Path, scenario: str, games: int) -> tuple[Run, int]:
+def backlog(stack: MailStack, config: Path, scenario: str, games: int,
+            workers: int = 1) -> tuple[Run, int]:
     """Create the games, send their openings, then queue one round of bids
-    and time one ``referee poll`` over them. Returns the run and the moves."""
+    and time one ``referee poll`` over them (``workers`` of them at once, on
+    PostgreSQL). Returns the run and the moves, each checked applied once."""
     cfg = load_config(config)
     ref = Referee(cfg)
     try:
@@ -260,8 +277,12 @@ def backlog(stack: MailStack, config: Path, scenario: str, games: int) -> tuple[
              for tag, pair in zip(tags, seats, strict=True) for k in (0, 1)]
     submit(stack, moves)
     wait_inbox(stack, "referee", len(moves))
-    run = cli(config, "poll", "--now", (T0 + timedelta(hours=1)).isoformat())
+    when = (T0 + timedelta(hours=1)).isoformat()
+    run = (cli(config, "poll", "--now", when) if workers == 1
+           else cli_together(config, workers, "poll", "--now", when))
     assert run.code == 0, run.output
+    applied = count_rows(cfg.database_url, "actions")
+    assert applied == len(moves), f"{applied} moves applied of {len(moves)}:\n{run.output}"
     stack.clear_all()
     return run, len(moves)
 
@@ -360,6 +381,15 @@ def clone_games(url: str, count: int) -> None:
         engine.dispose()
 
 
+def count_rows(url: str, table: str) -> int:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(text(f"select count(*) from {table}")).scalar_one())
+    finally:
+        engine.dispose()
+
+
 def active_games(url: str) -> int:
     engine = create_engine(url)
     try:
@@ -425,7 +455,7 @@ def bench_database(stack: MailStack, kind: str, args: argparse.Namespace,
                         f"p50 {1000 * percentile(times, 50):.0f} ms, "
                         f"p95 {1000 * percentile(times, 95):.0f} ms, "
                         f"max {1000 * max(times):.0f} ms")
-                    sizes = [s for s in (1000, args.big) if s <= args.big]
+                    sizes = sorted({s for s in (1000, args.big) if s <= args.big})
                     for size, poll, alone in sweep(config, sizes):
                         say(f"poll, no mail, nothing due, {size} games: {poll.seconds:.2f} s "
                             f"(the sweep alone {alone:.2f} s); peak RSS {poll.rss_mb:.0f} MB")
@@ -434,6 +464,22 @@ def bench_database(stack: MailStack, kind: str, args: argparse.Namespace,
                     games = len(json.loads(status.output))
                     say(f"status --json, {games} games: {status.seconds:.2f} s; "
                         f"peak RSS {status.rss_mb:.0f} MB")
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    if kind == "postgresql" and args.workers > 1:
+        folder = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
+        try:
+            with database(kind, folder) as url:
+                assert url is not None
+                config = write_config(folder, stack, url, 'workers = "many"')
+                upgrade(url)
+                run, moves = backlog(stack, config, "one", args.games, args.workers)
+                rate = moves / run.seconds
+                result["workers"] = rate / raw
+                say(f"{args.workers} `referee poll` at once ([referee] workers = \"many\"), "
+                    f"players in one game each: {moves} moves, each applied once, in "
+                    f"{run.seconds:.2f} s = {rate:.1f} moves/s = {rate / raw:.2f} of raw; "
+                    f"peak RSS {run.rss_mb:.0f} MB")
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     return result
@@ -470,7 +516,10 @@ def status_only(kind: str, size: int) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--games", type=int, default=150, help="games of each backlog (150)")
+    p.add_argument("--games", type=int, default=500,
+                   help="games of each backlog, two moves each (500)")
+    p.add_argument("--workers", type=int, default=2,
+                   help="polls at once over one backlog on PostgreSQL (2; 1: none)")
     p.add_argument("--raw", type=int, default=600, help="messages of the raw run (600)")
     p.add_argument("--samples", type=int, default=20, help="latency samples (20)")
     p.add_argument("--big", type=int, default=10000, help="games of the big sweep (10000)")

@@ -203,8 +203,13 @@ def run_pass(referee: Referee, now: datetime | None = None,
         stream = referee.outbox_stream(now)
     try:
         report.reread = len(reread(referee, now, imap))
-        report.read, report.processed, report.failed = intake(
-            referee, now, imap, after_each=stream.feed if stream else None)
+
+        def after_each() -> None:
+            referee.lease.keep()
+            if stream is not None:
+                stream.feed()
+
+        report.read, report.processed, report.failed = intake(referee, now, imap, after_each)
         report.timeouts = referee.fire_deadlines(now)
         if stream is not None:
             stream.feed(force=True)
@@ -250,7 +255,7 @@ def exclusive(referee: Referee) -> Iterator[bool]:
             yield False
             return
         try:
-            if not referee.lease.acquire():
+            if not referee.lease.take():
                 yield False
                 return
             try:

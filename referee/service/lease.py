@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -38,6 +39,8 @@ class Lease:
         #: "many", PostgreSQL): they claim rows one by one instead, and the
         #: lease is neither taken nor needed.
         self.shared = False
+        #: When this process last took or renewed it (monotonic), None: not held.
+        self._held_since: float | None = None
 
     def acquire(self, now: datetime | None = None) -> bool:
         """Take the lease, or renew it if this process holds it; False when
@@ -71,6 +74,24 @@ class Lease:
                 .values(holder=self.holder, expires_at=now + self.ttl))
             return bool(taken.rowcount)
 
+    def take(self, now: datetime | None = None) -> bool:
+        """:meth:`acquire`, remembering that this process holds it (see :meth:`keep`)."""
+        if self.acquire(now):
+            self._held_since = time.monotonic()
+            return True
+        return False
+
+    def keep(self) -> None:
+        """Renew the lease this process took, once a quarter of its time has
+        gone by: a long pass (a backlog of thousands of moves) must not lose
+        it to a cron run that finds it expired. A lease not taken is left
+        alone."""
+        if self._held_since is None or time.monotonic() - self._held_since < (
+                self.ttl.total_seconds() / 4):
+            return
+        if self.acquire():
+            self._held_since = time.monotonic()
+
     renew = acquire
 
     def holder_now(self) -> str | None:
@@ -80,6 +101,7 @@ class Lease:
             return row.holder if row else None
 
     def release(self) -> None:
+        self._held_since = None
         if self.shared:
             return
         with self.sessions.begin() as db:

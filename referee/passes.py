@@ -194,12 +194,12 @@ def run_pass(referee: Referee, now: datetime | None = None,
              imap: ImapSource | None = None) -> PassReport:
     """Mail to read again, intake, deadlines, outbox: the whole of ``referee poll``.
 
-    Over SMTP, with one worker, the mail of each message goes out while the
-    next ones are read (``service/streaming``); the outbox's own send
-    follows, for whatever is left."""
+    To a relay on another machine, with one worker, the mail of each message
+    goes out while the next ones are read (``service/streaming``); the
+    outbox's own send follows, for whatever is left."""
     report = PassReport()
     stream = None
-    if referee.config.smtp.kind == "smtp" and not many_workers(referee):
+    if send_while_reading(referee):
         stream = referee.outbox_stream(now)
     try:
         report.reread = len(reread(referee, now, imap))
@@ -218,6 +218,21 @@ def run_pass(referee: Referee, now: datetime | None = None,
     report.sent = report.streamed + send_outbox(referee, now)
     publish_pages(referee)
     return report
+
+
+def send_while_reading(referee: Referee) -> bool:
+    """Whether a pass sends its mail while it reads: over SMTP, with one
+    worker, to a relay on another machine. A relay far away answers each
+    command in milliseconds, which the refereeing then fills (a relay 10 ms
+    away: 200 moves in 5.6 s instead of 6.8 s); one on this machine answers
+    at once and shares its CPUs, and sending alongside made a pass slower
+    (300 moves over the loopback: 7.1 s instead of 5.3 s on 2 CPUs)."""
+    smtp = referee.config.smtp
+    return smtp.kind == "smtp" and not many_workers(referee) and not _on_this_machine(smtp.host)
+
+
+def _on_this_machine(host: str) -> bool:
+    return host.lower() in ("localhost", "::1", "ip6-localhost") or host.startswith("127.")
 
 
 def publish_pages(referee: Referee) -> None:
@@ -267,4 +282,4 @@ def exclusive(referee: Referee) -> Iterator[bool]:
 
 
 __all__ = ["PassReport", "exclusive", "intake", "many_workers", "publish_pages", "reread",
-           "run_pass", "send_outbox"]
+           "run_pass", "send_outbox", "send_while_reading"]

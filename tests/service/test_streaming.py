@@ -20,8 +20,9 @@ from aiosmtpd.smtp import SMTP as SMTPServer
 from aiosmtpd.smtp import Envelope, Session
 from sqlalchemy import update
 
+from referee import passes
 from referee.config import config_from_dict
-from referee.passes import run_pass
+from referee.passes import run_pass, send_while_reading
 from referee.service import Referee
 from referee.service.outbox import OutboxSender
 from referee.store import models as m
@@ -126,9 +127,22 @@ def recorder() -> Iterator[tuple[Recorder, int]]:
     controller.stop()
 
 
+def test_a_relay_on_this_machine_gets_the_mail_after_the_reading(tmp_path: Path) -> None:
+    ref = _referee(tmp_path, 25, connections=2)
+    assert not send_while_reading(ref)  # 127.0.0.1
+    ref.config.smtp.host = "smtp.club.test"
+    assert send_while_reading(ref)
+    ref.config.referee.workers = "many"  # on SQLite: still one worker
+    assert send_while_reading(ref)
+    ref.config.smtp.kind = "maildir"
+    assert not send_while_reading(ref)
+
+
 def test_a_poll_over_a_backlog_sends_its_answers_while_it_reads(
-        tmp_path: Path, recorder: tuple[Recorder, int]) -> None:
+        tmp_path: Path, recorder: tuple[Recorder, int], monkeypatch: pytest.MonkeyPatch) -> None:
     handler, port = recorder
+    # aiosmtpd on the loopback stands for a relay far away.
+    monkeypatch.setattr(passes, "_on_this_machine", lambda host: False)
     inbox = tmp_path / "in"
     for sub in ("new", "cur", "tmp"):
         (inbox / sub).mkdir(parents=True)

@@ -196,14 +196,16 @@ def next_outbox_id(db: Session) -> int:
     once per transaction, then counted on (the transaction holds the write
     lock from its first insert, so the next ids are its own; the rows queued
     in one transaction all come through here)."""
-    if db.get_bind().dialect.name == "postgresql":
-        return int(db.execute(text(
+    # Asked of the connection: nothing the session holds bears on it, so
+    # nothing need be flushed first.
+    conn = db.connection()  # begins the transaction if nothing has yet
+    if conn.dialect.name == "postgresql":
+        return int(conn.execute(text(
             "select nextval(pg_get_serial_sequence('outbox', 'id'))")).scalar_one())
-    db.connection()  # begins the transaction if nothing has yet
     tx = db.get_transaction()
     held = db.info.get("outbox_ids")
     if held is None or held[0] is not tx or not held[1]:
-        first = db.execute(select(func.coalesce(func.max(m.Outbox.id), 0))).scalar_one() + 1
+        first = conn.execute(select(func.coalesce(func.max(m.Outbox.id), 0))).scalar_one() + 1
         held = (tx, list(range(first, first + OUTBOX_IDS_PER_BLOCK)))
         db.info["outbox_ids"] = held
     taken: int = held[1].pop(0)

@@ -26,6 +26,7 @@ from imapclient.exceptions import CapabilityError, IMAPClientError, LoginError
 from referee.config import Config, MailboxSection, SmtpSection
 from referee.mail.imap import ImapSource
 from referee.mail.smtp import RelayUnavailable, SmtpRelay
+from referee.problems import ServerProblem
 
 #: sysexits.h: a host name that does not resolve.
 EX_NOHOST = 68
@@ -37,17 +38,6 @@ EX_NOPERM = 77
 EX_CONFIG = 78
 #: How long ``check`` waits for its probe to reach the mailbox.
 PROBE_WAIT = 15.0
-
-
-@dataclass
-class ServerProblem(Exception):
-    """A mail server the referee cannot use as configured, said in one line."""
-
-    message: str
-    exit_code: int
-
-    def __str__(self) -> str:
-        return self.message
 
 
 def _cause(error: BaseException) -> BaseException:

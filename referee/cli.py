@@ -12,7 +12,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
-from referee.check import ServerProblem
 from referee.config import (
     Config,
     ConfigError,
@@ -21,6 +20,7 @@ from referee.config import (
     load_config,
 )
 from referee.logs import LEVELS, setup_logging
+from referee.problems import ServerProblem
 from referee.service import Referee, RefereeError, now_utc
 from referee.service.common import DATABASE_AWAY
 

@@ -1,18 +1,57 @@
-"""The rules engines, and the registry of game kinds."""
+"""The rules engines, and the registry of game kinds.
+
+An engine's module is imported the first time its kind is asked for: a
+pass that touches no game of a kind does not load its rules (a cron pass
+pays for every module it imports, at every start).
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 from referee.engine.base import Game
-from referee.engine.goofspiel import Goofspiel, PureSkill
-from referee.engine.loatcg import Loatcg
-from referee.engine.miser import Miser
-from referee.engine.spades import Spades
 
-GAMES: dict[str, Game[Any]] = {
-    g.kind: g for g in (PureSkill(), Goofspiel(), Spades(), Loatcg(), Miser())
+#: Each kind of game, and the module and class of its engine.
+KINDS: dict[str, tuple[str, str]] = {
+    "pure-skill": ("referee.engine.goofspiel", "PureSkill"),
+    "goofspiel": ("referee.engine.goofspiel", "Goofspiel"),
+    "spades": ("referee.engine.spades", "Spades"),
+    "loatcg": ("referee.engine.loatcg", "Loatcg"),
+    "miser": ("referee.engine.miser", "Miser"),
 }
+
+
+class Registry(MutableMapping[str, Game[Any]]):
+    """Kind -> engine, each made (and its module imported) at first use."""
+
+    def __init__(self, kinds: dict[str, tuple[str, str]]) -> None:
+        self._kinds = dict(kinds)
+        self._games: dict[str, Game[Any]] = {}
+
+    def __getitem__(self, kind: str) -> Game[Any]:
+        if kind not in self._games:
+            module, name = self._kinds[kind]
+            self._games[kind] = getattr(importlib.import_module(module), name)()
+        return self._games[kind]
+
+    def __setitem__(self, kind: str, game: Game[Any]) -> None:
+        self._kinds.setdefault(kind, (type(game).__module__, type(game).__name__))
+        self._games[kind] = game
+
+    def __delitem__(self, kind: str) -> None:
+        del self._kinds[kind]
+        self._games.pop(kind, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._kinds)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+
+GAMES: MutableMapping[str, Game[Any]] = Registry(KINDS)
 
 
 def get_game(kind: str) -> Game[Any]:

@@ -20,12 +20,13 @@ from email.message import EmailMessage
 from email.policy import SMTP
 from email.utils import format_datetime
 from pathlib import Path
-from typing import Any
-
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from typing import TYPE_CHECKING, Any
 
 from referee.mail import plain
 from referee.mail.inbound import OUR_MESSAGE_ID_PREFIX, one_line
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 #: A subject echoed from a player's mail is cut to about this many characters:
 #: a reply never grows with what it answers, and folding stays cheap.
@@ -91,6 +92,9 @@ class Composer:
 
     def _env(self, folder: str) -> Environment:
         if folder not in self._envs:
+            # Imported here: a pass with nothing to write needs no Jinja2.
+            from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
             env = Environment(
                 loader=FileSystemLoader([self.templates / folder, self.templates / "common"]),
                 undefined=StrictUndefined,

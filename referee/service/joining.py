@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy import select
@@ -38,7 +39,12 @@ class Joining:
 
     def __init__(self, config: Config, composer: Composer, senders: Senders) -> None:
         self.config, self.composer, self.senders = config, composer, senders
-        self.kinds = sorted(k for k, g in GAMES.items() if g.takes_members_by_mail)
+
+    @cached_property
+    def kinds(self) -> list[str]:
+        """The kinds that take members by mail: known at the first mail, so
+        a pass with none imports no engine for it."""
+        return sorted(k for k, g in GAMES.items() if g.takes_members_by_mail)
 
     def game_to_join(self, db: Session, msg: InboundMessage,
                      player: m.Player | None) -> m.Game | None:

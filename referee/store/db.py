@@ -1,24 +1,30 @@
 """Database engine and sessions: SQLite (WAL) by default, PostgreSQL by URL.
 
 ``upgrade`` brings any database to the newest Alembic revision; it is what
-``referee init`` runs.
+``referee init`` runs. Alembic is imported only there: every other command
+only asks :func:`is_current`, which reads the revision without it (Alembic
+and its templates cost each cron start a tenth of a second).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy import Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.orm import Session, sessionmaker
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 #: Inside the package (a link to the checkout's migrations/ folder, copied into a wheel).
 MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
+#: The newest revision in ``migrations/versions``: bump it with each new
+#: migration (tests/store/test_db.py checks it against Alembic's head).
+SCHEMA_HEAD = "0007"
+#: Alembic's own table of the revision a database is at.
+VERSION_TABLE = "alembic_version"
 
 
 def make_engine(url: str) -> Engine:
@@ -43,6 +49,8 @@ def sessions(engine: Engine) -> sessionmaker[Session]:
 
 
 def alembic_config(url: str) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
@@ -50,19 +58,23 @@ def alembic_config(url: str) -> Config:
 
 
 def is_current(url: str) -> bool:
-    """Whether the database at ``url`` is at the newest revision."""
+    """Whether the database at ``url`` is at the newest revision,
+    :data:`SCHEMA_HEAD` (no version table: not set up)."""
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            current = MigrationContext.configure(conn).get_current_revision()
+            if not inspect(conn).has_table(VERSION_TABLE):
+                return False
+            revisions = conn.execute(text(f"select version_num from {VERSION_TABLE}")).scalars()
+            return list(revisions) == [SCHEMA_HEAD]
     finally:
         engine.dispose()
-    head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
-    return current == head
 
 
 def upgrade(url: str) -> None:
     """Create or upgrade the database at ``url`` to the newest revision."""
+    from alembic import command
+
     command.upgrade(alembic_config(url), "head")
 
 

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 from alembic import command
+from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
 from sqlalchemy import create_engine, func, inspect, select, text
 
 from referee.store import models as m
-from referee.store.db import alembic_config, upgrade
+from referee.store.db import SCHEMA_HEAD, alembic_config, is_current, upgrade
 from referee.store.models import Base
 from tests.databases import KINDS, database_url
 
@@ -29,6 +30,25 @@ def test_init_creates_every_table_and_is_idempotent(db_url: str) -> None:
     engine = create_engine(db_url)
     assert set(inspect(engine).get_table_names()) == {*Base.metadata.tables, "alembic_version"}
     engine.dispose()
+
+
+def test_schema_head_names_the_newest_migration() -> None:
+    """``is_current`` reads the revision without Alembic, against SCHEMA_HEAD:
+    a new migration must bump it."""
+    head = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+    assert head == SCHEMA_HEAD, (f"the newest migration is {head}: set SCHEMA_HEAD in "
+                                 "referee/store/db.py to it")
+
+
+def test_is_current_only_at_the_newest_revision(db_url: str) -> None:
+    assert not is_current(db_url)  # not set up: no version table
+    scripts = ScriptDirectory.from_config(alembic_config(db_url))
+    previous = scripts.get_revision(SCHEMA_HEAD).down_revision
+    assert isinstance(previous, str)
+    command.upgrade(alembic_config(db_url), previous)
+    assert not is_current(db_url)
+    upgrade(db_url)
+    assert is_current(db_url)
 
 
 def test_the_migrations_match_the_models(db_url: str) -> None:

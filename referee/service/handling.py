@@ -100,7 +100,7 @@ class Handling:
                    if self._asks_to_join(msg) else None)
         if joining is not None and player is None:
             player = self.joining.newcomer(db, msg, now)
-        games = self.routing.games_of(db, player) if player else []
+        games = self.routing.games_of(db, player, msg) if player else []
         if joining is not None and joining not in games:
             games.append(joining)
         # Judged with the private addresses as they were when it was sent.

@@ -185,7 +185,7 @@ class Intake:
         if failed is not None:
             q = q.where(m.Inbound.id != failed.id,
                         m.Inbound.note != f"duplicate of inbound {failed.id}")
-        seen_rows = db.execute(q.order_by(m.Inbound.id).limit(5)).all()
+        seen_rows = db.connection().execute(q.order_by(m.Inbound.id).limit(5)).all()
         if any(key == source_key for _, key in seen_rows):
             return Outcome("duplicate")
         if seen_rows:

@@ -308,13 +308,19 @@ class Game(Generic[StateT]):
         rows = list(owed)
         if not rows:
             return []
-        shown = {(p.seat, p.key): p.shown_publicly() for p in self.pending(state)}
-        out = []
-        for row in rows:
-            public = shown.get((row.seat, row.key), (row.seat, row.what))
-            if public is not None:
-                out.append((row, *public))
-        return out
+        return shown_publicly(self.public_view(state), rows)
+
+    def public_view(self, state: StateT) -> dict[str, JSON]:
+        """What ``referee status`` shows of ``state``, stored beside it so a
+        status of ten thousand games reads no state: the :meth:`summary`,
+        and how each pending obligation is shown to everyone ("shown": seat,
+        key, then the seat and words shown, or nulls for a private one with
+        no cover)."""
+        shown: list[JSON] = []
+        for p in self.pending(state):
+            public = p.shown_publicly()
+            shown.append([p.seat, p.key, *(public if public is not None else (None, None))])
+        return {"summary": self.summary(state), "shown": shown}
 
     def turn(self, state: StateT) -> int | None:
         """The number of the turn being played: it goes up whenever the
@@ -398,3 +404,18 @@ def rng_for(seed: str, step: int) -> random.Random:
 def evolve(state: StateT) -> StateT:
     """A deep copy to change, so :meth:`Game.apply` never mutates its input."""
     return copy.deepcopy(state)
+
+
+def shown_publicly(view: Mapping[str, Any],
+                   owed: Iterable[OwedT]) -> list[tuple[OwedT, int, str]]:
+    """``owed`` as :meth:`Game.public_obligations` shows it, from a stored
+    :meth:`Game.public_view`."""
+    shown: dict[tuple[int, str], tuple[int, str] | None] = {
+        (seat, key): (public_seat, what) if what is not None else None
+        for seat, key, public_seat, what in view["shown"]}
+    out = []
+    for row in owed:
+        public = shown.get((row.seat, row.key), (row.seat, row.what))
+        if public is not None:
+            out.append((row, *public))
+    return out

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.engine import get_game
-from referee.engine.base import Action, SeatInfo, rng_for
+from referee.engine.base import Action, SeatInfo, rng_for, shown_publicly
 from referee.service.common import RefereeError
 from referee.service.session import REFEREE_SEAT_NAME
 from referee.store import models as m
@@ -44,7 +44,7 @@ class Reading:
             after = 0
             found = False
             while True:
-                q = (select(g.id, g.tag, g.kind, g.status, g.state).where(g.id > after)
+                q = (select(g.id, g.tag, g.kind, g.status, g.public_view).where(g.id > after)
                      .order_by(g.id).limit(batch))
                 if tag:
                     q = q.where(g.tag == tag)
@@ -65,10 +65,16 @@ class Reading:
                         select(d.game_id, d.seat, d.key, d.what, d.due_at)
                         .where(d.game_id.in_(ids)).order_by(d.game_id, d.due_at, d.id)):
                     deadlines[line.game_id].append(line)
+                # A game that has not moved since views were kept: from its state.
+                views = {game.id: game.public_view for game in games}
+                if old := [i for i, view in views.items() if view is None]:
+                    for i, kind, state in conn.execute(
+                            select(g.id, g.kind, g.state).where(g.id.in_(old))):
+                        engine = get_game(kind)
+                        views[i] = engine.public_view(engine.load(state))
                 for game in games:
                     found = True
-                    engine = get_game(game.kind)
-                    state = engine.load(game.state)
+                    view = views[game.id]
                     names = {x.position: x.name for x in seats[game.id]}
                     yield {
                         "tag": game.tag, "kind": game.kind, "status": game.status,
@@ -79,9 +85,9 @@ class Reading:
                                        "name": names.get(seat, REFEREE_SEAT_NAME)
                                        if seat else REFEREE_SEAT_NAME,
                                        "what": what, "due_at": x.due_at.isoformat() + "Z"}
-                                      for x, seat, what in engine.public_obligations(
-                                          state, deadlines[game.id])],
-                        **engine.summary(state),
+                                      for x, seat, what in shown_publicly(
+                                          view, deadlines[game.id])],
+                        **view["summary"],
                     }
                 after = ids[-1]
                 if len(games) < batch:

@@ -157,6 +157,7 @@ class GameSession:
         """Let bots move, store the state and reconcile deadlines."""
         self.run_bots()
         self.row.state = self.engine.dump(self.state)
+        self.row.public_view = self.engine.public_view(self.state)
         if self.engine.is_over(self.state) and self.row.status == "active":
             self.row.status = "finished"
             self.row.finished_at = self.now

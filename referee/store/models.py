@@ -47,6 +47,9 @@ class Game(Base):
     options: Mapped[dict[str, Any]]
     seed: Mapped[str] = mapped_column(String(64))
     state: Mapped[dict[str, Any]]
+    #: What ``status`` shows of the state (``Game.public_view``), stored with
+    #: it; None in a row from before it was kept (read from the state then).
+    public_view: Mapped[dict[str, Any] | None] = mapped_column(default=None)
     step: Mapped[int] = mapped_column(default=0)  # actions applied so far
     status: Mapped[str] = mapped_column(String(16), default="active")  # active | finished
     deadline_seconds: Mapped[int]

@@ -14,7 +14,10 @@ from collections.abc import Sequence
 
 #: A display name that needs no quoting: atoms (RFC 5322 atext) and single spaces.
 _ATOMS = re.compile(r"[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+(?: [A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+)*")
-_ADDRESS = re.compile(r"[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~.]+@[A-Za-z0-9.\-]+")
+#: An address written as it is: a dot-atom local part (no dot first, last
+#: or twice) at a domain of plain labels.
+_ADDRESS = re.compile(r"[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+(?:\.[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+)*"
+                      r"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*")
 #: What the fast way leaves to the ``email`` package: any character but
 #: printable ASCII, tab and newline.
 _ODD = re.compile(r"[^\t\n\x20-\x7e]")
@@ -25,7 +28,7 @@ WIDTH = 78
 
 def address(name: str, addr: str) -> str | None:
     """``Name <addr>`` (or ``addr``) as the header registry writes it, or None."""
-    if not _ADDRESS.fullmatch(addr) or ".." in addr or addr.startswith("."):
+    if not _ADDRESS.fullmatch(addr):
         return None
     if not name:
         return addr

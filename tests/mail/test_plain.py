@@ -29,7 +29,7 @@ def kwargs(to: list[tuple[str, str]], subject: str, body: str, **kw: Any) -> dic
             "kind": kw.get("kind"), "reply_to": kw.get("reply_to")}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(name=NAME, locals_=st.lists(st.tuples(LOCAL, NAME), min_size=1, max_size=3),
        subject=TEXT.map(lambda t: t.replace("\n", " ")),
        lines=st.lists(TEXT.map(lambda t: t.replace("\n", "")), min_size=1, max_size=8),
@@ -68,4 +68,6 @@ def test_a_plain_mail_takes_the_direct_way_and_an_unusual_one_does_not() -> None
     assert plain.flatten(head, "é\n") is None
     assert plain.flatten(head, "x" * 79 + "\n") is None
     assert plain.address("J. Smith", "j@club.test") is None  # quoted by the registry
+    for odd in ("a.@club.test", ".a@club.test", "a..b@club.test", "a@club..test"):
+        assert plain.address("", odd) is None  # refused by the registry
     assert composer.text(**mail) == composer.message(**mail).as_string()

@@ -5,19 +5,18 @@ that demands it stands in (RFC 4954: 535 for bad credentials)."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 from referee.check import EX_NOPERM
 from referee.cli import main
 from referee.service import now_utc
+from tests.smtpd import smtpd
 
 
 class Refusing:
@@ -34,15 +33,9 @@ def _refuse(server: Any, session: Any, envelope: Any, mechanism: str,
 
 @pytest.fixture
 def relay() -> Iterator[int]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    controller = Controller(Refusing(), hostname="127.0.0.1", port=port,
-                            authenticator=_refuse, auth_required=True,
-                            auth_require_tls=False)
-    controller.start()
-    yield port
-    controller.stop()
+    with smtpd(Refusing(), authenticator=_refuse, auth_required=True,
+               auth_require_tls=False) as port:
+        yield port
 
 
 @pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")

@@ -6,14 +6,12 @@ permanent; a partial recipient refusal does not raise and is recorded.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP as SMTPServer
 from aiosmtpd.smtp import Envelope, Session
 
@@ -22,6 +20,7 @@ from referee.service import Referee
 from referee.service.outbox import OutboxSender, backoff
 from referee.store import models as m
 from referee.store.db import upgrade
+from tests.smtpd import free_port, smtpd
 
 T0 = datetime(2026, 5, 1, 8, 0)
 
@@ -49,20 +48,11 @@ class Handler:
         return "250 OK"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def server() -> Iterator[tuple[Handler, int]]:
     handler = Handler()
-    port = _free_port()
-    controller = Controller(handler, hostname="127.0.0.1", port=port)
-    controller.start()
-    yield handler, port
-    controller.stop()
+    with smtpd(handler) as port:
+        yield handler, port
 
 
 def _referee(tmp_path: Path, port: int, **smtp: Any) -> Referee:
@@ -171,7 +161,7 @@ def test_a_partial_refusal_sends_to_the_rest_and_records_the_refusal(
 
 def test_no_server_means_retry_and_a_mail_refused_for_days_is_given_up(
         tmp_path: Path) -> None:
-    ref = _referee(tmp_path, _free_port())  # nothing listens there
+    ref = _referee(tmp_path, free_port())  # nothing listens there
     _queue(ref, "alice@club.test", "bob@club.test")
     sender = OutboxSender(ref.config, ref.sessions)
     assert sender.send(T0) == 0

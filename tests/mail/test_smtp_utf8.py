@@ -8,13 +8,11 @@ and held every row behind it, retried for days.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP as SMTPServer
 from aiosmtpd.smtp import Envelope, Session
 
@@ -23,6 +21,7 @@ from referee.service import Referee
 from referee.service.outbox import OutboxSender
 from referee.store import models as m
 from referee.store.db import upgrade
+from tests.smtpd import smtpd
 
 T0 = datetime(2026, 5, 1, 8, 0)
 ZOE, ALICE, BOB = "zoe@zo\u00eb.test", "alice@club.test", "bob@club.test"
@@ -42,14 +41,8 @@ class Handler:
 
 def _relay(smtputf8: bool) -> Iterator[tuple[Handler, int]]:
     handler = Handler()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    controller = Controller(handler, hostname="127.0.0.1", port=port,
-                            enable_SMTPUTF8=smtputf8)
-    controller.start()
-    yield handler, port
-    controller.stop()
+    with smtpd(handler, enable_SMTPUTF8=smtputf8) as port:
+        yield handler, port
 
 
 @pytest.fixture

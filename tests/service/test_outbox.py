@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from email import message_from_bytes
@@ -14,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP as SMTPServer
 from aiosmtpd.smtp import Envelope, Session
 
@@ -24,6 +22,7 @@ from referee.service import Referee, outbox
 from referee.service.outbox import OutboxSender
 from referee.store import models as m
 from referee.store.db import upgrade
+from tests.smtpd import free_port, smtpd
 
 T0 = datetime(2026, 5, 1, 8, 0)
 
@@ -61,20 +60,11 @@ class Handler:
         return [row for _, to, row in self.received if address in to]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def server() -> Iterator[tuple[Handler, int]]:
     handler = Handler()
-    port = _free_port()
-    controller = Controller(handler, hostname="127.0.0.1", port=port)
-    controller.start()
-    yield handler, port
-    controller.stop()
+    with smtpd(handler) as port:
+        yield handler, port
 
 
 def _referee(tmp_path: Path, port: int, connections: int) -> Referee:
@@ -87,15 +77,15 @@ def _referee(tmp_path: Path, port: int, connections: int) -> Referee:
     return Referee(config)
 
 
-def _queue(ref: Referee, recipients: list[list[str]]) -> list[int]:
+def _queue(ref: Referee, recipients: list[list[str]], first: int = 0) -> list[int]:
     """A row per list of recipients, in this order, each saying its place
-    in an X-Row header; returns their ids."""
+    (from ``first``) in an X-Row header, as one transaction; returns their ids."""
     with ref.sessions.begin() as db:
         rows = [m.Outbox(recipients=[f"{a}@club.test" for a in to], created_at=T0,
                          next_attempt_at=T0,
                          raw=f"From: referee@club.test\nTo: {', '.join(to)}\nX-Row: {n}\n"
                              f"Subject: row {n}\n\nRow {n}.\n")
-                for n, to in enumerate(recipients)]
+                for n, to in enumerate(recipients, first)]
         db.add_all(rows)
         db.flush()
         return [r.id for r in rows]
@@ -218,7 +208,7 @@ def test_an_extra_connection_that_fails_leaves_the_rows_to_those_there_are(
         ) -> None:
     relays = Relays(extra_fails=True)
     monkeypatch.setattr(outbox, "SmtpRelay", relays)
-    ref = _referee(tmp_path, _free_port(), connections=3)
+    ref = _referee(tmp_path, free_port(), connections=3)
     _queue(ref, [[f"p{n}"] for n in range(24)])
     sender = OutboxSender(ref.config, ref.sessions)
     with caplog.at_level(logging.WARNING, logger="referee.service.outbox"):
@@ -234,7 +224,7 @@ def test_a_connection_lost_fails_its_row_for_now_and_no_lane_starts_another(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     relays = Relays(lose="p0@club.test")
     monkeypatch.setattr(outbox, "SmtpRelay", relays)
-    ref = _referee(tmp_path, _free_port(), connections=3)
+    ref = _referee(tmp_path, free_port(), connections=3)
     ids = _queue(ref, [[f"p{n}"] for n in range(24)])
     # The lost row is the first of its connection; the other two finish theirs.
     assert OutboxSender(ref.config, ref.sessions).send(T0) == 2

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP as SMTPServer
 from aiosmtpd.smtp import Envelope, Session
 from sqlalchemy import update
@@ -27,22 +26,9 @@ from referee.service import Referee
 from referee.service.outbox import OutboxSender
 from referee.store import models as m
 from referee.store.db import upgrade
-from tests.service.test_outbox import T0, Handler, _free_port, _mix, _referee, _rows
+from tests.service.test_outbox import T0, Handler, _mix, _queue, _referee, _rows
 from tests.service.test_outbox import server as server  # the fixture
-
-
-def _queue(ref: Referee, recipients: list[list[str]], first: int = 0) -> list[int]:
-    """As one message's transaction would: a row per list of recipients,
-    numbered from ``first`` in an X-Row header; returns their ids."""
-    with ref.sessions.begin() as db:
-        rows = [m.Outbox(recipients=[f"{a}@club.test" for a in to], created_at=T0,
-                         next_attempt_at=T0,
-                         raw=f"From: referee@club.test\nTo: {', '.join(to)}\n"
-                             f"X-Row: {first + n}\nSubject: row {n}\n\nRow {n}.\n")
-                for n, to in enumerate(recipients)]
-        db.add_all(rows)
-        db.flush()
-        return [r.id for r in rows]
+from tests.smtpd import smtpd
 
 
 def test_rows_committed_during_a_pass_go_out_once_each_and_a_players_in_order(
@@ -120,11 +106,9 @@ class Recorder:
 
 @pytest.fixture
 def recorder() -> Iterator[tuple[Recorder, int]]:
-    handler, port = Recorder(), _free_port()
-    controller = Controller(handler, hostname="127.0.0.1", port=port)
-    controller.start()
-    yield handler, port
-    controller.stop()
+    handler = Recorder()
+    with smtpd(handler) as port:
+        yield handler, port
 
 
 def test_a_relay_on_this_machine_gets_the_mail_after_the_reading(tmp_path: Path) -> None:

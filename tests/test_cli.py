@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
+    """A referee set up with ``init`` on its embedded default: a Maildir in
+    and out, SQLite."""
     path = tmp_path / "referee.toml"
     path.write_text(
         '[referee]\naddress = "referee@club.test"\n'

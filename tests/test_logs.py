@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
+from tests.test_cli import config as config  # the fixture
 
 ALICE, BOB = "alice@club.test", "bob@club.test"
 
@@ -28,16 +29,6 @@ def _restore_logging() -> Iterator[None]:
     for h in handlers:
         root.addHandler(h)
     root.setLevel(level)
-
-
-@pytest.fixture
-def config(tmp_path: Path) -> Path:
-    path = tmp_path / "referee.toml"
-    path.write_text('[referee]\naddress = "referee@club.test"\n'
-                    '[mailbox]\nkind = "maildir"\npath = "in"\n'
-                    '[smtp]\nkind = "maildir"\npath = "out"\n', encoding="utf-8")
-    assert main(["-c", str(path), "init"]) == 0
-    return path
 
 
 def _mail(config: Path, sender: str, text: str) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.cli import main
 from referee.engine import GAMES, KINDS, get_game
+from tests.test_cli import config as config  # the fixture
 
 #: Loaded only when needed: ``init``, PostgreSQL, a mail to write, a game of that kind.
 NOT_AT_START = ["alembic", "sqlalchemy.dialects.postgresql", "jinja2",
@@ -30,16 +30,6 @@ def _loaded_by(argv: list[str], folder: Path) -> set[str]:
     out = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True,
                          text=True, check=True).stdout
     return set(json.loads(out.splitlines()[-1]))
-
-
-@pytest.fixture
-def config(tmp_path: Path) -> Path:
-    path = tmp_path / "referee.toml"
-    path.write_text('[referee]\naddress = "referee@club.test"\n'
-                    '[mailbox]\nkind = "maildir"\npath = "in"\n'
-                    '[smtp]\nkind = "maildir"\npath = "out"\n', encoding="utf-8")
-    assert main(["--config", str(path), "init"]) == 0
-    return path
 
 
 @pytest.mark.parametrize("command", ["poll", "status", "outbox"])

@@ -52,18 +52,25 @@ class Reading:
                 if not games:
                     break
                 ids = [g.id for g in games]
+                # The batch's ids are a range (every game in it, or the one
+                # game asked for): its seats and deadlines are asked by it,
+                # not by a list of 500 ids to bind (PostgreSQL's driver took
+                # a fifth of the time over those).
+                low = ids[0] - 1 if tag else after
                 seats: dict[int, list[Any]] = {i: [] for i in ids}
                 for row in conn.execute(
                         select(s.game_id, s.position, s.name, s.bot,
                                p.address, p.bounced_at, p.bounce)
                         .select_from(m.Seat.__table__.outerjoin(m.Player.__table__,
                                                                 s.player_id == p.id))
-                        .where(s.game_id.in_(ids)).order_by(s.game_id, s.position)):
+                        .where(s.game_id > low, s.game_id <= ids[-1])
+                        .order_by(s.game_id, s.position)).all():
                     seats[row.game_id].append(row)
                 deadlines: dict[int, list[Any]] = {i: [] for i in ids}
                 for line in conn.execute(
                         select(d.game_id, d.seat, d.key, d.what, d.due_at)
-                        .where(d.game_id.in_(ids)).order_by(d.game_id, d.due_at, d.id)):
+                        .where(d.game_id > low, d.game_id <= ids[-1])
+                        .order_by(d.game_id, d.due_at, d.id)).all():
                     deadlines[line.game_id].append(line)
                 # A game that has not moved since views were kept: from its state.
                 views = {game.id: game.public_view for game in games}

@@ -29,3 +29,19 @@ def test_the_stored_view_shows_what_the_state_shows(tmp_path: Path) -> None:
         db.execute(update(m.Game).values(public_view=None))
     assert club.referee.status() == stored
     club.referee.close()
+
+
+def test_status_in_batches_is_status_at_once(tmp_path: Path) -> None:
+    """Read a few games at a time, each game shows its own seats and
+    deadlines, as read all at once, and one game asked for by its tag too."""
+    club = Club(tmp_path)
+    tags = [new_goofspiel(club) for _ in range(5)]
+    club.send(ALICE, "bid 3", subject=f"[{tags[2]}]")
+    club.poll(club.now + timedelta(hours=1))
+    at_once = club.referee.status()
+    assert [g["tag"] for g in at_once] == tags
+    assert [len(g["deadlines"]) for g in at_once] == [2, 2, 1, 2, 2]
+    for batch in (1, 2, 3):
+        assert list(club.referee.reading.iter_status(batch=batch)) == at_once
+    assert club.referee.status(tags[2]) == [at_once[2]]
+    club.referee.close()

@@ -185,15 +185,18 @@ def wait_inbox(stack: MailStack, user: str, count: int, timeout: float = 300) ->
             time.sleep(0.02)
 
 
-def raw_rates(stack: MailStack, n: int) -> tuple[float, float]:
-    """(delivery msg/s, IMAP fetch msg/s) of the servers alone."""
+def raw_rates(stack: MailStack, n: int) -> tuple[float, float, float]:
+    """(delivery msg/s, IMAP fetch msg/s, the servers' CPU seconds per
+    delivered message) of the servers alone."""
     stack.clear_all()
     msgs = [mail(stack.address(PLAYERS[i % 6]), f"raw {i}", f"bid {i % 6 + 1}\n")
             for i in range(n)]
+    busy, mine = machine_busy(), sum(os.times()[:2])
     start = time.monotonic()
     submit(stack, msgs)
     done = wait_inbox(stack, "referee", n)
     delivery = n / (done - start)
+    servers = (machine_busy() - busy) - (sum(os.times()[:2]) - mine)
     with stack.imap("referee") as client:
         client.select_folder("INBOX", readonly=True)
         uids = sorted(client.search(["ALL"]))
@@ -202,7 +205,7 @@ def raw_rates(stack: MailStack, n: int) -> tuple[float, float]:
             client.fetch(uids[i:i + 200], ["BODY.PEEK[]"])
         fetch = len(uids) / (time.monotonic() - start)
     stack.clear("referee")
-    return delivery, fetch
+    return delivery, fetch, servers / n
 
 
 # -- the referee --------------------------------------------------------------------
@@ -213,6 +216,20 @@ class Run:
     rss_mb: float
     code: int
     output: str
+    #: CPU seconds (user + system) of the command's process(es).
+    cpu: float = 0.0
+    #: CPU seconds of the whole machine while it ran (every process: the
+    #: mail servers' share is this less ``cpu``).
+    machine_cpu: float = 0.0
+
+
+def machine_busy() -> float:
+    """CPU seconds the machine has been busy since boot (/proc/stat: all
+    but idle and iowait), to take a difference of."""
+    with contextlib.suppress(OSError, ValueError):
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+    return 0.0
 
 
 def cli(config: Path, *args: str) -> Run:
@@ -224,15 +241,20 @@ def cli(config: Path, *args: str) -> Run:
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
         if gnu_time.exists():
             cmd = [str(gnu_time), "-f", "%M", "-o", rss.name, *cmd]
+        busy = machine_busy()
         start = time.monotonic()
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         assert proc.stdout is not None
         out = proc.stdout.read()
+        # Linux counts in a child's usage that of the children it waited
+        # for: GNU time's is the referee's (and its forked senders').
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.monotonic() - start
+        busy = machine_busy() - busy
         proc.returncode = os.waitstatus_to_exitcode(status)
         kb = int(rss.read().split()[-1]) if gnu_time.exists() else usage.ru_maxrss
-    return Run(seconds, kb / 1024, proc.returncode, out.decode(errors="replace"))
+    return Run(seconds, kb / 1024, proc.returncode, out.decode(errors="replace"),
+               usage.ru_utime + usage.ru_stime, busy)
 
 
 def cli_together(config: Path, count: int, *args: str) -> Run:
@@ -240,11 +262,13 @@ def cli_together(config: Path, count: int, *args: str) -> Run:
     its own: the wall time until the last ends, the largest peak RSS."""
     runs: list[Run] = []
     with ThreadPoolExecutor(count) as pool:
+        busy = machine_busy()
         start = time.monotonic()
         runs = list(pool.map(lambda _: cli(config, *args), range(count)))
         seconds = time.monotonic() - start
+        busy = machine_busy() - busy
     return Run(seconds, max(r.rss_mb for r in runs), max(r.code for r in runs),
-               "\n".join(r.output for r in runs))
+               "\n".join(r.output for r in runs), sum(r.cpu for r in runs), busy)
 
 
 def games_for(stack: MailStack, scenario: str, games: int) -> list[tuple[str, str]]:
@@ -359,20 +383,20 @@ def clone_games(url: str, count: int) -> None:
                                      ).scalar_one()) + 1
             for first in range(0, count, 2000):
                 ids = range(start + first, start + min(first + 2000, count))
-                conn.execute(insert(m.Game.__table__), [
+                conn.execute(insert(m.table_of(m.Game)), [
                     {**{k: v for k, v in game.items()}, "id": i, "tag": f"sweep-{i}",
                      "seed": f"sweep-{i}"} for i in ids])
-                conn.execute(insert(m.Seat.__table__), [
+                conn.execute(insert(m.table_of(m.Seat)), [
                     {**{k: v for k, v in s.items() if k != "id"}, "game_id": i}
                     for i in ids for s in seats])
-                conn.execute(insert(m.Deadline.__table__), [
+                conn.execute(insert(m.table_of(m.Deadline)), [
                     {**{k: v for k, v in d.items() if k != "id"}, "game_id": i}
                     for i in ids for d in lines])
             if engine.dialect.name == "postgresql":
                 for table in ("games", "seats", "deadlines"):
                     conn.execute(text(f"select setval(pg_get_serial_sequence('{table}', 'id'), "
                                       f"(select max(id) from {table}))"))
-            conn.execute(update(m.Outbox.__table__).where(m.Outbox.sent_at.is_(None))
+            conn.execute(update(m.table_of(m.Outbox)).where(m.Outbox.sent_at.is_(None))
                          .values(sent_at=T0))
         if engine.dialect.name == "postgresql":
             with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
@@ -426,6 +450,15 @@ def sweep(config: Path, sizes: list[int]) -> list[tuple[int, Run, float]]:
     return out
 
 
+def cpu_split(run: Run, moves: int) -> str:
+    """Where a backlog's CPU went: the referee's per move, and the rest of
+    the machine's (the mail servers taking the replies) in the same time."""
+    others = max(run.machine_cpu - run.cpu, 0.0)
+    return (f"CPU: the referee {1000 * run.cpu / moves:.1f} ms a move ({run.cpu:.1f} s); "
+            f"the mail servers and the rest of the machine {others:.1f} s; "
+            f"{run.machine_cpu / run.seconds:.2f} of {os.cpu_count()} CPUs busy")
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -449,6 +482,7 @@ def bench_database(stack: MailStack, kind: str, args: argparse.Namespace,
                 result[scenario] = rate / raw
                 say(f"poll over a backlog, {label}: {moves} moves in {run.seconds:.2f} s = "
                     f"{rate:.1f} moves/s = {rate / raw:.2f} of raw; peak RSS {run.rss_mb:.0f} MB")
+                say(f"  {cpu_split(run, moves)}")
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     # A database of its own, without the backlogs' games (dated in March,
@@ -485,6 +519,7 @@ def bench_database(stack: MailStack, kind: str, args: argparse.Namespace,
                 run, moves = backlog(stack, config, "one", args.games, args.workers)
                 rate = moves / run.seconds
                 result["workers"] = rate / raw
+                say(f"  {cpu_split(run, moves)}")
                 say(f"{args.workers} `referee poll` at once ([referee] workers = \"many\"), "
                     f"players in one game each: {moves} moves, each applied once, in "
                     f"{run.seconds:.2f} s = {rate:.1f} moves/s = {rate / raw:.2f} of raw; "
@@ -544,9 +579,10 @@ def main() -> None:
     stack = MailStack.start(path)
     try:
         say(f"mail stack: Postfix + Dovecot on 127.0.0.1 in {path}")
-        delivery, fetch = raw_rates(stack, args.raw)
+        delivery, fetch, per_message = raw_rates(stack, args.raw)
         say(f"raw: Postfix -> Dovecot delivery {delivery:.1f} msg/s "
             f"({args.raw} messages, one SMTP connection); IMAP fetch {fetch:.0f} msg/s")
+        say(f"  the mail servers' CPU per message delivered: {1000 * per_message:.1f} ms")
         for kind in args.db.split(","):
             bench_database(stack, kind, args, delivery)
     finally:

@@ -21,7 +21,12 @@ skipped when none answers):
 
 Memory is the peak RSS of each CLI process as the kernel counts it (GNU
 ``time``, which forks it, else ``wait4``), outside anything timed; nothing
-is traced. Timings are wall clock on this machine, printed with its CPU
+is traced. CPU is counted too: the referee's (``wait4``) and the whole
+machine's (``/proc/stat``) while a backlog's pass runs, and the mail
+servers' per message in the raw run. From the last, each backlog prints
+the most moves a second the servers' own work for the mail the pass sent
+would leave room for on this machine's CPUs, with a referee that cost
+nothing: the ceiling the ratio is up against on a small machine. Timings are wall clock on this machine, printed with its CPU
 count and model.
 
 Usage (as root, from the checkout)::
@@ -283,10 +288,11 @@ def games_for(stack: MailStack, scenario: str, games: int) -> list[tuple[str, st
 
 
 def backlog(stack: MailStack, config: Path, scenario: str, games: int,
-            workers: int = 1) -> tuple[Run, int]:
+            workers: int = 1) -> tuple[Run, int, int]:
     """Create the games, send their openings, then queue one round of bids
     and time one ``referee poll`` over them (``workers`` of them at once, on
-    PostgreSQL). Returns the run and the moves, each checked applied once."""
+    PostgreSQL). Returns the run, the moves, each checked applied once, and
+    the mails the pass sent."""
     cfg = load_config(config)
     ref = Referee(cfg)
     try:
@@ -297,6 +303,7 @@ def backlog(stack: MailStack, config: Path, scenario: str, games: int,
     finally:
         ref.close()
     stack.clear_all()
+    queued = count_rows(cfg.database_url, "outbox", "sent_at is not null")
     moves = [mail(pair[k], f"[{tag}] round 1", f"bid {1 if k == 0 else 6}\n")
              for tag, pair in zip(tags, seats, strict=True) for k in (0, 1)]
     submit(stack, moves)
@@ -307,8 +314,9 @@ def backlog(stack: MailStack, config: Path, scenario: str, games: int,
     assert run.code == 0, run.output
     applied = count_rows(cfg.database_url, "actions")
     assert applied == len(moves), f"{applied} moves applied of {len(moves)}:\n{run.output}"
+    sent = count_rows(cfg.database_url, "outbox", "sent_at is not null") - queued
     stack.clear_all()
-    return run, len(moves)
+    return run, len(moves), sent
 
 
 def latency(stack: MailStack, config: Path, samples: int) -> list[float]:
@@ -405,11 +413,12 @@ def clone_games(url: str, count: int) -> None:
         engine.dispose()
 
 
-def count_rows(url: str, table: str) -> int:
+def count_rows(url: str, table: str, where: str = "true") -> int:
     engine = create_engine(url)
     try:
         with engine.connect() as conn:
-            return int(conn.execute(text(f"select count(*) from {table}")).scalar_one())
+            return int(conn.execute(text(f"select count(*) from {table} where {where}")
+                                    ).scalar_one())
     finally:
         engine.dispose()
 
@@ -450,13 +459,24 @@ def sweep(config: Path, sizes: list[int]) -> list[tuple[int, Run, float]]:
     return out
 
 
-def cpu_split(run: Run, moves: int) -> str:
-    """Where a backlog's CPU went: the referee's per move, and the rest of
-    the machine's (the mail servers taking the replies) in the same time."""
+def cpu_split(run: Run, moves: int, mails: int, per_message: float, raw: float) -> list[str]:
+    """Where a backlog's CPU went: the referee's per move and the rest of
+    the machine's (the mail servers taking the replies) in the same time;
+    and the most moves a second the mail servers' own work would allow: the
+    pass's mails, each at the raw run's CPU for one delivered message, on
+    all of the machine's CPUs, with a referee that cost nothing."""
     others = max(run.machine_cpu - run.cpu, 0.0)
-    return (f"CPU: the referee {1000 * run.cpu / moves:.1f} ms a move ({run.cpu:.1f} s); "
-            f"the mail servers and the rest of the machine {others:.1f} s; "
-            f"{run.machine_cpu / run.seconds:.2f} of {os.cpu_count()} CPUs busy")
+    cpus = os.cpu_count() or 1
+    lines = [f"CPU: the referee {1000 * run.cpu / moves:.1f} ms a move ({run.cpu:.1f} s); "
+             f"the mail servers and the rest of the machine {others:.1f} s; "
+             f"{run.machine_cpu / run.seconds:.2f} of {cpus} CPUs busy"]
+    if mails and per_message > 0:
+        most = cpus / (mails / moves * per_message)
+        lines.append(f"the mail servers' share alone: {mails} mails sent "
+                     f"({mails / moves:.1f} a move) at {1000 * per_message:.1f} ms each "
+                     f"leave room for at most {most:.0f} moves/s = {most / raw:.2f} of raw, "
+                     f"with a referee that cost nothing")
+    return lines
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -465,7 +485,7 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def bench_database(stack: MailStack, kind: str, args: argparse.Namespace,
-                   raw: float) -> dict[str, Any]:
+                   raw: float, per_message: float) -> dict[str, Any]:
     say(f"\n== {kind} ==")
     result: dict[str, Any] = {}
     for scenario, label in (("many", f"players in {args.games // 3} games each"),
@@ -477,12 +497,13 @@ def bench_database(stack: MailStack, kind: str, args: argparse.Namespace,
                     return result
                 config = write_config(folder, stack, url)
                 upgrade(url)
-                run, moves = backlog(stack, config, scenario, args.games)
+                run, moves, mails = backlog(stack, config, scenario, args.games)
                 rate = moves / run.seconds
                 result[scenario] = rate / raw
                 say(f"poll over a backlog, {label}: {moves} moves in {run.seconds:.2f} s = "
                     f"{rate:.1f} moves/s = {rate / raw:.2f} of raw; peak RSS {run.rss_mb:.0f} MB")
-                say(f"  {cpu_split(run, moves)}")
+                for line in cpu_split(run, moves, mails, per_message, raw):
+                    say(f"  {line}")
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     # A database of its own, without the backlogs' games (dated in March,
@@ -516,10 +537,11 @@ def bench_database(stack: MailStack, kind: str, args: argparse.Namespace,
                 assert url is not None
                 config = write_config(folder, stack, url, 'workers = "many"')
                 upgrade(url)
-                run, moves = backlog(stack, config, "one", args.games, args.workers)
+                run, moves, mails = backlog(stack, config, "one", args.games, args.workers)
                 rate = moves / run.seconds
                 result["workers"] = rate / raw
-                say(f"  {cpu_split(run, moves)}")
+                for line in cpu_split(run, moves, mails, per_message, raw):
+                    say(f"  {line}")
                 say(f"{args.workers} `referee poll` at once ([referee] workers = \"many\"), "
                     f"players in one game each: {moves} moves, each applied once, in "
                     f"{run.seconds:.2f} s = {rate:.1f} moves/s = {rate / raw:.2f} of raw; "
@@ -584,7 +606,7 @@ def main() -> None:
             f"({args.raw} messages, one SMTP connection); IMAP fetch {fetch:.0f} msg/s")
         say(f"  the mail servers' CPU per message delivered: {1000 * per_message:.1f} ms")
         for kind in args.db.split(","):
-            bench_database(stack, kind, args, delivery)
+            bench_database(stack, kind, args, delivery, per_message)
     finally:
         stack.stop()
         shutil.rmtree(path, ignore_errors=True)

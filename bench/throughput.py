@@ -26,8 +26,8 @@ machine's (``/proc/stat``) while a backlog's pass runs, and the mail
 servers' per message in the raw run. From the last, each backlog prints
 the most moves a second the servers' own work for the mail the pass sent
 would leave room for on this machine's CPUs, with a referee that cost
-nothing: the ceiling the ratio is up against on a small machine. Timings are wall clock on this machine, printed with its CPU
-count and model.
+nothing: the ceiling the ratio is up against on a small machine. Timings
+are wall clock on this machine, printed with its CPU count and model.
 
 Usage (as root, from the checkout)::
 
@@ -540,12 +540,12 @@ def bench_database(stack: MailStack, kind: str, args: argparse.Namespace,
                 run, moves, mails = backlog(stack, config, "one", args.games, args.workers)
                 rate = moves / run.seconds
                 result["workers"] = rate / raw
-                for line in cpu_split(run, moves, mails, per_message, raw):
-                    say(f"  {line}")
                 say(f"{args.workers} `referee poll` at once ([referee] workers = \"many\"), "
                     f"players in one game each: {moves} moves, each applied once, in "
                     f"{run.seconds:.2f} s = {rate:.1f} moves/s = {rate / raw:.2f} of raw; "
                     f"peak RSS {run.rss_mb:.0f} MB")
+                for line in cpu_split(run, moves, mails, per_message, raw):
+                    say(f"  {line}")
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     return result

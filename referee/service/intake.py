@@ -144,7 +144,9 @@ class Intake:
     def _process(self, db: Session, raw: bytes, source_key: str, now: datetime,
                  cursor: Cursor | None, size: int | None, again: int | None) -> Outcome:
         postgresql = db.get_bind().dialect.name == "postgresql"
-        if postgresql and not db.scalar(
+        # With several workers ([referee] workers = "many"; one alone holds
+        # the pass lease), a mail is claimed by the first to read it.
+        if postgresql and self.config.referee.workers == "many" and not db.scalar(
                 select(func.pg_try_advisory_xact_lock(func.hashtext(source_key)))):
             return Outcome("elsewhere")  # another worker is reading this very mail
         failed = None

@@ -19,7 +19,7 @@ from referee.store import models as m
 from tests.test_referee import ALICE, REF, Club
 
 #: The most statements one move may cost, from its mailbox cursor to its reply.
-MOVE_STATEMENTS = 19
+MOVE_STATEMENTS = 18
 #: The most statements a sweep with nothing due may cost.
 SWEEP_STATEMENTS = 4
 

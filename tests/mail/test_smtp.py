@@ -20,27 +20,17 @@ from referee.service import Referee
 from referee.service.outbox import OutboxSender, backoff
 from referee.store import models as m
 from referee.store.db import upgrade
-from tests.smtpd import free_port, smtpd
+from tests.smtpd import Refusing, free_port, smtpd
 
 T0 = datetime(2026, 5, 1, 8, 0)
 
 
-class Handler:
+class Handler(Refusing):
     """Accepts mail, but answers 451 or 550 for the addresses named so."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.received: list[Envelope] = []
-        self.transient: set[str] = set()
-        self.permanent: set[str] = set()
-
-    async def handle_RCPT(self, server: SMTPServer, session: Session, envelope: Envelope,
-                          address: str, rcpt_options: list[str]) -> str:
-        if address in self.transient:
-            return "451 4.3.0 try again later"
-        if address in self.permanent:
-            return "550 5.1.1 no such user"
-        envelope.rcpt_tos.append(address)
-        return "250 OK"
 
     async def handle_DATA(self, server: SMTPServer, session: Session,
                           envelope: Envelope) -> str:

@@ -22,26 +22,19 @@ from referee.service import Referee, outbox
 from referee.service.outbox import OutboxSender
 from referee.store import models as m
 from referee.store.db import upgrade
-from tests.smtpd import free_port, smtpd
+from tests.smtpd import Refusing, free_port, smtpd
 
 T0 = datetime(2026, 5, 1, 8, 0)
 
 
-class Handler:
+class Handler(Refusing):
     """Accepts mail, noting the connection each came over; answers 451 for
     the addresses in ``transient``."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.received: list[tuple[Any, list[str], int]] = []  # (peer, recipients, row)
-        self.transient: set[str] = set()
         self.peers: list[Any] = []  # the connections, in the order of their first mail
-
-    async def handle_RCPT(self, server: SMTPServer, session: Session, envelope: Envelope,
-                          address: str, rcpt_options: list[str]) -> str:
-        if address in self.transient:
-            return "451 4.3.0 try again later"
-        envelope.rcpt_tos.append(address)
-        return "250 OK"
 
     async def handle_DATA(self, server: SMTPServer, session: Session,
                           envelope: Envelope) -> str:

@@ -161,7 +161,7 @@ class Delivery:
                         subject: str, body: str, **kw: Any) -> None:
         """Queue a mail to one player alone; their replies go to their private address."""
         self.queue(db, game, [(player.address, player.name)], subject, body,
-                          reply_to=self.private_address(player), **kw)
+                   reply_to=self.private_address(player), **kw)
 
     def queue(
         self, db: Session, game: m.Game | None, to: list[tuple[str, str]], subject: str,

@@ -15,6 +15,7 @@ from email.policy import compat32
 from email.utils import parseaddr
 from typing import Any
 
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
@@ -53,9 +54,11 @@ class Referee:
     """The referee service. Every method that depends on the time takes
     ``now`` (naive UTC); without it, the clock's."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, db_engine: Engine | None = None) -> None:
+        """``db_engine``: one already open on the configured database (the
+        command line's, which checked its schema); else a new one."""
         self.config = config
-        self.db_engine = make_engine(config.database_url)
+        self.db_engine = db_engine or make_engine(config.database_url)
         self.sessions: sessionmaker[Session] = sessions(self.db_engine)
         self.reading = Reading(self.sessions)
         self.composer = composer_for(config, self.reading)

@@ -7,6 +7,7 @@ Each call reads in a session of its own and writes nothing.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -57,15 +58,21 @@ class Reading:
                 # not by a list of 500 ids to bind (PostgreSQL's driver took
                 # a fifth of the time over those).
                 low = ids[0] - 1 if tag else after
-                seats: dict[int, list[Any]] = {i: [] for i in ids}
-                for row in conn.execute(
+                # Each game's players and seat names are built as their rows
+                # come: a row a seat, unpacked once.
+                players: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+                names: dict[int, dict[int, str]] = {i: {} for i in ids}
+                for gid, position, name, bot, address, bounced_at, bounce in conn.execute(
                         select(s.game_id, s.position, s.name, s.bot,
                                p.address, p.bounced_at, p.bounce)
                         .select_from(m.Seat.__table__.outerjoin(m.Player.__table__,
                                                                 s.player_id == p.id))
                         .where(s.game_id > low, s.game_id <= ids[-1])
                         .order_by(s.game_id, s.position)).all():
-                    seats[row.game_id].append(row)
+                    players[gid].append({"seat": position, "name": name, "bot": bot,
+                                         "address": address,
+                                         "bounced": _bounced(bounced_at, bounce)})
+                    names[gid][position] = name
                 deadlines: dict[int, list[Any]] = {i: [] for i in ids}
                 for line in conn.execute(
                         select(d.game_id, d.seat, d.key, d.what, d.due_at)
@@ -73,27 +80,24 @@ class Reading:
                         .order_by(d.game_id, d.due_at, d.id)).all():
                     deadlines[line.game_id].append(line)
                 # A game that has not moved since views were kept: from its state.
-                views = {game.id: game.public_view for game in games}
+                views = {gid: view for gid, _, _, _, view in games}
                 if old := [i for i, view in views.items() if view is None]:
                     for i, kind, state in conn.execute(
                             select(g.id, g.kind, g.state).where(g.id.in_(old))):
                         engine = get_game(kind)
                         views[i] = engine.public_view(engine.load(state))
-                for game in games:
+                for gid, game_tag, kind, status, _ in games:
                     found = True
-                    view = views[game.id]
-                    names = {x.position: x.name for x in seats[game.id]}
+                    view = views[gid]
+                    seat_names = names[gid]
                     yield {
-                        "tag": game.tag, "kind": game.kind, "status": game.status,
-                        "players": [{"seat": x.position, "name": x.name, "bot": x.bot,
-                                     "address": x.address, "bounced": _bounced(x)}
-                                    for x in seats[game.id]],
+                        "tag": game_tag, "kind": kind, "status": status,
+                        "players": players[gid],
                         "deadlines": [{"seat": seat,
-                                       "name": names.get(seat, REFEREE_SEAT_NAME)
+                                       "name": seat_names.get(seat, REFEREE_SEAT_NAME)
                                        if seat else REFEREE_SEAT_NAME,
                                        "what": what, "due_at": x.due_at.isoformat() + "Z"}
-                                      for x, seat, what in shown_publicly(
-                                          view, deadlines[game.id])],
+                                      for x, seat, what in shown_publicly(view, deadlines[gid])],
                         **view["summary"],
                     }
                 after = ids[-1]
@@ -153,9 +157,9 @@ class Reading:
         return game
 
 
-def _bounced(seat: Any) -> dict[str, str] | None:
-    """A seat's player's last bounce, for ``status``; None if their mail never
-    bounced (or the seat has no player)."""
-    if seat.bounced_at is None:
+def _bounced(at: datetime | None, said: str | None) -> dict[str, str | None] | None:
+    """A seat's player's last bounce (when, what the server said), for
+    ``status``; None if their mail never bounced (or the seat has no player)."""
+    if at is None:
         return None
-    return {"at": seat.bounced_at.isoformat() + "Z", "said": seat.bounce}
+    return {"at": at.isoformat() + "Z", "said": said}

@@ -57,10 +57,11 @@ def alembic_config(url: str) -> Config:
     return cfg
 
 
-def is_current(url: str) -> bool:
-    """Whether the database at ``url`` is at the newest revision,
-    :data:`SCHEMA_HEAD` (no version table: not set up)."""
-    engine = make_engine(url)
+def is_current(target: str | Engine) -> bool:
+    """Whether the database at ``target`` (a URL, or an engine to go on
+    using) is at the newest revision, :data:`SCHEMA_HEAD` (no version
+    table: not set up)."""
+    engine = make_engine(target) if isinstance(target, str) else target
     try:
         with engine.connect() as conn:
             if not inspect(conn).has_table(VERSION_TABLE):
@@ -68,7 +69,8 @@ def is_current(url: str) -> bool:
             revisions = conn.execute(text(f"select version_num from {VERSION_TABLE}")).scalars()
             return list(revisions) == [SCHEMA_HEAD]
     finally:
-        engine.dispose()
+        if engine is not target:
+            engine.dispose()
 
 
 def upgrade(url: str) -> None:

@@ -236,12 +236,12 @@ def _on_this_machine(host: str) -> bool:
 
 
 def publish_pages(referee: Referee) -> None:
-    """Rewrite the game pages, when ``[web] path`` is set."""
+    """Write the game pages that are behind, when ``[web] path`` is set."""
     cfg = referee.config
     if cfg.web.path is not None:
-        from referee.web import write_pages
+        from referee.web import publish
 
-        write_pages(referee, cfg.resolve(cfg.web.path))
+        publish(referee, cfg.resolve(cfg.web.path))
 
 
 def send_outbox(referee: Referee, now: datetime | None = None) -> int:

@@ -18,6 +18,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from referee.mail.compose import TEMPLATES, format_when
 from referee.service import Referee
+from referee.service.pages import Written
 
 _env = Environment(
     loader=FileSystemLoader(TEMPLATES / "web"),
@@ -34,18 +35,57 @@ def _public(game: dict[str, Any]) -> dict[str, Any]:
     return {**game, "players": players}
 
 
+def _listing(game: dict[str, Any]) -> dict[str, Any]:
+    """A game's line of the index page."""
+    return {"tag": game["tag"], "status": game["status"],
+            "players": [p["name"] for p in game["players"]], "result": game.get("result")}
+
+
 def write_pages(referee: Referee, folder: Path) -> int:
-    """Write ``index.html`` and one ``TAG.html`` per game into ``folder``;
-    returns the number of game pages."""
+    """Write ``index.html`` and one ``TAG.html`` per game into ``folder``
+    (``referee pages``: every page, wherever asked); returns the number of
+    game pages. Books nothing: the pages of ``[web] path`` are ``publish``'s."""
     folder.mkdir(parents=True, exist_ok=True)
-    games = [_public(g) for g in referee.status()]
-    name = referee.config.referee.name
-    for game in games:
-        history = referee.public_history(game["tag"])
-        _write(folder / f"{game['tag']}.html",
-               _env.get_template("game.html").render(game=game, history=history, referee=name))
-    _write(folder / "index.html", _env.get_template("index.html").render(games=games, referee=name))
-    return len(games)
+    lines = []
+    for game in referee.iter_status():
+        _write_game(referee, folder, _public(game))
+        lines.append(_listing(game))
+    _write_index(referee, folder, lines)
+    return len(lines)
+
+
+def publish(referee: Referee, folder: Path) -> int:
+    """After a pass, write into ``folder`` (``[web] path``) the pages of the
+    games that changed since they were last written, and the index if a
+    line of it changed; every page when the folder has no index yet.
+    Returns the number of game pages written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    every = not (folder / "index.html").exists()
+    behind = {b.tag: b for b in referee.pages.behind(every)}
+    if not behind and not every:
+        return 0
+    written, relisted = [], every
+    for game in referee.status_of([b.id for b in behind.values()]):
+        _write_game(referee, folder, _public(game))
+        was = behind[game["tag"]]
+        line = _listing(game)
+        relisted = relisted or line != was.listing
+        written.append(Written(was.id, was.changes, line))
+    referee.pages.written(written)
+    if relisted:
+        _write_index(referee, folder, referee.pages.listings())
+    return len(written)
+
+
+def _write_game(referee: Referee, folder: Path, game: dict[str, Any]) -> None:
+    history = referee.public_history(game["tag"])
+    _write(folder / f"{game['tag']}.html", _env.get_template("game.html").render(
+        game=game, history=history, referee=referee.config.referee.name))
+
+
+def _write_index(referee: Referee, folder: Path, lines: list[dict[str, Any]]) -> None:
+    _write(folder / "index.html", _env.get_template("index.html").render(
+        games=lines, referee=referee.config.referee.name))
 
 
 def _write(path: Path, text: str) -> None:

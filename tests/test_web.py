@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
+from referee.mail.compose import format_when
 from referee.web import write_pages
 from tests.test_referee import ALICE, BOB, Club
 
@@ -42,4 +44,59 @@ def test_pages_can_be_written_to_any_folder_on_demand(tmp_path: Path) -> None:
     club = Club(tmp_path / "club")
     assert write_pages(club.referee, tmp_path / "www") == 0
     assert "No games yet." in (tmp_path / "www" / "index.html").read_text()
+    club.referee.close()
+
+
+def test_a_pass_writes_the_pages_of_the_games_that_changed_and_no_other(
+        tmp_path: Path) -> None:
+    (tmp_path / "club").mkdir()
+    club = Club(tmp_path / "club", web={"path": "pages"})
+    pages = tmp_path / "club" / "pages"
+    moved, still = (club.referee.create_game(
+        "goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
+        options={"prize_order": "ascending"}, now=club.now, seed=f"s{i}") for i in range(2))
+    club.poll()  # the first pass writes every page
+    assert "Round 1: the prize is 1." in (pages / f"{still}.html").read_text()
+    assert f'<a href="{still}.html">{still}</a>' in (pages / "index.html").read_text()
+
+    def mark() -> None:
+        for page in pages.iterdir():
+            page.write_text("as it was")
+
+    # Nothing changed: nothing is written.
+    mark()
+    club.poll()
+    assert {p.read_text() for p in pages.iterdir()} == {"as it was"}
+    # A mail refused changes nothing either.
+    club.send(ALICE, "bid 99", subject=f"[{moved}] bid")
+    club.poll()
+    assert {p.read_text() for p in pages.iterdir()} == {"as it was"}
+    # A move: that game's page, and the index only if its line changed (no).
+    club.send(ALICE, "bid 6", subject=f"[{moved}] bid")
+    club.poll()
+    assert "waiting for</th><td>Bob: your bid" in (pages / f"{moved}.html").read_text()
+    assert (pages / f"{still}.html").read_text() == "as it was"
+    assert (pages / "index.html").read_text() == "as it was"
+    # The operator moves a deadline: the page shows the new one.
+    mark()
+    club.referee.extend_deadlines(still, timedelta(days=2), now=club.now)
+    club.poll()
+    due = club.referee.status(still)[0]["deadlines"][0]["due_at"].rstrip("Z")
+    assert f"by {format_when(due)}" in (pages / f"{still}.html").read_text()
+    assert (pages / f"{moved}.html").read_text() == "as it was"
+    # A game cancelled: its page, and its line of the index.
+    mark()
+    club.referee.cancel_game(moved, "a test", now=club.now)
+    club.poll()
+    assert "(goofspiel, cancelled)" in (pages / f"{moved}.html").read_text()
+    assert (pages / f"{still}.html").read_text() == "as it was"
+    index = (pages / "index.html").read_text()
+    assert f'<a href="{moved}.html">{moved}</a></td><td>cancelled' in index
+    assert f'<a href="{still}.html">{still}</a></td><td>active' in index
+    # The folder emptied: the next pass writes every page again.
+    for page in pages.iterdir():
+        page.unlink()
+    club.poll()
+    assert sorted(p.name for p in pages.iterdir()) == sorted(
+        [f"{moved}.html", f"{still}.html", "index.html"])
     club.referee.close()

@@ -29,6 +29,7 @@ from referee.service.intake import Cursor, Intake
 from referee.service.lease import Lease
 from referee.service.operator import Operator
 from referee.service.outbox import OutboxSender, composer_for
+from referee.service.pages import Pages
 from referee.service.reading import Reading
 from referee.service.routing import Routing
 from referee.service.senders import Senders
@@ -71,6 +72,7 @@ class Referee:
         self.operator = Operator(config, self.sessions, self.delivery)
         self.lease = Lease(self.sessions)
         self.health = Health(self.sessions)
+        self.pages = Pages(self.sessions)
         #: Why the last outbox send could not reach the relay (None: it could).
         self.relay_error: Exception | None = None
 
@@ -153,6 +155,10 @@ class Referee:
     def iter_status(self, tag: str | None = None) -> Iterator[dict[str, Any]]:
         """``status`` a game at a time, for output that streams."""
         return self.reading.iter_status(tag)
+
+    def status_of(self, ids: Sequence[int]) -> Iterator[dict[str, Any]]:
+        """``status`` of the games ``ids`` alone, in the order of their ids."""
+        return self.reading.status_of(ids)
 
     def public_history(self, tag: str) -> list[dict[str, Any]]:
         return self.reading.public_history(tag)

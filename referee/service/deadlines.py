@@ -157,6 +157,7 @@ def extend_deadlines(gs: GameSession, by: timedelta, reason: str,
         if d.due_at - timedelta(seconds=gs.row.reminder_seconds) > gs.now:
             d.reminded_at = None  # remind again before the new deadline
     if deadlines:
+        gs.changed()
         listed = [{"name": gs.seat_name(owes), "what": what, "due": format_when(d.due_at)}
                   for d, owes, what in gs.engine.public_obligations(gs.state, deadlines)]
         gs.delivery.deliver(gs.db, gs, Notice(Audience.everyone(), "extended", {

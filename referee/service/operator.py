@@ -120,6 +120,7 @@ class Operator:
             game = _active_game(db, tag)
             gs = GameSession(self.delivery, db, game, now)
             game.status, game.finished_at = "cancelled", now
+            gs.changed()
             for d in gs.deadlines():
                 db.delete(d)
             db.add(m.Event(game_id=game.id, step=game.step, kind="cancelled",

@@ -6,11 +6,11 @@ Each call reads in a session of its own and writes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, Connection, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.engine import get_game
@@ -38,73 +38,42 @@ class Reading:
         """``status`` one game at a time, read ``batch`` games at a time: three
         statements a batch (games, their seats with players, their
         deadlines), so memory stays flat whatever the number of games."""
-        g, s, p, d = (t.__table__.c for t in (m.Game, m.Seat, m.Player, m.Deadline))
         with self.sessions() as db:
             # Core rows, not ORM objects: a third of the time at 10,000 games.
             conn = db.connection()
             after = 0
             found = False
             while True:
-                q = (select(g.id, g.tag, g.kind, g.status, g.public_view).where(g.id > after)
-                     .order_by(g.id).limit(batch))
+                q = GAMES.where(_g.id > after).order_by(_g.id).limit(batch)
                 if tag:
-                    q = q.where(g.tag == tag)
+                    q = q.where(_g.tag == tag)
                 games = conn.execute(q).all()
                 if not games:
                     break
-                ids = [g.id for g in games]
+                found = True
                 # The batch's ids are a range (every game in it, or the one
                 # game asked for): its seats and deadlines are asked by it,
                 # not by a list of 500 ids to bind (PostgreSQL's driver took
                 # a fifth of the time over those).
-                low = ids[0] - 1 if tag else after
-                # Each game's players and seat names are built as their rows
-                # come: a row a seat, unpacked once.
-                players: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
-                names: dict[int, dict[int, str]] = {i: {} for i in ids}
-                for gid, position, name, bot, address, bounced_at, bounce in conn.execute(
-                        select(s.game_id, s.position, s.name, s.bot,
-                               p.address, p.bounced_at, p.bounce)
-                        .select_from(m.Seat.__table__.outerjoin(m.Player.__table__,
-                                                                s.player_id == p.id))
-                        .where(s.game_id > low, s.game_id <= ids[-1])
-                        .order_by(s.game_id, s.position)).all():
-                    players[gid].append({"seat": position, "name": name, "bot": bot,
-                                         "address": address,
-                                         "bounced": _bounced(bounced_at, bounce)})
-                    names[gid][position] = name
-                deadlines: dict[int, list[Any]] = {i: [] for i in ids}
-                for line in conn.execute(
-                        select(d.game_id, d.seat, d.key, d.what, d.due_at)
-                        .where(d.game_id > low, d.game_id <= ids[-1])
-                        .order_by(d.game_id, d.due_at, d.id)).all():
-                    deadlines[line.game_id].append(line)
-                # A game that has not moved since views were kept: from its state.
-                views = {gid: view for gid, _, _, _, view in games}
-                if old := [i for i, view in views.items() if view is None]:
-                    for i, kind, state in conn.execute(
-                            select(g.id, g.kind, g.state).where(g.id.in_(old))):
-                        engine = get_game(kind)
-                        views[i] = engine.public_view(engine.load(state))
-                for gid, game_tag, kind, status, _ in games:
-                    found = True
-                    view = views[gid]
-                    seat_names = names[gid]
-                    yield {
-                        "tag": game_tag, "kind": kind, "status": status,
-                        "players": players[gid],
-                        "deadlines": [{"seat": seat,
-                                       "name": seat_names.get(seat, REFEREE_SEAT_NAME)
-                                       if seat else REFEREE_SEAT_NAME,
-                                       "what": what, "due_at": x.due_at.isoformat() + "Z"}
-                                      for x, seat, what in shown_publicly(view, deadlines[gid])],
-                        **view["summary"],
-                    }
-                after = ids[-1]
+                low = games[0].id - 1 if tag else after
+                yield from _entries(conn, games, low)
+                after = games[-1].id
                 if len(games) < batch:
                     break
             if tag and not found:
                 raise RefereeError(f"There is no game {tag}.")
+
+    def status_of(self, ids: Sequence[int], batch: int = STATUS_BATCH
+                  ) -> Iterator[dict[str, Any]]:
+        """``status`` of the games ``ids`` alone (those whose page is behind),
+        in the order of their ids, ``batch`` games at a time."""
+        wanted = sorted(ids)
+        with self.sessions() as db:
+            conn = db.connection()
+            for start in range(0, len(wanted), batch):
+                chunk = wanted[start:start + batch]
+                games = conn.execute(GAMES.where(_g.id.in_(chunk)).order_by(_g.id)).all()
+                yield from _entries(conn, games)
 
     def public_history(self, tag: str) -> list[dict[str, Any]]:
         """The public events of a game, oldest first: what its web page shows.
@@ -155,6 +124,61 @@ class Reading:
         if game is None:
             raise RefereeError(f"There is no game {tag}.")
         return game
+
+
+#: The columns of games that ``status`` shows.
+_g = m.table_of(m.Game).c
+GAMES = select(_g.id, _g.tag, _g.kind, _g.status, _g.public_view)
+
+
+def _entries(conn: Connection, games: Sequence[Any], low: int | None = None
+             ) -> Iterator[dict[str, Any]]:
+    """The ``status`` entries of ``games`` (rows of :data:`GAMES`, in id
+    order), with two statements: their seats and their deadlines, asked by
+    their ids, or, given ``low``, by the range of ids above it to the last."""
+    s, p, d = (m.table_of(t).c for t in (m.Seat, m.Player, m.Deadline))
+    ids = [row.id for row in games]
+
+    def of(game_id: ColumnElement[int]) -> ColumnElement[bool]:
+        return game_id.in_(ids) if low is None else (game_id > low) & (game_id <= ids[-1])
+
+    # Each game's players and seat names are built as their rows come: a
+    # row a seat, unpacked once.
+    players: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    names: dict[int, dict[int, str]] = {i: {} for i in ids}
+    for gid, position, name, bot, address, bounced_at, bounce in conn.execute(
+            select(s.game_id, s.position, s.name, s.bot, p.address, p.bounced_at, p.bounce)
+            .select_from(m.table_of(m.Seat).outerjoin(m.table_of(m.Player),
+                                                      s.player_id == p.id))
+            .where(of(s.game_id)).order_by(s.game_id, s.position)).all():
+        players[gid].append({"seat": position, "name": name, "bot": bot, "address": address,
+                             "bounced": _bounced(bounced_at, bounce)})
+        names[gid][position] = name
+    deadlines: dict[int, list[Any]] = {i: [] for i in ids}
+    for line in conn.execute(select(d.game_id, d.seat, d.key, d.what, d.due_at)
+                             .where(of(d.game_id))
+                             .order_by(d.game_id, d.due_at, d.id)).all():
+        deadlines[line.game_id].append(line)
+    # A game that has not moved since views were kept: from its state.
+    views = {gid: view for gid, _, _, _, view in games}
+    if old := [i for i, view in views.items() if view is None]:
+        for i, kind, state in conn.execute(select(_g.id, _g.kind, _g.state)
+                                           .where(_g.id.in_(old))):
+            engine = get_game(kind)
+            views[i] = engine.public_view(engine.load(state))
+    for gid, game_tag, kind, status, _ in games:
+        view = views[gid]
+        seat_names = names[gid]
+        yield {
+            "tag": game_tag, "kind": kind, "status": status,
+            "players": players[gid],
+            "deadlines": [{"seat": seat,
+                           "name": seat_names.get(seat, REFEREE_SEAT_NAME)
+                           if seat else REFEREE_SEAT_NAME,
+                           "what": what, "due_at": x.due_at.isoformat() + "Z"}
+                          for x, seat, what in shown_publicly(view, deadlines[gid])],
+            **view["summary"],
+        }
 
 
 def _bounced(at: datetime | None, said: str | None) -> dict[str, str | None] | None:

@@ -44,6 +44,13 @@ class GameSession:
         #: What was owed when the game was loaded (or last mailed): an
         #: obligation not among these is news its seat must act on.
         self.owed_before = self._owed()
+        #: The step the game was loaded at: a settle after an action counts
+        #: a change to its page.
+        self.loaded_step = game.step
+
+    def changed(self) -> None:
+        """Count a change to what the game's page shows (``referee.service.pages``)."""
+        self.row.changes = (self.row.changes or 0) + 1  # None: a row not yet written
 
     def _owed(self) -> frozenset[tuple[int, str]]:
         if self.row.status != "active" or self.engine.is_over(self.state):
@@ -161,6 +168,9 @@ class GameSession:
         if self.engine.is_over(self.state) and self.row.status == "active":
             self.row.status = "finished"
             self.row.finished_at = self.now
+        if self.row.step != self.loaded_step:
+            self.changed()
+            self.loaded_step = self.row.step
         self.reconcile_deadlines()
 
     def send_notices(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, ForeignKey, Index, String, Table, Text, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Index, String, Table, Text, UniqueConstraint, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -40,6 +40,9 @@ class Game(Base):
     """One game: its engine kind, options, seed and current state (JSON)."""
 
     __tablename__ = "games"
+    # The games whose page is behind, found through an index of them alone.
+    __table_args__ = (Index("ix_games_page_due", "id", sqlite_where=text("changes != paged"),
+                            postgresql_where=text("changes != paged")),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     tag: Mapped[str] = mapped_column(String(64), unique=True)
@@ -56,6 +59,13 @@ class Game(Base):
     reminder_seconds: Mapped[int]
     created_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
+    #: Changes to what the game's web page shows (a move, a deadline moved,
+    #: the game ended), counted up; ``paged`` is the count its page and its
+    #: line of the index were last written at (``referee.service.pages``).
+    changes: Mapped[int] = mapped_column(default=1, server_default="1")
+    paged: Mapped[int] = mapped_column(default=0, server_default="0")
+    #: The game's line of the index page as last written (None: never).
+    listing: Mapped[dict[str, Any] | None] = mapped_column(default=None)
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="game", order_by="Seat.position", cascade="all, delete-orphan"

@@ -10,18 +10,22 @@ from contextlib import contextmanager
 from datetime import timedelta
 from email.message import EmailMessage
 from email.utils import make_msgid
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event, insert, select, update
 
 from referee.service.reading import STATUS_BATCH
 from referee.store import models as m
+from referee.web import publish
 from tests.test_referee import ALICE, REF, Club
 
 #: The most statements one move may cost, from its mailbox cursor to its reply.
 MOVE_STATEMENTS = 18
 #: The most statements a sweep with nothing due may cost.
 SWEEP_STATEMENTS = 4
+#: The most statements writing the pages that are behind may cost when none is.
+PAGES_STATEMENTS = 1
 
 
 @contextmanager
@@ -93,7 +97,9 @@ def clone_games(club: Club, count: int) -> None:
         first = game["id"] + 1
         ids = range(first, first + count)
         conn.execute(insert(m.Game.__table__), [
-            {**game, "id": i, "tag": f"clone-{i}", "seed": f"clone-{i}"} for i in ids])
+            {**game, "id": i, "tag": f"clone-{i}", "seed": f"clone-{i}",
+             "listing": game["listing"] and {**game["listing"], "tag": f"clone-{i}"}}
+            for i in ids])
         conn.execute(insert(m.Seat.__table__), [
             {**{k: v for k, v in s.items() if k != "id"}, "game_id": i}
             for i in ids for s in seats])
@@ -145,3 +151,32 @@ def test_status_reads_games_in_batches_of_three_statements_whatever_their_number
     assert len(seen) == one + 2 * 3 + 1, seen
     assert not [s for s in seen if not s.lstrip().upper().startswith(("SELECT", "BEGIN"))], seen
     assert club.referee.status(games[-1]["tag"])[0] == games[-1]
+
+
+def test_the_pages_of_a_pass_cost_what_changed_not_the_number_of_games(
+        club: Club, tmp_path: Path) -> None:
+    games_with_alice(club, 1)
+    www = tmp_path / "www"
+    assert publish(club.referee, www) == 1  # the first time: every page
+    with statements(club) as seen:
+        assert publish(club.referee, www) == 0
+    one = len(seen)
+    clone_games(club, 9_999)  # each copied as the first was written: none behind
+    with statements(club) as seen:
+        assert publish(club.referee, www) == 0
+    assert len(seen) == one <= PAGES_STATEMENTS, seen
+    assert not list(www.glob("clone-*.html"))
+    # A move in one game of ten thousand: its page alone is written, and the
+    # index is not, since the game's line of it did not change.
+    index = (www / "index.html").read_text()
+    (www / "index.html").write_text("as it was")
+    outcome = club.referee.process(bid("clone-5000", 1), "1", now=club.now + timedelta(hours=1))
+    assert outcome.status == "processed", outcome
+    with statements(club) as seen:
+        assert publish(club.referee, www) == 1
+    assert [p.name for p in www.glob("clone-*.html")] == ["clone-5000.html"]
+    assert (www / "index.html").read_text() == "as it was"
+    # Which games are behind; the game, its seats, its deadlines; its
+    # history; booked written.
+    assert len(seen) <= one + 5 + 1, seen
+    (www / "index.html").write_text(index)

@@ -1,0 +1,38 @@
+"""Game pages written as games change (issue 13): each game counts the
+changes to what its page shows and the count its page was written at, so a
+pass rewrites only the pages that are behind, found through an index
+
+Revision ID: 0009
+Revises: 0008
+Create Date: 2026-11-24 02:00:00
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = '0009'
+down_revision: str | None = '0008'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    # Every game there is starts one change ahead of its page: the first
+    # pass that writes pages writes them all, once.
+    with op.batch_alter_table('games') as batch:
+        batch.add_column(sa.Column('changes', sa.Integer(), server_default='1', nullable=False))
+        batch.add_column(sa.Column('paged', sa.Integer(), server_default='0', nullable=False))
+        batch.add_column(sa.Column('listing', sa.JSON(), nullable=True))
+    op.create_index('ix_games_page_due', 'games', ['id'],
+                    sqlite_where=sa.text('changes != paged'),
+                    postgresql_where=sa.text('changes != paged'))
+
+
+def downgrade() -> None:
+    op.drop_index('ix_games_page_due', table_name='games')
+    with op.batch_alter_table('games') as batch:
+        batch.drop_column('listing')
+        batch.drop_column('paged')
+        batch.drop_column('changes')

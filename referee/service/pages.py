@@ -1,0 +1,81 @@
+"""Which game pages are behind the games, and booking them written.
+
+Each game counts the changes to what its page shows (``Game.changes``:
+counted by ``GameSession.changed`` when an action was applied, a deadline
+moved or the game was cancelled) and keeps the count its page was last
+written at (``Game.paged``). A pass writes only the pages that are behind,
+found through an index of those games alone, so what publishing costs
+follows what changed, not how many games there are. Each game also keeps
+its line of the index page as last written (``Game.listing``), so the index
+is written again only when a line of it changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import bindparam, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from referee.store import models as m
+
+
+@dataclass(frozen=True)
+class Behind:
+    """A game whose page is behind: its changes when read, and its line of
+    the index as last written (None: never)."""
+
+    id: int
+    tag: str
+    changes: int
+    listing: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Written:
+    """A page written: the changes it shows, and the game's line of the index."""
+
+    id: int
+    changes: int
+    listing: dict[str, Any]
+
+
+class Pages:
+    """The bookkeeping of the game pages; the pages themselves are ``referee.web``'s."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self.sessions = sessions
+
+    def behind(self, every: bool = False) -> list[Behind]:
+        """The games whose page is behind (``every``: all games), in id order.
+        Read before the games themselves: a change after this read leaves
+        the game behind for the next pass, never marked as shown."""
+        g = m.table_of(m.Game).c
+        q = select(g.id, g.tag, g.changes, g.listing).order_by(g.id)
+        if not every:
+            q = q.where(g.changes != g.paged)  # the partial index ix_games_page_due
+        with self.sessions() as db:
+            return [Behind(*row) for row in db.connection().execute(q)]
+
+    def written(self, pages: Sequence[Written]) -> None:
+        """Book ``pages`` written: each game's page shows its changes up to
+        the count it was read at (never back, if another worker booked a
+        later one), and its line of the index is the one given."""
+        if not pages:
+            return
+        g = m.table_of(m.Game)
+        with self.sessions.begin() as db:
+            db.connection().execute(
+                update(g).where(g.c.id == bindparam("game"), g.c.paged < bindparam("count"))
+                .values(paged=bindparam("count"), listing=bindparam("line")),
+                [{"game": p.id, "count": p.changes, "line": p.listing} for p in pages])
+
+    def listings(self) -> list[dict[str, Any]]:
+        """Every game's line of the index as last written, in id order (a
+        game never written yet has none, and is not listed)."""
+        g = m.table_of(m.Game).c
+        with self.sessions() as db:
+            return list(db.connection().execute(
+                select(g.listing).where(g.listing.is_not(None)).order_by(g.id)).scalars())

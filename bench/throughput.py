@@ -459,6 +459,19 @@ def sweep(config: Path, sizes: list[int]) -> list[tuple[int, Run, float]]:
     return out
 
 
+def pages(config: Path, folder: Path, games: int) -> tuple[Run, Run]:
+    """Two ``referee poll`` with no mail and nothing due, with ``[web] path``
+    set: the first writes every game's page, the next only those behind."""
+    with config.open("a", encoding="utf-8") as f:
+        f.write(f'\n[web]\npath = "{folder}"\n')
+    now = (T0 + timedelta(hours=1)).isoformat()
+    runs = [cli(config, "poll", "--now", now) for _ in range(2)]
+    for run in runs:
+        assert run.code == 0, run.output[-2000:]
+    assert len(list(folder.glob("*.html"))) == games + 1  # and the index
+    return runs[0], runs[1]
+
+
 def cpu_split(run: Run, moves: int, mails: int, per_message: float, raw: float) -> list[str]:
     """Where a backlog's CPU went: the referee's per move and the rest of
     the machine's (the mail servers taking the replies) in the same time;
@@ -528,6 +541,10 @@ def bench_database(stack: MailStack, kind: str, args: argparse.Namespace,
             games = len(json.loads(status.output))
             say(f"status --json, {games} games: {status.seconds:.2f} s; "
                 f"peak RSS {status.rss_mb:.0f} MB")
+            first, again = pages(config, folder / "pages", games)
+            say(f"poll with [web] path set, nothing due, {games} games: the first writes every "
+                f"page in {first.seconds:.2f} s; the next, with no page behind, "
+                f"{again.seconds:.2f} s; peak RSS {max(first.rss_mb, again.rss_mb):.0f} MB")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if kind == "postgresql" and args.workers > 1:

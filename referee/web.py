@@ -58,23 +58,27 @@ def publish(referee: Referee, folder: Path) -> int:
     """After a pass, write into ``folder`` (``[web] path``) the pages of the
     games that changed since they were last written, and the index if a
     line of it changed; every page when the folder has no index yet.
-    Returns the number of game pages written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    every = not (folder / "index.html").exists()
-    behind = {b.tag: b for b in referee.pages.behind(every)}
-    if not behind and not every:
-        return 0
-    written, relisted = [], every
-    for game in referee.status_of([b.id for b in behind.values()]):
-        _write_game(referee, folder, _public(game))
-        was = behind[game["tag"]]
-        line = _listing(game)
-        relisted = relisted or line != was.listing
-        written.append(Written(was.id, was.changes, line))
-    referee.pages.written(written)
-    if relisted:
-        _write_index(referee, folder, referee.pages.listings())
-    return len(written)
+    Returns the number of game pages written (0 too while another worker
+    writes them)."""
+    with referee.pages.alone() as mine:
+        if not mine:
+            return 0  # another worker is writing them; what it misses stays behind
+        folder.mkdir(parents=True, exist_ok=True)
+        every = not (folder / "index.html").exists()
+        behind = {b.tag: b for b in referee.pages.behind(every)}
+        if not behind and not every:
+            return 0
+        written, relisted = [], every
+        for game in referee.status_of([b.id for b in behind.values()]):
+            _write_game(referee, folder, _public(game))
+            was = behind[game["tag"]]
+            line = _listing(game)
+            relisted = relisted or line != was.listing
+            written.append(Written(was.id, was.changes, line))
+        referee.pages.written(written)
+        if relisted:
+            _write_index(referee, folder, referee.pages.listings())
+        return len(written)
 
 
 def _write_game(referee: Referee, folder: Path, game: dict[str, Any]) -> None:

@@ -72,7 +72,7 @@ class Referee:
         self.operator = Operator(config, self.sessions, self.delivery)
         self.lease = Lease(self.sessions)
         self.health = Health(self.sessions)
-        self.pages = Pages(self.sessions)
+        self.pages = Pages(self.sessions, config.referee.workers == "many")
         #: Why the last outbox send could not reach the relay (None: it could).
         self.relay_error: Exception | None = None
 

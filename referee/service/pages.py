@@ -8,15 +8,20 @@ found through an index of those games alone, so what publishing costs
 follows what changed, not how many games there are. Each game also keeps
 its line of the index page as last written (``Game.listing``), so the index
 is written again only when a line of it changed.
+
+With several workers on PostgreSQL, one writes pages at a time: a worker
+that wrote a game's page from an older read after another wrote a newer one
+would leave the page behind while booked as shown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.store import models as m
@@ -45,8 +50,25 @@ class Written:
 class Pages:
     """The bookkeeping of the game pages; the pages themselves are ``referee.web``'s."""
 
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
+    def __init__(self, sessions: sessionmaker[Session], many_workers: bool = False) -> None:
         self.sessions = sessions
+        self.many_workers = many_workers
+
+    @contextmanager
+    def alone(self) -> Iterator[bool]:
+        """Whether this process may write the pages while the block runs:
+        with several workers on PostgreSQL, if no other is writing them (an
+        advisory lock, held by a transaction of its own until the block
+        ends); else always."""
+        if not self.many_workers:
+            yield True
+            return
+        with self.sessions() as db:
+            if db.get_bind().dialect.name != "postgresql":
+                yield True
+                return
+            yield bool(db.scalar(select(func.pg_try_advisory_xact_lock(
+                func.hashtext("referee pages")))))
 
     def behind(self, every: bool = False) -> list[Behind]:
         """The games whose page is behind (``every``: all games), in id order.

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,9 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from referee.mail.compose import TEMPLATES, format_when
 from referee.service import Referee
 from referee.service.pages import Written
+
+#: Games whose histories are read at a time.
+BATCH = 500
 
 _env = Environment(
     loader=FileSystemLoader(TEMPLATES / "web"),
@@ -46,10 +51,7 @@ def write_pages(referee: Referee, folder: Path) -> int:
     (``referee pages``: every page, wherever asked); returns the number of
     game pages. Books nothing: the pages of ``[web] path`` are ``publish``'s."""
     folder.mkdir(parents=True, exist_ok=True)
-    lines = []
-    for game in referee.iter_status():
-        _write_game(referee, folder, _public(game))
-        lines.append(_listing(game))
+    lines = [_listing(game) for game in _write_games(referee, folder, referee.iter_status())]
     _write_index(referee, folder, lines)
     return len(lines)
 
@@ -69,8 +71,8 @@ def publish(referee: Referee, folder: Path) -> int:
         if not behind and not every:
             return 0
         written, relisted = [], every
-        for game in referee.status_of([b.id for b in behind.values()]):
-            _write_game(referee, folder, _public(game))
+        games = referee.status_of([b.id for b in behind.values()])
+        for game in _write_games(referee, folder, games):
             was = behind[game["tag"]]
             line = _listing(game)
             relisted = relisted or line != was.listing
@@ -81,10 +83,26 @@ def publish(referee: Referee, folder: Path) -> int:
         return len(written)
 
 
-def _write_game(referee: Referee, folder: Path, game: dict[str, Any]) -> None:
-    history = referee.public_history(game["tag"])
-    _write(folder / f"{game['tag']}.html", _env.get_template("game.html").render(
-        game=game, history=history, referee=referee.config.referee.name))
+def _write_games(referee: Referee, folder: Path,
+                 games: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Write the page of each of ``games`` (status entries), reading their
+    histories :data:`BATCH` games at a time; yields each game written."""
+    page = _env.get_template("game.html")
+    name = referee.config.referee.name
+    batch: list[dict[str, Any]] = []
+    for game in chain(games, [None]):
+        if game is not None:
+            batch.append(_public(game))
+            if len(batch) < BATCH:
+                continue
+        if not batch:
+            break
+        histories = referee.public_histories([g["tag"] for g in batch])
+        for entry in batch:
+            _write(folder / f"{entry['tag']}.html",
+                   page.render(game=entry, history=histories[entry["tag"]], referee=name))
+            yield entry
+        batch = []
 
 
 def _write_index(referee: Referee, folder: Path, lines: list[dict[str, Any]]) -> None:

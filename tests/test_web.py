@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
+from referee import web
 from referee.mail.compose import format_when
 from referee.web import write_pages
 from tests.test_referee import ALICE, BOB, Club
@@ -99,4 +102,28 @@ def test_a_pass_writes_the_pages_of_the_games_that_changed_and_no_other(
     club.poll()
     assert sorted(p.name for p in pages.iterdir()) == sorted(
         [f"{moved}.html", f"{still}.html", "index.html"])
+    club.referee.close()
+
+
+def test_pages_written_a_few_games_at_a_time_are_the_pages_written_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "club").mkdir()
+    club = Club(tmp_path / "club")
+    tags = [club.referee.create_game(
+        "goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
+        options={"prize_order": "ascending"}, now=club.now, seed=f"s{i}") for i in range(5)]
+    for tag, (a, b) in zip(tags, [(1, 2), (3, 3), (4, 1), (2, 5), (6, 6)], strict=True):
+        club.send(ALICE, f"bid {a}", subject=f"[{tag}] bid")
+        club.send(BOB, f"bid {b}", subject=f"[{tag}] bid")
+    club.poll()
+    assert write_pages(club.referee, tmp_path / "once") == 5
+    for size in (1, 2, 4, 5):
+        monkeypatch.setattr(web, "BATCH", size)
+        assert write_pages(club.referee, tmp_path / f"by{size}") == 5
+        for page in (tmp_path / "once").iterdir():
+            assert page.read_text() == (tmp_path / f"by{size}" / page.name).read_text(), (
+                size, page.name)
+    # Each page holds its own game's history and no other's.
+    page = (tmp_path / "once" / f"{tags[2]}.html").read_text()
+    assert "Alice 4, Bob 1" in page and "Alice 1, Bob 2" not in page
     club.referee.close()

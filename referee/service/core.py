@@ -160,8 +160,8 @@ class Referee:
         """``status`` of the games ``ids`` alone, in the order of their ids."""
         return self.reading.status_of(ids)
 
-    def public_history(self, tag: str) -> list[dict[str, Any]]:
-        return self.reading.public_history(tag)
+    def public_histories(self, tags: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        return self.reading.public_histories(tags)
 
     def stored_state(self, tag: str) -> Any:
         return self.reading.stored_state(tag)

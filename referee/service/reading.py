@@ -75,13 +75,19 @@ class Reading:
                 games = conn.execute(GAMES.where(_g.id.in_(chunk)).order_by(_g.id)).all()
                 yield from _entries(conn, games)
 
-    def public_history(self, tag: str) -> list[dict[str, Any]]:
-        """The public events of a game, oldest first: what its web page shows.
+    def public_histories(self, tags: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        """The public events of each game of ``tags``, oldest first: what
+        their web pages show (one statement; none for a tag of no game).
         Secret facts (sealed bids, deals) are left out here, at the source."""
+        e, g = m.table_of(m.Event), m.table_of(m.Game)
+        out: dict[str, list[dict[str, Any]]] = {tag: [] for tag in tags}
         with self.sessions() as db:
-            q = (select(m.Event).join(m.Game).where(m.Game.tag == tag, m.Event.public)
-                 .order_by(m.Event.id))
-            return [{"at": e.at, "kind": e.kind, "text": e.text} for e in db.scalars(q)]
+            for tag, at, kind, text in db.connection().execute(
+                    select(g.c.tag, e.c.at, e.c.kind, e.c.text)
+                    .select_from(e.join(g, e.c.game_id == g.c.id))
+                    .where(g.c.tag.in_(tags), e.c.public).order_by(e.c.id)):
+                out[tag].append({"at": at, "kind": kind, "text": text})
+        return out
 
     def secret(self, name: str) -> str:
         """A key the referee made for itself at ``init`` ("" if none)."""

@@ -15,9 +15,8 @@ def test_several_workers_on_postgresql_write_the_pages_one_at_a_time() -> None:
         engine = make_engine(url)
         try:
             pages = Pages(sessions(engine), many_workers=True)
-            with pages.alone() as first:
-                with pages.alone() as second:
-                    assert first and not second
+            with pages.alone() as first, pages.alone() as second:
+                assert first and not second
             with pages.alone() as later:
                 assert later  # the lock went with the first writer's block
             alone = Pages(sessions(engine))

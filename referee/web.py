@@ -76,7 +76,7 @@ def publish(referee: Referee, folder: Path) -> int:
             was = behind[game["tag"]]
             line = _listing(game)
             relisted = relisted or line != was.listing
-            written.append(Written(was.id, was.changes, line))
+            written.append(Written(was.id, was.due, line))
         referee.pages.written(written)
         if relisted:
             _write_index(referee, folder, referee.pages.listings())

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,4 +128,32 @@ def test_pages_written_a_few_games_at_a_time_are_the_pages_written_at_once(
     # Each page holds its own game's history and no other's.
     page = (tmp_path / "once" / f"{tags[2]}.html").read_text()
     assert "Alice 4, Bob 1" in page and "Alice 1, Bob 2" not in page
+    club.referee.close()
+
+
+def test_a_change_while_a_page_is_written_leaves_the_page_behind(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "club").mkdir()
+    club = Club(tmp_path / "club")
+    www = tmp_path / "www"
+    tag = club.referee.create_game("goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
+                                   now=club.now, seed="s")
+    assert web.publish(club.referee, www) == 1
+    club.referee.extend_deadlines(tag, timedelta(days=1), now=club.now)
+    read = club.referee.status_of
+
+    def racing(ids: list[int]) -> Iterator[dict[str, Any]]:
+        games = list(read(ids))  # the game as it was read for its page
+        club.referee.extend_deadlines(tag, timedelta(days=1), now=club.now)
+        return iter(games)
+
+    monkeypatch.setattr(club.referee, "status_of", racing)
+    assert web.publish(club.referee, www) == 1
+    monkeypatch.undo()
+    # The page shows the first extension, not the second: still behind.
+    assert [b.tag for b in club.referee.pages.behind()] == [tag]
+    assert web.publish(club.referee, www) == 1
+    due = club.referee.status(tag)[0]["deadlines"][0]["due_at"].rstrip("Z")
+    assert f"by {format_when(due)}" in (www / f"{tag}.html").read_text()
+    assert club.referee.pages.behind() == []
     club.referee.close()

@@ -1,6 +1,6 @@
 """Game pages written as games change (issue 13): each game counts the
-changes to what its page shows and the count its page was written at, so a
-pass rewrites only the pages that are behind, found through an index
+changes to what its page shows and keeps the last count its page does not
+show yet, indexed, so a pass rewrites only the pages that are behind
 
 Revision ID: 0009
 Revises: 0008
@@ -23,16 +23,14 @@ def upgrade() -> None:
     # pass that writes pages writes them all, once.
     with op.batch_alter_table('games') as batch:
         batch.add_column(sa.Column('changes', sa.Integer(), server_default='1', nullable=False))
-        batch.add_column(sa.Column('paged', sa.Integer(), server_default='0', nullable=False))
+        batch.add_column(sa.Column('page_due', sa.Integer(), server_default='1', nullable=True))
         batch.add_column(sa.Column('listing', sa.JSON(), nullable=True))
-    op.create_index('ix_games_page_due', 'games', ['id'],
-                    sqlite_where=sa.text('changes != paged'),
-                    postgresql_where=sa.text('changes != paged'))
+        batch.create_index('ix_games_page_due', ['page_due'])
 
 
 def downgrade() -> None:
-    op.drop_index('ix_games_page_due', table_name='games')
     with op.batch_alter_table('games') as batch:
+        batch.drop_index('ix_games_page_due')
         batch.drop_column('listing')
-        batch.drop_column('paged')
+        batch.drop_column('page_due')
         batch.drop_column('changes')

@@ -2,10 +2,13 @@
 
 Each game counts the changes to what its page shows (``Game.changes``:
 counted by ``GameSession.changed`` when an action was applied, a deadline
-moved or the game was cancelled) and keeps the count its page was last
-written at (``Game.paged``). A pass writes only the pages that are behind,
-found through an index of those games alone, so what publishing costs
-follows what changed, not how many games there are. Each game also keeps
+moved or the game was cancelled) and keeps the last count its page does not
+show yet (``Game.page_due``; None when it shows them all). A pass writes
+only the pages that are behind, found through the index on ``page_due``,
+so what publishing costs follows what changed, not how many games there
+are. A page written is booked only if no change came after the count read
+with it (the counts only grow, so a change meanwhile is never taken for
+the one that was shown). Each game also keeps
 its line of the index page as last written (``Game.listing``), so the index
 is written again only when a line of it changed.
 
@@ -21,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import Select, bindparam, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.store import models as m
@@ -29,22 +32,34 @@ from referee.store import models as m
 
 @dataclass(frozen=True)
 class Behind:
-    """A game whose page is behind: its changes when read, and its line of
-    the index as last written (None: never)."""
+    """A game whose page is behind: the count of changes it does not show
+    yet when read (None: it shows them all, in a write of every page), and
+    its line of the index as last written (None: never)."""
 
     id: int
     tag: str
-    changes: int
+    due: int | None
     listing: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
 class Written:
-    """A page written: the changes it shows, and the game's line of the index."""
+    """A page written: the count read with the game, and its line of the index."""
 
     id: int
-    changes: int
+    due: int | None
     listing: dict[str, Any]
+
+
+def behind_query(every: bool = False) -> Select[Any]:
+    """The games whose page is behind (``every``: all games), in no order."""
+    g = m.table_of(m.Game).c
+    q = select(g.id, g.tag, g.page_due, g.listing)
+    if not every:
+        # A range, and no order: SQLite reads it through ix_games_page_due
+        # then (for "is not null", or sorted by id, it read every game).
+        q = q.where(g.page_due > 0)
+    return q
 
 
 class Pages:
@@ -74,25 +89,23 @@ class Pages:
         """The games whose page is behind (``every``: all games), in id order.
         Read before the games themselves: a change after this read leaves
         the game behind for the next pass, never marked as shown."""
-        g = m.table_of(m.Game).c
-        q = select(g.id, g.tag, g.changes, g.listing).order_by(g.id)
-        if not every:
-            q = q.where(g.changes != g.paged)  # the partial index ix_games_page_due
         with self.sessions() as db:
-            return [Behind(*row) for row in db.connection().execute(q)]
+            return sorted((Behind(*row) for row in db.connection().execute(behind_query(every))),
+                          key=lambda b: b.id)
 
     def written(self, pages: Sequence[Written]) -> None:
-        """Book ``pages`` written: each game's page shows its changes up to
-        the count it was read at (never back, if another worker booked a
-        later one), and its line of the index is the one given."""
-        if not pages:
-            return
+        """Book ``pages`` written: each game's page shows all its changes
+        unless one came after the count read with it (the game stays
+        behind then), and its line of the index is the one given."""
         g = m.table_of(m.Game)
+        rows = [{"game": p.id, "count": p.due, "line": p.listing} for p in pages
+                if p.due is not None]  # None: shown already, and listed
+        if not rows:
+            return
         with self.sessions.begin() as db:
             db.connection().execute(
-                update(g).where(g.c.id == bindparam("game"), g.c.paged < bindparam("count"))
-                .values(paged=bindparam("count"), listing=bindparam("line")),
-                [{"game": p.id, "count": p.changes, "line": p.listing} for p in pages])
+                update(g).where(g.c.id == bindparam("game"), g.c.page_due == bindparam("count"))
+                .values(page_due=None, listing=bindparam("line")), rows)
 
     def listings(self) -> list[dict[str, Any]]:
         """Every game's line of the index as last written, in id order (a

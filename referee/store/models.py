@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, ForeignKey, Index, String, Table, Text, UniqueConstraint, text
+from sqlalchemy import JSON, ForeignKey, Index, String, Table, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -40,9 +40,6 @@ class Game(Base):
     """One game: its engine kind, options, seed and current state (JSON)."""
 
     __tablename__ = "games"
-    # The games whose page is behind, found through an index of them alone.
-    __table_args__ = (Index("ix_games_page_due", "id", sqlite_where=text("changes != paged"),
-                            postgresql_where=text("changes != paged")),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     tag: Mapped[str] = mapped_column(String(64), unique=True)
@@ -60,10 +57,12 @@ class Game(Base):
     created_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
     #: Changes to what the game's web page shows (a move, a deadline moved,
-    #: the game ended), counted up; ``paged`` is the count its page and its
-    #: line of the index were last written at (``referee.service.pages``).
+    #: the game ended), counted up (``referee.service.pages``).
     changes: Mapped[int] = mapped_column(default=1, server_default="1")
-    paged: Mapped[int] = mapped_column(default=0, server_default="0")
+    #: The count of changes the game's page does not show yet, the last one
+    #: counted; None while the page shows them all. Indexed: the games that
+    #: are behind are found without reading the others.
+    page_due: Mapped[int | None] = mapped_column(default=1, server_default="1", index=True)
     #: The game's line of the index page as last written (None: never).
     listing: Mapped[dict[str, Any] | None] = mapped_column(default=None)
 

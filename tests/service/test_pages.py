@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from referee.service.pages import Pages
-from referee.store.db import make_engine, sessions
+from referee.service.pages import Pages, behind_query
+from referee.store.db import make_engine, sessions, upgrade
 from tests.databases import postgres_url
 
 
@@ -32,5 +32,19 @@ def test_one_worker_on_sqlite_always_writes_them(tmp_path: Path) -> None:
         pages = Pages(sessions(engine), many_workers=True)
         with pages.alone() as a, pages.alone() as b:
             assert a and b
+    finally:
+        engine.dispose()
+
+
+def test_the_games_behind_are_found_through_their_index(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            q = behind_query().compile(engine)
+            plan = conn.exec_driver_sql(f"explain query plan {q}",
+                                        tuple(q.params.values())).all()
+        assert any("USING INDEX ix_games_page_due" in str(row) for row in plan), plan
     finally:
         engine.dispose()

@@ -1,6 +1,6 @@
-"""Game pages written as games change (issue 13): each game counts the
-changes to what its page shows and keeps the last count its page does not
-show yet, indexed, so a pass rewrites only the pages that are behind
+"""Game pages written as games change (issue 13): each game counts, indexed,
+the changes its page does not show yet, so a pass rewrites only the pages
+that are behind
 
 Revision ID: 0009
 Revises: 0008
@@ -22,7 +22,6 @@ def upgrade() -> None:
     # Every game there is starts one change ahead of its page: the first
     # pass that writes pages writes them all, once.
     with op.batch_alter_table('games') as batch:
-        batch.add_column(sa.Column('changes', sa.Integer(), server_default='1', nullable=False))
         batch.add_column(sa.Column('page_due', sa.Integer(), server_default='1', nullable=True))
         batch.add_column(sa.Column('listing', sa.JSON(), nullable=True))
         batch.create_index('ix_games_page_due', ['page_due'])
@@ -33,4 +32,3 @@ def downgrade() -> None:
         batch.drop_index('ix_games_page_due')
         batch.drop_column('listing')
         batch.drop_column('page_due')
-        batch.drop_column('changes')

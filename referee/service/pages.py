@@ -1,16 +1,16 @@
 """Which game pages are behind the games, and booking them written.
 
-Each game counts the changes to what its page shows (``Game.changes``:
-counted by ``GameSession.changed`` when an action was applied, a deadline
-moved or the game was cancelled) and keeps the last count its page does not
-show yet (``Game.page_due``; None when it shows them all). A pass writes
-only the pages that are behind, found through the index on ``page_due``,
-so what publishing costs follows what changed, not how many games there
-are. A page written is booked only if no change came after the count read
-with it (the counts only grow, so a change meanwhile is never taken for
-the one that was shown). Each game also keeps
-its line of the index page as last written (``Game.listing``), so the index
-is written again only when a line of it changed.
+Each game counts the changes to what its page does not show yet
+(``Game.page_due``: counted by ``GameSession.changed`` when an action was
+applied, a deadline moved or the game was cancelled; None when the page
+shows them all). A pass writes only the pages that are behind, found
+through the index on ``page_due``, so what publishing costs follows what
+changed, not how many games there are. A page written is booked only if
+the count is still the one read with it: a change meanwhile counts one
+more, and only the one writer of pages sets the count back to None. Each
+game also keeps its line of the index page as last written
+(``Game.listing``), so the index is written again only when a line of it
+changed.
 
 With several workers on PostgreSQL, one writes pages at a time: a worker
 that wrote a game's page from an older read after another wrote a newer one

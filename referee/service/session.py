@@ -50,8 +50,7 @@ class GameSession:
 
     def changed(self) -> None:
         """Count a change to what the game's page shows (``referee.service.pages``)."""
-        self.row.changes = (self.row.changes or 0) + 1  # None: a row not yet written
-        self.row.page_due = self.row.changes
+        self.row.page_due = (self.row.page_due or 0) + 1
 
     def _owed(self) -> frozenset[tuple[int, str]]:
         if self.row.status != "active" or self.engine.is_over(self.state):

@@ -56,12 +56,10 @@ class Game(Base):
     reminder_seconds: Mapped[int]
     created_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
-    #: Changes to what the game's web page shows (a move, a deadline moved,
-    #: the game ended), counted up (``referee.service.pages``).
-    changes: Mapped[int] = mapped_column(default=1, server_default="1")
-    #: The count of changes the game's page does not show yet, the last one
-    #: counted; None while the page shows them all. Indexed: the games that
-    #: are behind are found without reading the others.
+    #: The changes to what the game's web page shows (a move, a deadline
+    #: moved, the game ended) that it does not show yet, counted; None while
+    #: it shows them all (``referee.service.pages``). Indexed: the games
+    #: that are behind are found without reading the others.
     page_due: Mapped[int | None] = mapped_column(default=1, server_default="1", index=True)
     #: The game's line of the index page as last written (None: never).
     listing: Mapped[dict[str, Any] | None] = mapped_column(default=None)

@@ -229,7 +229,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             _send_unless_busy(referee, config, parse_now(args.now))
             return 0
         if args.command == "game":
-            from referee.engine import GAMES
+            from referee.games import GAMES
 
             engine = GAMES.get(args.kind)
             members_by_mail = engine is not None and engine.takes_members_by_mail

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.config import config_from_dict
-from referee.engine import get_game
+from referee.games import get_game
 from referee.passes import run_pass
 from referee.service import Referee, RefereeError
 from referee.store.db import upgrade

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from referee.engine.scoring import parse_instructions
+from referee.games.loatcg.instructions import parse_instructions
 from referee.store import models as m
 from tests.mailstack import PLAYERS, REPO_ROOT, MailStack
 from tests.test_e2e import REF, SIGNATURE, T0, Post, body, kind, referee_command

@@ -37,9 +37,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-import referee.engine
-from referee.engine.miser import Miser
-from referee.engine.miser_rules import hand_text
+import referee.games
+from referee.games.miser import Miser
+from referee.games.miser.rules import hand_text
 from referee.service.delivery import SECRET_NOTE
 from referee.store import models as m
 from tests.mailstack import REPO_ROOT, MailStack
@@ -177,7 +177,7 @@ class Table:
 def post(mailstack: MailStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Post]:
     """The referee on the real servers, with the fixed deal and draw."""
     fixed = Miser(deal=[HANDS[n] for n in NAMES], draw=DRAW)
-    monkeypatch.setitem(referee.engine.GAMES, "miser", fixed)
+    monkeypatch.setitem(referee.games.GAMES, "miser", fixed)
     p = Post(mailstack, tmp_path)
     yield p
     p.close()

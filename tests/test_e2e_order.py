@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-import referee.engine
-from referee.engine.spades import Spades
+import referee.games
+from referee.games.spades import Spades
 from referee.store import models as m
 from tests.mailstack import MailStack
 from tests.test_e2e import REF, T0, Post, kind, person
@@ -27,7 +27,7 @@ from tests.test_spades_mail import BIDS, DEAL, NAMES, SCRIPT, SEATING
 
 @pytest.fixture
 def post(mailstack: MailStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Post]:
-    monkeypatch.setitem(referee.engine.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
+    monkeypatch.setitem(referee.games.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
     p = Post(mailstack, tmp_path)
     yield p
     p.close()

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-import referee.engine
-from referee.engine.cards import full_deck
-from referee.engine.spades import Spades, card_text
+import referee.games
+from referee.games.cards import full_deck
+from referee.games.spades import Spades, card_text
 from referee.passes import PassReport
 from referee.service.delivery import SECRET_NOTE
 from referee.store import models as m
@@ -179,7 +179,7 @@ class Players:
 def post(mailstack: MailStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Post]:
     """The referee on the real servers, with the fixed deal and seating of
     ``tests/test_spades_mail.py`` in place of the registered Spades engine."""
-    monkeypatch.setitem(referee.engine.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
+    monkeypatch.setitem(referee.games.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
     p = Post(mailstack, tmp_path)
     yield p
     p.close()

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from referee.engine import get_game
+from referee.games import get_game
 from referee.store import models as m
 from tests.mailstack import MailStack
 from tests.test_e2e import T0, Post, body, kind, person

@@ -21,8 +21,8 @@ import pytest
 from sqlalchemy import func, select
 
 from referee.config import Config, config_from_dict
-from referee.engine import GAMES
-from referee.engine.base import Action
+from referee.games import GAMES
+from referee.games.base import Action
 from referee.passes import run_pass
 from referee.service import Referee, RefereeError
 from referee.store import models as m

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-import referee.engine
-from referee.engine.cards import SUIT_SYMBOLS, Card, full_deck
-from referee.engine.spades import Spades, card_text
+import referee.games
+from referee.games.cards import SUIT_SYMBOLS, Card, full_deck
+from referee.games.spades import Spades, card_text
 from referee.service.delivery import SECRET_NOTE
 from referee.store import models as m
 from tests.test_referee import REF, SIGNATURE, T0, Club, body
@@ -148,7 +148,7 @@ class Table:
 
 @pytest.fixture
 def club(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MailClub]:
-    monkeypatch.setitem(referee.engine.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
+    monkeypatch.setitem(referee.games.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
     c = MailClub(tmp_path)
     yield c
     c.referee.close()
@@ -368,7 +368,7 @@ def test_with_a_list_moves_through_it_or_to_the_referee_count_once_and_go_to_the
     """Rule 6: bids and plays are public. With a list, a move may come through
     it or straight to the referee; every move is announced on the list, and
     answers and hands still go to each player alone."""
-    monkeypatch.setitem(referee.engine.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
+    monkeypatch.setitem(referee.games.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
     club = MailClub(tmp_path, public_list=LIST)
     table = new_table(club)
     assert rcpts(only(table.opening, "opening")) == [LIST]

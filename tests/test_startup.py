@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.engine import GAMES, KINDS, get_game
+from referee.games import GAMES, KINDS, get_game
 from tests.test_cli import config as config  # the fixture
 
 #: Loaded only when needed: ``init``, PostgreSQL, a mail to write, a game of that kind.

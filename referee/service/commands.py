@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from email import message_from_string
 from email.policy import default
 
-from referee.engine.base import (
+from referee.games.base import (
     Action,
     Audience,
     EngineError,

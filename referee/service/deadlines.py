@@ -24,7 +24,7 @@ from sqlalchemy import event, inspect, select, union
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import format_duration
-from referee.engine.base import Audience, Notice
+from referee.games.base import Audience, Notice
 from referee.mail.compose import Composer, format_when
 from referee.service.common import DATABASE_AWAY
 from referee.service.delivery import Delivery

@@ -18,7 +18,7 @@ from sqlalchemy import func, insert, select, text
 from sqlalchemy.orm import Session
 
 from referee.config import Config
-from referee.engine.base import Notice
+from referee.games.base import Notice
 from referee.mail.compose import Composer, echo_subject
 from referee.mail.inbound import InboundMessage
 from referee.service.quiet import Item, QuietTable, mail_mode

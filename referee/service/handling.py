@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from referee.config import Config
-from referee.engine import get_game
+from referee.games import get_game
 from referee.mail.inbound import Automation, InboundMessage
 from referee.service.bounces import Bounces
 from referee.service.budgets import Allowance, Budgets, loop_digest

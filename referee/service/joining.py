@@ -24,8 +24,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from referee.config import Config
-from referee.engine import GAMES, get_game
-from referee.engine.base import Game, ParseError
+from referee.games import GAMES, get_game
+from referee.games.base import Game, ParseError
 from referee.mail.compose import Composer
 from referee.mail.inbound import InboundMessage, find_tag
 from referee.service.commands import MAX_LINES

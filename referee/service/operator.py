@@ -14,8 +14,8 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config, checked_duration
-from referee.engine import get_game
-from referee.engine.base import Action, Audience, Notice, OptionError, SeatInfo, rng_for
+from referee.games import get_game
+from referee.games.base import Action, Audience, Notice, OptionError, SeatInfo, rng_for
 from referee.service.common import RefereeError, parse_player
 from referee.service.deadlines import extend_deadlines
 from referee.service.delivery import Delivery, new_token

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from referee.engine import get_game
-from referee.engine.base import Game, Notice
+from referee.games import get_game
+from referee.games.base import Game, Notice
 from referee.store import models as m
 
 if TYPE_CHECKING:

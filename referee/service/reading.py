@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from referee.engine import get_game
-from referee.engine.base import Action, SeatInfo, rng_for, shown_publicly
+from referee.games import get_game
+from referee.games.base import Action, SeatInfo, rng_for, shown_publicly
 from referee.service.common import RefereeError
 from referee.service.session import REFEREE_SEAT_NAME
 from referee.store import models as m

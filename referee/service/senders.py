@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from referee.config import Config
-from referee.engine.base import Scope
+from referee.games.base import Scope
 from referee.mail.auth import Verdict, verify
 from referee.mail.inbound import InboundMessage
 from referee.service.delivery import Delivery

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert, inspect, select
 from sqlalchemy.orm import Session
 
-from referee.engine import get_game
-from referee.engine.base import Action, Game, Notice, rng_for
+from referee.games import get_game
+from referee.games.base import Action, Game, Notice, rng_for
 from referee.mail.compose import format_when
 from referee.store import models as m
 

@@ -20,8 +20,8 @@ from typing import Any
 from sqlalchemy import select
 
 from referee.config import format_duration, parse_duration
-from referee.engine import get_game
-from referee.engine.base import Action, Audience, EngineError, Notice, ParseError
+from referee.games import get_game
+from referee.games.base import Action, Audience, EngineError, Notice, ParseError
 from referee.mail.compose import format_when
 from referee.service.common import TranscriptLine
 from referee.service.deadlines import extend_deadlines

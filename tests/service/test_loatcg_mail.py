@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from referee.engine.scoring import CARD_TYPES, EXAMPLE_INSTRUCTIONS, parse_instructions
+from referee.games.loatcg.instructions import CARD_TYPES, EXAMPLE_INSTRUCTIONS, parse_instructions
 from referee.store import models as m
 from tests.test_referee import REF, T0, Club, body
 

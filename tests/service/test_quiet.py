@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-import referee.engine
-from referee.engine.spades import Spades
+import referee.games
+from referee.games.spades import Spades
 from referee.service.delivery import SECRET_NOTE
 from tests.databases import KINDS, database_url
 from tests.test_spades_mail import (
@@ -40,7 +40,7 @@ from tests.test_spades_mail import (
 
 @pytest.fixture(autouse=True)
 def fixed_deal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(referee.engine.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
+    monkeypatch.setitem(referee.games.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
 
 
 def new_table(tmp_path: Path, database: str | None = None, **options: str) -> Table:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.engine import get_game
+from referee.games import get_game
 from referee.service.delivery import SECRET_NOTE
 from tests.test_referee import ALICE, BOB, CAROL, Club, body
 

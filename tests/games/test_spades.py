@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.engine.base import (
+from referee.games.base import (
     Action,
     Event,
     IllegalAction,
@@ -24,8 +24,8 @@ from referee.engine.base import (
     SeatInfo,
     rng_for,
 )
-from referee.engine.cards import RANKS, full_deck
-from referee.engine.spades import (
+from referee.games.cards import RANKS, full_deck
+from referee.games.spades import (
     VALID_BIDS,
     Spades,
     SpadesState,
@@ -1222,10 +1222,10 @@ def test_the_engine_hook_refuses_a_deal_that_is_not_one_deck() -> None:
 
 
 def test_engine_imports_only_the_contract_and_the_cards() -> None:
-    import referee.engine.spades as module
+    import referee.games.spades as module
 
     with open(module.__file__, encoding="utf-8") as file:
         source = file.read()
     imports = set(re.findall(r"^from (referee\S*) import", source, re.MULTILINE))
-    assert imports == {"referee.engine.base", "referee.engine.cards"}
+    assert imports == {"referee.games.base", "referee.games.cards"}
     assert not re.search(r"^import (?!random$)", source, re.MULTILINE)

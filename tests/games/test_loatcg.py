@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.engine import get_game
-from referee.engine.base import (
+from referee.games import get_game
+from referee.games.base import (
     Action,
     Audience,
     Event,
@@ -31,7 +31,7 @@ from referee.engine.base import (
     SeatInfo,
     rng_for,
 )
-from referee.engine.loatcg import (
+from referee.games.loatcg import (
     BOT_TURN,
     DAY,
     RECIPES,
@@ -40,7 +40,7 @@ from referee.engine.loatcg import (
     Member,
     cards_text,
 )
-from referee.engine.scoring import (
+from referee.games.loatcg.instructions import (
     BASIC,
     CARD_TYPES,
     EXAMPLE_INSTRUCTIONS,

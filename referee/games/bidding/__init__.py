@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from referee.engine.base import (
+from referee.games.base import (
     JSON,
     Action,
     Audience,
@@ -45,7 +45,7 @@ from referee.engine.base import (
     SeatInfo,
     evolve,
 )
-from referee.engine.cards import (
+from referee.games.cards import (
     SUIT_NAMES,
     SUIT_SYMBOLS,
     SUITS,

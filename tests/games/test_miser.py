@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.engine import get_game
-from referee.engine.base import (
+from referee.games import get_game
+from referee.games.base import (
     Action,
     AmbiguousAction,
     IllegalAction,
@@ -26,9 +26,9 @@ from referee.engine.base import (
     SeatInfo,
     rng_for,
 )
-from referee.engine.cards import RANKS, full_deck
-from referee.engine.miser import Miser, MiserState, card_value
-from referee.engine.miser_grammar import read_attack, read_contract
+from referee.games.cards import RANKS, full_deck
+from referee.games.miser import Miser, MiserState, card_value
+from referee.games.miser.words import read_attack, read_contract
 from referee.mail.compose import Composer
 
 NAMES = ("Ann", "Ben", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy")
@@ -1317,15 +1317,15 @@ def test_the_opening_names_the_draw_the_seating_and_how_to_write_each_move() -> 
 
 
 def test_engine_imports_only_the_standard_library_pydantic_and_the_engine() -> None:
-    import referee.engine.miser as engine
-    import referee.engine.miser_grammar as grammar
-    import referee.engine.miser_rules as rules
+    import referee.games.miser as engine
+    import referee.games.miser.rules as rules
+    import referee.games.miser.words as grammar
 
     for module in (engine, grammar, rules):
         with open(str(module.__file__), encoding="utf-8") as file:
             source = file.read()
         imports = set(re.findall(r"^from (\S+) import", source, re.MULTILINE))
-        assert all(i.startswith("referee.engine") or i in ("__future__", "collections.abc",
+        assert all(i.startswith("referee.games") or i in ("__future__", "collections.abc",
                                                            "dataclasses", "typing")
                    for i in imports), imports  # fmt: skip
         assert not re.search(r"^import (?!(random|re|copy)$)", source, re.MULTILINE)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from referee.engine.base import JSON, Action, AmbiguousAction, IllegalAction, ParseError
-from referee.engine.cards import Card
+from referee.games.base import JSON, Action, AmbiguousAction, IllegalAction, ParseError
+from referee.games.cards import Card
 
 CARD_HELP = "Write a card as QS, Q♠, 10D, TD or queen of spades."
 CONTRACT_HELP = (

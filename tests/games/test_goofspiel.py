@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.engine.base import (
+from referee.games.base import (
     Action,
     IllegalAction,
     OptionError,
@@ -19,7 +19,7 @@ from referee.engine.base import (
     SeatInfo,
     rng_for,
 )
-from referee.engine.goofspiel import BiddingGame, BiddingState, Goofspiel, PureSkill
+from referee.games.bidding import BiddingGame, BiddingState, Goofspiel, PureSkill
 from referee.mail.compose import Composer
 
 GOOF = Goofspiel()

@@ -11,15 +11,15 @@ import importlib
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
-from referee.engine.base import Game
+from referee.games.base import Game
 
 #: Each kind of game, and the module and class of its engine.
 KINDS: dict[str, tuple[str, str]] = {
-    "pure-skill": ("referee.engine.goofspiel", "PureSkill"),
-    "goofspiel": ("referee.engine.goofspiel", "Goofspiel"),
-    "spades": ("referee.engine.spades", "Spades"),
-    "loatcg": ("referee.engine.loatcg", "Loatcg"),
-    "miser": ("referee.engine.miser", "Miser"),
+    "pure-skill": ("referee.games.pure_skill", "PureSkill"),
+    "goofspiel": ("referee.games.goofspiel", "Goofspiel"),
+    "spades": ("referee.games.spades", "Spades"),
+    "loatcg": ("referee.games.loatcg", "Loatcg"),
+    "miser": ("referee.games.miser", "Miser"),
 }
 
 

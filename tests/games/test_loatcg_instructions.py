@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import referee
-from referee.engine.loatcg import Loatcg
-from referee.engine.scoring import (
+from referee.games.loatcg import Loatcg
+from referee.games.loatcg.instructions import (
     CARD_TYPES,
     EXAMPLE_INSTRUCTIONS,
     CountAs,

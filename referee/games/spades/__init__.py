@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
 
-from referee.engine.base import (
+from referee.games.base import (
     JSON,
     Action,
     Audience,
@@ -37,7 +37,7 @@ from referee.engine.base import (
     Scope,
     SeatInfo,
 )
-from referee.engine.cards import SUIT_NAMES, SUIT_SYMBOLS, Card, full_deck, rank_value_ace_high
+from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS, Card, full_deck, rank_value_ace_high
 
 PLAYERS = 4
 HAND_SIZE = 13
@@ -114,7 +114,7 @@ class SpadesState:
 
 def _evolve(state: SpadesState) -> SpadesState:
     """A copy of ``state`` to change, so :meth:`Spades.apply` never mutates
-    its input. Like :func:`referee.engine.base.evolve`, but it copies only
+    its input. Like :func:`referee.games.base.evolve`, but it copies only
     the lists (and the hands in them): completed tricks and round reports
     are never changed once made, so they are shared. (A deep copy grows
     with the game's history: late in a game it cost milliseconds a card.)"""

@@ -31,8 +31,8 @@ player may show her hand"):
 Players are numbered 1..n in seat order (MI-3); the state indexes them 0-based
 in that order. Seats appear only in audiences, pendings and notice contexts.
 House readings are marked ``House reading:`` beside the code. The state and
-the resolutions are in :mod:`referee.engine.miser_rules`, the grammar in
-:mod:`referee.engine.miser_grammar`.
+the resolutions are in :mod:`referee.games.miser.rules`, the grammar in
+:mod:`referee.games.miser.words`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from referee.engine.base import (
+from referee.games.base import (
     JSON,
     Action,
     Audience,
@@ -56,9 +56,8 @@ from referee.engine.base import (
     ScopeError,
     SeatInfo,
 )
-from referee.engine.cards import Card, full_deck, rank_value_ace_high
-from referee.engine.miser_grammar import parse_line, read_attack, read_contract, resolve_name
-from referee.engine.miser_rules import (
+from referee.games.cards import Card, full_deck, rank_value_ace_high
+from referee.games.miser.rules import (
     ATTACK,
     AUCTION,
     CONTRACT,
@@ -101,6 +100,7 @@ from referee.engine.miser_rules import (
     sort_hand,
     stage_of,
 )
+from referee.games.miser.words import parse_line, read_attack, read_contract, resolve_name
 
 __all__ = ["Miser", "MiserState", "card_value"]
 
@@ -259,7 +259,7 @@ class Miser(Game[MiserState]):
     # -- play -----------------------------------------------------------------
 
     def parse(self, line: str) -> Action | None:
-        """See :mod:`referee.engine.miser_grammar` for every spelling read."""
+        """See :mod:`referee.games.miser.words` for every spelling read."""
         return parse_line(line)
 
     def accepts(self, action: Action, scope: Scope) -> None:

@@ -10,7 +10,7 @@ Instructions, and trade among themselves, publicly, privately or secretly
 timetable, a Round Report ``report_days`` after each round begins (rule 5)
 and the Freeze seven days after round N begins (rule 6), and, for a bot
 member, a turn a day (``BOT_TURN``), fired by the same deadline sweep. The
-Scoring Instructions are :mod:`referee.engine.scoring`.
+Scoring Instructions are :mod:`referee.games.loatcg.instructions`.
 
 Every answer goes to the audience of the request (``Action.came_to``,
 TCG-15); what the Dealor deals or reveals goes to the member alone (rule 9,
@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from referee.engine.base import (
+from referee.games.base import (
     JSON,
     Action,
     Audience,
@@ -45,7 +45,7 @@ from referee.engine.base import (
     evolve,
     polite,
 )
-from referee.engine.scoring import (
+from referee.games.loatcg.instructions import (
     BASIC,
     CARD_TYPES,
     EXAMPLE_INSTRUCTIONS,
@@ -257,7 +257,7 @@ def _number(word: str, what: str) -> int:
 
 class Loatcg(Game[LoatcgState]):
     """Rule text 002. Options: ``instructions`` (the Scoring Instructions in
-    the language of :mod:`referee.engine.scoring`; default the rule text's
+    the language of :mod:`referee.games.loatcg.instructions`; default the rule text's
     EXAMPLE set) and ``report_days`` (4 to 7, default 7)."""
 
     kind = "loatcg"

@@ -1,6 +1,6 @@
 """Miser's rules as data and pure functions: the state, card values, the
 draw, who owes which step, and how a contract, an attack or a bid for the
-centre resolves (rule text 004, rulings MI-1 … MI-15). :mod:`referee.engine.miser`
+centre resolves (rule text 004, rulings MI-1 … MI-15). :mod:`referee.games.miser`
 is the engine that plays them by mail.
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from referee.engine.base import JSON, Audience, IllegalAction
-from referee.engine.cards import Card, full_deck, rank_value_ace_high
+from referee.games.base import JSON, Audience, IllegalAction
+from referee.games.cards import Card, full_deck, rank_value_ace_high
 
 PENNIES = 20  # "20 pennies for each player"
 WAGER_CAP = 3  # "Only three pennies may be wagered by a player in any turn"

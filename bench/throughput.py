@@ -297,8 +297,9 @@ def backlog(stack: MailStack, config: Path, scenario: str, games: int,
     ref = Referee(cfg)
     try:
         seats = games_for(stack, scenario, games)
-        tags = [ref.create_game("goofspiel", list(pair), options={"prize_order": "ascending"},
-                                now=T0, seed=f"{scenario}-{i}") for i, pair in enumerate(seats)]
+        create = ref.operator.create_game
+        tags = [create("goofspiel", list(pair), options={"prize_order": "ascending"},
+                       now=T0, seed=f"{scenario}-{i}") for i, pair in enumerate(seats)]
         ref.send_outbox(T0)
     finally:
         ref.close()
@@ -325,7 +326,8 @@ def latency(stack: MailStack, config: Path, samples: int) -> list[float]:
     ref = Referee(cfg)
     try:
         a, b = stack.address("alice", "lat"), stack.address("bob", "lat")
-        tags = [ref.create_game("goofspiel", [a, b], options={"cards": "13"}, seed=f"lat-{i}")
+        create = ref.operator.create_game
+        tags = [create("goofspiel", [a, b], options={"cards": "13"}, seed=f"lat-{i}")
                 for i in range((samples + 12) // 13)]
         ref.send_outbox()
     finally:
@@ -450,7 +452,7 @@ def sweep(config: Path, sizes: list[int]) -> list[tuple[int, Run, float]]:
         ref = Referee(cfg)
         try:
             start = time.monotonic()
-            fired = ref.fire_deadlines(now)
+            fired = ref.sweep.fire(now)
             alone = time.monotonic() - start
             assert fired == 0
         finally:
@@ -582,7 +584,7 @@ def status_only(kind: str, size: int) -> None:
             upgrade(url)
             ref = Referee(load_config(config))
             try:
-                ref.create_game("goofspiel", [PLAYERS[0] + "@example.test",
+                ref.operator.create_game("goofspiel", [PLAYERS[0] + "@example.test",
                                               PLAYERS[1] + "@example.test"],
                                 options={"prize_order": "ascending"}, now=T0, seed="status")
             finally:

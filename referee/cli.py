@@ -23,7 +23,7 @@ from referee.config import (
 from referee.logs import LEVELS, setup_logging
 from referee.problems import ServerProblem
 from referee.service import Referee, RefereeError, now_utc
-from referee.service.common import DATABASE_AWAY
+from referee.store.db import DATABASE_AWAY
 
 # What the imports made lives as long as the process: the collector need not
 # walk it again on each full pass (a tenth of ``status`` at 10,000 games went
@@ -217,14 +217,15 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
     try:
         if args.command == "game" and args.game_cmd != "new":
             if args.game_cmd == "resign":
-                name = referee.resign_player(args.tag, args.address, parse_now(args.now))
+                name = referee.operator.resign_player(args.tag, args.address, parse_now(args.now))
                 print(f"{args.tag}: a bot now plays {name}'s seat")
             elif args.game_cmd == "extend":
                 by = _duration("--by", args.by)
-                moved = referee.extend_deadlines(args.tag, by, args.reason, parse_now(args.now))
+                moved = referee.operator.extend_deadlines(args.tag, by, args.reason,
+                                                          parse_now(args.now))
                 print(f"{args.tag}: {moved} deadline(s) moved {format_duration(by)} later")
             else:
-                referee.cancel_game(args.tag, args.reason, parse_now(args.now))
+                referee.operator.cancel_game(args.tag, args.reason, parse_now(args.now))
                 print(f"{args.tag}: cancelled")
             _send_unless_busy(referee, config, parse_now(args.now))
             return 0
@@ -238,20 +239,20 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             options = _options(args.option)
             if args.instructions is not None:
                 options["instructions"] = _read_text(args.instructions)
-            tag = referee.create_game(args.kind, args.player, bots=args.bot,
+            tag = referee.operator.create_game(args.kind, args.player, bots=args.bot,
                                       options=options, seed=args.seed,
                                       now=parse_now(args.now))
             print(tag)
             _send_unless_busy(referee, config, parse_now(args.now))
             return 0
         if args.command == "player" and args.player_cmd == "readdress":
-            name, tags = referee.readdress_player(args.old, args.new, parse_now(args.now))
+            name, tags = referee.operator.readdress_player(args.old, args.new, parse_now(args.now))
             told = f"; told {', '.join(tags)}" if tags else ""
             print(f"{name} now gets mail at {args.new}{told}")
             _send_unless_busy(referee, config, parse_now(args.now))
             return 0
         if args.command == "player":
-            referee.rotate_token(args.address)
+            referee.operator.rotate_token(args.address)
             print(f"{args.address}: new private reply address; it goes out with the next mail")
             return 0
         if args.command == "poll":
@@ -289,14 +290,14 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 return run_daemon(referee)
         if args.command == "prune":
             age = _duration("--older-than", args.older_than, maximum=timedelta(days=3660))
-            bodies, inbound = referee.prune((parse_now(args.now) or now_utc()) - age)
+            bodies, inbound = referee.operator.prune((parse_now(args.now) or now_utc()) - age)
             print(f"pruned {bodies} sent mail body(ies) and {inbound} inbound record(s) of games "
                   f"that ended more than {format_duration(age)} ago")
             return 0
         if args.command == "status":
             # One game is read whole (an unknown tag fails before any output);
             # all games stream, a batch at a time, so memory stays flat.
-            games = referee.status(args.tag) if args.tag else referee.iter_status()
+            games = referee.reading.status(args.tag) if args.tag else referee.reading.iter_status()
             health = referee.health.summary()
             if args.json:
                 write_json_list(games, sys.stdout)
@@ -320,10 +321,10 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             print(f"{count} game page(s) and index.html written to {folder}")
             return 0
         if args.command == "replay":
-            state = referee.replay(args.tag)
+            state = referee.reading.replay(args.tag)
             print(json.dumps(state, indent=2))
             difference = first_difference(json.loads(json.dumps(state)),
-                                          referee.stored_state(args.tag))
+                                          referee.reading.stored_state(args.tag))
             if difference is None:
                 print(f"{args.tag}: the replay matches the stored state")
                 return 0

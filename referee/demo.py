@@ -58,7 +58,7 @@ def run_demo(kind: str, folder: str, seed: str) -> int:
     count = game.seat_count(game.parse_options({}))[0]
     players = [f"{n} <{n.lower()}@{DOMAIN}>" for n in NAMES[:count]]
     now = START
-    tag = referee.create_game(kind, players, seed=seed, now=now)
+    tag = referee.operator.create_game(kind, players, seed=seed, now=now)
     print(f"Started {tag}: {game.title} with {', '.join(NAMES[:count])}.")
     print(f"Working folder: {root} (Maildir in/out, SQLite)\n")
     outbox = mailbox.Maildir(root / "outbox", create=True)
@@ -80,7 +80,7 @@ def run_demo(kind: str, folder: str, seed: str) -> int:
             to = msg["To"]
             reader = "Everyone" if "," in str(to) else str(to).split("<")[0].strip()
             _print_mail(msg, reader)
-        status = referee.status(tag)[0]
+        status = referee.reading.status(tag)[0]
         if status["status"] != "active":
             break
         if waiting_out:
@@ -109,7 +109,7 @@ def run_demo(kind: str, folder: str, seed: str) -> int:
                 _send_text(root, tag, seat, _mistake(state, seat), inbox)
             _send_move(root, referee, tag, seat, state, rng, inbox, now)
         now += timedelta(hours=5)
-    final = referee.status(tag)[0]
+    final = referee.reading.status(tag)[0]
     print("=" * 78)
     print(f"Final result of {tag}: {final.get('result')}")
     for name, score in final.get("scores", {}).items():
@@ -161,10 +161,11 @@ def _bots_demo(kind: str, folder: str, seed: str) -> int:
     game = get_game(kind)
     root, referee = _setup(folder, public_list=f"table@{DOMAIN}")
     seats = game.seat_count(game.parse_options({}))[0] or DEMO_BOTS
-    tag = referee.create_game(kind, [], bots=seats, seed=seed, now=START)
+    tag = referee.operator.create_game(kind, [], bots=seats, seed=seed, now=START)
     now = START
     run_pass(referee, now)
-    while referee.status(tag)[0]["status"] == "active" and now < START + timedelta(days=400):
+    status = referee.reading.status
+    while status(tag)[0]["status"] == "active" and now < START + timedelta(days=400):
         now += timedelta(days=1)
         run_pass(referee, now)
     print(f"Started {tag}: {game.title} with {seats} bots; every move went to the list "
@@ -179,7 +180,7 @@ def _bots_demo(kind: str, folder: str, seed: str) -> int:
     for msg in mails:
         if msg["X-Referee-Mail"] in REPORTS:
             _print_mail(msg, "The list")
-    final = referee.status(tag)[0]
+    final = referee.reading.status(tag)[0]
     print("=" * 78)
     print(f"{len(mails)} mails went to the list in all", end="")
     if now > START:
@@ -197,7 +198,7 @@ def _bots_demo(kind: str, folder: str, seed: str) -> int:
 
 
 def _state(referee: Referee, tag: str) -> dict[str, Any]:
-    return dict(referee.stored_state(tag))
+    return dict(referee.reading.stored_state(tag))
 
 
 def _mistake(state: dict[str, Any], seat: int) -> str:

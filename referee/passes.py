@@ -84,7 +84,7 @@ def intake(referee: Referee, now: datetime | None = None,
     fetched: list[tuple[int, str]] = []
     try:
         src.connect()
-        for f in src.messages(referee.cursor(src.mailbox)):
+        for f in src.messages(referee.intake.cursor(src.mailbox)):
             read += 1
             cursor = None if shared else (src.mailbox, f.uidvalidity, f.uid)
             outcome = referee.process(f.raw, f.source_key, now=now or now_utc(),
@@ -210,7 +210,7 @@ def run_pass(referee: Referee, now: datetime | None = None,
                 stream.feed()
 
         report.read, report.processed, report.failed = intake(referee, now, imap, after_each)
-        report.timeouts = referee.fire_deadlines(now)
+        report.timeouts = referee.sweep.fire(now)
         if stream is not None:
             stream.feed(force=True)
     finally:

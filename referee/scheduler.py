@@ -31,7 +31,7 @@ from referee.mail.imap import ImapSource
 from referee.passes import intake, publish_pages, reread, send_outbox
 from referee.problems import ServerProblem
 from referee.service import Referee, now_utc
-from referee.service.common import DATABASE_AWAY
+from referee.store.db import DATABASE_AWAY
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ class Daemon:
         except (IMAPClientError, OSError) as e:
             log.warning("mail to read again waits: the mailbox is away (%s)", e)
             again = []
-        fired = self.referee.fire_deadlines()
+        fired = self.referee.sweep.fire()
         self._send()
         publish_pages(self.referee)
         self._note_pass(f"daemon: deadlines swept ({fired} fired), outbox sent"

@@ -51,7 +51,8 @@ def write_pages(referee: Referee, folder: Path) -> int:
     (``referee pages``: every page, wherever asked); returns the number of
     game pages. Books nothing: the pages of ``[web] path`` are ``publish``'s."""
     folder.mkdir(parents=True, exist_ok=True)
-    lines = [_listing(game) for game in _write_games(referee, folder, referee.iter_status())]
+    games = referee.reading.iter_status()
+    lines = [_listing(game) for game in _write_games(referee, folder, games)]
     _write_index(referee, folder, lines)
     return len(lines)
 
@@ -71,7 +72,7 @@ def publish(referee: Referee, folder: Path) -> int:
         if not behind and not every:
             return 0
         written, relisted = [], every
-        games = referee.status_of([b.id for b in behind.values()])
+        games = referee.reading.status_of([b.id for b in behind.values()])
         for game in _write_games(referee, folder, games):
             was = behind[game["tag"]]
             line = _listing(game)
@@ -97,7 +98,7 @@ def _write_games(referee: Referee, folder: Path,
                 continue
         if not batch:
             break
-        histories = referee.public_histories([g["tag"] for g in batch])
+        histories = referee.reading.public_histories([g["tag"] for g in batch])
         for entry in batch:
             _write(folder / f"{entry['tag']}.html",
                    page.render(game=entry, history=histories[entry["tag"]], referee=name))

@@ -30,7 +30,7 @@ from sqlalchemy import func, select
 from referee.config import load_config
 from referee.passes import PassReport, run_pass, send_outbox
 from referee.service import Referee, now_utc
-from referee.service.delivery import SECRET_NOTE
+from referee.service.outgoing.queue import SECRET_NOTE
 from referee.store import models as m
 from referee.store.db import upgrade
 from tests.mailstack import PLAYERS, REPO_ROOT, MailStack
@@ -245,10 +245,10 @@ Bob wins the game.
 
 def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_the_winner(
         post: Post) -> None:
-    tag = post.referee.create_game("goofspiel", [ALICE, BOB],
+    tag = post.referee.operator.create_game("goofspiel", [ALICE, BOB],
                                    options={"prize_order": "5,1,6,4,3,2"}, now=T0, seed="e2e")
     # Bob sits in a second game, so his untagged replies are found by threading alone.
-    other = post.referee.create_game("goofspiel", [BOB, person("carol")], now=T0)
+    other = post.referee.operator.create_game("goofspiel", [BOB, person("carol")], now=T0)
     assert (tag, other) == ("goofspiel-1", "goofspiel-2")
     post.poll(T0)
     (opening,) = post.new_mail("alice", 1)
@@ -322,17 +322,17 @@ def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_th
         "[goofspiel-1] Round 5: Bob takes 10; Round 6: Alice takes 5 — GAME OVER: Bob wins")
     assert body(report) == FINAL_REPORT
     post.assert_no_more_mail("alice", "bob", "carol")
-    status = post.referee.status(tag)[0]
+    status = post.referee.reading.status(tag)[0]
     assert (status["status"], status["result"]) == ("finished", "Bob wins")
     assert status["scores"] == {"Alice": 18, "Bob": 45}
-    assert post.referee.replay(tag) == post.state(tag)
-    assert post.referee.status(other)[0]["round"] == 1  # Bob's replies never went there
+    assert post.referee.reading.replay(tag) == post.state(tag)
+    assert post.referee.reading.status(other)[0]["round"] == 1  # Bob's replies never went there
 
 
 def test_a_long_report_subject_reads_with_single_spaces_in_the_players_mailbox(
         post: Post) -> None:
     """A subject long enough to be folded, with an em dash after the fold point."""
-    tag = post.referee.create_game(
+    tag = post.referee.operator.create_game(
         "goofspiel", ["Maximiliane von Hohenberg <alice@example.test>", BOB],
         options={"prize_order": "5,1,6,4,3,2"}, now=T0)
     post.poll(T0)
@@ -361,7 +361,7 @@ Alice receives 8 points, and the referee A$8 (clause 5).
 
 def test_a_pure_skill_game_with_a_bot_and_a_missed_deadline_is_won_by_a_human(
         post: Post) -> None:
-    tag = post.referee.create_game("pure-skill", [ALICE, BOB], bots=1, now=T0, seed="a")
+    tag = post.referee.operator.create_game("pure-skill", [ALICE, BOB], bots=1, now=T0, seed="a")
     post.poll(T0)
     for user in ("alice", "bob"):
         (opening,) = post.new_mail(user, 1)
@@ -402,11 +402,11 @@ def test_a_pure_skill_game_with_a_bot_and_a_missed_deadline_is_won_by_a_human(
     post.assert_no_more_mail("alice", "bob")
     text = body(report)
     assert text[text.index("FINAL RESULT"):] == PURE_SKILL_FINAL
-    status = post.referee.status(tag)[0]
+    status = post.referee.reading.status(tag)[0]
     assert status["scores"] == {"Alice": 31, "Bob": 4, "Bot 3": 47}
     assert (status["status"], status["result"], status["deadlines"]) == (
         "finished", "Alice wins", [])
-    assert post.referee.replay(tag) == post.state(tag)
+    assert post.referee.reading.replay(tag) == post.state(tag)
     sources = [source for *_, source in post.actions(tag)]
     assert (sources.count("timeout"), sources.count("bot")) == (1, 12)
 
@@ -486,7 +486,7 @@ def mail_with_distinct_ids(stack: MailStack, user: str, count: int) -> list[Emai
 
 def test_a_referee_killed_mid_pass_loses_no_move_applies_none_twice_and_answers_every_mail(
         post: Post, tmp_path: Path) -> None:
-    tags = [post.referee.create_game(
+    tags = [post.referee.operator.create_game(
         "goofspiel", [person(a), person(b)], options={"prize_order": "ascending"}, now=T0,
         seed=f"crash-{i}")
         for i, (a, b) in enumerate(CRASH_GAMES)]
@@ -519,7 +519,7 @@ def test_a_referee_killed_mid_pass_loses_no_move_applies_none_twice_and_answers_
                 (1, "bid", [r], "player"), (2, "bid", [7 - r], "player")]
         state = post.state(tag)
         assert state["round"] == CRASH_ROUNDS + 1
-        assert post.referee.replay(tag) == state
+        assert post.referee.reading.replay(tag) == state
     with post.referee.sessions() as db:
         rows = list(db.scalars(select(m.Inbound)))
         assert sorted(str(x.message_id) for x in rows) == sorted(
@@ -547,7 +547,7 @@ def test_a_referee_killed_mid_pass_loses_no_move_applies_none_twice_and_answers_
 # -- 4. automated mail gets no answer ------------------------------------------------
 
 def test_an_auto_reply_and_a_bounce_get_no_answer_and_change_nothing(post: Post) -> None:
-    tag = post.referee.create_game("goofspiel", [ALICE, BOB], now=T0, seed="auto")
+    tag = post.referee.operator.create_game("goofspiel", [ALICE, BOB], now=T0, seed="auto")
     post.poll(T0)
     (opening,) = post.new_mail("alice", 1)
     post.new_mail("bob", 1)
@@ -571,7 +571,7 @@ def test_an_auto_reply_and_a_bounce_get_no_answer_and_change_nothing(post: Post)
     assert notes[vacation.strip("<>")] == "not answered: auto-reply"
     assert notes["20260302120500.ABC123@mx.example.test"] == (
         "not answered: bounce; alice@example.test bounced mail 1 (5.2.2 552 5.2.2 mailbox full)")
-    bounced = {p["name"]: p["bounced"] for p in post.referee.status(tag)[0]["players"]}
+    bounced = {p["name"]: p["bounced"] for p in post.referee.reading.status(tag)[0]["players"]}
     assert bounced["Alice"] is not None and bounced["Bob"] is None
     # The bounce reached the referee with the null sender, as the server stamped it.
     assert "<>" in [str(x["Return-Path"]) for x in post.stack.fetch_all("referee")]
@@ -582,7 +582,7 @@ def test_with_verp_a_real_bounce_names_its_player_and_gets_no_answer(
 ) -> None:
     post = Post(mailstack, tmp_path, smtp={"verp": True})
     try:
-        tag = post.referee.create_game("goofspiel", [ALICE, "Ghost <ghost@example.test>"],
+        tag = post.referee.operator.create_game("goofspiel", [ALICE, "Ghost <ghost@example.test>"],
                                        now=T0, seed="verp")
         post.poll(T0)  # sends the opening; the server accepts it for the ghost, then fails
         (opening,) = post.new_mail("alice", 1)
@@ -592,7 +592,7 @@ def test_with_verp_a_real_bounce_names_its_player_and_gets_no_answer(
         (note,) = [n for n in post.inbound_notes().values() if "VERP" in n]
         assert note.startswith("not answered: bounce to a VERP address; "
                                "ghost@example.test bounced mail 2 (")  # its own copy
-        bounced = {p["name"]: p["bounced"] for p in post.referee.status(tag)[0]["players"]}
+        bounced = {p["name"]: p["bounced"] for p in post.referee.reading.status(tag)[0]["players"]}
         assert bounced["Alice"] is None and bounced["Ghost"]["said"].startswith("5.7.1")
         assert post.count(m.Outbox) == 2  # nothing answered the bounce
         post.assert_no_more_mail("alice")
@@ -606,7 +606,7 @@ def test_with_verified_senders_a_reply_to_the_referee_counts_and_a_forgery_does_
     through Postfix's plus addressing into the referee's INBOX."""
     post = Post(mailstack, tmp_path, auth={"require": "verified"})
     try:
-        tag = post.referee.create_game("goofspiel", [ALICE, BOB], now=T0, seed="auth")
+        tag = post.referee.operator.create_game("goofspiel", [ALICE, BOB], now=T0, seed="auth")
         post.poll(T0)
         post.new_mail("alice", 1)
         post.new_mail("bob", 1)
@@ -633,7 +633,7 @@ def test_a_bid_sent_to_the_list_is_refused_in_private_and_the_list_gets_nothing(
         mailstack: MailStack, tmp_path: Path) -> None:
     post = Post(mailstack, tmp_path, public_list=mailstack.list_address)
     try:
-        tag = post.referee.create_game("goofspiel", [ALICE, BOB], now=T0, seed="list")
+        tag = post.referee.operator.create_game("goofspiel", [ALICE, BOB], now=T0, seed="list")
         post.poll(T0)
         post.in_referee_inbox += 1  # the opening comes back to the referee through the list
         members = PLAYERS
@@ -677,7 +677,7 @@ def daemon(post: Post, log: Path) -> Iterator[subprocess.Popen[bytes]]:
 
 def opened_game(post: Post) -> str:
     """A goofspiel game whose openings both players have read."""
-    tag = post.referee.create_game("goofspiel", [ALICE, BOB], seed="daemon")
+    tag = post.referee.operator.create_game("goofspiel", [ALICE, BOB], seed="daemon")
     send_outbox(post.referee, now_utc())
     post.new_mail("alice", 1)
     post.new_mail("bob", 1)
@@ -729,7 +729,7 @@ def test_a_reply_all_to_a_public_mail_reaches_the_referee_alone_and_counts_when_
     post = Post(mailstack, tmp_path, auth={"require": "verified",
                                            "authserv_id": "mail.example.test"})
     try:
-        tag = post.referee.create_game("goofspiel", [ALICE, BOB], now=T0, seed="all")
+        tag = post.referee.operator.create_game("goofspiel", [ALICE, BOB], now=T0, seed="all")
         post.poll(T0)
         (opening,) = post.new_mail("alice", 1)
         (bobs,) = post.new_mail("bob", 1)

@@ -52,7 +52,7 @@ def feed(post: Post, raw: bytes) -> str:
 
 def test_hostile_mail_between_moves_costs_one_mail_each(
         post: Post, capsys: pytest.CaptureFixture[str]) -> None:
-    tag = post.referee.create_game("goofspiel", [ALICE, BOB], now=T0, seed="hostile",
+    tag = post.referee.operator.create_game("goofspiel", [ALICE, BOB], now=T0, seed="hostile",
                                    options={"prize_order": "ascending"})
     post.poll(T0)
     post.new_mail("alice", 1)

@@ -40,7 +40,7 @@ from sqlalchemy import select
 import referee.games
 from referee.games.miser import Miser
 from referee.games.miser.rules import hand_text
-from referee.service.delivery import SECRET_NOTE
+from referee.service.outgoing.queue import SECRET_NOTE
 from referee.store import models as m
 from tests.mailstack import REPO_ROOT, MailStack
 from tests.test_e2e import REF, SIGNATURE, T0, Post, body, kind, person, referee_command
@@ -769,7 +769,7 @@ def text_of(msg: EmailMessage | str) -> str:
 def test_a_game_of_miser_by_email_with_a_private_contract_an_attack_an_auction_and_timeouts(
         post: Post) -> None:
     """Rule text 004 and MI-1 … MI-15 by mail through Postfix and Dovecot."""
-    tag = post.referee.create_game("miser", [person(USER[n]) for n in NAMES], now=T0,
+    tag = post.referee.operator.create_game("miser", [person(USER[n]) for n in NAMES], now=T0,
                                    seed="e2e", options={"pennies": "8"})
     table = Table(post, tag)
     mail = table.poll(T0)
@@ -798,7 +798,7 @@ def test_a_game_of_miser_by_email_with_a_private_contract_an_attack_an_auction_a
     assert text_of(answer(mail, "Carol", hand)) == CAROL_HAND_ANSWER
     assert text_of(the(mail, "Carol", "hand")) == CAROL_HAND
     assert text_of(answer(mail, "Bob", help_)) == BOB_HELP
-    status = post.referee.status(tag)[0]
+    status = post.referee.reading.status(tag)[0]
     assert (status["phase"], status["to_move"]) == ("turn", ["Alice"])
     # Bob accepts, replying to Alice and the referee: public, since pennies move.
     accept = table.write("Bob", "accept", to=["referee"], cc=["Alice"])
@@ -880,8 +880,8 @@ def test_a_game_of_miser_by_email_with_a_private_contract_an_attack_an_auction_a
     assert text_of(to_all(mail, "round_report")) == TURN_4
     state = post.state(tag)
     assert (state["over"], state["pennies"], state["centre"]) == (True, [0, 14, 2], 8)
-    assert post.referee.status(tag)[0]["status"] == "finished"
-    assert post.referee.replay(tag) == state
+    assert post.referee.reading.status(tag)[0]["status"] == "finished"
+    assert post.referee.reading.replay(tag) == state
     post.assert_no_more_mail(*USER.values())
     # The scan above saw every mail from the referee: some named cards, none hidden.
     assert len(table.mails) > 60

@@ -54,7 +54,7 @@ def sent_to(post: Post, user: str) -> list[int]:
 def test_a_rounds_mails_retried_after_a_relay_outage_reach_each_player_in_event_order(
         post: Post) -> None:
     # Every mail as it happens (mail all): the most mails, the most to keep in order.
-    tag = post.referee.create_game("spades", [person(USER[n]) for n in NAMES], now=T0,
+    tag = post.referee.operator.create_game("spades", [person(USER[n]) for n in NAMES], now=T0,
                                    seed="order", options={"mail": "all"})
     post.poll(T0)
     for name in NAMES:

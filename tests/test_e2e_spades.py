@@ -27,7 +27,7 @@ import referee.games
 from referee.games.cards import full_deck
 from referee.games.spades import Spades, card_text
 from referee.passes import PassReport
-from referee.service.delivery import SECRET_NOTE
+from referee.service.outgoing.queue import SECRET_NOTE
 from referee.store import models as m
 from tests.mailstack import MailStack
 from tests.test_e2e import SIGNATURE, T0, Post, body, kind, person
@@ -284,7 +284,7 @@ def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_s
     """Rules 1-7, SP-14, SP-15 and SP-17, by mail through Postfix and Dovecot."""
     # Every mail as it happens (mail all), so each one is checked; the default,
     # mail turns, is tests/service/test_quiet.py's.
-    tag = post.referee.create_game("spades", [person(USER[n]) for n in NAMES], now=T0,
+    tag = post.referee.operator.create_game("spades", [person(USER[n]) for n in NAMES], now=T0,
                                    seed="e2e", options={"mail": "all"})
     players = Players(post, tag)
     mail = players.poll(T0)
@@ -377,4 +377,4 @@ def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_s
     for what, names in players.received.values():
         assert len(names) == 1, (what, names)  # every mail reached one mailbox
     post.assert_no_more_mail(*USER.values(), "erin", "frank")
-    assert post.referee.replay(tag) == state
+    assert post.referee.reading.replay(tag) == state

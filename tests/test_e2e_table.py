@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from referee.service.delivery import SECRET_NOTE
+from referee.service.outgoing.queue import SECRET_NOTE
 from referee.store import models as m
 from tests.test_e2e import ALICE, BOB, T0, Post, body, kind, post
 
@@ -23,7 +23,7 @@ def due_dates(post: Post) -> list[str]:
 
 
 def test_status_history_games_and_resend_answer_their_sender_alone(post: Post) -> None:
-    tag = post.referee.create_game("goofspiel", [ALICE, BOB], now=T0, seed="table",
+    tag = post.referee.operator.create_game("goofspiel", [ALICE, BOB], now=T0, seed="table",
                                    options={"prize_order": "5,1,6,4,3,2"})
     post.poll(T0)
     post.new_mail("alice", 1)
@@ -45,7 +45,7 @@ def test_status_history_games_and_resend_answer_their_sender_alone(post: Post) -
 
 def test_away_moves_the_deadlines_the_table_is_told_and_past_the_limit_is_refused(
         post: Post) -> None:
-    tag = post.referee.create_game("goofspiel", [ALICE, BOB], now=T0, seed="away")
+    tag = post.referee.operator.create_game("goofspiel", [ALICE, BOB], now=T0, seed="away")
     post.poll(T0)
     post.new_mail("alice", 1)
     post.new_mail("bob", 1)

@@ -53,7 +53,7 @@ def bids(post: Post, tag: str, seat: int) -> list[int]:
 
 
 def goofspiel(post: Post) -> tuple[str, EmailMessage]:
-    tag = post.referee.create_game("goofspiel", [person("alice"), person("bob")],
+    tag = post.referee.operator.create_game("goofspiel", [person("alice"), person("bob")],
                                    options={"prize_order": "5,1,6,4,3,2"}, now=T0, seed="t")
     post.poll(T0)
     (opening,) = arrived(post, "alice")
@@ -140,7 +140,7 @@ def test_a_goofspiel_bid_for_a_round_over_or_not_begun_is_refused(post: Post) ->
 
 
 def test_a_spades_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> None:
-    tag = post.referee.create_game("spades", [person("alice")], bots=3, now=T0, seed="t")
+    tag = post.referee.operator.create_game("spades", [person("alice")], bots=3, now=T0, seed="t")
     post.poll(T0)
     arrived(post, "alice")
     post.write("alice", "#2 bid 3", subject=f"[{tag}] early")
@@ -170,7 +170,7 @@ def test_a_spades_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> No
 
 def test_a_miser_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> None:
     users = ("alice", "bob", "carol")
-    tag = post.referee.create_game("miser", [person(u) for u in users], now=T0, seed="t")
+    tag = post.referee.operator.create_game("miser", [person(u) for u in users], now=T0, seed="t")
     post.poll(T0)
     for u in users:
         arrived(post, u)

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from referee.cli import main
 from referee.config import load_config
 from referee.service import Referee, now_utc
-from referee.service.delivery import Delivery
+from referee.service.outgoing.delivery import Delivery
 from referee.store import models as m
 from tests.mailstack import MailStack
 from tests.test_check import write

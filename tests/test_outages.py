@@ -198,7 +198,7 @@ def big_mail(user: str, text: str, subject: str, size: int) -> EmailMessage:
 
 
 def test_big_mails_are_fetched_within_the_byte_bound_and_all_processed(post: Post) -> None:
-    tag = post.referee.create_game("goofspiel", [person("alice"), person("bob")], now=T0,
+    tag = post.referee.operator.create_game("goofspiel", [person("alice"), person("bob")], now=T0,
                                    seed="big")
     post.stack.clear("referee")
     sent = [  # (Message-ID, about how big)

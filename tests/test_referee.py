@@ -120,7 +120,7 @@ def club(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Club]:
 
 
 def new_goofspiel(club: Club, order: str = "5,1,6,4,3,2", **opts: str) -> str:
-    tag = club.referee.create_game(
+    tag = club.referee.operator.create_game(
         "goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
         options={"prize_order": order, **opts}, now=club.now, seed="s")
     return tag
@@ -221,7 +221,7 @@ def test_a_card_not_held_is_refused_with_the_cards_still_held(club: Club) -> Non
     club.send(ALICE, "bid 5")
     (reply,) = club.poll()
     assert "> bid 5\n  REFUSED (bid 5): You hold no 5; your pack: 1 2 3 4 6." in body(reply)
-    assert club.referee.status("goofspiel-1")[0]["round"] == 2
+    assert club.referee.reading.status("goofspiel-1")[0]["round"] == 2
 
 
 def test_an_unreadable_bid_is_answered_with_the_pack_and_what_to_do_ps_7(club: Club) -> None:
@@ -232,7 +232,7 @@ def test_an_unreadable_bid_is_answered_with_the_pack_and_what_to_do_ps_7(club: C
     text = body(reply)
     assert "> bid banana\n  REFUSED: I could not read 'banana' as a card" in text
     assert "Your pack: 1 2 3 4 5 6." in text
-    assert club.referee.status("goofspiel-1")[0]["deadlines"][0]["name"] == "Alice"
+    assert club.referee.reading.status("goofspiel-1")[0]["deadlines"][0]["name"] == "Alice"
 
 
 def test_a_bid_copied_to_another_player_is_not_applied_and_the_sender_is_told(
@@ -243,7 +243,7 @@ def test_a_bid_copied_to_another_player_is_not_applied_and_the_sender_is_told(
     (reply,) = club.poll()
     assert to(reply) == "Alice <alice@club.test>"
     assert "REFUSED (bid 6): A bid must be secret" in body(reply)
-    status = club.referee.status("goofspiel-1")[0]
+    status = club.referee.reading.status("goofspiel-1")[0]
     assert {d["name"] for d in status["deadlines"]} == {"Alice", "Bob"}
 
 
@@ -299,7 +299,7 @@ def test_a_stranger_is_answered_at_most_once_a_day(club: Club) -> None:
 
 def test_replying_to_a_referee_mail_finds_the_game_without_a_tag(club: Club) -> None:
     new_goofspiel(club)
-    club.referee.create_game("goofspiel", [ALICE, CAROL], now=T0, seed="t")
+    club.referee.operator.create_game("goofspiel", [ALICE, CAROL], now=T0, seed="t")
     club.poll()
     club.send(ALICE, "bid 2", subject="no tag here")
     (reply,) = club.poll()
@@ -334,7 +334,7 @@ def test_a_reminder_comes_before_the_deadline_and_a_random_card_at_it(club: Club
     assert club.poll(T0 + timedelta(days=2, hours=2)) == []  # reminded once
     report, _ = club.poll(T0 + timedelta(days=3, seconds=1))
     assert "(no bid arrived: the referee chose a random card)" in body(report)
-    assert club.referee.status("goofspiel-1")[0]["round"] == 2
+    assert club.referee.reading.status("goofspiel-1")[0]["round"] == 2
 
 
 def test_resign_hands_the_seat_to_a_bot_that_moves_at_once(club: Club) -> None:
@@ -344,25 +344,25 @@ def test_resign_hands_the_seat_to_a_bot_that_moves_at_once(club: Club) -> None:
     club.send(BOB, "resign")
     mails = club.poll()
     assert any("a bot that bids at random takes the seat" in body(x) for x in mails)
-    status = club.referee.status("goofspiel-1")[0]
+    status = club.referee.reading.status("goofspiel-1")[0]
     assert status["round"] == 2 and status["players"][1]["bot"]
     assert [d["name"] for d in status["deadlines"]] == ["Alice"]
 
 
 def test_a_whole_game_with_a_bot_ends_with_the_final_report(club: Club) -> None:
-    club.referee.create_game("pure-skill", [ALICE, BOB], bots=1, now=T0, seed="x")
+    club.referee.operator.create_game("pure-skill", [ALICE, BOB], bots=1, now=T0, seed="x")
     club.poll()
     for _ in range(13):
-        status = club.referee.status("pure-skill-1")[0]
+        status = club.referee.reading.status("pure-skill-1")[0]
         if status["status"] != "active":
             break
         for seat in (1, 2):
             state = _pack(club, seat)
             club.send([ALICE, BOB][seat - 1], f"bid {state[-1]}")
         club.poll()
-    status = club.referee.status("pure-skill-1")[0]
+    status = club.referee.reading.status("pure-skill-1")[0]
     assert status["status"] == "finished"
-    assert club.referee.replay("pure-skill-1") == _state(club)
+    assert club.referee.reading.replay("pure-skill-1") == _state(club)
 
 
 def _state(club: Club) -> dict[str, object]:
@@ -393,13 +393,13 @@ def test_public_mail_goes_to_the_list_when_one_is_configured(tmp_path: Path) -> 
 
 def test_creating_a_game_checks_kind_seats_and_options(club: Club) -> None:
     with pytest.raises(RefereeError, match="unknown game kind 'chess'"):
-        club.referee.create_game("chess", [ALICE, BOB])
+        club.referee.operator.create_game("chess", [ALICE, BOB])
     with pytest.raises(RefereeError, match="takes 2 seats; got 3"):
-        club.referee.create_game("goofspiel", [ALICE, BOB, CAROL])
+        club.referee.operator.create_game("goofspiel", [ALICE, BOB, CAROL])
     with pytest.raises(RefereeError, match="tie must be discard or carry"):
-        club.referee.create_game("goofspiel", [ALICE, BOB], options={"tie": "x"})
+        club.referee.operator.create_game("goofspiel", [ALICE, BOB], options={"tie": "x"})
     with pytest.raises(RefereeError, match="deadline"):
-        club.referee.create_game("goofspiel", [ALICE, BOB], options={"deadline": "soon"})
+        club.referee.operator.create_game("goofspiel", [ALICE, BOB], options={"deadline": "soon"})
     assert club.count(m.Game) == 0
 
 
@@ -457,7 +457,8 @@ def test_a_bounce_of_our_mail_to_a_player_shows_in_status_and_gets_no_answer(
     opening, _ = club.poll()
     mailbox.Maildir(club.root / "in").add(bounce_of(opening, ALICE))
     assert club.poll() == []
-    players = {p["name"]: p["bounced"] for p in club.referee.status("goofspiel-1")[0]["players"]}
+    seats = club.referee.reading.status("goofspiel-1")[0]["players"]
+    players = {p["name"]: p["bounced"] for p in seats}
     assert players == {
         "Alice": {"at": "2026-03-02T12:00:00Z", "said": "5.2.2 552 5.2.2 mailbox full"},
         "Bob": None,
@@ -482,7 +483,8 @@ def test_a_bounce_about_mail_we_never_sent_to_that_address_marks_nobody(club: Cl
     with club.referee.sessions() as db:
         notes = list(db.scalars(select(m.Inbound.note)))
     assert notes == ["not answered: bounce"] * 2
-    assert all(p["bounced"] is None for p in club.referee.status("goofspiel-1")[0]["players"])
+    seats = club.referee.reading.status("goofspiel-1")[0]["players"]
+    assert all(p["bounced"] is None for p in seats)
 
 
 # -- who wrote it: [auth] require = "verified" ------------------------------------
@@ -599,7 +601,7 @@ def test_a_rotated_private_address_no_longer_verifies(strict: Club) -> None:
     strict.poll()
     strict.send(ALICE, "help")
     old = strict.poll()[0]["Reply-To"].addresses[0].addr_spec
-    strict.referee.rotate_token(ALICE)
+    strict.referee.operator.rotate_token(ALICE)
     strict.send(ALICE, "bid 6", to=old)
     # "Not verified" notices go out once a day, so this one comes a day on.
     (reply,) = strict.poll(strict.now + timedelta(days=1))
@@ -609,7 +611,7 @@ def test_a_rotated_private_address_no_longer_verifies(strict: Club) -> None:
     strict.send(ALICE, "bid 6", to=new)
     assert "DONE (bid 6)" in body(strict.poll()[0])
     with pytest.raises(RefereeError, match="No player has the address"):
-        strict.referee.rotate_token("nobody@club.test")
+        strict.referee.operator.rotate_token("nobody@club.test")
 
 
 def test_a_fault_in_one_message_changes_nothing_tells_the_player_and_blocks_no_other(
@@ -640,7 +642,7 @@ def test_a_fault_in_one_message_changes_nothing_tells_the_player_and_blocks_no_o
         failed = db.scalar(select(m.Inbound).where(m.Inbound.sender == ALICE))
         assert failed is not None and failed.status == "failed"
         assert failed.note == "internal error: RuntimeError: boom"
-    status = club.referee.status("goofspiel-1")[0]
+    status = club.referee.reading.status("goofspiel-1")[0]
     assert (status["round"], [d["name"] for d in status["deadlines"]]) == (1, ["Alice"])
     monkeypatch.undo()
     club.send(ALICE, "bid 5")
@@ -653,7 +655,8 @@ def test_a_fault_in_one_games_deadline_holds_back_no_other_game(
     club: Club, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     new_goofspiel(club)
-    other = club.referee.create_game("pure-skill", [ALICE, BOB, CAROL], now=club.now, seed="p")
+    other = club.referee.operator.create_game("pure-skill", [ALICE, BOB, CAROL], now=club.now,
+                                              seed="p")
     club.poll()
 
     def faulty(state: Any, seat: int, rng: Any) -> Any:
@@ -662,11 +665,11 @@ def test_a_fault_in_one_games_deadline_holds_back_no_other_game(
     monkeypatch.setattr(GAMES["goofspiel"], "timeout_action", faulty)
     late = T0 + timedelta(days=3, seconds=1)
     assert run_pass(club.referee, late).timeouts == 3
-    assert club.referee.status(other)[0]["round"] == 2
-    assert club.referee.status("goofspiel-1")[0]["round"] == 1
+    assert club.referee.reading.status(other)[0]["round"] == 2
+    assert club.referee.reading.status("goofspiel-1")[0]["round"] == 1
     monkeypatch.undo()
     assert run_pass(club.referee, late).timeouts == 2
-    assert club.referee.status("goofspiel-1")[0]["round"] == 2
+    assert club.referee.reading.status("goofspiel-1")[0]["round"] == 2
 
 
 def test_the_operator_hands_a_silent_players_seat_to_a_bot_ps_13(club: Club) -> None:
@@ -674,39 +677,39 @@ def test_the_operator_hands_a_silent_players_seat_to_a_bot_ps_13(club: Club) -> 
     club.poll()
     club.send(ALICE, "bid 5")
     club.poll()
-    assert club.referee.resign_player(tag, f"Bob <{BOB}>", now=club.now) == "Bob"
+    assert club.referee.operator.resign_player(tag, f"Bob <{BOB}>", now=club.now) == "Bob"
     notice, report = club.poll()  # the table is told; the bot bid at once
     assert notice["Subject"] == "[goofspiel-1] Bob has left: a bot bids for the seat"
     assert to(notice) == "Alice <alice@club.test>"  # Bob's seat is a bot's now
     assert "  Bob                  bid 6   (bot)\n" in body(report)
-    status = club.referee.status(tag)[0]
+    status = club.referee.reading.status(tag)[0]
     assert status["round"] == 2 and status["players"][1]["bot"]
-    assert club.referee.replay(tag) == _state(club)
+    assert club.referee.reading.replay(tag) == _state(club)
     with pytest.raises(RefereeError, match=r"carol@club\.test plays no seat of goofspiel-1"):
-        club.referee.resign_player(tag, CAROL)
+        club.referee.operator.resign_player(tag, CAROL)
     with pytest.raises(RefereeError, match=r"bob@club\.test plays no seat"):
-        club.referee.resign_player(tag, BOB)  # a bot has the seat already
+        club.referee.operator.resign_player(tag, BOB)  # a bot has the seat already
 
 
 def test_a_cancelled_game_tells_everyone_and_takes_no_more_moves(club: Club) -> None:
     tag = new_goofspiel(club)
     club.poll()
-    club.referee.cancel_game(tag, "Bob has moved house.", now=club.now)
+    club.referee.operator.cancel_game(tag, "Bob has moved house.", now=club.now)
     notice, bobs = club.poll()
     assert (to(notice), to(bobs)) == ("Alice <alice@club.test>", "Bob <bob@club.test>")
     assert notice["Subject"] == "[goofspiel-1] Goofspiel is cancelled"
     assert "cancelled by the person who runs this\nreferee:\n  Bob has moved house." in body(
         notice)
-    status = club.referee.status(tag)[0]
+    status = club.referee.reading.status(tag)[0]
     assert (status["status"], status["deadlines"]) == ("cancelled", [])
     club.send(ALICE, "bid 5", subject=f"[{tag}]")
     (reply,) = club.poll()
     assert "REFUSED (bid 5): The game was cancelled." in body(reply)
     assert club.poll(T0 + timedelta(days=4)) == []  # no deadline fires
     with pytest.raises(RefereeError, match="goofspiel-1 is cancelled"):
-        club.referee.cancel_game(tag)
+        club.referee.operator.cancel_game(tag)
     with pytest.raises(RefereeError, match="There is no game chess-1"):
-        club.referee.cancel_game("chess-1")
+        club.referee.operator.cancel_game("chess-1")
 
 
 def test_the_operator_extends_the_open_deadlines_and_everyone_is_told(club: Club) -> None:
@@ -716,7 +719,7 @@ def test_the_operator_extends_the_open_deadlines_and_everyone_is_told(club: Club
     club.poll()
     (reminder,) = club.poll(T0 + timedelta(days=2, hours=1))
     assert to(reminder) == "Bob <bob@club.test>"
-    assert club.referee.extend_deadlines(tag, timedelta(days=2), "Bob is travelling.",
+    assert club.referee.operator.extend_deadlines(tag, timedelta(days=2), "Bob is travelling.",
                                          now=club.now) == 1
     notice, bobs = club.poll()
     assert (to(notice), to(bobs)) == ("Alice <alice@club.test>", "Bob <bob@club.test>")
@@ -729,7 +732,7 @@ def test_the_operator_extends_the_open_deadlines_and_everyone_is_told(club: Club
     report, _ = club.poll(T0 + timedelta(days=5, seconds=1))
     assert "(no bid arrived: the referee chose a random card)" in body(report)
     with pytest.raises(RefereeError, match="a positive duration"):
-        club.referee.extend_deadlines(tag, timedelta(0))
+        club.referee.operator.extend_deadlines(tag, timedelta(0))
 
 
 def _prose_bounce(to: str) -> str:
@@ -763,19 +766,19 @@ def test_any_bounce_to_a_verp_address_is_pinned_on_the_mail_and_never_answered(
     club.poll()  # outbox 3: Alice's transcript, to her alone
     with club.referee.sessions.begin() as db:  # outbox 4: one mail to both
         game = db.scalars(select(m.Game)).one()
-        club.referee.delivery.queue(db, game, [(ALICE, ""), (BOB, "")], "[goofspiel-1] To all",
+        club.referee.delivery.queue.put(db, game, [(ALICE, ""), (BOB, "")], "[goofspiel-1] To all",
                                     "Hello.\n", auto="auto-generated", now=club.now)
     club.poll()
     box = mailbox.Maildir(club.root / "in", create=True)
     box.add(_prose_bounce(club.referee.composer.verp_address(4)).encode())
     assert club.poll() == []
-    players = {p["name"]: p["bounced"] for p in club.referee.status(tag)[0]["players"]}
+    players = {p["name"]: p["bounced"] for p in club.referee.reading.status(tag)[0]["players"]}
     assert players == {"Alice": None, "Bob": None}  # one of two: no one to mark
     box.add(_prose_bounce(club.referee.composer.verp_address(3)).encode())
     assert club.poll() == []
-    alice = club.referee.status(tag)[0]["players"][0]["bounced"]
+    alice = club.referee.reading.status(tag)[0]["players"][0]["bounced"]
     assert alice["said"] == "bounced: Your message could not be delivered"
-    assert club.referee.status(tag)[0]["deadlines"][0]["name"] == "Bob"  # no bid 3 applied
+    assert club.referee.reading.status(tag)[0]["deadlines"][0]["name"] == "Bob"  # no bid 3 applied
     with club.referee.sessions() as db:
         notes = [r.note for r in db.scalars(select(m.Inbound).where(
             m.Inbound.sender == "mailer@old.example").order_by(m.Inbound.id))]
@@ -793,7 +796,7 @@ def test_a_delivery_report_to_a_verp_address_marks_only_its_failed_recipient(
     mailbox.Maildir(club.root / "in", create=True).add(
         bounce_of(bobs, BOB, referee=club.referee.composer.verp_address(2)))
     assert club.poll() == []
-    bounced = {p["name"]: p["bounced"] for p in club.referee.status(tag)[0]["players"]}
+    bounced = {p["name"]: p["bounced"] for p in club.referee.reading.status(tag)[0]["players"]}
     assert bounced["Alice"] is None and "mailbox full" in bounced["Bob"]["said"]
 
 
@@ -810,7 +813,7 @@ def test_a_forged_bounce_marks_nobody(verp_club: Club) -> None:
     opening["Message-ID"] = "<pbm.1.goofspiel-1@club.test>"  # guessed, unsigned
     box.add(bounce_of(opening, BOB, message_id="forged@mx.test"))
     assert club.poll() == []
-    assert all(p["bounced"] is None for p in club.referee.status(tag)[0]["players"])
+    assert all(p["bounced"] is None for p in club.referee.reading.status(tag)[0]["players"])
 
 
 def test_without_verp_a_bounce_address_is_no_special_address(club: Club) -> None:
@@ -819,4 +822,4 @@ def test_without_verp_a_bounce_address_is_no_special_address(club: Club) -> None
     box = mailbox.Maildir(club.root / "in", create=True)
     box.add(_prose_bounce(club.referee.composer.verp_address(1)).encode())
     assert club.poll() == []  # a bounce all the same: never answered
-    assert all(p["bounced"] is None for p in club.referee.status(tag)[0]["players"])
+    assert all(p["bounced"] is None for p in club.referee.reading.status(tag)[0]["players"])

@@ -26,7 +26,7 @@ from sqlalchemy import select
 import referee.games
 from referee.games.cards import SUIT_SYMBOLS, Card, full_deck
 from referee.games.spades import Spades, card_text
-from referee.service.delivery import SECRET_NOTE
+from referee.service.outgoing.queue import SECRET_NOTE
 from referee.store import models as m
 from tests.test_referee import REF, SIGNATURE, T0, Club, body
 
@@ -143,7 +143,7 @@ class Table:
         return set(self.state()["hands"][NAMES.index(name)])
 
     def status(self) -> dict[str, Any]:
-        return self.club.referee.status(self.tag)[0]
+        return self.club.referee.reading.status(self.tag)[0]
 
 
 @pytest.fixture
@@ -159,7 +159,7 @@ def new_table(club: MailClub, **options: str) -> Table:
     each kind of mail is read in full; ``test_spades_quiet.py`` plays the
     default, ``mail turns``."""
     options = {"mail": "all", **options}
-    tag = club.referee.create_game(
+    tag = club.referee.operator.create_game(
         "spades", [f"{n} <{ADDRESS[n]}>" for n in NAMES], options=options, now=T0, seed="sp")
     return Table(club, tag)
 

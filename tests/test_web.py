@@ -19,7 +19,7 @@ def test_a_page_shows_the_public_history_but_no_sealed_bid_and_no_address(
         tmp_path: Path) -> None:
     (tmp_path / "club").mkdir()
     club = Club(tmp_path / "club", web={"path": "pages"})
-    tag = club.referee.create_game(
+    tag = club.referee.operator.create_game(
         "goofspiel", [f'"<b>Alice</b>" <{ALICE}>', f"Bob <{BOB}>"],
         options={"prize_order": "5,1,6,4,3,2"}, now=club.now, seed="s")
     club.send(ALICE, "bid 6")
@@ -57,7 +57,7 @@ def test_a_pass_writes_the_pages_of_the_games_that_changed_and_no_other(
     (tmp_path / "club").mkdir()
     club = Club(tmp_path / "club", web={"path": "pages"})
     pages = tmp_path / "club" / "pages"
-    moved, still = (club.referee.create_game(
+    moved, still = (club.referee.operator.create_game(
         "goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
         options={"prize_order": "ascending"}, now=club.now, seed=f"s{i}") for i in range(2))
     club.poll()  # the first pass writes every page
@@ -84,14 +84,14 @@ def test_a_pass_writes_the_pages_of_the_games_that_changed_and_no_other(
     assert (pages / "index.html").read_text() == "as it was"
     # The operator moves a deadline: the page shows the new one.
     mark()
-    club.referee.extend_deadlines(still, timedelta(days=2), now=club.now)
+    club.referee.operator.extend_deadlines(still, timedelta(days=2), now=club.now)
     club.poll()
-    due = club.referee.status(still)[0]["deadlines"][0]["due_at"].rstrip("Z")
+    due = club.referee.reading.status(still)[0]["deadlines"][0]["due_at"].rstrip("Z")
     assert f"by {format_when(due)}" in (pages / f"{still}.html").read_text()
     assert (pages / f"{moved}.html").read_text() == "as it was"
     # A game cancelled: its page, and its line of the index.
     mark()
-    club.referee.cancel_game(moved, "a test", now=club.now)
+    club.referee.operator.cancel_game(moved, "a test", now=club.now)
     club.poll()
     assert "(goofspiel, cancelled)" in (pages / f"{moved}.html").read_text()
     assert (pages / f"{still}.html").read_text() == "as it was"
@@ -111,7 +111,7 @@ def test_pages_written_a_few_games_at_a_time_are_the_pages_written_at_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "club").mkdir()
     club = Club(tmp_path / "club")
-    tags = [club.referee.create_game(
+    tags = [club.referee.operator.create_game(
         "goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
         options={"prize_order": "ascending"}, now=club.now, seed=f"s{i}") for i in range(5)]
     for tag, (a, b) in zip(tags, [(1, 2), (3, 3), (4, 1), (2, 5), (6, 6)], strict=True):
@@ -136,15 +136,15 @@ def test_a_change_while_a_page_is_written_leaves_the_page_behind(
     (tmp_path / "club").mkdir()
     club = Club(tmp_path / "club")
     www = tmp_path / "www"
-    tag = club.referee.create_game("goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
+    tag = club.referee.operator.create_game("goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
                                    now=club.now, seed="s")
     assert web.publish(club.referee, www) == 1
-    club.referee.extend_deadlines(tag, timedelta(days=1), now=club.now)
+    club.referee.operator.extend_deadlines(tag, timedelta(days=1), now=club.now)
     read = club.referee.status_of
 
     def racing(ids: list[int]) -> Iterator[dict[str, Any]]:
         games = list(read(ids))  # the game as it was read for its page
-        club.referee.extend_deadlines(tag, timedelta(days=1), now=club.now)
+        club.referee.operator.extend_deadlines(tag, timedelta(days=1), now=club.now)
         return iter(games)
 
     monkeypatch.setattr(club.referee, "status_of", racing)
@@ -153,7 +153,7 @@ def test_a_change_while_a_page_is_written_leaves_the_page_behind(
     # The page shows the first extension, not the second: still behind.
     assert [b.tag for b in club.referee.pages.behind()] == [tag]
     assert web.publish(club.referee, www) == 1
-    due = club.referee.status(tag)[0]["deadlines"][0]["due_at"].rstrip("Z")
+    due = club.referee.reading.status(tag)[0]["deadlines"][0]["due_at"].rstrip("Z")
     assert f"by {format_when(due)}" in (www / f"{tag}.html").read_text()
     assert club.referee.pages.behind() == []
     club.referee.close()

@@ -147,6 +147,11 @@ class Event:
     data: Mapping[str, JSON] = field(default_factory=dict)
 
 
+#: The name of seat 0 wherever a seat is named: the referee's own
+#: obligations (a timetabled report), see :class:`Pending`.
+REFEREE_SEAT_NAME = "the referee"
+
+
 @dataclass(frozen=True)
 class Pending:
     """A seat owes an action. ``key`` identifies the obligation: while the

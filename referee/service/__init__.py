@@ -1,7 +1,16 @@
 """The service: mail in, games refereed, mail out. The only package that
-opens database transactions; ``docs/architecture.md`` maps its rooms."""
+opens database transactions. Three wings along a mail's path, arrows one
+way: ``intake`` (a mail to its game) uses ``play`` (the game changed by the
+rules) and ``outgoing`` (the mail it causes); ``play`` uses ``outgoing``;
+``outgoing`` uses neither. ``core`` (the door), ``reading``, ``pages``,
+``health``, ``lease`` and ``errors`` sit at the root; ``docs/architecture.md``
+draws them.
+"""
 
-from referee.service.common import Outcome, RefereeError, now_utc, parse_player
 from referee.service.core import Referee
+from referee.service.errors import RefereeError
+from referee.service.intake.letter import Outcome
+from referee.service.play.operator import parse_player
+from referee.store.db import now_utc
 
 __all__ = ["Outcome", "Referee", "RefereeError", "now_utc", "parse_player"]

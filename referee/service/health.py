@@ -18,8 +18,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.mail.inbound import one_line
-from referee.service.common import RefereeError
-from referee.service.intake import RETRY
+from referee.service.errors import RefereeError
+from referee.service.intake.receive import RETRY
 from referee.store import models as m
 
 LAST_PASS = "health.pass"

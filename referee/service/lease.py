@@ -21,8 +21,8 @@ from sqlalchemy import CursorResult, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from referee.service.common import now_utc
 from referee.store import models as m
+from referee.store.db import now_utc
 
 #: The lease every pass and the daemon take.
 PASS = "pass"

@@ -14,9 +14,8 @@ from sqlalchemy import ColumnElement, Connection, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.games import get_game
-from referee.games.base import Action, SeatInfo, rng_for, shown_publicly
-from referee.service.common import RefereeError
-from referee.service.session import REFEREE_SEAT_NAME
+from referee.games.base import REFEREE_SEAT_NAME, Action, SeatInfo, rng_for, shown_publicly
+from referee.service.errors import RefereeError
 from referee.store import models as m
 
 #: Games ``status`` reads at a time.

@@ -9,10 +9,12 @@ and its templates cost each cron start a tenth of a second).
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event, inspect, make_url, text
+from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 if TYPE_CHECKING:
@@ -25,6 +27,16 @@ MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
 SCHEMA_HEAD = "0009"
 #: Alembic's own table of the revision a database is at.
 VERSION_TABLE = "alembic_version"
+#: The database errors that mean "away or busy, try again later" (a lost
+#: connection, a locked SQLite file). Any other database error is about the
+#: data in hand, and trying again would fail the same way for ever.
+DATABASE_AWAY = (OperationalError, InterfaceError)
+
+
+def now_utc() -> datetime:
+    """The current UTC time as stored: naive, in UTC, to the second (deadlines
+    and ``status`` show whole seconds)."""
+    return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
 
 
 def make_engine(url: str) -> Engine:

@@ -17,7 +17,7 @@ from aiosmtpd.smtp import Envelope, Session
 
 from referee.config import config_from_dict
 from referee.service import Referee
-from referee.service.outbox import OutboxSender, backoff
+from referee.service.outgoing.outbox import OutboxSender, backoff
 from referee.store import models as m
 from referee.store.db import upgrade
 from tests.smtpd import Refusing, free_port, smtpd
@@ -58,11 +58,11 @@ def _referee(tmp_path: Path, port: int, **smtp: Any) -> Referee:
 def _queue(ref: Referee, *rcpts: str) -> None:
     """One mail of a game to several recipients: the game's players. (The
     opening itself goes to each player as their own copy.)"""
-    ref.create_game("goofspiel", list(rcpts), now=T0, seed="q")
+    ref.operator.create_game("goofspiel", list(rcpts), now=T0, seed="q")
     with ref.sessions.begin() as db:
         game = db.query(m.Game).one()
         db.query(m.Outbox).filter(m.Outbox.game_id == game.id).delete()
-        ref.delivery.queue(db, game, [(a, "") for a in rcpts], "[goofspiel-1] To all",
+        ref.delivery.queue.put(db, game, [(a, "") for a in rcpts], "[goofspiel-1] To all",
                            "Hello all.\n", auto="auto-generated", now=T0)
 
 
@@ -98,7 +98,7 @@ def test_with_verp_each_mail_has_its_own_envelope_sender(
     handler, port = server
     ref = _referee(tmp_path, port, verp=True)
     _queue(ref, "alice@club.test", "bob@club.test")
-    ref.create_game("goofspiel", ["carol@club.test", "dan@club.test"], now=T0, seed="r")
+    ref.operator.create_game("goofspiel", ["carol@club.test", "dan@club.test"], now=T0, seed="r")
     assert OutboxSender(ref.config, ref.sessions).send(T0) == 3  # carol and dan: a copy each
     assert [e.mail_from for e in handler.received] == [
         f"referee+bounce-{n}-{ref.composer.mac(n)}@club.test" for n in (1, 2, 3)]

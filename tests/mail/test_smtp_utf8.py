@@ -18,7 +18,7 @@ from aiosmtpd.smtp import Envelope, Session
 
 from referee.config import config_from_dict
 from referee.service import Referee
-from referee.service.outbox import OutboxSender
+from referee.service.outgoing.outbox import OutboxSender
 from referee.store import models as m
 from referee.store.db import upgrade
 from tests.smtpd import smtpd
@@ -102,7 +102,7 @@ def test_a_mail_to_several_goes_to_the_ascii_ones_and_records_the_other(
         tmp_path: Path, plain_relay: tuple[Handler, int]) -> None:
     handler, port = plain_relay
     ref = _referee(tmp_path, port)
-    ref.create_game("goofspiel", [ZOE, ALICE], now=T0, seed="u")
+    ref.operator.create_game("goofspiel", [ZOE, ALICE], now=T0, seed="u")
     with ref.sessions.begin() as db:
         db.query(m.Outbox).delete()
     _queue(ref, f"{ZOE},{ALICE},{BOB}")

@@ -55,7 +55,7 @@ def bid(tag: str, n: int, text: str = "") -> bytes:
 
 
 def games_with_alice(club: Club, count: int) -> list[str]:
-    return [club.referee.create_game(
+    return [club.referee.operator.create_game(
         "goofspiel", [f"Alice <{ALICE}>", f"p{i}@club.test"],
         options={"prize_order": "ascending"}, now=club.now, seed=f"s{i}")
         for i in range(count)]
@@ -113,11 +113,11 @@ def test_a_sweep_with_nothing_due_costs_the_same_few_statements_at_ten_thousand_
     games_with_alice(club, 1)
     later = club.now + timedelta(hours=1)  # the deadlines are days away
     with statements(club) as seen:
-        assert club.referee.fire_deadlines(later) == 0
+        assert club.referee.sweep.fire(later) == 0
     one = len(seen)
     clone_games(club, 9_999)
     with statements(club) as seen:
-        assert club.referee.fire_deadlines(later) == 0
+        assert club.referee.sweep.fire(later) == 0
     assert len(seen) == one <= SWEEP_STATEMENTS, seen
     assert not [s for s in seen if not s.lstrip().upper().startswith("SELECT")], seen
     # When a reminder falls due in one game, only that game is loaded.
@@ -127,12 +127,12 @@ def test_a_sweep_with_nothing_due_costs_the_same_few_statements_at_ten_thousand_
                      .values(due_at=due, remind_at=due - timedelta(days=1)))
     club.referee.send_outbox(later)
     club.new_mail()
-    assert club.referee.fire_deadlines(later) == 0
+    assert club.referee.sweep.fire(later) == 0
     club.referee.send_outbox(later)
     reminders = club.new_mail()
     assert [x["X-Referee-Mail"] for x in reminders] == ["reminder", "reminder"]  # both seats
     with statements(club) as seen:
-        club.referee.fire_deadlines(later)
+        club.referee.sweep.fire(later)
     assert len(seen) == one, "a reminder sent is not due again"
 
 
@@ -140,17 +140,17 @@ def test_status_reads_games_in_batches_of_three_statements_whatever_their_number
         club: Club) -> None:
     games_with_alice(club, 1)
     with statements(club) as seen:
-        assert len(club.referee.status()) == 1
+        assert len(club.referee.reading.status()) == 1
     one = len(seen)  # a batch of games, their seats and their deadlines
     clone_games(club, 3 * STATUS_BATCH - 1)
     with statements(club) as seen:
-        games = club.referee.status()
+        games = club.referee.reading.status()
     assert len(games) == 3 * STATUS_BATCH
     assert all(g["deadlines"] and len(g["players"]) == 2 for g in games)
     # Three full batches, and one more read of games that finds none.
     assert len(seen) == one + 2 * 3 + 1, seen
     assert not [s for s in seen if not s.lstrip().upper().startswith(("SELECT", "BEGIN"))], seen
-    assert club.referee.status(games[-1]["tag"])[0] == games[-1]
+    assert club.referee.reading.status(games[-1]["tag"])[0] == games[-1]
 
 
 def test_the_pages_of_a_pass_cost_what_changed_not_the_number_of_games(

@@ -28,7 +28,7 @@ def post(mailstack: MailStack, tmp_path: Path) -> Iterator[Post]:
 
 
 def test_two_workers_on_postgresql_drain_one_backlog_once_and_share_it(post: Post) -> None:
-    tags = [post.referee.create_game(
+    tags = [post.referee.operator.create_game(
         "goofspiel", [person(a), person(b)], options={"prize_order": "ascending"}, now=T0,
         seed=f"workers-{i}") for i, (a, b) in enumerate(CRASH_GAMES)]
     run_pass(post.referee, T0)  # the openings

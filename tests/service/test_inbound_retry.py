@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from referee.service.common import RefereeError
+from referee.service.errors import RefereeError
 from referee.store import models as m
 from tests.test_referee import ALICE, BOB, Club, body, new_goofspiel
 

@@ -3,7 +3,7 @@ biggest first to the least loaded connection."""
 
 from __future__ import annotations
 
-from referee.service.lanes import connections_for, deal, lanes
+from referee.service.outgoing.outbox import connections_for, deal, lanes
 
 
 def test_rows_sharing_a_recipient_share_a_lane_in_queue_order() -> None:

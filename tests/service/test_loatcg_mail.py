@@ -35,13 +35,13 @@ def club(tmp_path: Path) -> Iterator[Club]:
 
 
 def tournament(club: Club, *players: str, bots: int = 0, seed: str = "t") -> str:
-    tag = club.referee.create_game("loatcg", list(players), bots=bots, now=T0, seed=seed)
+    tag = club.referee.operator.create_game("loatcg", list(players), bots=bots, now=T0, seed=seed)
     club.poll(T0)
     return tag
 
 
 def state(club: Club, tag: str) -> dict[str, Any]:
-    return dict(club.referee.stored_state(tag))
+    return dict(club.referee.reading.stored_state(tag))
 
 
 def hand_of(club: Club, tag: str, name: str) -> dict[str, int]:
@@ -90,13 +90,13 @@ def test_a_stranger_deals_themselves_in_by_mail_to_the_referee_alone(club: Club)
         assert [(s.position, s.name, s.player.address if s.player else None) for s in seats] == [
             (1, "Ann", "ann@club.test"), (2, "Dan", "dan@club.test")]
     # The join runs through the usual command path: logged, and replayable.
-    assert club.referee.replay(tag) == state(club, tag)
+    assert club.referee.reading.replay(tag) == state(club, tag)
 
 
 def test_a_join_on_the_list_names_the_game_by_its_tag_and_other_games_are_untouched(
         club: Club) -> None:
     tag = tournament(club, ANN)
-    other = club.referee.create_game("goofspiel", [ANN, BEN], now=T0, seed="g")
+    other = club.referee.operator.create_game("goofspiel", [ANN, BEN], now=T0, seed="g")
     club.poll(T0)
     # A stranger writing to the goofspiel game still gets the stranger answer.
     club.send(DAN, "deal me in", subject=f"[{other}] me too")
@@ -130,7 +130,7 @@ def test_a_former_member_joining_again_gets_nothing(club: Club) -> None:
     members = {mb["name"]: mb for mb in state(club, tag)["members"]}
     assert sum(members["Ann 2"]["hand"].values()) == 0
     assert members["Ann"]["bot"] and members["Ann"]["hand"] == before
-    assert club.referee.replay(tag) == state(club, tag)
+    assert club.referee.reading.replay(tag) == state(club, tag)
 
 
 def test_a_private_execution_that_leaves_out_a_party_is_refused(club: Club) -> None:
@@ -195,12 +195,13 @@ def test_a_reveal_paid_for_publicly_is_delivered_secretly(club: Club) -> None:
 
 def test_the_dealors_round_report_fires_from_the_sweep_at_day_seven(club: Club) -> None:
     tag = tournament(club, ANN, BEN)
-    assert [d["what"] for d in club.referee.status(tag)[0]["deadlines"]] == ["Round Report 1"]
+    deadlines = club.referee.reading.status(tag)[0]["deadlines"]
+    assert [d["what"] for d in deadlines] == ["Round Report 1"]
     assert club.poll(T0 + 7 * DAY - timedelta(minutes=1)) == []
     (report,) = club.poll(T0 + 7 * DAY)
     assert kinds([report]) == [("round_report", LIST)]
     assert report["Subject"].startswith(f"[{tag}] Round Report 1")
-    (due,) = club.referee.status(tag)[0]["deadlines"]
+    (due,) = club.referee.reading.status(tag)[0]["deadlines"]
     assert due["what"] == "Round Report 2"
     assert due["due_at"].startswith((T0 + 14 * DAY).date().isoformat())
     with club.referee.sessions() as db:
@@ -213,7 +214,7 @@ def test_the_dealors_round_report_fires_from_the_sweep_at_day_seven(club: Club) 
 
 def test_bot_members_act_once_a_day_from_the_sweep_and_get_no_mail(club: Club) -> None:
     tag = tournament(club, ANN, bots=2, seed="bots")
-    status = club.referee.status(tag)[0]
+    status = club.referee.reading.status(tag)[0]
     assert sorted(d["name"] for d in status["deadlines"]) == ["Bot 2", "Bot 3", "the referee"]
     assert club.poll(T0 + DAY - timedelta(minutes=1)) == []
     mails = club.poll(T0 + DAY)
@@ -230,7 +231,7 @@ def test_bot_members_act_once_a_day_from_the_sweep_and_get_no_mail(club: Club) -
         sources = [a.source for a in db.scalars(select(m.ActionLog))]
     assert sources.count("bot") == 14 and sources.count("timeout") == 1
     assert state(club, tag)["reports"][0]["number"] == 1
-    assert club.referee.replay(tag) == state(club, tag)
+    assert club.referee.reading.replay(tag) == state(club, tag)
 
 
 def test_game_new_reads_the_instructions_file_and_names_a_bad_line(

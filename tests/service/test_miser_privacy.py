@@ -22,11 +22,11 @@ LIST = "players@club.test"
 
 def new_miser(club: Club) -> str:
     """Alice, Bob and Carol; the draw of seed "t" gives Bob the first turn."""
-    tag = club.referee.create_game(
+    tag = club.referee.operator.create_game(
         "miser", [f"Alice <{ALICE}>", f"Bob <{BOB}>", f"Carol <{CAROL}>"],
         now=club.now, seed="t")
     club.poll()
-    assert club.referee.status(tag)[0]["to_move"] == ["Bob"]
+    assert club.referee.reading.status(tag)[0]["to_move"] == ["Bob"]
     return tag
 
 
@@ -37,12 +37,12 @@ def page(root: Path, tag: str) -> str:
 def test_mi_14_a_private_offer_shows_on_no_page_and_in_no_status(tmp_path: Path) -> None:
     club = Club(tmp_path, web={"path": "pages"})
     tag = new_miser(club)
-    (before,) = club.referee.status(tag)[0]["deadlines"]
+    (before,) = club.referee.reading.status(tag)[0]["deadlines"]
     # Bob mails his offer to Carol with the referee on Cc: private.
     club.send(BOB, "contract with carol against alice 1 1", to=CAROL, cc=REF,
               subject=f"[{tag}] offer")
     club.poll(club.now + timedelta(hours=1))
-    status = club.referee.status(tag)[0]
+    status = club.referee.reading.status(tag)[0]
     # The public sees Bob's turn still open, as the summary says, by the
     # offer's deadline; never Carol, never the offer.
     (shown,) = status["deadlines"]
@@ -66,7 +66,7 @@ def test_a_public_offer_shows_the_partners_deadline(tmp_path: Path) -> None:
     club.send(BOB, "contract with carol against alice 1 1", subject=f"[{tag}] offer",
               to=LIST, headers={"List-Id": "<players.club.test>"})
     club.poll(club.now + timedelta(hours=1))
-    status = club.referee.status(tag)[0]
+    status = club.referee.reading.status(tag)[0]
     assert [(d["name"], d["what"]) for d in status["deadlines"]] == [("Carol", ANSWER)]
     assert f"waiting for</th><td>Carol: {ANSWER}, by" in page(tmp_path, tag)
     club.referee.close()

@@ -18,8 +18,9 @@ from aiosmtpd.smtp import Envelope, Session
 
 from referee.config import SmtpSection, config_from_dict
 from referee.mail.smtp import RelayUnavailable
-from referee.service import Referee, outbox
-from referee.service.outbox import OutboxSender
+from referee.service import Referee
+from referee.service.outgoing import outbox
+from referee.service.outgoing.outbox import OutboxSender
 from referee.store import models as m
 from referee.store.db import upgrade
 from tests.smtpd import Refusing, free_port, smtpd
@@ -204,7 +205,7 @@ def test_an_extra_connection_that_fails_leaves_the_rows_to_those_there_are(
     ref = _referee(tmp_path, free_port(), connections=3)
     _queue(ref, [[f"p{n}"] for n in range(24)])
     sender = OutboxSender(ref.config, ref.sessions)
-    with caplog.at_level(logging.WARNING, logger="referee.service.outbox"):
+    with caplog.at_level(logging.WARNING, logger="referee.service.outgoing.outbox"):
         assert sender.send(T0) == 24
     first, *extra = relays.made
     assert len(first.sent) == 24 and extra and not any(r.sent for r in extra)

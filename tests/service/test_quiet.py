@@ -18,7 +18,7 @@ import pytest
 
 import referee.games
 from referee.games.spades import Spades
-from referee.service.delivery import SECRET_NOTE
+from referee.service.outgoing.queue import SECRET_NOTE
 from tests.databases import KINDS, database_url
 from tests.test_spades_mail import (
     ADDRESS,
@@ -45,7 +45,7 @@ def fixed_deal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def new_table(tmp_path: Path, database: str | None = None, **options: str) -> Table:
     club = MailClub(tmp_path, **({"database": database} if database else {}))
-    tag = club.referee.create_game(
+    tag = club.referee.operator.create_game(
         "spades", [f"{n} <{ADDRESS[n]}>" for n in NAMES], options=options, now=T0, seed="sp")
     return Table(club, tag)
 
@@ -173,7 +173,7 @@ def test_the_last_mail_of_a_quiet_game_says_it_is_over_and_who_won(tmp_path: Pat
 
 def test_with_a_list_the_list_carries_every_move_whatever_the_mode(tmp_path: Path) -> None:
     club = MailClub(tmp_path, public_list="table@club.test")
-    club.referee.create_game("spades", [f"{n} <{ADDRESS[n]}>" for n in NAMES],
+    club.referee.operator.create_game("spades", [f"{n} <{ADDRESS[n]}>" for n in NAMES],
                              now=T0, seed="sp")
     table = Table(club, "spades-1")
     mails = table.move("Alice", "bid 4")

@@ -22,12 +22,12 @@ def test_the_stored_view_shows_what_the_state_shows(tmp_path: Path) -> None:
     club.send(BOB, "contract with carol against alice 1 1", to=CAROL, cc=REF,
               subject=f"[{miser}] a private offer")
     club.poll(club.now + timedelta(hours=1))
-    stored = club.referee.status()
+    stored = club.referee.reading.status()
     assert {g["tag"] for g in stored} == {goof, miser}
     assert all(len(g["deadlines"]) == 1 for g in stored)  # Bob's turn, not the offer
     with club.referee.sessions.begin() as db:
         db.execute(update(m.Game).values(public_view=None))
-    assert club.referee.status() == stored
+    assert club.referee.reading.status() == stored
     club.referee.close()
 
 
@@ -38,10 +38,10 @@ def test_status_in_batches_is_status_at_once(tmp_path: Path) -> None:
     tags = [new_goofspiel(club) for _ in range(5)]
     club.send(ALICE, "bid 3", subject=f"[{tags[2]}]")
     club.poll(club.now + timedelta(hours=1))
-    at_once = club.referee.status()
+    at_once = club.referee.reading.status()
     assert [g["tag"] for g in at_once] == tags
     assert [len(g["deadlines"]) for g in at_once] == [2, 2, 1, 2, 2]
     for batch in (1, 2, 3):
         assert list(club.referee.reading.iter_status(batch=batch)) == at_once
-    assert club.referee.status(tags[2]) == [at_once[2]]
+    assert club.referee.reading.status(tags[2]) == [at_once[2]]
     club.referee.close()

@@ -9,6 +9,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from referee.mail.inbound import parse_message
+from referee.service.intake.letter import Letter
 from referee.store import models as m
 from tests.test_referee import ALICE, REF, Club
 
@@ -20,17 +21,20 @@ def mail(subject: str) -> bytes:
 
 def test_a_mail_naming_a_game_of_the_sender_looks_up_that_game_alone(tmp_path: Path) -> None:
     club = Club(tmp_path)
-    tags = [club.referee.create_game("goofspiel", [ALICE, f"p{i}@club.test"],
+    tags = [club.referee.operator.create_game("goofspiel", [ALICE, f"p{i}@club.test"],
                                      now=club.now, seed=f"s{i}") for i in range(4)]
-    other = club.referee.create_game("goofspiel", ["x@club.test", "y@club.test"],
+    other = club.referee.operator.create_game("goofspiel", ["x@club.test", "y@club.test"],
                                      now=club.now, seed="x")
-    routing = club.referee.intake.routing
+    referee = club.referee
+    routing = referee.intake.chain.routing
     with club.referee.sessions() as db:
         alice = db.scalars(select(m.Player).where(m.Player.address == ALICE)).one()
 
         def looked_up(subject: str) -> list[str]:
             msg = parse_message(mail(subject), referee_address=REF)
-            return [g.tag for g in routing.games_of(db, alice, msg)]
+            letter = Letter.read(msg, m.Inbound(), club.now, referee.config,
+                                 referee.delivery.addresses, referee.composer)
+            return [g.tag for g in routing.games_of(db, alice, letter.tag)]
 
         assert looked_up(f"[{tags[2]}] my bid") == [tags[2]]
         assert looked_up("my bid") == tags  # no game named: all of hers

@@ -23,7 +23,7 @@ from referee import passes
 from referee.config import config_from_dict
 from referee.passes import run_pass, send_while_reading
 from referee.service import Referee
-from referee.service.outbox import OutboxSender
+from referee.service.outgoing.outbox import OutboxSender
 from referee.store import models as m
 from referee.store.db import upgrade
 from tests.service.test_outbox import T0, Handler, _mix, _queue, _referee, _rows
@@ -139,7 +139,7 @@ def test_a_poll_over_a_backlog_sends_its_answers_while_it_reads(
     upgrade(config.database_url)
     ref = Referee(config)
     try:
-        tags = [ref.create_game("goofspiel", [f"a{i}@club.test", f"b{i}@club.test"],
+        tags = [ref.operator.create_game("goofspiel", [f"a{i}@club.test", f"b{i}@club.test"],
                                 options={"prize_order": "ascending"}, now=T0, seed=f"s{i}")
                 for i in range(12)]
         assert run_pass(ref, T0).sent == 24  # the openings

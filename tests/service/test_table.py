@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from referee.games import get_game
-from referee.service.delivery import SECRET_NOTE
+from referee.service.outgoing.queue import SECRET_NOTE
 from tests.test_referee import ALICE, BOB, CAROL, Club, body
 
 DAVE = "dave@club.test"
@@ -31,12 +31,12 @@ def kind(msg: object) -> str:
 def spades_bidder(club: Club, tag: str) -> str:
     """The address of the player who owes the next Spades move."""
     spades = get_game("spades")
-    (due,) = spades.pending(spades.load(club.referee.stored_state(tag)))
+    (due,) = spades.pending(spades.load(club.referee.reading.stored_state(tag)))
     return [ALICE, BOB, CAROL, DAVE][due.seat - 1]
 
 
 def test_a_hand_is_marked_secret_and_goes_to_its_holder_alone(listed: Club) -> None:
-    listed.referee.create_game("spades", PEOPLE, now=listed.now, seed="s")
+    listed.referee.operator.create_game("spades", PEOPLE, now=listed.now, seed="s")
     mails = listed.poll()
     hands = [x for x in mails if kind(x) == "hand"]
     assert len(hands) == 4
@@ -52,7 +52,7 @@ def test_a_hand_is_marked_secret_and_goes_to_its_holder_alone(listed: Club) -> N
 
 def test_a_public_mail_answering_a_secret_one_counts_and_its_sender_is_told(
         listed: Club) -> None:
-    tag = listed.referee.create_game("spades", PEOPLE, now=listed.now, seed="s")
+    tag = listed.referee.operator.create_game("spades", PEOPLE, now=listed.now, seed="s")
     mails = listed.poll()
     bidder = spades_bidder(listed, tag)
     (hand,) = [x for x in mails if kind(x) == "hand" and bidder in str(x["To"])]
@@ -60,7 +60,7 @@ def test_a_public_mail_answering_a_secret_one_counts_and_its_sender_is_told(
                 headers={"List-Id": f"<{LIST.replace('@', '.')}>",
                          "In-Reply-To": str(hand["Message-ID"])})
     mails = listed.poll()
-    assert listed.referee.stored_state(tag)["bids"].count(3) == 1  # the move counted
+    assert listed.referee.reading.stored_state(tag)["bids"].count(3) == 1  # the move counted
     (told,) = [x for x in mails if kind(x) == "secret_shown"]
     assert [a.addr_spec for a in told["To"].addresses] == [bidder]
     assert told["Subject"] == f"[{tag}] Your mail showed a secret mail (secret)"
@@ -70,7 +70,7 @@ def test_a_public_mail_answering_a_secret_one_counts_and_its_sender_is_told(
 
 
 def test_a_misspelt_command_gets_did_you_mean_and_the_help(listed: Club) -> None:
-    tag = listed.referee.create_game("goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
+    tag = listed.referee.operator.create_game("goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
                                      options={"prize_order": "5,1,6,4,3,2"}, now=listed.now)
     listed.poll()
     listed.send(ALICE, "Hello referee\nbdi 3\nbid 6 please", subject=f"[{tag}] bids")
@@ -83,10 +83,10 @@ def test_a_misspelt_command_gets_did_you_mean_and_the_help(listed: Club) -> None
 
 
 def test_after_the_game_is_over_no_help_is_offered(listed: Club) -> None:
-    tag = listed.referee.create_game("goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
+    tag = listed.referee.operator.create_game("goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
                                      options={"prize_order": "5,1,6,4,3,2"}, now=listed.now)
     listed.poll()
-    listed.referee.cancel_game(tag, "test", now=listed.now)
+    listed.referee.operator.cancel_game(tag, "test", now=listed.now)
     listed.poll()
     listed.send(ALICE, "bid 3", subject=f"[{tag}] late")
     (reply,) = listed.poll()
@@ -95,7 +95,7 @@ def test_after_the_game_is_over_no_help_is_offered(listed: Club) -> None:
 
 
 def test_pure_skill_cites_its_rule_numbers_and_one_point_is_singular(listed: Club) -> None:
-    tag = listed.referee.create_game(
+    tag = listed.referee.operator.create_game(
         "pure-skill", [f"Alice <{ALICE}>", f"Bob <{BOB}>", f"Carol <{CAROL}>"],
         options={"prize_order": "A,2,3,4,5,6,7,8,9,10,J,Q,K"}, now=listed.now)
     (opening,) = listed.poll()

@@ -10,7 +10,7 @@ from email.message import EmailMessage
 import pytest
 from sqlalchemy import select
 
-from referee.service.delivery import SECRET_NOTE
+from referee.service.outgoing.queue import SECRET_NOTE
 from referee.store import models as m
 from tests.test_referee import ALICE, BOB, CAROL, Club, body, new_goofspiel
 
@@ -35,14 +35,14 @@ def new_game(club: Club, game: str) -> str:
     if game == "goofspiel":
         tag = new_goofspiel(club)
     elif game == "pure-skill":
-        tag = club.referee.create_game("pure-skill", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
+        tag = club.referee.operator.create_game("pure-skill", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
                                        bots=1, now=club.now, seed="x")
     elif game == "spades":
-        tag = club.referee.create_game("spades", FOUR, now=club.now, seed="s")
+        tag = club.referee.operator.create_game("spades", FOUR, now=club.now, seed="s")
     elif game == "miser":
-        tag = club.referee.create_game("miser", FOUR[:3], now=club.now, seed="t")
+        tag = club.referee.operator.create_game("miser", FOUR[:3], now=club.now, seed="t")
     else:
-        tag = club.referee.create_game("loatcg", FOUR[:3], now=club.now, seed="t")
+        tag = club.referee.operator.create_game("loatcg", FOUR[:3], now=club.now, seed="t")
     club.poll()
     return tag
 
@@ -76,7 +76,7 @@ def test_status_shows_the_public_state(club: Club, game: str) -> None:
         assert "Waiting for Alice to" in text and "Waiting for Bob to" in text
     if game == "spades":
         # The public facts, never a card of a hand.
-        state = club.referee.stored_state(tag)
+        state = club.referee.reading.stored_state(tag)
         assert not any(f" {c} " in text for hand in state["hands"] for c in hand)
 
 
@@ -121,7 +121,7 @@ def test_resend_sends_the_last_report_and_the_hand_to_its_holder_alone(
 
 @pytest.mark.parametrize("game", GAMES)
 def test_games_lists_the_senders_games_with_whose_move(club: Club, game: str) -> None:
-    other = club.referee.create_game("goofspiel", [f"Alice <{ALICE}>", f"Carol <{CAROL}>"],
+    other = club.referee.operator.create_game("goofspiel", [f"Alice <{ALICE}>", f"Carol <{CAROL}>"],
                                      options={"prize_order": "1,2,3,4,5,6"}, now=club.now)
     tag = new_game(club, game)
     text, _ = ask(club, ALICE, tag, "games")

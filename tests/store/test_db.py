@@ -85,9 +85,9 @@ def test_a_whole_game_is_refereed_on_either_database(db_url: str, tmp_path: Path
         club.send(ALICE, "bid 1", message_id=twice)  # the same mail delivered again
         club.send(BOB, "bid 2")
         assert len(club.poll()) == 4  # a reply to Alice, one to Bob, the round report to each
-        assert club.referee.status(tag)[0]["round"] == 2
+        assert club.referee.reading.status(tag)[0]["round"] == 2
         club.poll(T0 + timedelta(days=3, seconds=1))  # the referee bids round 2 for both
-        while (status := club.referee.status(tag)[0])["status"] == "active":
+        while (status := club.referee.reading.status(tag)[0])["status"] == "active":
             for seat, player in enumerate((ALICE, BOB)):
                 club.send(player, f"bid {_packs(club, tag)[seat][0]}")
             club.poll()
@@ -97,7 +97,7 @@ def test_a_whole_game_is_refereed_on_either_database(db_url: str, tmp_path: Path
             stored = db.scalar(select(m.Game.state).where(m.Game.tag == tag))
             # Five rounds of two bids; round 6 plays itself (G2-10).
             assert db.scalar(select(func.count()).select_from(m.ActionLog)) == 10
-        assert club.referee.replay(tag) == stored
+        assert club.referee.reading.replay(tag) == stored
     finally:
         club.referee.close()
 

@@ -23,10 +23,8 @@ from referee.config import format_duration, parse_duration
 from referee.games import get_game
 from referee.games.base import Action, Audience, EngineError, Notice, ParseError
 from referee.mail.compose import format_when
-from referee.service.common import TranscriptLine
-from referee.service.deadlines import extend_deadlines
-from referee.service.quiet import COMPOSITE, MODES, mail_mode
-from referee.service.session import GameSession
+from referee.service.outgoing.quiet import COMPOSITE, MODES, mail_mode
+from referee.service.play.session import GameSession
 from referee.store import models as m
 
 #: The commands of the table, in every game.
@@ -45,17 +43,21 @@ def table_command(line: str) -> str | None:
     return None
 
 
-def run_table(gs: GameSession, seat: int, line: str) -> TranscriptLine:
+#: What came of a table command, and the answer: ("applied" or "refused", text).
+Answer = tuple[str, str]
+
+
+def run_table(gs: GameSession, seat: int, line: str) -> Answer:
     """Answer one table command of ``seat``'s mail."""
     verb = table_command(line) or ""
     arg = line.strip().rstrip(".!").partition(" ")[2].strip()
     if verb == "away":
-        return _away(gs, seat, line, arg)
+        return _away(gs, seat, arg)
     if verb == "mail":
-        return _mail(gs, seat, line, arg.lower())
+        return _mail(gs, seat, arg.lower())
     answer = {"status": _status, "history": _history, "resend": _resend,
               "games": _games}[verb](gs, seat)
-    return TranscriptLine(line, verb, "applied", answer)
+    return "applied", answer
 
 
 def _status(gs: GameSession, seat: int) -> str:
@@ -165,7 +167,7 @@ def _games(gs: GameSession, seat: int) -> str:
     return _fit(lines)
 
 
-def _away(gs: GameSession, seat: int, line: str, arg: str) -> TranscriptLine:
+def _away(gs: GameSession, seat: int, arg: str) -> Answer:
     """Extend the game's open deadlines for a player away, within the
     operator's limit for all their asks in this game together."""
     limit = gs.delivery.config.deadlines.away_max
@@ -174,49 +176,45 @@ def _away(gs: GameSession, seat: int, line: str, arg: str) -> TranscriptLine:
     except ValueError:
         by = timedelta(0)
     if by <= timedelta(0):
-        return TranscriptLine(line, "away", "refused",
-                              "Say for how long, like 'away 3d' or 'away 12h'.")
+        return "refused", "Say for how long, like 'away 3d' or 'away 12h'."
     if gs.engine.is_over(gs.state) or gs.row.status != "active":
-        return TranscriptLine(line, "away", "refused", "The game is over.")
+        return "refused", "The game is over."
     asked = timedelta(seconds=sum(
         int(e.data.get("seconds", 0)) for e in gs.db.scalars(select(m.Event).where(
             m.Event.game_id == gs.row.id, m.Event.kind == "away"))
         if e.data.get("seat") == seat))
     if asked + by > limit:
         left = limit - asked
-        return TranscriptLine(line, "away", "refused", (
+        return "refused", (
             f"The referee allows at most {format_duration(limit)} away in a game"
             + (f"; you have {format_duration(left)} left." if asked else ".")
-            + " Nothing was extended."))
+            + " Nothing was extended.")
     name = gs.seat_name(seat)
-    moved = extend_deadlines(gs, by, "", asked_by=name)
+    moved = gs.extend_deadlines(by, "", asked_by=name)
     if not moved:
-        return TranscriptLine(line, "away", "refused",
-                              "No deadline is open now; nothing was extended.")
+        return "refused", "No deadline is open now; nothing was extended."
     gs.db.add(m.Event(game_id=gs.row.id, step=gs.row.step, kind="away", public=True,
                       text=f"{name} is away: the deadlines are extended by "
                            f"{format_duration(by)}.",
                       data={"seat": seat, "seconds": int(by.total_seconds())}, at=gs.now))
-    return TranscriptLine(line, "away", "applied",
-                          f"The open deadlines are extended by {format_duration(by)}; "
-                          "the table is told.")
+    return "applied", (f"The open deadlines are extended by {format_duration(by)}; "
+                       "the table is told.")
 
 
-def _mail(gs: GameSession, seat: int, line: str, mode: str) -> TranscriptLine:
+def _mail(gs: GameSession, seat: int, mode: str) -> Answer:
     """How much mail of this game the seat's player gets from now on; back
     to ``all``, what was held for them comes at once."""
     row = gs.row.seats[seat - 1]
     current = mail_mode(gs.engine, gs.row, row)
     if mode not in MODES:
         choices = "; ".join(f"'mail {k}': {v}" for k, v in MODES.items())
-        return TranscriptLine(line, "mail", "refused",
-                              f"You get '{current}' now. Choose one: {choices}.")
+        return "refused", f"You get '{current}' now. Choose one: {choices}."
     row.mail_mode = mode
     said = f"From now on you get {MODES[mode]}."
     if mode == "all" and row.player is not None and gs.delivery.quiet.send_held(
             gs.db, gs.row, row.player, gs.now):
         said += " What was held for you follows in one mail."
-    return TranscriptLine(line, "mail", "applied", said)
+    return "applied", said
 
 
 def _fit(lines: list[str]) -> str:

@@ -1,7 +1,9 @@
 """The operator's actions: create a game, hand a seat to a bot, cancel a
-game, move its deadlines, give a player a new private reply address.
+game, move its deadlines, move a player to a new address, give a player a
+new private reply address, prune what ended games no longer need.
 
 Each action is one transaction; what it tells the players is queued in it.
+Each takes ``now`` (naive UTC); without it, the clock's.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from email.utils import getaddresses
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -16,12 +19,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from referee.config import Config, checked_duration
 from referee.games import get_game
 from referee.games.base import Action, Audience, Notice, OptionError, SeatInfo, rng_for
-from referee.service.common import RefereeError, parse_player
-from referee.service.deadlines import extend_deadlines
-from referee.service.delivery import Delivery, new_token
-from referee.service.quiet import MODES
-from referee.service.session import GameSession
+from referee.service.errors import RefereeError
+from referee.service.outgoing.addresses import new_token
+from referee.service.outgoing.delivery import Delivery
+from referee.service.outgoing.quiet import MODES
+from referee.service.play.session import GameSession
 from referee.store import models as m
+from referee.store.db import now_utc
 
 #: The longest deadline or reminder a game may have.
 MAX_OPTION_DURATION = timedelta(days=90)
@@ -37,15 +41,17 @@ class Operator:
         self.config, self.sessions, self.delivery = config, sessions, delivery
 
     def create_game(
-        self, kind: str, players: Sequence[str], bots: int, options: dict[str, str],
-        now: datetime, seed: str | None, teams: Sequence[str | None],
+        self, kind: str, players: Sequence[str], bots: int = 0,
+        options: dict[str, str] | None = None, now: datetime | None = None,
+        seed: str | None = None, teams: Sequence[str | None] = (),
     ) -> str:
         """Create a game, queue the opening, and return its tag."""
+        now = now or now_utc()
         try:
             engine = get_game(kind)
         except KeyError as e:
             raise RefereeError(str(e.args[0])) from None
-        raw = dict(options)
+        raw = dict(options or {})
         deadline = _duration_option(raw, "deadline", self.config.deadlines.default)
         reminder = _duration_option(raw, "reminder", self.config.deadlines.reminder)
         mail = raw.pop("mail", engine.default_mail_mode)
@@ -99,9 +105,10 @@ class Operator:
             gs.finish()
             return game.tag
 
-    def resign_player(self, tag: str, address: str, now: datetime) -> str:
+    def resign_player(self, tag: str, address: str, now: datetime | None = None) -> str:
         """Hand a player's seat to a bot, as if they had written ``resign``
         (PS-13's admin action); returns the seat's name."""
+        now = now or now_utc()
         addr, _ = parse_player(address)
         with self.sessions.begin() as db:
             game = _active_game(db, tag)
@@ -114,8 +121,9 @@ class Operator:
             gs.finish()
             return seat.name
 
-    def cancel_game(self, tag: str, reason: str, now: datetime) -> None:
+    def cancel_game(self, tag: str, reason: str = "", now: datetime | None = None) -> None:
         """End a game with no winner; everyone is told why."""
+        now = now or now_utc()
         with self.sessions.begin() as db:
             game = _active_game(db, tag)
             gs = GameSession(self.delivery, db, game, now)
@@ -129,22 +137,26 @@ class Operator:
             self.delivery.deliver(db, gs, Notice(Audience.everyone(), "cancelled",
                                                  {"reason": reason}))
 
-    def extend_deadlines(self, tag: str, by: timedelta, reason: str, now: datetime) -> int:
+    def extend_deadlines(self, tag: str, by: timedelta, reason: str = "",
+                         now: datetime | None = None) -> int:
         """Move every open deadline of a game ``by`` later (a player away, a
         holiday); everyone is told. Returns how many moved."""
+        now = now or now_utc()
         if by <= timedelta(0):
             raise RefereeError("extend by a positive duration, like 2d")
         with self.sessions.begin() as db:
             game = _active_game(db, tag)
-            moved = extend_deadlines(GameSession(self.delivery, db, game, now), by, reason)
+            moved = GameSession(self.delivery, db, game, now).extend_deadlines(by, reason)
             if not moved:
                 raise RefereeError(f"{tag} has no open deadline.")
             return moved
 
-    def readdress_player(self, old: str, new: str, now: datetime) -> tuple[str, list[str]]:
+    def readdress_player(self, old: str, new: str,
+                         now: datetime | None = None) -> tuple[str, list[str]]:
         """Move a player to a new registered address (a bounce, a new
         provider); each active game they sit in is told. Returns the
         player's name and the games' tags."""
+        now = now or now_utc()
         old_addr, _ = parse_player(old)
         new_addr, _ = parse_player(new)
         with self.sessions.begin() as db:
@@ -196,6 +208,16 @@ class Operator:
             if player is None:
                 raise RefereeError(f"No player has the address {addr}.")
             player.token = new_token()
+
+
+def parse_player(text: str) -> tuple[str, str]:
+    """``"Alice <alice@x.org>"`` or ``alice@x.org`` -> (address, name)."""
+    pairs = getaddresses([text])
+    if len(pairs) != 1 or "@" not in pairs[0][1]:
+        raise RefereeError(f"{text!r} is not a mail address like 'Alice <alice@example.org>'")
+    name, addr = pairs[0]
+    addr = addr.strip().lower()
+    return addr, name.strip() or addr.partition("@")[0].capitalize()
 
 
 def _duration_option(raw: dict[str, str], key: str, default: timedelta) -> timedelta:

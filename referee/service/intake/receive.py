@@ -1,6 +1,6 @@
-"""Intake: one inbound mail, one transaction. Advance the mailbox cursor,
-skip what was seen before (source key, Message-ID, digest), record the mail,
-and hand it to ``handling`` for what it gets.
+"""One inbound mail, one transaction: advance the mailbox cursor, skip what
+was seen before (source key, Message-ID, digest), record the mail, work out
+its facts (``letter``) and take it through the ``chain`` of checks.
 
 ``Intake.process`` opens the message's transaction and commits it with the
 mailbox cursor; a fault of ours rolls it back and records the message as
@@ -29,14 +29,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
 from referee.mail.inbound import Automation, InboundMessage, parse_message
-from referee.service.bounces import Bounces
-from referee.service.budgets import content_digest
-from referee.service.common import DATABASE_AWAY, Outcome
-from referee.service.delivery import Delivery
-from referee.service.handling import Handling
-from referee.service.routing import Routing
-from referee.service.senders import Senders
+from referee.service.intake.budgets import content_digest
+from referee.service.intake.chain import Chain
+from referee.service.intake.letter import Letter, Outcome
+from referee.service.outgoing.bounces import Bounces
+from referee.service.outgoing.delivery import Delivery
 from referee.store import models as m
+from referee.store.db import DATABASE_AWAY
 
 if TYPE_CHECKING:
     from sqlalchemy.dialects import postgresql, sqlite
@@ -55,11 +54,10 @@ RETRY = "retry"
 class Intake:
     """Referees inbound mail, one message per transaction."""
 
-    def __init__(self, config: Config, sessions: sessionmaker[Session], delivery: Delivery,
-                 senders: Senders, bounces: Bounces, routing: Routing) -> None:
+    def __init__(self, config: Config, sessions: sessionmaker[Session],
+                 delivery: Delivery) -> None:
         self.config, self.sessions, self.delivery = config, sessions, delivery
-        self.senders, self.bounces, self.routing = senders, bounces, routing
-        self.handling = Handling(config, delivery, senders, bounces, routing)
+        self.chain = Chain(config, delivery, Bounces(delivery.composer))
 
     def process(self, raw: bytes, source_key: str, now: datetime,
                 cursor: Cursor | None = None, size: int | None = None,
@@ -196,7 +194,9 @@ class Intake:
             return Outcome("duplicate")
         db.add(record)
         db.flush()
-        outcome = self.handling.handle(db, msg, record, now)
+        letter = Letter.read(msg, record, now, self.config, self.delivery.addresses,
+                             self.delivery.composer)
+        outcome = self.chain.run(db, letter)
         record.status = outcome.status
         record.note = record.note or outcome.status
         return outcome

@@ -7,17 +7,15 @@ Runs inside intake's transaction.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, load_only
 
 from referee.config import Config
-from referee.mail.compose import Composer
-from referee.mail.inbound import InboundMessage, find_tag
-from referee.service.common import Outcome
-from referee.service.delivery import Delivery
-from referee.service.senders import Senders
+from referee.service.intake.letter import Letter, Outcome
+from referee.service.intake.senders import Senders
+from referee.service.outgoing.delivery import Delivery
 from referee.store import models as m
 
 #: An address in no game is answered at most this often.
@@ -27,15 +25,12 @@ STRANGER_INTERVAL = timedelta(days=1)
 class Routing:
     """Finds the game of a mail, and answers those who have none."""
 
-    def __init__(self, config: Config, composer: Composer, delivery: Delivery,
-                 senders: Senders) -> None:
-        self.config, self.composer = config, composer
-        self.delivery, self.senders = delivery, senders
+    def __init__(self, config: Config, delivery: Delivery, senders: Senders) -> None:
+        self.config, self.delivery, self.senders = config, delivery, senders
 
-    def find_game(self, db: Session, msg: InboundMessage, seated: list[m.Game]) -> m.Game | str:
-        """The game ``msg`` is about, or a sentence saying why none is; ``seated``
-        are the sender's active games."""
-        tag = self.tag_of(msg)
+    def find_game(self, db: Session, letter: Letter) -> m.Game | str:
+        """The game the mail is about, or a sentence saying why none is."""
+        seated, tag = letter.seated, letter.tag
         if tag:
             game = next((g for g in seated if g.tag == tag), None) or db.scalar(
                 select(m.Game).where(m.Game.tag == tag))
@@ -48,37 +43,31 @@ class Routing:
             return "You have no game in progress."
         return "You play in more than one game; put the game's tag in the subject, like [tag]."
 
-    def games_of(self, db: Session, player: m.Player,
-                 msg: InboundMessage | None = None) -> list[m.Game]:
+    def games_of(self, db: Session, player: m.Player, tag: str | None = None) -> list[m.Game]:
         """Every game ``player`` has sat in, oldest first: one query through
         the index on ``seats.player_id``, loading neither states nor options
         (the game chosen loads its state when it is refereed). For a mail
         that names a game of theirs (its subject's tag, or the thread of one
-        of our mails), that game alone: a player in fifty games costs no
-        more per move than one in one."""
+        of our mails: ``tag``), that game alone: a player in fifty games
+        costs no more per move than one in one."""
         seated = select(m.Seat.game_id).where(m.Seat.player_id == player.id)
         q = (select(m.Game).where(m.Game.id.in_(seated)).order_by(m.Game.id)
              .options(load_only(m.Game.id, m.Game.tag, m.Game.kind, m.Game.status)))
-        tag = msg and self.tag_of(msg)
         if tag:
             named = list(db.scalars(q.where(m.Game.tag == tag)))
             if named:
                 return named
         return list(db.scalars(q))
 
-    def tag_of(self, msg: InboundMessage) -> str | None:
-        """The game a mail names: its subject's tag, else our thread's."""
-        return find_tag(msg.subject) or self.composer.tag_from_ids(
-            [*msg.references, *msg.in_reply_to])
-
-    def stranger(self, db: Session, msg: InboundMessage, now: datetime) -> Outcome:
+    def stranger(self, db: Session, letter: Letter) -> Outcome:
         """Mail from an address in no game changes nothing; answered once a day."""
-        if self.senders.is_referee(msg.sender) or not msg.sender:
+        msg, now = letter.msg, letter.now
+        if letter.from_referee or not msg.sender:
             return Outcome("ignored")
         if msg.sender == self.config.referee.public_list:
             # A list that rewrote From: never answer the list itself.
             return Outcome("ignored")
-        if self.config.auth.authserv_id and not self.senders.verify_domain(msg).passed:
+        if self.config.auth.authserv_id and not self.senders.verify_domain(letter).passed:
             # Where the server's checks can be read, only a sender they vouch
             # for is answered: no backscatter to forged From addresses.
             return Outcome("ignored")
@@ -89,8 +78,8 @@ class Routing:
             db.add(m.StrangerReply(address=msg.sender, replied_at=now))
         else:
             row.replied_at = now
-        self.delivery.queue(db, None, [(msg.sender, msg.sender_name)],
-                            *self.composer.render("common", "stranger", {}),
-                            auto="auto-replied", in_reply_to=msg.message_id,
-                            references=msg.references, now=now, kind="stranger")
+        self.delivery.queue.put(db, None, [(msg.sender, msg.sender_name)],
+                                *self.delivery.composer.render("common", "stranger", {}),
+                                auto="auto-replied", in_reply_to=msg.message_id,
+                                references=msg.references, now=now, kind="stranger")
         return Outcome("stranger")

@@ -1,6 +1,7 @@
 """A game loaded inside the caller's transaction: apply actions, let bots
-move, act for absent seats, store the state, reconcile deadlines, and hand
-the engine's notices to delivery.
+move, act for absent seats, store the state, keep its deadlines (made when
+an obligation arises, moved when the game is extended, each with the time
+of its reminder), and hand the engine's notices to delivery.
 
 ``GameSession`` opens no transaction of its own: intake, the deadline sweep
 and the operator's actions each load a game in theirs and finish it there.
@@ -10,21 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import insert, inspect, select
 from sqlalchemy.orm import Session
 
+from referee.config import format_duration
 from referee.games import get_game
-from referee.games.base import Action, Game, Notice, rng_for
+from referee.games.base import REFEREE_SEAT_NAME, Action, Audience, Game, Notice, rng_for
 from referee.mail.compose import format_when
+from referee.service.outgoing.delivery import Delivery
 from referee.store import models as m
-
-if TYPE_CHECKING:
-    from referee.service.delivery import Delivery
-
-#: The name of seat 0, the referee's own obligations (a timetabled report).
-REFEREE_SEAT_NAME = "the referee"
 
 
 class GameSession:
@@ -203,10 +200,38 @@ class GameSession:
                     game_id=self.row.id, seat=p.seat, key=p.key, what=p.what,
                     since=self.now, due_at=self.now + timedelta(seconds=delay),
                 )
+                self.schedule_reminder(row)
                 self.db.add(row)
                 kept.append(row)
         self.db.flush()
         self._deadline_rows = kept
+
+    def schedule_reminder(self, d: m.Deadline) -> None:
+        """Set when ``d``'s player is reminded (``Deadline.remind_at``, which
+        the sweep finds through its index): the game's ``reminder`` before
+        the deadline, once; never for the referee's own timetable, nor once
+        reminded. Called wherever a deadline is made, moved or reminded."""
+        d.remind_at = (d.due_at - timedelta(seconds=self.row.reminder_seconds)
+                       if d.seat and d.reminded_at is None else None)
+
+    def extend_deadlines(self, by: timedelta, reason: str, asked_by: str | None = None) -> int:
+        """Move every open deadline ``by`` later, for the operator (``game
+        extend``) or a player away (``asked_by``, by mail); the table is
+        told. Returns how many moved (0: none was open, nobody is told)."""
+        deadlines = self.deadlines()
+        for d in deadlines:
+            d.due_at += by
+            if d.due_at - timedelta(seconds=self.row.reminder_seconds) > self.now:
+                d.reminded_at = None  # remind again before the new deadline
+            self.schedule_reminder(d)
+        if deadlines:
+            self.changed()
+            listed = [{"name": self.seat_name(owes), "what": what, "due": format_when(d.due_at)}
+                      for d, owes, what in self.engine.public_obligations(self.state, deadlines)]
+            self.delivery.deliver(self.db, self, Notice(Audience.everyone(), "extended", {
+                "by": format_duration(by), "reason": reason, "deadlines": listed,
+                "asked_by": asked_by}))
+        return len(deadlines)
 
     def deadlines(self) -> list[m.Deadline]:
         """The game's deadlines, the soonest first (rows deleted since the

@@ -11,6 +11,7 @@ import dataclasses
 import difflib
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from email import message_from_string
 from email.policy import default
 
@@ -23,9 +24,8 @@ from referee.games.base import (
     Scope,
     polite,
 )
-from referee.service.common import TranscriptLine
-from referee.service.session import GameSession
-from referee.service.table import TABLE_COMMANDS, run_table, table_command
+from referee.service.play.session import GameSession
+from referee.service.play.table import TABLE_COMMANDS, run_table, table_command
 
 #: Lines the referee understands in every game, besides the game's own.
 GENERIC_COMMANDS = ("help", "resign")  # and the table's (``table.TABLE_COMMANDS``)
@@ -42,6 +42,16 @@ MAX_QUOTE = 200
 MAX_ANSWER = 1000
 #: The reply lists this many lines of the transcript, then says how many more.
 MAX_LISTED = 30
+
+
+@dataclass
+class TranscriptLine:
+    """One command line of a player's mail, how it was read and what came of it."""
+
+    text: str
+    read_as: str
+    result: str  # applied | penalty | refused | ignored
+    message: str
 
 
 #: The turn a move is for: "#12 play QH", "round 3: bid 5", "turn 12 play QH".
@@ -164,8 +174,8 @@ def _run(
         if gs.turn() is not None:
             command, named = turn_of(command)
         word = command.lower().rstrip(".!")
-        if table_command(command):
-            out.append(run_table(gs, seat, command))
+        if verb := table_command(command):
+            out.append(TranscriptLine(command, verb, *run_table(gs, seat, command)))
             unknown = 0
             continue
         if word in GENERIC_COMMANDS:

@@ -39,9 +39,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config, SmtpSection
 from referee.mail.smtp import Refused, RelayUnavailable, SmtpRelay
-from referee.service.common import now_utc
-from referee.service.outbox import OutboxSender
+from referee.service.outgoing.outbox import OutboxSender
 from referee.store import models as m
+from referee.store.db import now_utc
 
 log = logging.getLogger(__name__)
 

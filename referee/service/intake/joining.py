@@ -3,7 +3,7 @@ command ("deal me in", 002 rule 1) to the referee or the list becomes a
 member of a game that takes members by mail
 (``Game.takes_members_by_mail``). They get a player row if they have none,
 and a seat at the next position; the join itself then runs through
-``commands.run_commands`` like any other line, as
+``play.commands.run_commands`` like any other line, as
 ``Action("join", (name, former))`` (``GameSession.join_args``).
 
 Which game: the one the subject's tag (or the thread) names, else the only
@@ -16,7 +16,6 @@ Runs inside intake's transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from functools import cached_property
 from typing import Any
 
@@ -26,19 +25,18 @@ from sqlalchemy.orm import Session
 from referee.config import Config
 from referee.games import GAMES, get_game
 from referee.games.base import Game, ParseError
-from referee.mail.compose import Composer
-from referee.mail.inbound import InboundMessage, find_tag
-from referee.service.commands import MAX_LINES
-from referee.service.senders import Senders
-from referee.service.session import GameSession
+from referee.service.intake.letter import Letter
+from referee.service.intake.senders import Senders
+from referee.service.play.commands import MAX_LINES
+from referee.service.play.session import GameSession
 from referee.store import models as m
 
 
 class Joining:
     """Finds the game a mail deals its sender into, and seats them."""
 
-    def __init__(self, config: Config, composer: Composer, senders: Senders) -> None:
-        self.config, self.composer, self.senders = config, composer, senders
+    def __init__(self, config: Config, senders: Senders) -> None:
+        self.config, self.senders = config, senders
 
     @cached_property
     def kinds(self) -> list[str]:
@@ -46,17 +44,22 @@ class Joining:
         a pass with none imports no engine for it."""
         return sorted(k for k, g in GAMES.items() if g.takes_members_by_mail)
 
-    def game_to_join(self, db: Session, msg: InboundMessage,
+    def asks_to_join(self, letter: Letter) -> bool:
+        """Whether a line of the mail is the join command of a game that takes
+        members by mail (the rest need not look for a game to join)."""
+        return any(asks_to_join(get_game(kind), letter.msg.lines) for kind in self.kinds)
+
+    def game_to_join(self, db: Session, letter: Letter,
                      player: m.Player | None) -> m.Game | None:
-        """The active game ``msg`` deals its sender into, or None: the mail
+        """The active game the mail deals its sender into, or None: the mail
         writes no join command of that game, names another game, or its
         sender plays a seat of it already (the engine answers them)."""
-        if not self.kinds or not msg.sender or self.senders.is_referee(msg.sender):
+        msg = letter.msg
+        if not self.kinds or not msg.sender or letter.from_referee:
             return None
         if msg.sender == self.config.referee.public_list:
             return None  # a list that rewrote From
-        tag = find_tag(msg.subject) or self.composer.tag_from_ids(
-            [*msg.references, *msg.in_reply_to])
+        tag = letter.tag
         if tag:
             game = db.scalar(select(m.Game).where(m.Game.tag == tag))
             if game is None or game.kind not in self.kinds:
@@ -74,12 +77,13 @@ class Joining:
             return None
         return game if asks_to_join(get_game(game.kind), msg.lines) else None
 
-    def newcomer(self, db: Session, msg: InboundMessage, now: datetime) -> m.Player | None:
+    def newcomer(self, db: Session, letter: Letter) -> m.Player | None:
         """A player row for a stranger dealing themselves in; None, and
         nothing stored, if verified mode cannot vouch for the sender (they
         are then a stranger like any other)."""
-        player = m.Player(address=msg.sender, name=msg.sender_name, created_at=now)
-        verdict = self.senders.verify(msg, player)
+        msg = letter.msg
+        player = m.Player(address=msg.sender, name=msg.sender_name, created_at=letter.now)
+        verdict = self.senders.verify(letter, player)
         if self.config.auth.require == "verified" and not verdict.passed:
             return None
         db.add(player)
@@ -87,12 +91,12 @@ class Joining:
         return player
 
     @staticmethod
-    def seat(gs: GameSession, player: m.Player, msg: InboundMessage) -> m.Seat:
+    def seat(gs: GameSession, player: m.Player, sender_name: str) -> m.Seat:
         """A seat for ``player`` at the next position, under a name no other
         seat of the game has (their name, else the mail's From name, else
         their address's local part; a number added if taken)."""
         game = gs.row
-        base = (player.name or msg.sender_name or player.address.partition("@")[0]).strip()
+        base = (player.name or sender_name or player.address.partition("@")[0]).strip()
         base = base or "Member"
         taken = {s.name.strip().lower() for s in game.seats}
         name, n = base, 1

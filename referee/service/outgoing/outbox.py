@@ -8,14 +8,21 @@ permanent ones fail the row at once. Rows go out over several connections
 at once (``[smtp] connections``; a player's rows over one, in order), a
 batch of them per transaction, each batch claimed row by row (on PostgreSQL
 ``FOR UPDATE SKIP LOCKED``), so several workers never send one row twice.
+
+How a chunk of rows is shared over the connections: rows that share a
+recipient fall into one lane, in queue order, and a lane never leaves its
+connection, which sends its rows one after another, so a player never gets
+two mails out of order. Lanes are dealt to connections biggest first, each
+to the connection with the fewest rows so far (:func:`lanes`, :func:`deal`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -26,11 +33,9 @@ from referee.config import Config
 from referee.mail.compose import Composer
 from referee.mail.maildir import MaildirSink
 from referee.mail.smtp import Refused, RelayUnavailable, SmtpRelay
-from referee.service.bounces import mark_bounced
-from referee.service.common import DATABASE_AWAY
-from referee.service.lanes import connections_for, deal, lanes
-from referee.service.reading import Reading
+from referee.service.outgoing.bounces import mark_bounced
 from referee.store import models as m
+from referee.store.db import DATABASE_AWAY
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +55,13 @@ def backoff(attempts: int, rng: random.Random | None = None) -> timedelta:
     return base * jitter
 
 
-def composer_for(config: Config, reading: Reading) -> Composer:
-    """The composer of this referee, with the key that signs its ids."""
-    return Composer(config.referee.address, config.referee.name,
-                    key=reading.secret("mac").encode())
+def composer_for(config: Config, sessions: sessionmaker[Session]) -> Composer:
+    """The composer of this referee, with the key that signs its ids (made
+    at ``init``; "" if none)."""
+    with sessions() as db:
+        row = db.get(m.Secret, "mac")
+        key = row.value if row else ""
+    return Composer(config.referee.address, config.referee.name, key=key.encode())
 
 
 class OutboxSender:
@@ -63,7 +71,7 @@ class OutboxSender:
                  composer: Composer | None = None) -> None:
         self.config = config
         self.sessions = sessions
-        self.composer = composer or composer_for(config, Reading(sessions))
+        self.composer = composer or composer_for(config, sessions)
         #: Why the relay could not be reached in the last send, for poll and the daemon.
         self.relay_error: RelayUnavailable | None = None
 
@@ -140,7 +148,7 @@ class OutboxSender:
         sent after its 250, and all of them commit together once every
         connection is done with them (a crash before that commit resends
         them, with the same Message-IDs). The rows of a chunk are split into
-        lanes (``lanes.py``): a player's rows share one, sent in order over
+        lanes (:func:`lanes`): a player's rows share one, sent in order over
         one connection. Only the first connection failing means the relay
         is away; without an extra one, the rows go over those there are."""
         first = SmtpRelay(self.config.smtp)
@@ -280,3 +288,55 @@ class _Batch:
 
 def _chunks(ids: list[int], size: int) -> list[list[int]]:
     return [ids[i:i + size] for i in range(0, len(ids), size)]
+
+
+# -- lanes: a chunk's rows shared over the connections ----------------------------
+
+#: An extra connection is opened only for this many rows of a chunk.
+ROWS_PER_CONNECTION = 8
+
+
+def lanes(recipients: Sequence[Iterable[str]]) -> list[list[int]]:
+    """The positions of the rows, grouped so that any two rows sharing a
+    recipient (directly, or through other rows) are in one lane; each lane
+    in queue order, the lanes in the order of their first row."""
+    parent = list(range(len(recipients)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[str, int] = {}  # recipient -> the first row to them
+    for i, to in enumerate(recipients):
+        for address in to:
+            j = first.setdefault(address.lower(), i)
+            a, b = root(i), root(j)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    grouped: dict[int, list[int]] = {}
+    for i in range(len(recipients)):
+        grouped.setdefault(root(i), []).append(i)
+    return list(grouped.values())
+
+
+def connections_for(rows: int, lanes: int, most: int) -> int:
+    """How many connections a chunk of ``rows`` rows in ``lanes`` lanes
+    uses: at most ``most``, one per lane, one per
+    :data:`ROWS_PER_CONNECTION` rows begun, and one at least."""
+    return max(1, min(most, lanes, -(-rows // ROWS_PER_CONNECTION)))
+
+
+def deal(lanes: Sequence[Sequence[int]], connections: int) -> list[list[int]]:
+    """The rows each connection sends, in queue order: lanes dealt biggest
+    first to the connection with the fewest rows yet (the first of them on
+    a tie). Connections left without rows are left out."""
+    load = [(0, c) for c in range(max(connections, 1))]
+    heapq.heapify(load)
+    rows: list[list[int]] = [[] for _ in load]
+    for lane in sorted(lanes, key=lambda lane: (-len(lane), lane[0] if lane else 0)):
+        n, c = heapq.heappop(load)
+        rows[c].extend(lane)
+        heapq.heappush(load, (n + len(lane), c))
+    return [sorted(r) for r in rows if r]

@@ -10,26 +10,24 @@ that game, and the clocks of the others keep running. On PostgreSQL the
 game's row is claimed with ``FOR UPDATE SKIP LOCKED``, so several referee
 processes share the sweep and never fire one deadline twice.
 
-``remind_at`` is kept here, at flush, for every deadline created or moved
-anywhere (``GameSession.reconcile_deadlines``, ``game extend``).
+When a player is reminded (``Deadline.remind_at``) is set where a deadline
+is made or moved, by ``GameSession.schedule_reminder``; a reminder sent
+clears it here.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import datetime
 
-from sqlalchemy import event, inspect, select, union
+from sqlalchemy import select, union
 from sqlalchemy.orm import Session, sessionmaker
 
-from referee.config import format_duration
-from referee.games.base import Audience, Notice
-from referee.mail.compose import Composer, format_when
-from referee.service.common import DATABASE_AWAY
-from referee.service.delivery import Delivery
-from referee.service.session import GameSession
+from referee.mail.compose import Composer
+from referee.service.outgoing.delivery import Delivery
+from referee.service.play.session import GameSession
 from referee.store import models as m
+from referee.store.db import DATABASE_AWAY, now_utc
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +52,10 @@ class DeadlineSweep:
         with self.sessions() as db:
             return sorted(db.scalars(q))
 
-    def fire(self, now: datetime) -> int:
+    def fire(self, now: datetime | None = None) -> int:
         """Send due reminders and act for seats past their deadline; returns
         how many timeouts fired."""
+        now = now or now_utc()
         fired = 0
         for game_id in self.due_games(now):
             try:
@@ -109,12 +108,14 @@ class DeadlineSweep:
             d.remind_at = None  # a bot is never reminded: not due again
             return
         d.reminded_at = now
+        gs.schedule_reminder(d)  # reminded: not due again
         subject, body = self.composer.render(
             gs.engine.templates or gs.engine.kind, "reminder",
             {**gs.context(d.seat), "what": d.what, "help": gs.engine.help(gs.state, d.seat)},
         )
-        self.delivery.queue_to_player(gs.db, game, seat.player, subject, body,
+        self.delivery.queue.to_player(gs.db, game, seat.player, subject, body,
                                       auto="auto-generated", now=now, kind="reminder")
+
 
 def claim_game(db: Session, game_id: int) -> m.Game | None:
     """Load a game to change it. On PostgreSQL its row is locked for the
@@ -123,44 +124,3 @@ def claim_game(db: Session, game_id: int) -> m.Game | None:
     if db.get_bind().dialect.name == "postgresql":
         q = q.with_for_update(skip_locked=True)
     return db.scalar(q)
-
-
-@event.listens_for(Session, "before_flush")
-def _keep_remind_at(db: Session, _context: Any, _instances: Any) -> None:
-    """Set ``remind_at`` of each deadline created, moved or reminded."""
-    for obj in [*db.new, *db.dirty]:
-        if not isinstance(obj, m.Deadline):
-            continue
-        if obj not in db.new:
-            attrs = inspect(obj).attrs
-            if not (attrs.due_at.history.has_changes()
-                    or attrs.reminded_at.history.has_changes()):
-                continue
-        want = None
-        if obj.seat and obj.reminded_at is None:
-            with db.no_autoflush:
-                game = db.get(m.Game, obj.game_id)
-            if game is not None:
-                want = obj.due_at - timedelta(seconds=game.reminder_seconds)
-        if obj.remind_at != want:
-            obj.remind_at = want
-
-
-def extend_deadlines(gs: GameSession, by: timedelta, reason: str,
-                     asked_by: str | None = None) -> int:
-    """Move every open deadline of ``gs`` ``by`` later, for the operator
-    (``game extend``) or a player away (``asked_by``, by mail); the table
-    is told. Returns how many moved (0: none was open, nobody is told)."""
-    deadlines = gs.deadlines()
-    for d in deadlines:
-        d.due_at += by
-        if d.due_at - timedelta(seconds=gs.row.reminder_seconds) > gs.now:
-            d.reminded_at = None  # remind again before the new deadline
-    if deadlines:
-        gs.changed()
-        listed = [{"name": gs.seat_name(owes), "what": what, "due": format_when(d.due_at)}
-                  for d, owes, what in gs.engine.public_obligations(gs.state, deadlines)]
-        gs.delivery.deliver(gs.db, gs, Notice(Audience.everyone(), "extended", {
-            "by": format_duration(by), "reason": reason, "deadlines": listed,
-            "asked_by": asked_by}))
-    return len(deadlines)

@@ -15,7 +15,8 @@ from enum import Enum
 from sqlalchemy.orm import Session
 
 from referee.config import LimitsSection
-from referee.mail.inbound import InboundMessage, find_tag
+from referee.mail.inbound import InboundMessage
+from referee.service.intake.letter import Letter
 from referee.store import models as m
 
 HOUR, DAY = timedelta(hours=1), timedelta(days=1)
@@ -94,10 +95,10 @@ def content_digest(msg: InboundMessage) -> str:
     return hashlib.sha256("\n".join(msg.lines).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def loop_digest(msg: InboundMessage) -> str:
+def loop_digest(letter: Letter) -> str:
     """What the loop breaker compares: the command lines and the game the
     subject names. An autoresponder answering our mails of one game says
     the same thing again and again; a player in fifty games who bids "bid 1"
     in each, one mail per game, does not."""
-    said = "\n".join([find_tag(msg.subject) or "", *msg.lines])
+    said = "\n".join([letter.subject_tag or "", *letter.msg.lines])
     return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()

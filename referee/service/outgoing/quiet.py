@@ -19,24 +19,21 @@ once the oldest of it is a day old (the deadline sweep calls
 With a public list the list carries the public mail, and nothing is held.
 
 Runs inside its caller's transaction (intake, the sweep, an operator's
-action), like ``delivery``.
+action), like ``delivery``, which hands it each batch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from referee.games import get_game
 from referee.games.base import Game, Notice
+from referee.service.outgoing.queue import SECRET_NOTE, MailQueue, mark_secret
 from referee.store import models as m
-
-if TYPE_CHECKING:
-    from referee.service.delivery import Delivery
 
 #: The modes a player may choose, with what each means, for the reply.
 MODES = {
@@ -116,8 +113,8 @@ def compose(items: list[Item], signature: str) -> str:
 class QuietTable:
     """Sends or holds the mail of one game for players in a quiet mode."""
 
-    def __init__(self, delivery: Delivery) -> None:
-        self.delivery = delivery
+    def __init__(self, queue: MailQueue) -> None:
+        self.queue = queue
 
     def deliver(self, db: Session, game: m.Game, seat: m.Seat, items: list[Item],
                 mode: str, *, must_act: bool, over: bool, now: datetime,
@@ -177,9 +174,7 @@ class QuietTable:
 
     def _send(self, db: Session, game: m.Game, player: m.Player, items: list[Item],
               subject: str, *, now: datetime, turn: int | None, secret: bool) -> None:
-        from referee.service.delivery import SECRET_NOTE, mark_secret
-
-        composer = self.delivery.composer
+        composer = self.queue.composer
         body = compose(items, f"{composer.name} <{composer.address}>")
         if secret:
             # The reminder heads the mail, whatever its parts say further down.
@@ -187,6 +182,5 @@ class QuietTable:
             body = f"{SECRET_NOTE}\n\n{body}"
         # What the mail carries, for players' filters: "trick your_turn".
         kinds = " ".join([COMPOSITE, *dict.fromkeys(i.kind for i in items if i.kind)])
-        self.delivery.queue_to_player(db, game, player, subject, body,
-                                      auto="auto-generated", now=now, kind=kinds,
-                                      turn=turn, secret=secret)
+        self.queue.to_player(db, game, player, subject, body, auto="auto-generated",
+                             now=now, kind=kinds, turn=turn, secret=secret)

@@ -1,0 +1,389 @@
+"""The chain: the checks one recorded mail goes through, in order, each a
+small named object with one method, like Mailman's built-in chain. A check
+reads the mail's facts (``letter``), may add what it found, and either
+lets the mail go on (None) or ends its way with an :class:`Outcome`:
+
+=====================  =========================================================
+``verp``               a mail to a VERP address is a bounce: pinned, never answered
+``automation``         bounces, auto-replies: noted, never answered (RFC 3834)
+``other list``         mail from another mailing list: never answered
+``no sender``          no From that SMTP could reach: never answered
+``sender``             the sender's player row and games; a "deal me in" seats a newcomer
+``verdict``            whether the sender is who the From says (before any address changes)
+``shown addresses``    a private reply address shown to others is replaced
+``strangers``          an address in no game: answered once a day
+``verification``       verified mode: refused unless the sender is verified
+``budget``             replies per hour and day, and the loop breaker
+``size``               over ``max_message_size``: refused
+``plain text``         a mail with no text part: refused
+``routing``            which game, and the sender's seat in it
+``play``               the command lines, the transcript and the reports
+=====================  =========================================================
+
+Runs inside intake's transaction for the mail.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC
+from typing import Protocol
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from referee.config import Config
+from referee.mail.inbound import Automation
+from referee.service.intake.budgets import Allowance, Budgets, loop_digest
+from referee.service.intake.joining import Joining
+from referee.service.intake.letter import Letter, Outcome
+from referee.service.intake.routing import Routing
+from referee.service.intake.senders import Senders
+from referee.service.outgoing.addresses import new_token
+from referee.service.outgoing.bounces import Bounces
+from referee.service.outgoing.delivery import Delivery
+from referee.service.play.commands import MAX_LISTED, run_commands
+from referee.service.play.session import GameSession
+from referee.store import models as m
+
+log = logging.getLogger(__name__)
+
+
+class Check(Protocol):
+    """One link of the chain."""
+
+    #: What the link is called, in the chain's table above.
+    name: str
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        """End the mail's way with an outcome, or None to let it go on."""
+        ...
+
+
+class ToVerp:
+    """Only a bounce is ever sent to a VERP address; whatever it says, it is
+    never answered. Only one signed by us names a mail of ours."""
+
+    name = "verp"
+
+    def __init__(self, bounces: Bounces) -> None:
+        self.bounces = bounces
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        if not letter.to_verp:
+            return None
+        letter.record.note = "not answered: bounce to a VERP address"
+        bounce = (self.bounces.of_verp(db, letter.verp_id, letter.msg)
+                  if letter.verp_id is not None else None)
+        if bounce is not None:
+            letter.record.note += "".join(self.bounces.record(db, bounce, letter.now))
+        return Outcome("ignored")
+
+
+class Automated:
+    """A bounce or an auto-reply is noted (a bounce on the mail it is
+    about) and never answered."""
+
+    name = "automation"
+
+    def __init__(self, bounces: Bounces) -> None:
+        self.bounces = bounces
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        msg = letter.msg
+        if msg.automation is Automation.NONE:
+            return None
+        letter.record.note = f"not answered: {msg.automation.value}"
+        if msg.bounce is not None:
+            letter.record.note += "".join(self.bounces.record(db, msg.bounce, letter.now))
+        return Outcome("ignored")
+
+
+class OtherList:
+    """Mail that came through another mailing list is never answered."""
+
+    name = "other list"
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        if not letter.msg.list_id or letter.from_our_list:
+            return None
+        letter.record.note = f"not answered: mail from another list ({letter.msg.list_id})"
+        return Outcome("ignored")
+
+
+class NoSender:
+    """No From, or none SMTP could reach (over its length, with spaces)."""
+
+    name = "no sender"
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        if letter.msg.sender:
+            return None
+        letter.record.note = "not answered: no sender address"
+        return Outcome("ignored")
+
+
+class Sender:
+    """The sender's player row and games. Anyone, a stranger too, may deal
+    themselves in where a game takes members by mail (rule text 002, rule
+    1): a newcomer gets a player row here, and a seat in ``routing``."""
+
+    name = "sender"
+
+    def __init__(self, joining: Joining, routing: Routing) -> None:
+        self.joining, self.routing = joining, routing
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        player = db.scalar(select(m.Player).where(m.Player.address == letter.msg.sender))
+        joining = (self.joining.game_to_join(db, letter, player)
+                   if self.joining.asks_to_join(letter) else None)
+        if joining is not None and player is None:
+            player = self.joining.newcomer(db, letter)
+        games = self.routing.games_of(db, player, letter.tag) if player else []
+        if joining is not None and joining not in games:
+            games.append(joining)
+        letter.player, letter.joining, letter.games = player, joining, games
+        return None
+
+
+class WhoWrote:
+    """Whether the mail is from the player its From names, judged with the
+    private addresses as they were when it was sent."""
+
+    name = "verdict"
+
+    def __init__(self, senders: Senders) -> None:
+        self.senders = senders
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        if letter.player is not None:
+            letter.verdict = self.senders.verify(letter, letter.player)
+        return None
+
+
+class ShownAddresses:
+    """A private reply address works like a password: one that this mail
+    showed to anyone but its owner stops counting at once, and the owner
+    is told the new one, secretly."""
+
+    name = "shown addresses"
+
+    def __init__(self, delivery: Delivery, senders: Senders) -> None:
+        self.delivery, self.senders = delivery, senders
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        if not letter.tokens:
+            return None
+        msg, addresses = letter.msg, self.delivery.addresses
+        for owner in db.scalars(select(m.Player).where(m.Player.token.in_(letter.tokens))):
+            if not self.senders.shown_to_others(letter, owner):
+                continue
+            old = addresses.private_address(owner)
+            owner.token = new_token()
+            log.warning("private address of %s was shown to others; rotated", owner.address)
+            self.delivery.reply(db, None, owner, msg, "private_address_shown", {
+                "old": old, "sender": msg.sender,
+                "others": sorted({a for a in (*msg.to, *msg.cc)
+                                  if not addresses.is_referee(a) and a != owner.address}),
+            }, letter.now)
+        return None
+
+
+class Strangers:
+    """Mail from an address in no game (or none it may be vouched for in)
+    changes nothing, and is answered at most once a day."""
+
+    name = "strangers"
+
+    def __init__(self, routing: Routing) -> None:
+        self.routing = routing
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        if letter.player is None or letter.verdict is None or not letter.games:
+            return self.routing.stranger(db, letter)
+        return None
+
+
+class Verification:
+    """In verified mode (``[auth] require = "verified"``) a mail whose
+    sender is not verified is refused. It is answered at the registered
+    address only, once a day: the real player learns that mail in their
+    name was refused, a forger learns nothing, and forged floods do not
+    reach the player."""
+
+    name = "verification"
+
+    def __init__(self, config: Config, delivery: Delivery, budgets: Budgets) -> None:
+        self.config, self.delivery, self.budgets = config, delivery, budgets
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        assert letter.verdict is not None and letter.player is not None
+        if letter.verdict.passed or self.config.auth.require != "verified":
+            return None
+        letter.record.note = f"sender not verified: {letter.verdict.detail}"
+        msg, player = letter.msg, letter.player
+        if self.budgets.once_a_day(db, player.address, letter.now):
+            sent = msg.date.astimezone(UTC).replace(tzinfo=None) if msg.date else None
+            self.delivery.reply(db, None, player, msg, "not_verified", {"date": sent},
+                                letter.now)
+        return Outcome("refused")
+
+
+class Budget:
+    """What one address may cost: replies per hour and day, and the loop
+    breaker for the same mail again and again (RFC 3834 §2)."""
+
+    name = "budget"
+
+    def __init__(self, config: Config, delivery: Delivery, budgets: Budgets) -> None:
+        self.config, self.delivery, self.budgets = config, delivery, budgets
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        assert letter.player is not None
+        player, now = letter.player, letter.now
+        allowance = self.budgets.charge(db, player.address, loop_digest(letter), now)
+        if allowance is Allowance.ANSWER:
+            return None
+        if allowance is Allowance.LOOP:
+            letter.record.note = "not answered: the same mail again and again (a loop?)"
+            return Outcome("ignored")
+        reopens = self.budgets.reopens_at(db, player.address)
+        letter.record.note = f"not read: over the reply budget until {reopens:%Y-%m-%d %H:%M} UTC"
+        if allowance is Allowance.TELL:
+            limits = self.config.limits
+            self.delivery.reply(db, None, player, letter.msg, "over_budget", {
+                "per_hour": limits.replies_per_hour, "per_day": limits.replies_per_day,
+                "reopens": reopens}, now)
+        return Outcome("refused")
+
+
+class Size:
+    """A mail over ``[referee] max_message_size`` is refused, saying the limit."""
+
+    name = "size"
+
+    def __init__(self, config: Config, delivery: Delivery) -> None:
+        self.config, self.delivery = config, delivery
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        limit = self.config.referee.max_message_size
+        if letter.msg.size <= limit:
+            return None
+        assert letter.player is not None
+        self.delivery.reply(db, None, letter.player, letter.msg, "too_large",
+                            {"limit": limit}, letter.now)
+        return Outcome("refused")
+
+
+class PlainText:
+    """A mail with nothing but a TNEF attachment has no text to read."""
+
+    name = "plain text"
+
+    def __init__(self, delivery: Delivery) -> None:
+        self.delivery = delivery
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        if not letter.msg.tnef_only:
+            return None
+        assert letter.player is not None
+        self.delivery.reply(db, None, letter.player, letter.msg, "plain_text_please", {},
+                            letter.now)
+        return Outcome("refused")
+
+
+class Route:
+    """Which game the mail is about (the one it deals its sender into, the
+    subject's tag, the thread of one of our mails, or the sender's only
+    game), loaded to be changed."""
+
+    name = "routing"
+
+    def __init__(self, delivery: Delivery, routing: Routing) -> None:
+        self.delivery, self.routing = delivery, routing
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        assert letter.player is not None
+        game = (letter.joining if letter.joining is not None
+                else self.routing.find_game(db, letter))
+        if isinstance(game, str):
+            self.delivery.reply(db, None, letter.player, letter.msg, "which_game", {
+                "problem": game, "games": [g.tag for g in letter.seated],
+            }, letter.now)
+            return Outcome("refused")
+        # The whole row in one statement (the sender's games were listed
+        # without their states). On PostgreSQL it is locked: another worker
+        # refereeing a mail of this game is waited for, and read as it left it.
+        q = (select(m.Game).where(m.Game.id == game.id)
+             .execution_options(populate_existing=True))
+        if db.get_bind().dialect.name == "postgresql":
+            q = q.with_for_update()
+        letter.game = db.scalars(q).one()
+        letter.record.game_id = letter.game.id
+        return None
+
+
+class Play:
+    """The last link: the sender's seat (a newcomer's is made here), the
+    command lines run against it, the answer, then the reports they caused."""
+
+    name = "play"
+
+    def __init__(self, config: Config, delivery: Delivery, joining: Joining) -> None:
+        self.config, self.delivery, self.joining = config, delivery, joining
+
+    def check(self, db: Session, letter: Letter) -> Outcome | None:
+        assert letter.player is not None and letter.game is not None
+        msg, player, game, now = letter.msg, letter.player, letter.game, letter.now
+        gs = GameSession(self.delivery, db, game, now)
+        seat = gs.seat_of(player)
+        if seat is None and game is letter.joining:
+            seat = self.joining.seat(gs, player, msg.sender_name)
+        if seat is None:
+            self.delivery.reply(db, None, player, msg, "which_game", {
+                "problem": f"You have no seat in {game.tag}.",
+                "games": [g.tag for g in letter.seated],
+            }, now)
+            return Outcome("refused")
+        scope, seen_by = letter.scope(game, self.config.referee.public_list)
+        transcript = run_commands(gs, seat.position, msg.lines, scope, seen_by,
+                                  letter.record.id, letter.answers)
+        gs.settle()
+        self.delivery.reply(db, gs, player, msg, "transcript", {
+            "lines": [t.__dict__ for t in transcript[:MAX_LISTED]],
+            "more": max(len(transcript) - MAX_LISTED, 0),
+            # Asked for, or owed: after a refusal the player sees what they
+            # can do now (for a bid, the cards they still hold; PS-7).
+            "help": gs.engine.help(gs.state, seat.position)
+            if not transcript or any(t.read_as == "help" or t.result == "refused"
+                                     for t in transcript) else None,
+            "over": gs.engine.is_over(gs.state) or game.status != "active",
+        }, now, seat=seat.position)
+        gs.send_notices()  # the answer first, then the reports it caused
+        return Outcome("processed", game.tag, transcript)
+
+
+class Chain:
+    """The checks in order; the first outcome ends a mail's way."""
+
+    def __init__(self, config: Config, delivery: Delivery, bounces: Bounces) -> None:
+        senders = Senders(config, delivery.addresses)
+        #: Which game a mail is about (also for tests and the bench).
+        self.routing = routing = Routing(config, delivery, senders)
+        joining = Joining(config, senders)
+        budgets = Budgets(config.limits)
+        self.checks: list[Check] = [
+            ToVerp(bounces), Automated(bounces), OtherList(), NoSender(),
+            Sender(joining, routing), WhoWrote(senders), ShownAddresses(delivery, senders),
+            Strangers(routing), Verification(config, delivery, budgets),
+            Budget(config, delivery, budgets), Size(config, delivery), PlainText(delivery),
+            Route(delivery, routing), Play(config, delivery, joining),
+        ]
+
+    def run(self, db: Session, letter: Letter) -> Outcome:
+        """Take ``letter`` through the checks; say what came of it."""
+        for link in self.checks:
+            outcome = link.check(db, letter)
+            if outcome is not None:
+                return outcome
+        raise AssertionError("the last link, play, always ends a mail's way")

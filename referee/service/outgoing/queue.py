@@ -1,0 +1,97 @@
+"""A mail into the outbox: composed with its Message-ID and inserted as one
+row, in the caller's transaction, so a mail is queued in the same commit as
+the change it tells; the outbox sender (``outbox``) mails it later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select, text
+from sqlalchemy.orm import Session
+
+from referee.mail.compose import Composer
+from referee.service.outgoing.addresses import Addresses
+from referee.store import models as m
+
+#: Outbox ids counted on from one ``max(id)`` on SQLite.
+OUTBOX_IDS_PER_BLOCK = 64
+
+#: The first line of every mail for one player's eyes.
+SECRET_NOTE = ("SECRET: for you alone. Do not forward it or quote it to the list or\n"
+               "to other players; a reply goes to the referee alone.")
+
+
+def mark_secret(subject: str, body: str) -> tuple[str, str]:
+    """A mail that shows a hand or a sealed bid says so: "(secret)" in its
+    subject, and a reminder not to quote it as its first line (unless the
+    game's own template says SECRET already)."""
+    if "(secret)" not in subject.lower():
+        subject += " (secret)"
+    if "SECRET" not in body:
+        body = f"{SECRET_NOTE}\n\n{body}"
+    return subject, body
+
+
+class MailQueue:
+    """Puts the referee's mails into the outbox."""
+
+    def __init__(self, composer: Composer, addresses: Addresses) -> None:
+        self.composer = composer
+        self.addresses = addresses
+
+    def to_player(self, db: Session, game: m.Game | None, player: m.Player,
+                  subject: str, body: str, **kw: Any) -> None:
+        """Queue a mail to one player alone; their replies go to their private address."""
+        self.put(db, game, [(player.address, player.name)], subject, body,
+                 reply_to=self.addresses.private_address(player), **kw)
+
+    def put(
+        self, db: Session, game: m.Game | None, to: list[tuple[str, str]], subject: str,
+        body: str, *, auto: str, now: datetime, in_reply_to: str | None = None,
+        references: Iterable[str] = (), kind: str | None = None, reply_to: str | None = None,
+        turn: int | None = None, secret: bool = False,
+    ) -> None:
+        """Queue one mail; its row id is in its Message-ID. ``turn`` is the
+        game's turn it shows: a move answering it is tied to that turn."""
+        outbox_id = next_outbox_id(db)
+        refs = [f"<{r.strip('<>')}>" for r in references]
+        raw = self.composer.text(
+            outbox_id=outbox_id, to=to, subject=subject, body=body,
+            tag=game.tag if game else None, auto=auto,
+            in_reply_to=f"<{in_reply_to.strip('<>')}>" if in_reply_to else None,
+            references=refs, now=now, kind=kind, reply_to=reply_to,
+        )
+        # A row of its own, inserted at once: no object for the session to
+        # track and flush (the rows are read back by id, never changed here).
+        db.connection().execute(insert(m.table_of(m.Outbox)), [{
+            "id": outbox_id, "game_id": game.id if game else None,
+            "recipients": [a for a, _ in to], "raw": raw, "created_at": now,
+            "next_attempt_at": now, "attempts": 0, "turn": turn, "secret": secret}])
+
+
+def next_outbox_id(db: Session) -> int:
+    """The id of the next outbox row, known before it is inserted, so its
+    mail (the id is in the Message-ID) is composed first and the row is one
+    INSERT, not an INSERT and an UPDATE of its whole text.
+
+    On PostgreSQL the ``outbox`` sequence's next value; on SQLite ``max(id)``
+    once per transaction, then counted on (the transaction holds the write
+    lock from its first insert, so the next ids are its own; the rows queued
+    in one transaction all come through here)."""
+    # Asked of the connection: nothing the session holds bears on it, so
+    # nothing need be flushed first.
+    conn = db.connection()  # begins the transaction if nothing has yet
+    if conn.dialect.name == "postgresql":
+        return int(conn.execute(text(
+            "select nextval(pg_get_serial_sequence('outbox', 'id'))")).scalar_one())
+    tx = db.get_transaction()
+    held = db.info.get("outbox_ids")
+    if held is None or held[0] is not tx or not held[1]:
+        first = conn.execute(select(func.coalesce(func.max(m.Outbox.id), 0))).scalar_one() + 1
+        held = (tx, list(range(first, first + OUTBOX_IDS_PER_BLOCK)))
+        db.info["outbox_ids"] = held
+    taken: int = held[1].pop(0)
+    return taken

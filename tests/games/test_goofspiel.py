@@ -19,7 +19,10 @@ from referee.games.base import (
     SeatInfo,
     rng_for,
 )
-from referee.games.bidding import BiddingGame, BiddingState, Goofspiel, PureSkill
+from referee.games.bidding import BiddingGame
+from referee.games.bidding.rules import BiddingState
+from referee.games.goofspiel import Goofspiel
+from referee.games.pure_skill import PureSkill
 from referee.mail.compose import Composer
 
 GOOF = Goofspiel()

@@ -1,0 +1,418 @@
+"""The rules of the sealed-bid games: the state, the draw of each prize, a
+bid, the resolution of a round, and the totals that win.
+
+One set of rules with options serves rule text 000 (Game of Pure Skill) and
+rule text 003 (Goofspiel); each kind sets only its defaults. Each round a
+prize is drawn from the referee's pack (the Pot) and shown to everyone,
+every player bids one card of their own pack in secret, and the single
+highest bid takes the prize. Readings of points the texts leave open are
+the rulings G2-* and PS-* (docs/rulings.md), cited where they apply. The
+cards are named here too, since the rules' replies and history name them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from referee.games.base import (
+    JSON,
+    Action,
+    Audience,
+    Event,
+    Game,
+    IllegalAction,
+    Notice,
+    OptionError,
+    Pending,
+    Result,
+    Scope,
+    ScopeError,
+    SeatInfo,
+    evolve,
+)
+from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS, SUITS, parse_rank, rank_value_ace_low
+
+#: 000 rule 4b: "The value of an Ace is 1, a King is 13, a Queen is 12, a
+#: Jack is 11, and all other cards' values are their numeric values."
+RANK_NAMES = {1: "A", 11: "J", 12: "Q", 13: "K"}
+TIE_RULES = ("discard", "carry")
+#: PS-5: the players' packs are the hearts, diamonds and clubs, in seat order;
+#: the referee's is the spades. The suit has no effect on play.
+SEAT_SUITS = ("H", "D", "C")
+
+
+@dataclass
+class RoundRecord:
+    """One resolved round, as the public report tells it."""
+
+    number: int
+    prize: int
+    carried_in: list[int]
+    bids: list[int]
+    chosen_by_referee: list[bool]
+    winner: int | None  # seat position, None on a tie
+    won: list[int]  # the cards the winner took, or the pot carried/discarded
+    outcome: str  # "won", "discarded", "carried", "discarded-last"
+    automatic: bool  # the last round, played from the last cards (G2-10, PS-9)
+
+
+@dataclass
+class BiddingState:
+    """A game as it stands: the packs, the Pot, the prize shown, the sealed
+    bids of the round, the take piles and the rounds resolved."""
+
+    kind: str
+    options: dict[str, JSON]
+    names: list[str]
+    bots: list[bool]
+    packs: list[list[int]]
+    pot: list[int]  # the referee's pack of prizes not yet drawn
+    round: int = 0
+    prize: int | None = None
+    carry: list[int] = field(default_factory=list)
+    bids: dict[str, int] = field(default_factory=dict)  # sealed: seat -> value
+    auto: dict[str, bool] = field(default_factory=dict)  # bid chosen by the referee
+    takes: list[list[int]] = field(default_factory=list)
+    discards: list[int] = field(default_factory=list)
+    history: list[RoundRecord] = field(default_factory=list)
+    over: bool = False
+
+
+class BiddingRules(Game[BiddingState]):
+    """The rules of Pure Skill and Goofspiel: simultaneous sealed bids for a
+    shown prize. The grammar is :mod:`referee.games.bidding.words`, what each
+    seat sees :mod:`referee.games.bidding.views`."""
+
+    defaults: ClassVar[dict[str, JSON]]
+    rule_text: ClassVar[str]
+    #: Pure Skill names its cards A 2 ... 10 J Q K; Goofspiel numbers them.
+    rank_names: ClassVar[bool]
+
+    # -- setup --------------------------------------------------------------
+    def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:
+        opts: dict[str, JSON] = dict(self.defaults)
+        for key, value in raw.items():
+            if key not in opts:
+                known = ", ".join(sorted(opts))
+                raise OptionError(f"Unknown option {key!r} for {self.kind}; options: {known}.")
+            opts[key] = _parse_option(key, value.strip())
+        cards = int(opts["cards"])
+        order = opts["prize_order"]
+        if isinstance(order, list) and sorted(order) != list(range(1, cards + 1)):
+            raise OptionError(
+                f"prize_order must list each of the cards 1 to {cards} once; got "
+                f"{','.join(str(v) for v in order)}."
+            )
+        return opts
+
+    def seat_count(self, options: Mapping[str, JSON]) -> tuple[int, int]:
+        n = int(options["players"])
+        return n, n
+
+    def new(
+        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], rng: random.Random
+    ) -> Result[BiddingState]:
+        n = len(seats)
+        cards = int(options["cards"])
+        if n != int(options["players"]):
+            raise OptionError(f"{self.title} needs {options['players']} players; got {n}.")
+        state = BiddingState(
+            kind=self.kind,
+            options=dict(options),
+            names=[s.name for s in seats],
+            bots=[s.bot for s in seats],
+            packs=[list(range(1, cards + 1)) for _ in seats],
+            pot=list(range(1, cards + 1)),
+            takes=[[] for _ in seats],
+        )
+        events = self._next_round(state, rng)
+        notice = Notice(Audience.everyone(), "opening", self._report_context(state, []))
+        return Result(state, events, [notice])
+
+    # -- play ---------------------------------------------------------------
+    def accepts(self, action: Action, scope: Scope) -> None:
+        if action.verb == "bid" and scope is not Scope.SECRET:
+            raise ScopeError(
+                f"A bid must be secret, sent to the referee alone{self._rule('4e')}. "
+                "This one also went to the list or to other players, so it was not applied. "
+                "Send your bid again in a mail to the referee only."
+            )
+
+    def apply(
+        self, state: BiddingState, seat: int, action: Action, rng: random.Random
+    ) -> Result[BiddingState]:
+        if action.verb != "bid":
+            raise IllegalAction(f"{self.title} has no {action.verb!r} command.")
+        if state.over:
+            raise IllegalAction("The game is over; there is nothing left to bid for.")
+        i = seat - 1
+        value = int(action.args[0])
+        auto = len(action.args) > 1 and action.args[1] == "referee"
+        suit = action.args[1] if len(action.args) > 1 and action.args[1] in SUITS else None
+        if str(seat) in state.bids:
+            raise IllegalAction(
+                f"You have already bid {self._name(state.bids[str(seat)])} in round "
+                f"{state.round}, and a bid is final{self._rule('4e')}."
+            )
+        if value not in state.packs[i] or (suit is not None and suit != self._suit(i)):
+            held = self._name(value) + (SUIT_SYMBOLS[suit] if suit else "")
+            raise IllegalAction(
+                f"You hold no {held}; your pack: {self._cards(state.packs[i])}"
+                + (f" ({SUIT_NAMES[own]})." if (own := self._suit(i)) else ".")
+            )
+        new = evolve(state)
+        new.bids[str(seat)] = value
+        new.auto[str(seat)] = auto
+        who = "the referee chose" if auto else "sealed"
+        events = [
+            Event(
+                "bid",
+                f"{new.names[i]}: bid {who} for round {new.round}",
+                public=False,
+                data={"seat": seat, "value": value, "auto": auto},
+            )
+        ]
+        reply = f"Your bid of {self._name(value)} for round {new.round} is sealed."
+        notices: list[Notice] = []
+        if len(new.bids) == len(new.names):
+            events += self._resolve(new, rng, notices)
+        return Result(new, events, notices, reply)
+
+    def pending(self, state: BiddingState) -> list[Pending]:
+        if state.over:
+            return []
+        return [
+            Pending(i + 1, f"round-{state.round}", f"your bid for round {state.round}")
+            for i in range(len(state.names))
+            if str(i + 1) not in state.bids
+        ]
+
+    def timeout_action(self, state: BiddingState, seat: int, rng: random.Random) -> Action:
+        # 000 rule 4e and PS-8: a card chosen uniformly from the pack.
+        return Action("bid", (rng.choice(sorted(state.packs[seat - 1])), "referee"))
+
+    def bot_action(self, state: BiddingState, seat: int, rng: random.Random) -> Action:
+        return Action("bid", (rng.choice(sorted(state.packs[seat - 1])),))
+
+    def replace_with_bot(self, state: BiddingState, seat: int) -> Result[BiddingState]:
+        new = evolve(state)
+        new.bots[seat - 1] = True
+        text = f"{new.names[seat - 1]} has left the game; a bot that bids at random takes the seat."
+        # Everyone is told at once, not only in the next round report.
+        notice = Notice(Audience.everyone(), "resign", {
+            "name": new.names[seat - 1], "bots_win": bool(new.options["bots_win"])})
+        return Result(new, [Event("resign", text)], [notice], text)
+
+    def is_over(self, state: BiddingState) -> bool:
+        return state.over
+
+    def turn(self, state: BiddingState) -> int:
+        """The round whose prize is shown (000 rule 4, 003: the prize is
+        turned up, then the bids are taken for it)."""
+        return state.round
+
+    # -- rounds ---------------------------------------------------------------
+    def _next_round(self, state: BiddingState, rng: random.Random) -> list[Event]:
+        """Draw the next prize (4d, G2-11); play the forced last round (G2-10)."""
+        state.round += 1
+        state.bids, state.auto = {}, {}
+        order = state.options["prize_order"]
+        if order == "random":
+            prize = rng.choice(sorted(state.pot))
+        elif order == "ascending":
+            prize = min(state.pot)
+        elif order == "descending":
+            prize = max(state.pot)
+        else:
+            assert isinstance(order, list)
+            prize = int(order[state.round - 1])
+        state.pot.remove(prize)
+        state.prize = prize
+        events = [Event("prize", f"Round {state.round}: the prize is {self._prize(prize)}.")]
+        if all(len(p) == 1 for p in state.packs):
+            for i, pack in enumerate(state.packs):
+                state.bids[str(i + 1)] = pack[0]
+                state.auto[str(i + 1)] = False
+            events += self._resolve(state, rng, None, automatic=True)
+        return events
+
+    def _resolve(
+        self,
+        state: BiddingState,
+        rng: random.Random,
+        notices: list[Notice] | None,
+        automatic: bool = False,
+    ) -> list[Event]:
+        """Resolve a round whose bids are all in (4f-4g, G2-1 ... G2-4)."""
+        assert state.prize is not None
+        n = len(state.names)
+        bids = [state.bids[str(i + 1)] for i in range(n)]
+        for i, b in enumerate(bids):
+            state.packs[i].remove(b)
+        top = max(bids)
+        winners = [i for i, b in enumerate(bids) if b == top]
+        take_bids = bool(state.options["take_bids"])
+        pot = [state.prize, *state.carry, *(bids if take_bids else [])]
+        carried_in = list(state.carry)
+        if not take_bids:
+            state.discards += bids
+        last = state.round == int(state.options["cards"])
+        winner: int | None = None
+        if len(winners) == 1:
+            winner = winners[0] + 1
+            state.takes[winners[0]] += pot
+            state.carry = []
+            outcome = "won"
+        elif state.options["tie"] == "carry" and not last:
+            state.carry = pot
+            outcome = "carried"
+        else:
+            state.discards += pot
+            state.carry = []
+            outcome = "discarded-last" if last and state.options["tie"] == "carry" else "discarded"
+        record = RoundRecord(
+            number=state.round,
+            prize=state.prize,
+            carried_in=carried_in,
+            bids=bids,
+            chosen_by_referee=[state.auto.get(str(i + 1), False) for i in range(n)],
+            winner=winner,
+            won=pot,
+            outcome=outcome,
+            automatic=automatic,
+        )
+        state.history.append(record)
+        state.prize = None
+        events = [Event("round", self._round_text(state, record))]
+        resolved = [record]
+        if last:
+            state.over = True
+        else:
+            events += self._next_round(state, rng)
+            if state.history[-1] is not record:
+                resolved.append(state.history[-1])
+        if notices is not None:
+            notices.append(
+                Notice(Audience.everyone(), "round_report", self._report_context(state, resolved))
+            )
+        return events
+
+    def _round_text(self, state: BiddingState, r: RoundRecord) -> str:
+        """The round's line in the history: its bids and outcome (4g)."""
+        bids = ", ".join(
+            f"{state.names[i]} {self._name(b)}" for i, b in enumerate(r.bids)
+        )
+        if r.outcome == "won":
+            assert r.winner is not None
+            end = f"{state.names[r.winner - 1]} takes {self._cards(r.won)} ({sum(r.won)})"
+        elif r.outcome == "carried":
+            end = f"tie: the pot ({sum(r.won)}) carries over"
+        else:
+            end = f"tie: {self._cards(r.won)} discarded"
+        return f"Round {r.number}, prize {self._prize(r.prize)}: {bids}; {end}."
+
+    def _report_context(self, state: BiddingState, rounds: list[RoundRecord]) -> dict[str, JSON]:
+        """The views' data for the opening mail and the round report: views.py."""
+        raise NotImplementedError
+
+    # -- the totals -----------------------------------------------------------
+    def scores(self, state: BiddingState) -> list[int]:
+        return [sum(t) for t in state.takes]
+
+    def winner(self, state: BiddingState) -> int | None:
+        """The single highest total among those who may win (4h, PS-10, PS-11, G2-5)."""
+        if not state.over:
+            return None
+        scores = self.scores(state)
+        eligible = self._may_win(state)
+        if not eligible:
+            return None
+        best = max(scores[i] for i in eligible)
+        top = [i for i in eligible if scores[i] == best]
+        return top[0] + 1 if len(top) == 1 else None
+
+    def clinched(self, state: BiddingState) -> int | None:
+        """A seat whose lead no longer can be caught (G2-7: a fact, not a stop)."""
+        if state.over:
+            return None
+        scores = self.scores(state)
+        at_stake = sum(state.pot) + sum(state.carry) + (state.prize or 0)
+        if state.options["take_bids"]:
+            at_stake += sum(sum(p) for p in state.packs)
+        # Only those who may win can clinch, or be caught by (PS-11).
+        order = sorted(self._may_win(state), key=lambda i: -scores[i])
+        if not order:
+            return None
+        lead, rest = order[0], order[1:]
+        if all(scores[lead] > scores[j] + at_stake for j in rest):
+            return lead + 1
+        return None
+
+    @staticmethod
+    def _may_win(state: BiddingState) -> list[int]:
+        """The seat indexes whose totals count for the win (4h and PS-11)."""
+        bots_win = state.options["bots_win"]
+        return [i for i, bot in enumerate(state.bots) if bots_win or not bot]
+
+    # -- names of rules and cards ---------------------------------------------
+    def _rule(self, number: str) -> str:
+        """" (rule 4e)" in Pure Skill; Goofspiel's rule text has no numbers."""
+        return f" (rule {number})" if self.rule_text == "000" else ""
+
+    def _name(self, value: int) -> str:
+        return RANK_NAMES.get(value, str(value)) if self._ranks() else str(value)
+
+    def _ranks(self) -> bool:
+        return self.rank_names
+
+    def _suit(self, i: int) -> str | None:
+        """The suit of seat index ``i``'s pack (PS-5); Goofspiel's cards have none."""
+        return SEAT_SUITS[i] if self._ranks() and i < len(SEAT_SUITS) else None
+
+    def _cards(self, values: Sequence[int]) -> str:
+        return " ".join(self._name(v) for v in sorted(values)) or "(none)"
+
+    def _prize(self, value: int) -> str:
+        if self._ranks():
+            return f"{self._name(value)}♠ ({value} point{'s' if value != 1 else ''})"
+        return f"{value}"
+
+
+def _parse_option(key: str, value: str) -> JSON:
+    """Read one option's text, naming the key and the allowed values on error."""
+    if key in ("players", "cards"):
+        try:
+            n = int(value)
+        except ValueError:
+            raise OptionError(f"Option {key} must be a whole number; got {value!r}.") from None
+        # One card would leave nothing to choose: the only round plays itself.
+        low, high = (2, 12) if key == "players" else (2, 13)
+        if not low <= n <= high:
+            raise OptionError(f"Option {key} must be from {low} to {high}; got {n}.")
+        return n
+    if key == "tie":
+        if value not in TIE_RULES:
+            raise OptionError(f"Option tie must be discard or carry; got {value!r}.")
+        return value
+    if key in ("take_bids", "bots_win"):
+        truth = {"yes": True, "true": True, "1": True, "no": False, "false": False, "0": False}
+        if value.lower() not in truth:
+            raise OptionError(f"Option {key} must be yes or no; got {value!r}.")
+        return truth[value.lower()]
+    if key == "prize_order":
+        if value in ("random", "ascending", "descending"):
+            return value
+        out: list[int] = []
+        for word in value.split(","):
+            rank = parse_rank(word)
+            if rank is None:
+                raise OptionError(
+                    "Option prize_order must be random, ascending, descending or a list "
+                    f"of cards such as 5,1,6,4,3,2; could not read {word!r}."
+                )
+            out.append(rank_value_ace_low(rank))
+        return out
+    raise OptionError(f"Unknown option {key!r}.")

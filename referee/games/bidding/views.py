@@ -1,0 +1,107 @@
+"""What each seat and the public may see of a sealed-bid game, and the data
+of its mails (the opening, the round report) and of ``referee status``.
+
+Bids are sealed until their round resolves, then everything is public
+(ruling PS-12, docs/rulings.md; G2-9): a seat's view adds only its own bid
+of the round being played. Totals are shown beside what is still in the
+hands and the carried pot, apart (G2-6).
+"""
+
+from __future__ import annotations
+
+from referee.games.base import JSON
+from referee.games.bidding.rules import BiddingRules, BiddingState, RoundRecord
+from referee.games.cards import SUIT_NAMES
+
+
+class BiddingViews(BiddingRules):
+    """The views of the sealed-bid games: OpenSpiel's Observer."""
+
+    def _report_context(self, state: BiddingState, rounds: list[RoundRecord]) -> dict[str, JSON]:
+        view = self.view(state, None)
+        view["rounds"] = [self._record_view(state, r) for r in rounds]
+        return view
+
+    def _record_view(self, state: BiddingState, r: RoundRecord) -> dict[str, JSON]:
+        return {
+            "number": r.number,
+            "prize": self._prize(r.prize),
+            "carried_in": self._cards(r.carried_in),
+            "carried_in_points": sum(r.carried_in),
+            "bids": [
+                {
+                    "name": state.names[i],
+                    "card": self._name(b),
+                    "by_referee": r.chosen_by_referee[i],
+                    "bot": state.bots[i],
+                }
+                for i, b in enumerate(r.bids)
+            ],
+            "winner": state.names[r.winner - 1] if r.winner else None,
+            "won": self._cards(r.won),
+            "won_points": sum(r.won),
+            "outcome": r.outcome,
+            "automatic": r.automatic,
+        }
+
+    def view(self, state: BiddingState, seat: int | None) -> dict[str, JSON]:
+        scores = self.scores(state)
+        winner = self.winner(state)
+        clinched = self.clinched(state)
+        players = [
+            {
+                "seat": i + 1,
+                "name": state.names[i],
+                "bot": state.bots[i],
+                "score": scores[i],
+                "take": self._cards(sorted(state.takes[i])),
+                "pack": self._cards(state.packs[i]),
+                "has_bid": str(i + 1) in state.bids,
+                "suit": SUIT_NAMES[suit] if (suit := self._suit(i)) else None,
+            }
+            for i in range(len(state.names))
+        ]
+        view: dict[str, JSON] = {
+            "kind": state.kind,
+            "title": self.title,
+            "rule_text": self.rule_text,
+            "round": state.round,
+            "rounds": [],
+            "total_rounds": int(state.options["cards"]),
+            "prize": self._prize(state.prize) if state.prize is not None else None,
+            "prize_value": state.prize,
+            "carry": self._cards(state.carry),
+            "carry_points": sum(state.carry),
+            "in_hands": sum(state.pot) + sum(sum(p) for p in state.packs) + (state.prize or 0),
+            "players": players,
+            "over": state.over,
+            "winner": state.names[winner - 1] if winner else None,
+            "clinched": state.names[clinched - 1] if clinched else None,
+            "tie_rule": state.options["tie"],
+            "take_bids": state.options["take_bids"],
+            "bots_win": state.options["bots_win"],
+            "prize_order": state.options["prize_order"],
+            "card_range": self._range_text(int(state.options["cards"])),
+            "example_bid": self._name(min(3, int(state.options["cards"]))),
+        }
+        if seat is not None and str(seat) in state.bids:
+            view["my_bid"] = self._name(state.bids[str(seat)])
+        return view
+
+    def summary(self, state: BiddingState) -> dict[str, JSON]:
+        winner = self.winner(state)
+        return {
+            "round": state.round,
+            "prize": self._prize(state.prize) if state.prize is not None else None,
+            "scores": {state.names[i]: s for i, s in enumerate(self.scores(state))},
+            "waiting_for": [state.names[p.seat - 1] for p in self.pending(state)],
+            "result": (
+                None if not state.over
+                else f"{state.names[winner - 1]} wins" if winner else "no winner"
+            ),
+        }
+
+    def _range_text(self, top: int) -> str:
+        if self._ranks():
+            return f"A (1) to {self._name(top)} ({top})"
+        return f"1 to {top}"

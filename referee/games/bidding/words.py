@@ -1,0 +1,59 @@
+"""Reading a bid, and the help a seat gets, in the sealed-bid games.
+
+A bid names one card of the bidder's pack: "bid 5", "I bid K", "my bid is
+queen". Pure Skill's packs are suits (ruling PS-5, docs/rulings.md), so
+"bid QH" and "bid queen of hearts" name a card there too; whether the
+bidder holds it is for the rules (:mod:`referee.games.bidding.rules`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from referee.games.base import Action, ParseError
+from referee.games.bidding.rules import BiddingRules, BiddingState
+from referee.games.cards import Card, parse_rank, rank_value_ace_low
+
+
+class BiddingWords(BiddingRules):
+    """The command grammar of the sealed-bid games, and their help text."""
+
+    _BID = re.compile(r"^(?:i\s+)?(?:bid|bids|play|my bid is)\s*[:=]?\s*(.*?)[.!]*$", re.I)
+
+    def parse(self, line: str) -> Action | None:
+        m = self._BID.match(line.strip())
+        if not m:
+            return None
+        word = m.group(1).strip()
+        rank = parse_rank(word)
+        if rank is not None:
+            return Action("bid", (rank_value_ace_low(rank),))
+        # Pure Skill's packs are suits (PS-5), so "bid QH" and "bid queen of
+        # hearts" name a card too; apply() refuses a suit the player lacks.
+        card = Card.parse(re.sub(r"^the\s+", "", word, flags=re.I)) if self.rank_names else None
+        if card is None:
+            raise ParseError(
+                f"I could not read {word!r} as a card; bid one card of your pack, "
+                f"for example 'bid {self._name(3)}'."
+            )
+        return Action("bid", (rank_value_ace_low(card.rank), card.suit))
+
+    def help(self, state: BiddingState, seat: int | None) -> str:
+        if state.over:
+            return "The game is over; the final report has the result."
+        lines = [f"Round {state.round} of {state.options['cards']}: the prize is "
+                 f"{self._prize(state.prize or 0)}."]
+        if state.carry:
+            lines.append(f"Carried over from tied rounds: {self._cards(state.carry)} "
+                         f"({sum(state.carry)} points).")
+        if seat is not None:
+            i = seat - 1
+            lines.append(f"Your pack: {self._cards(state.packs[i])}.")
+            if str(seat) in state.bids:
+                lines.append(f"You have bid {self._name(state.bids[str(seat)])} "
+                             "this round; bids are final. Wait for the round report.")
+            else:
+                lines.append("Bid one card of your pack in a mail to the referee alone, "
+                             f"for example:\n\n  bid {self._name(state.packs[i][-1])}\n")
+        lines.append("Other commands: help, resign (a bot that bids at random takes your seat).")
+        return "\n".join(lines)

@@ -43,7 +43,7 @@ from referee.games.cards import Card, full_deck, rank_value_ace_high
 PENNIES = 20  # Set-Up: "20 pennies for each player"
 WAGER_CAP = 3  # Basic Rules: "Only three pennies may be wagered by a player in any turn"
 PASS_COST = 3  # Passing: "she must put 3 pennies into the centre"
-MIN_PLAYERS, MAX_PLAYERS = 3, 8  # Set-Up: "3 or more players"; the house seats 8 at most
+MIN_PLAYERS, MAX_PLAYERS = 3, 8  # Set-Up: "3 or more players"; House reading: 8 at most
 DECK_SIZE = 52  # ruling MI-1: a deck of 52 cards, no jokers
 
 TURN = "turn"
@@ -66,7 +66,7 @@ class Contract:
     wagers: list[int]  # the turn player's, the partner's
     audience: list[int] | None  # the seats that saw the offer; None: public
     accepted: bool = False
-    stake: int = 0  # what the victim put in (MI-11: all she had, if short)
+    stake: int = 0  # what the victim put in (ruling MI-11: all she had, if short)
     cards: list[str | None] = field(default_factory=lambda: [None, None])  # face down
 
 
@@ -109,9 +109,9 @@ class MiserState:
     names: list[str]
     pennies_each: int
     wager_cap: int
-    first: int  # who won the draw (MI-2)
+    first: int  # who won the draw (ruling MI-2)
     draws: list[list[str | None]]  # each round of the draw: a card per player, None if out
-    removed: list[str]  # face down, out of the game (MI-1)
+    removed: list[str]  # face down, out of the game (ruling MI-1)
     hands: list[list[str]]
     pennies: list[int]
     turn: int
@@ -145,7 +145,8 @@ def evolve_state(state: MiserState) -> MiserState:
 
 
 def card_value(code: str) -> int:
-    """MI-13: as in Blackjack, 10 = J = Q = K, and an ace is always 11."""
+    """Rule text 004: "Card values are determined as in Blackjack. (So 10 =
+    Jack = Queen = King; Ace = 11)"; ruling MI-13: an ace is always 11."""
     rank = code[:-1]
     if rank == "A":
         return 11
@@ -183,7 +184,7 @@ def _card_codes(cards: Sequence[str]) -> list[str]:
     return out
 
 
-# -- the draw (MI-2) ------------------------------------------------------------
+# -- the draw (ruling MI-2) -----------------------------------------------------
 
 
 def draw_for_first(n: int, rng: random.Random) -> tuple[int, list[list[str | None]]]:
@@ -211,8 +212,9 @@ def draw_for_first(n: int, rng: random.Random) -> tuple[int, list[list[str | Non
 
 
 def resolve_contract(s: MiserState) -> dict[str, Any]:
-    """MI-6: equal values split the whole centre, the odd penny staying;
-    otherwise the higher card takes all of it."""
+    """Rule text 004, "Rules for Taking Out a Contract", and ruling MI-6:
+    equal values split the whole centre, the odd penny staying; otherwise
+    the higher card takes all of it."""
     c = s.contract
     assert c is not None and c.cards[0] is not None and c.cards[1] is not None
     by, partner = s.turn, c.partner
@@ -254,8 +256,9 @@ def resolve_contract(s: MiserState) -> dict[str, Any]:
 
 
 def resolve_attack(s: MiserState) -> dict[str, Any]:
-    """MI-7: the higher total takes the whole centre; equal totals lose their
-    cards and the pennies stay. MI-12: no card is a total of 0."""
+    """Rule text 004, "Rules for attacking another player", and ruling MI-7:
+    the higher total takes the whole centre; equal totals lose their cards
+    and the pennies stay. Ruling MI-12: no card is a total of 0."""
     a = s.attack
     assert a is not None
     sides = [s.turn, a.victim]
@@ -286,11 +289,12 @@ def resolve_attack(s: MiserState) -> dict[str, Any]:
 
 
 def resolve_auction(s: MiserState) -> dict[str, Any]:
-    """MI-8, MI-9. With one highest bid, its bidder takes the centre as it
-    stood before the bids; then she and the second-highest bidder(s) pay
-    their bids into it, and the rest keep theirs. With a tie for highest,
-    nobody takes the centre; the tied bidders and the next-highest bidder(s)
-    pay their bids into it."""
+    """Rule text 004, "Making a Bid for the Pennies in the Centre", and
+    rulings MI-8 and MI-9. With one highest bid, its bidder takes the centre
+    as it stood before the bids; then she and the second-highest bidder(s)
+    pay their bids into it, and the rest keep theirs. With a tie for
+    highest, nobody takes the centre; the tied bidders and the next-highest
+    bidder(s) pay their bids into it."""
     au = s.auction
     assert au is not None
     amounts = sorted({b.pennies for b in au.bids}, reverse=True)
@@ -545,8 +549,8 @@ class MiserRules(Game[MiserState]):
     ) -> None:
         """The registered engine shuffles. A test may fix the ``deal`` (one
         hand a player in seat order; the cards left out are the ones removed
-        face down, MI-1) and the ``draw`` for first player (one card a player
-        in seat order, one of them highest, MI-2)."""
+        face down, ruling MI-1) and the ``draw`` for first player (one card a
+        player in seat order, one of them highest, ruling MI-2)."""
         self._deal = [sort_hand(_card_codes(hand)) for hand in deal] if deal else None
         if self._deal is not None:
             dealt = [c for hand in self._deal for c in hand]
@@ -587,7 +591,7 @@ class MiserRules(Game[MiserState]):
         n = len(seats)
         if not MIN_PLAYERS <= n <= MAX_PLAYERS or len({s.position for s in seats}) != n:
             raise OptionError(f"Miser needs {MIN_PLAYERS} to {MAX_PLAYERS} players")
-        ordered = sorted(seats, key=lambda s: s.position)  # MI-3: seat order
+        ordered = sorted(seats, key=lambda s: s.position)  # ruling MI-3: seat order
         first, draws = draw_for_first(n, rng)
         if self._draw is not None:
             fixed = self._draw
@@ -596,8 +600,8 @@ class MiserRules(Game[MiserState]):
             row: list[str | None] = list(fixed)
             draws = [row]
             first = max(range(n), key=lambda p: rank_value_ace_high(fixed[p][:-1]))
-        # MI-2: the full deck is reshuffled after the draw; MI-1: 52 mod n
-        # random cards are removed face down and the rest dealt equally.
+        # Ruling MI-2: the full deck is reshuffled after the draw; ruling MI-1:
+        # 52 mod n random cards are removed face down and the rest dealt equally.
         deck = [str(c) for c in full_deck()]
         rng.shuffle(deck)
         cut = DECK_SIZE % n
@@ -700,8 +704,8 @@ class MiserRules(Game[MiserState]):
 
     def accepts(self, action: Action, scope: Scope) -> None:
         """A face-down card is accepted only in a mail to the referee alone
-        (MI-14): anyone else on the mail would see the card. Everything else
-        is accepted in every scope; a contract offer's answers follow the
+        (ruling MI-14): anyone else on the mail would see the card. Everything
+        else is accepted in every scope; a contract offer's answers follow the
         audience of the offer."""
         if action.verb == "down" and scope is not Scope.SECRET:
             raise ScopeError(
@@ -742,7 +746,7 @@ class MiserRules(Game[MiserState]):
 
     def pending(self, state: MiserState) -> list[Pending]:
         """Who owes which step. The answer to a contract offer made in
-        private is a private obligation (MI-14: contract talks may be
+        private is a private obligation (ruling MI-14: contract talks may be
         private): views for everyone show the offerer's turn instead, as
         the public summary does."""
         out = []
@@ -761,11 +765,11 @@ class MiserRules(Game[MiserState]):
         return out
 
     def timeout_action(self, state: MiserState, seat: int, rng: random.Random) -> Action:
-        """MI-15: a silent turn player passes; an unanswered offer lapses; a
-        partner who does not play plays a random card; silence in an attack
-        is "flip"; silence in an auction is "done".
+        """Ruling MI-15: a silent turn player passes; an unanswered offer
+        lapses; a partner who does not play plays a random card; silence in
+        an attack is "flip"; silence in an auction is "done".
 
-        House reading: an attacker who owes her first card (MI-7: "the
+        House reading: an attacker who owes her first card (ruling MI-7: "the
         attacker plays at least one card") has not yet a side to flip, so,
         like a silent partner, she plays a random card.
         """
@@ -845,7 +849,7 @@ class MiserRules(Game[MiserState]):
     def _pass(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
         _require_turn(state, player, "pass")
         s = evolve_state(state)
-        # MI-4: with fewer than 3 pennies she puts in all she has.
+        # Ruling MI-4: with fewer than 3 pennies she puts in all she has.
         paid = min(PASS_COST, s.pennies[player])
         s.pennies[player] -= paid
         s.centre += paid
@@ -901,7 +905,7 @@ class MiserRules(Game[MiserState]):
         by, partner, victim = s.turn, c.partner, c.victim
         s.pennies[by] -= c.wagers[0]
         s.pennies[partner] -= c.wagers[1]
-        # MI-6: the victim matches the sum; MI-11: if short, all she has.
+        # Ruling MI-6: the victim matches the sum; ruling MI-11: if short, all she has.
         c.stake = min(sum(c.wagers), s.pennies[victim])
         s.pennies[victim] -= c.stake
         s.centre += sum(c.wagers) + c.stake
@@ -946,7 +950,7 @@ class MiserRules(Game[MiserState]):
             raise IllegalAction("You cannot attack yourself.")
         self._check_wager(state, player, wager, "Your wager")
         s = evolve_state(state)
-        stake = min(int(wager), s.pennies[victim])  # MI-7, MI-11
+        stake = min(int(wager), s.pennies[victim])  # rulings MI-7, MI-11
         s.pennies[player] -= int(wager)
         s.pennies[victim] -= stake
         s.centre += int(wager) + stake
@@ -976,7 +980,7 @@ class MiserRules(Game[MiserState]):
         card = str(card)
         stage = stage_of(state)
         auction = state.auction
-        # A pending offer may be private (MI-14): anyone but the turn player
+        # A pending offer may be private (ruling MI-14): anyone but the turn player
         # gets the same answer whether or not one is pending.
         if stage in (TURN, OFFER) and player != state.turn:
             raise IllegalAction(
@@ -1201,7 +1205,7 @@ class MiserRules(Game[MiserState]):
         result.reply = reply
         return result
 
-    # -- the end of a turn (MI-10) ----------------------------------------------
+    # -- the end of a turn (ruling MI-10) ---------------------------------------
 
     def _end_turn(self, s: MiserState, report: dict[str, Any], text: str) -> Result[MiserState]:
         """Report a resolved turn to everyone. A player left with no pennies

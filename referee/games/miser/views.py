@@ -49,7 +49,8 @@ class MiserViews(MiserRules):
 
     def view(self, state: MiserState, seat: int | None) -> dict[str, JSON]:
         """The public view holds no card in a hand, face down or removed
-        (MI-14); a seat's view adds that seat's hand and face-down cards."""
+        (ruling MI-14); a seat's view adds that seat's hand and face-down
+        cards."""
         view = self._common(state)
         view["history"] = list(state.history)
         view["slush"] = shown_cards(state.slush)
@@ -209,7 +210,7 @@ class MiserViews(MiserRules):
 
     def _you(self, s: MiserState, player: int) -> dict[str, JSON]:
         """What only ``player`` may see: eir hand, eir face-down cards, and
-        what ey owe now."""
+        what ey owe now, with the help of :meth:`help` (the words)."""
         down: list[str] = []
         c, a = s.contract, s.attack
         if c is not None and player in (s.turn, c.partner):

@@ -1,7 +1,18 @@
-"""Miser's rules as data and pure functions: the state, card values, the
-draw, who owes which step, and how a contract, an attack or a bid for the
-centre resolves (rule text 004, rulings MI-1 … MI-15). :mod:`referee.games.miser`
-is the engine that plays them by mail.
+"""Miser's rules: the state of a game and everything the referee does with
+it: the deal and the draw, each move of a turn, who owes which step, the
+referee's move for a silent player, and how a contract, an attack or a bid
+for the centre resolves, in the words of rule text 004 (Miser) and its
+rulings MI-1 … MI-15 (docs/rulings.md).
+
+Each exchange is a sub-state of the game (``contract``, ``attack`` or
+``auction``) with its own steps, and :meth:`MiserRules.pending` names every
+player who owes one with a key naming the exchange and the step.
+
+Players are numbered 1..n in seat order (ruling MI-3); the state indexes
+them 0-based in that order. Seats appear only in audiences, pendings and
+notice contexts. House readings are marked ``House reading:`` beside the
+code. The data of each mail comes from the views and the reading of a name
+from the words, through the hooks of :class:`MiserRules`.
 """
 
 from __future__ import annotations
@@ -12,14 +23,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from referee.games.base import JSON, Audience, IllegalAction
+from referee.games.base import (
+    JSON,
+    Action,
+    Audience,
+    Event,
+    Game,
+    IllegalAction,
+    Notice,
+    OptionError,
+    Pending,
+    Result,
+    Scope,
+    ScopeError,
+    SeatInfo,
+)
 from referee.games.cards import Card, full_deck, rank_value_ace_high
 
-PENNIES = 20  # "20 pennies for each player"
-WAGER_CAP = 3  # "Only three pennies may be wagered by a player in any turn"
-PASS_COST = 3  # "she must put 3 pennies into the centre"
-MIN_PLAYERS, MAX_PLAYERS = 3, 8
-DECK_SIZE = 52
+PENNIES = 20  # Set-Up: "20 pennies for each player"
+WAGER_CAP = 3  # Basic Rules: "Only three pennies may be wagered by a player in any turn"
+PASS_COST = 3  # Passing: "she must put 3 pennies into the centre"
+MIN_PLAYERS, MAX_PLAYERS = 3, 8  # Set-Up: "3 or more players"; House reading: 8 at most
+DECK_SIZE = 52  # ruling MI-1: a deck of 52 cards, no jokers
 
 TURN = "turn"
 OFFER = "offer"
@@ -41,7 +66,7 @@ class Contract:
     wagers: list[int]  # the turn player's, the partner's
     audience: list[int] | None  # the seats that saw the offer; None: public
     accepted: bool = False
-    stake: int = 0  # what the victim put in (MI-11: all she had, if short)
+    stake: int = 0  # what the victim put in (ruling MI-11: all she had, if short)
     cards: list[str | None] = field(default_factory=lambda: [None, None])  # face down
 
 
@@ -84,9 +109,9 @@ class MiserState:
     names: list[str]
     pennies_each: int
     wager_cap: int
-    first: int  # who won the draw (MI-2)
+    first: int  # who won the draw (ruling MI-2)
     draws: list[list[str | None]]  # each round of the draw: a card per player, None if out
-    removed: list[str]  # face down, out of the game (MI-1)
+    removed: list[str]  # face down, out of the game (ruling MI-1)
     hands: list[list[str]]
     pennies: list[int]
     turn: int
@@ -120,7 +145,8 @@ def evolve_state(state: MiserState) -> MiserState:
 
 
 def card_value(code: str) -> int:
-    """MI-13: as in Blackjack, 10 = J = Q = K, and an ace is always 11."""
+    """Rule text 004: "Card values are determined as in Blackjack. (So 10 =
+    Jack = Queen = King; Ace = 11)"; ruling MI-13: an ace is always 11."""
     rank = code[:-1]
     if rank == "A":
         return 11
@@ -147,7 +173,18 @@ def shown_cards(cards: Sequence[str]) -> list[dict[str, JSON]]:
     return [{"card": c, "text": card_text(c), "value": card_value(c)} for c in cards]
 
 
-# -- the draw (MI-2) ------------------------------------------------------------
+def _card_codes(cards: Sequence[str]) -> list[str]:
+    """``["QS", "10h", "A♠"]`` -> ``["QS", "10H", "AS"]``; raises on a non-card."""
+    out = []
+    for text in cards:
+        card = Card.parse(text)
+        if card is None:
+            raise ValueError(f"{text!r} is not a card")
+        out.append(str(card))
+    return out
+
+
+# -- the draw (ruling MI-2) -----------------------------------------------------
 
 
 def draw_for_first(n: int, rng: random.Random) -> tuple[int, list[list[str | None]]]:
@@ -175,8 +212,9 @@ def draw_for_first(n: int, rng: random.Random) -> tuple[int, list[list[str | Non
 
 
 def resolve_contract(s: MiserState) -> dict[str, Any]:
-    """MI-6: equal values split the whole centre, the odd penny staying;
-    otherwise the higher card takes all of it."""
+    """Rule text 004, "Rules for Taking Out a Contract", and ruling MI-6:
+    equal values split the whole centre, the odd penny staying; otherwise
+    the higher card takes all of it."""
     c = s.contract
     assert c is not None and c.cards[0] is not None and c.cards[1] is not None
     by, partner = s.turn, c.partner
@@ -218,8 +256,9 @@ def resolve_contract(s: MiserState) -> dict[str, Any]:
 
 
 def resolve_attack(s: MiserState) -> dict[str, Any]:
-    """MI-7: the higher total takes the whole centre; equal totals lose their
-    cards and the pennies stay. MI-12: no card is a total of 0."""
+    """Rule text 004, "Rules for attacking another player", and ruling MI-7:
+    the higher total takes the whole centre; equal totals lose their cards
+    and the pennies stay. Ruling MI-12: no card is a total of 0."""
     a = s.attack
     assert a is not None
     sides = [s.turn, a.victim]
@@ -250,11 +289,12 @@ def resolve_attack(s: MiserState) -> dict[str, Any]:
 
 
 def resolve_auction(s: MiserState) -> dict[str, Any]:
-    """MI-8, MI-9. With one highest bid, its bidder takes the centre as it
-    stood before the bids; then she and the second-highest bidder(s) pay
-    their bids into it, and the rest keep theirs. With a tie for highest,
-    nobody takes the centre; the tied bidders and the next-highest bidder(s)
-    pay their bids into it."""
+    """Rule text 004, "Making a Bid for the Pennies in the Centre", and
+    rulings MI-8 and MI-9. With one highest bid, its bidder takes the centre
+    as it stood before the bids; then she and the second-highest bidder(s)
+    pay their bids into it, and the rest keep theirs. With a tie for
+    highest, nobody takes the centre; the tied bidders and the next-highest
+    bidder(s) pay their bids into it."""
     au = s.auction
     assert au is not None
     amounts = sorted({b.pennies for b in au.bids}, reverse=True)
@@ -489,3 +529,796 @@ def result_text(s: MiserState) -> str:
         f"{out} out of pennies; {tied} tie for most with {s.pennies[s.winners[0]]} each, "
         f"so there is no single winner ({standing})."
     )
+
+
+# -- the referee's play of the rules ---------------------------------------------
+
+
+class MiserRules(Game[MiserState]):
+    """Rule text 004 as the referee plays it: setup, each move, who owes
+    what, the referee's move for a silent player and a bot's. The data of
+    each mail and the reading of names are hooks, supplied by
+    :class:`~referee.games.miser.views.MiserViews` and
+    :class:`~referee.games.miser.words.MiserWords`."""
+
+    def __init__(
+        self,
+        *,
+        deal: Sequence[Sequence[str]] | None = None,
+        draw: Sequence[str] | None = None,
+    ) -> None:
+        """The registered engine shuffles. A test may fix the ``deal`` (one
+        hand a player in seat order; the cards left out are the ones removed
+        face down, ruling MI-1) and the ``draw`` for first player (one card a
+        player in seat order, one of them highest, ruling MI-2)."""
+        self._deal = [sort_hand(_card_codes(hand)) for hand in deal] if deal else None
+        if self._deal is not None:
+            dealt = [c for hand in self._deal for c in hand]
+            n = len(self._deal)
+            if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+                raise ValueError(f"a deal has {MIN_PLAYERS} to {MAX_PLAYERS} hands")
+            if any(len(hand) != DECK_SIZE // n for hand in self._deal):
+                raise ValueError(f"each of {n} hands holds {DECK_SIZE // n} cards")
+            if len(set(dealt)) != len(dealt):
+                raise ValueError("a card is dealt twice")
+        self._draw = _card_codes(draw) if draw else None
+        if self._draw is not None:
+            ranks = sorted((rank_value_ace_high(c[:-1]) for c in self._draw), reverse=True)
+            if len(ranks) > 1 and ranks[0] == ranks[1]:
+                raise ValueError("a fixed draw needs one highest card")
+
+    # -- setup ----------------------------------------------------------------
+
+    def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:
+        options: dict[str, JSON] = {"pennies": PENNIES, "wager": WAGER_CAP}
+        for key, value in raw.items():
+            if key not in options:
+                raise OptionError(f"Miser has no option {key!r}; its options are pennies, wager")
+            text = value.strip()
+            if not text.isdecimal() or len(text) > 4:
+                raise OptionError(f"{key}: {value!r} is not a whole number")
+            if int(text) < 1:
+                raise OptionError(f"{key}: it must be at least 1")
+            options[key] = int(text)
+        return options
+
+    def seat_count(self, options: Mapping[str, JSON]) -> tuple[int, int]:
+        return MIN_PLAYERS, MAX_PLAYERS
+
+    def new(
+        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], rng: random.Random
+    ) -> Result[MiserState]:
+        n = len(seats)
+        if not MIN_PLAYERS <= n <= MAX_PLAYERS or len({s.position for s in seats}) != n:
+            raise OptionError(f"Miser needs {MIN_PLAYERS} to {MAX_PLAYERS} players")
+        ordered = sorted(seats, key=lambda s: s.position)  # ruling MI-3: seat order
+        first, draws = draw_for_first(n, rng)
+        if self._draw is not None:
+            fixed = self._draw
+            if len(fixed) != n:
+                raise OptionError(f"the fixed draw is for {len(fixed)} players")
+            row: list[str | None] = list(fixed)
+            draws = [row]
+            first = max(range(n), key=lambda p: rank_value_ace_high(fixed[p][:-1]))
+        # Ruling MI-2: the full deck is reshuffled after the draw; ruling MI-1:
+        # 52 mod n random cards are removed face down and the rest dealt equally.
+        deck = [str(c) for c in full_deck()]
+        rng.shuffle(deck)
+        cut = DECK_SIZE % n
+        removed, rest = deck[:cut], deck[cut:]
+        hands = [sort_hand(rest[i::n]) for i in range(n)]
+        if self._deal is not None:
+            if len(self._deal) != n:
+                raise OptionError(f"the fixed deal is for {len(self._deal)} players")
+            hands = [list(hand) for hand in self._deal]
+            dealt = {c for hand in hands for c in hand}
+            removed = [c for c in deck if c not in dealt]
+        pennies = int(options.get("pennies") or PENNIES)
+        state = MiserState(
+            seats=[s.position for s in ordered],
+            names=[s.name for s in ordered],
+            pennies_each=pennies,
+            wager_cap=int(options.get("wager") or WAGER_CAP),
+            first=first,
+            draws=draws,
+            removed=sorted(removed),
+            hands=hands,
+            pennies=[pennies] * n,
+            turn=first,
+        )
+        size = len(hands[0])
+        draw_text = "; ".join(
+            ", ".join(f"{state.names[p]} {card_text(c)}" for p, c in enumerate(row) if c)
+            for row in draws
+        )
+        events = [
+            Event(
+                "seating",
+                "Seating: " + ", ".join(f"{state.names[p]}" for p in range(n)) + ".",
+                data={"seats": list(state.seats), "names": list(state.names)},
+            ),
+            Event(
+                "draw",
+                f"The draw for first player: {draw_text}. {state.names[first]} goes first.",
+                data={"draws": [list(r) for r in draws], "first": state.names[first]},
+            ),
+            Event(
+                "deal",
+                f"{size} cards dealt to each player, {cut} removed face down; "
+                f"{pennies} pennies each.",
+                data={"hand_size": size, "removed": cut, "pennies": pennies},
+            ),
+            Event(
+                "hands",
+                "The deal.",
+                public=False,
+                data={
+                    "hands": {state.names[p]: list(hands[p]) for p in range(n)},
+                    "removed": list(state.removed),
+                },
+            ),
+        ]
+        notices = [Notice(Audience.everyone(), "opening", self._opening(state))]
+        notices += [self._hand_notice(state, p, "deal") for p in range(n)]
+        return Result(state, events, notices)
+
+    # -- hooks: the data of each mail (views.py), the reading of names (words.py)
+
+    def _common(self, s: MiserState, *, offer: bool = False) -> dict[str, JSON]:
+        """The public facts every notice carries: views.py."""
+        raise NotImplementedError
+
+    def _opening(self, s: MiserState) -> dict[str, JSON]:
+        """The opening mail's data (the seating, the draw, the deal): views.py."""
+        raise NotImplementedError
+
+    def _offer_json(self, s: MiserState) -> dict[str, JSON]:
+        """The contract offer on the table, as its notices and event show it: views.py."""
+        raise NotImplementedError
+
+    def _bid_json(self, s: MiserState, bid: Bid) -> dict[str, JSON]:
+        """One bid for the centre, as the auction mail shows it: views.py."""
+        raise NotImplementedError
+
+    def _hand_notice(self, s: MiserState, player: int, reason: str) -> Notice:
+        """The secret mail of a player's hand and pennies: views.py."""
+        raise NotImplementedError
+
+    def _your_move(self, s: MiserState, player: int) -> Notice:
+        """The secret mail telling a player the step she owes now: views.py."""
+        raise NotImplementedError
+
+    def _read_contract(self, s: MiserState, text: str) -> tuple[str, str, int, int]:
+        """A contract kept as written, read now that the names are known: words.py."""
+        raise NotImplementedError
+
+    def _read_attack(self, s: MiserState, text: str) -> tuple[str, int]:
+        """An attack kept as written, read now that the names are known: words.py."""
+        raise NotImplementedError
+
+    def _resolve_name(self, s: MiserState, written: str) -> int:
+        """The player a written name, prefix or seat number means: words.py."""
+        raise NotImplementedError
+
+    # -- play -----------------------------------------------------------------
+
+    def accepts(self, action: Action, scope: Scope) -> None:
+        """A face-down card is accepted only in a mail to the referee alone
+        (ruling MI-14): anyone else on the mail would see the card. Everything
+        else is accepted in every scope; a contract offer's answers follow the
+        audience of the offer."""
+        if action.verb == "down" and scope is not Scope.SECRET:
+            raise ScopeError(
+                "A card put face down must stay hidden until the flip, and this mail also "
+                "went to other players or the list, so it would show the card. It was not "
+                "played: send it again in a mail to the referee alone."
+            )
+
+    def apply(
+        self, state: MiserState, seat: int, action: Action, rng: random.Random
+    ) -> Result[MiserState]:
+        player = self._player(state, seat)
+        if action.verb == "hand":
+            notice = self._hand_notice(state, player, "request")
+            return Result(state, notices=[notice], reply="Your hand follows in a secret mail.")
+        if state.over:
+            raise IllegalAction(f"The game is over: {result_text(state)}")
+        verb = action.verb
+        owes = owed_step(state, player)
+        if verb == "pass" and owes in ("auction_bid", "auction_join"):
+            verb = "done"  # in an auction, "pass" is read as "done"
+        handler = {
+            "pass": self._pass,
+            "contract": self._offer,
+            "attack": self._attack,
+            "bid": self._bid,
+            "raise": self._raise,
+            "accept": self._accept,
+            "decline": self._decline,
+            "lapse": self._decline,
+            "down": self._down,
+            "flip": self._flip,
+            "done": self._done,
+        }.get(verb)
+        if handler is None:
+            raise IllegalAction(f"Miser has no command {action.verb!r}.")
+        return handler(state, player, action)
+
+    def pending(self, state: MiserState) -> list[Pending]:
+        """Who owes which step. The answer to a contract offer made in
+        private is a private obligation (ruling MI-14: contract talks may be
+        private): views for everyone show the offerer's turn instead, as
+        the public summary does."""
+        out = []
+        c = state.contract
+        for p in range(len(state.names)):
+            owes = owed_step(state, p)
+            if owes is None:
+                continue
+            key = pending_key(state, p, owes)
+            if owes == "answer" and c is not None and c.audience is not None:
+                cover = (state.seats[state.turn], OWED_TEXT[TURN])
+                out.append(Pending(state.seats[p], key, OWED_TEXT[owes], private=True,
+                                   cover=cover))
+            else:
+                out.append(Pending(state.seats[p], key, OWED_TEXT[owes]))
+        return out
+
+    def timeout_action(self, state: MiserState, seat: int, rng: random.Random) -> Action:
+        """Ruling MI-15: a silent turn player passes; an unanswered offer
+        lapses; a partner who does not play plays a random card; silence in
+        an attack is "flip"; silence in an auction is "done".
+
+        House reading: an attacker who owes her first card (ruling MI-7: "the
+        attacker plays at least one card") has not yet a side to flip, so,
+        like a silent partner, she plays a random card.
+        """
+        player = self._player(state, seat)
+        owes = owed_step(state, player)
+        if owes is None:
+            raise IllegalAction(f"{state.names[player]} owes no action now.")
+        if owes == "turn":
+            return Action("pass")
+        if owes == "answer":
+            return Action("lapse")
+        if owes in ("contract_card", "attack_first"):
+            return Action("down", (rng.choice(sorted(state.hands[player])),))
+        if owes == "attack":
+            return Action("flip")
+        return Action("done")
+
+    def bot_action(self, state: MiserState, seat: int, rng: random.Random) -> Action:
+        """A random player with a little sense: it never bids or wagers more
+        pennies than it holds, prefers to attack players with no cards, bids
+        for a centre worth having, and adds cards to an attack while it has
+        fewer down than its opponent."""
+        player = self._player(state, seat)
+        owes = owed_step(state, player)
+        if owes is None:
+            raise IllegalAction(f"{state.names[player]} owes no action now.")
+        if owes == "turn":
+            return _bot_turn(state, player, rng)
+        if owes == "answer":
+            return Action("accept" if rng.random() < 0.6 else "decline")
+        hand = sort_hand(state.hands[player])
+        if owes in ("contract_card", "attack_first"):
+            return Action("down", (rng.choice(hand),))
+        if owes == "attack":
+            assert state.attack is not None
+            side = 0 if player == state.turn else 1
+            mine, theirs = len(state.attack.cards[side]), len(state.attack.cards[1 - side])
+            if hand and ((mine < theirs and rng.random() < 0.7) or rng.random() < 0.15):
+                return Action("down", (rng.choice(hand),))
+            return Action("flip")
+        assert state.auction is not None
+        purse = state.pennies[player]
+        if owes == "auction_join":
+            if state.centre >= 4 and rng.random() < 0.35:
+                pennies = min(purse, max(1, state.centre // 3))
+                return Action("bid", (hand[-1], pennies))
+            return Action("done")
+        top = max(b.pennies for b in state.auction.bids)
+        mine_bid = next(b.pennies for b in state.auction.bids if b.player == player)
+        if mine_bid < top and top + 1 <= min(purse, state.centre) and rng.random() < 0.5:
+            return Action("raise", ("to", top + 1))
+        return Action("done")
+
+    def replace_with_bot(self, state: MiserState, seat: int) -> Result[MiserState]:
+        """A player resigns: a bot takes the seat (the service marks it), and
+        everyone is told, since a bot now plays that purse and hand."""
+        player = self._player(state, seat)
+        name = state.names[player]
+        text = f"{name} has left the game; a bot takes the seat."
+        context = {**self._common(state), "name": name}
+        return Result(
+            state,
+            [Event("resign", text, data={"player": name})],
+            [Notice(Audience.everyone(), "resign", context)],
+            text,
+        )
+
+    def turn(self, state: MiserState) -> int:
+        """The turn number: one player's turn, with every exchange it opens."""
+        return state.turn_number
+
+    def is_over(self, state: MiserState) -> bool:
+        return state.over
+
+    # -- the turn -------------------------------------------------------------
+
+    def _pass(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        _require_turn(state, player, "pass")
+        s = evolve_state(state)
+        # Ruling MI-4: with fewer than 3 pennies she puts in all she has.
+        paid = min(PASS_COST, s.pennies[player])
+        s.pennies[player] -= paid
+        s.centre += paid
+        report = {"kind": "pass", "name": s.names[player], "paid": paid}
+        text = f"{s.names[player]} passes and puts {pennies_text(paid)} in the centre."
+        return self._end_turn(s, report, text)
+
+    def _offer(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        _require_turn(state, player, "take out a contract")
+        _require_cards(state, player)
+        if len(action.args) == 1:  # kept as written until the names are known
+            written_partner, written_victim, mine, yours = self._read_contract(
+                state, str(action.args[0])
+            )
+        else:
+            written_partner, written_victim, mine, yours = _args(action, 4)
+        partner = self._resolve_name(state, str(written_partner))
+        victim = self._resolve_name(state, str(written_victim))
+        if player in (partner, victim):
+            raise IllegalAction("Your partner and your victim must be two other players.")
+        if partner == victim:
+            raise IllegalAction("Your partner cannot also be the victim.")
+        if not state.hands[partner]:
+            raise IllegalAction(
+                f"{state.names[partner]} has no cards left, so cannot enter a contract "
+                "(rule text: a player out of cards cannot enter into contracts)."
+            )
+        self._check_wager(state, player, mine, "Your wager")
+        self._check_wager(state, partner, yours, f"{state.names[partner]}'s wager")
+        s = evolve_state(state)
+        s.offers += 1
+        audience = action.came_to(s.seats[player])
+        seen = None if audience.public else sorted({*audience.seats, s.seats[partner]})
+        s.contract = Contract(partner, victim, [int(mine), int(yours)], seen)
+        offer = self._offer_json(s)
+        context = {**self._common(s, offer=True), "offer": offer}
+        text = (
+            f"{s.names[player]} offers {s.names[partner]} a contract against "
+            f"{s.names[victim]}: {s.names[player]} wagers {mine}, {s.names[partner]} {yours}."
+        )
+        return Result(
+            s,
+            [Event("offer", text, public=seen is None, data=offer)],
+            [Notice(offer_audience(s), "offer", context)],
+            f"Your offer is made; {s.names[partner]} answers 'accept' or 'decline'.",
+        )
+
+    def _accept(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        offer = _offer_to(state, player)
+        s = evolve_state(state)
+        c = s.contract
+        assert c is not None
+        by, partner, victim = s.turn, c.partner, c.victim
+        s.pennies[by] -= c.wagers[0]
+        s.pennies[partner] -= c.wagers[1]
+        # Ruling MI-6: the victim matches the sum; ruling MI-11: if short, all she has.
+        c.stake = min(sum(c.wagers), s.pennies[victim])
+        s.pennies[victim] -= c.stake
+        s.centre += sum(c.wagers) + c.stake
+        c.accepted = True
+        text = (
+            f"{s.names[partner]} accepts: {s.names[by]} ({c.wagers[0]}) and "
+            f"{s.names[partner]} ({c.wagers[1]}) take out a contract against "
+            f"{s.names[victim]}, who puts in {c.stake}. The centre holds {pennies_text(s.centre)}."
+        )
+        context = {**self._common(s), "offer": offer, "short": c.stake < sum(c.wagers)}
+        notices = [Notice(Audience.everyone(), "contract", context)]
+        notices += [self._your_move(s, p) for p in (by, partner)]
+        return Result(s, [Event("contract", text, data=dict(offer))], notices)
+
+    def _decline(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        offer = _offer_to(state, player)
+        s = evolve_state(state)
+        c = s.contract
+        assert c is not None
+        audience = offer_audience(s)
+        lapsed = action.verb == "lapse"
+        s.contract = None
+        how = "lapsed unanswered" if lapsed else f"was declined by {s.names[player]}"
+        text = f"{s.names[s.turn]}'s contract offer {how}; {s.names[s.turn]} chooses again."
+        context = {**self._common(s), "offer": offer, "lapsed": lapsed}
+        return Result(
+            s,
+            [Event("lapse" if lapsed else "decline", text, public=c.audience is None, data=offer)],
+            [Notice(audience, "declined", context)],
+            text,
+        )
+
+    def _attack(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        _require_turn(state, player, "attack")
+        _require_cards(state, player)
+        if len(action.args) == 1:  # kept as written until the names are known
+            written, wager = self._read_attack(state, str(action.args[0]))
+        else:
+            written, wager = _args(action, 2)
+        victim = self._resolve_name(state, str(written))
+        if victim == player:
+            raise IllegalAction("You cannot attack yourself.")
+        self._check_wager(state, player, wager, "Your wager")
+        s = evolve_state(state)
+        stake = min(int(wager), s.pennies[victim])  # rulings MI-7, MI-11
+        s.pennies[player] -= int(wager)
+        s.pennies[victim] -= stake
+        s.centre += int(wager) + stake
+        s.attack = Attack(victim, int(wager), stake)
+        text = (
+            f"{s.names[player]} attacks {s.names[victim]}, wagering {wager}; "
+            f"{s.names[victim]} puts in {stake}. The centre holds {pennies_text(s.centre)}."
+        )
+        context = {**self._common(s), "short": stake < int(wager)}
+        # The attacker is told what comes next in the answer to her own mail,
+        # not in a separate mail: the same mail may already put cards down.
+        low = sort_hand(s.hands[player])[-1]
+        reply = (
+            f"{text} Now put one or more cards face down, in a mail to the referee "
+            f"alone, like 'down {low}'."
+        )
+        return Result(
+            s,
+            [Event("attack", text, data={"attacker": s.names[player], "victim": s.names[victim],
+                                          "wager": int(wager), "stake": stake})],
+            [Notice(Audience.everyone(), "attack", context)],
+            reply,
+        )  # fmt: skip
+
+    def _bid(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        card, pennies = _args(action, 2)
+        card = str(card)
+        stage = stage_of(state)
+        auction = state.auction
+        # A pending offer may be private (ruling MI-14): anyone but the turn player
+        # gets the same answer whether or not one is pending.
+        if stage in (TURN, OFFER) and player != state.turn:
+            raise IllegalAction(
+                f"It is {state.names[state.turn]}'s turn; you may join a bid for the centre "
+                "only once it is made."
+            )
+        if stage == OFFER:
+            _require_turn(state, player, "bid for the centre")
+        if stage not in (TURN, AUCTION):
+            raise IllegalAction(f"There is no bidding for the centre now. {now_text(state)}")
+        if auction is not None and any(b.player == player for b in auction.bids):
+            mine = next(b.pennies for b in auction.bids if b.player == player)
+            raise IllegalAction(
+                f"You are already bidding {pennies_text(mine)}. To add 2, write 'raise 2'; "
+                f"to bring your bid to {mine + 2}, write 'raise to {mine + 2}'."
+            )
+        _require_cards(state, player)
+        if card not in state.hands[player]:
+            raise IllegalAction(
+                f"You do not hold {card_text(card)}. Your cards: {hand_text(state.hands[player])}."
+            )
+        amount = self._check_bid(state, player, pennies)
+        s = evolve_state(state)
+        s.hands[player].remove(card)
+        if s.auction is None:
+            s.auction = Auction([Bid(player, card, amount)])
+            what = "open"
+            text = (
+                f"{s.names[player]} bids {pennies_text(amount)} for the centre "
+                f"({pennies_text(s.centre)}), with {card_text(card)} face up."
+            )
+        else:
+            s.auction.bids.append(Bid(player, card, amount))
+            s.auction.done = []
+            s.auction.step += 1
+            if player in s.auction.declined:
+                s.auction.declined.remove(player)
+            what = "join"
+            text = (
+                f"{s.names[player]} joins the bidding: {card_text(card)} "
+                f"and {pennies_text(amount)}."
+            )
+        result = self._auction_step(s, player, what, text)
+        if what == "open" and not s.over and s.auction is not None:
+            result.notices += [
+                self._your_move(s, p)
+                for p in range(len(s.names))
+                if owed_step(s, p) == "auction_join"
+            ]
+        return result
+
+    def _raise(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        auction = state.auction
+        if auction is None or not any(b.player == player for b in auction.bids):
+            raise IllegalAction(
+                "You have no bid to raise. " + ("Join the bidding with 'bid 7H 2'."
+                                                if owed_step(state, player) == "auction_join"
+                                                else now_text(state))
+            )  # fmt: skip
+        mine = next(b for b in auction.bids if b.player == player)
+        if len(action.args) == 2 and action.args[0] == "to":
+            total = action.args[1]
+        else:
+            (add,) = _args(action, 1)
+            total = mine.pennies + add if isinstance(add, int) else add
+        if not isinstance(total, int) or total <= mine.pennies:
+            raise IllegalAction(
+                f"Your bid is {pennies_text(mine.pennies)}; a raise must make it more "
+                "(bids are never withdrawn)."
+            )
+        self._check_bid(state, player, total)
+        s = evolve_state(state)
+        assert s.auction is not None
+        next(b for b in s.auction.bids if b.player == player).pennies = total
+        s.auction.done = []
+        s.auction.step += 1
+        text = f"{s.names[player]} raises to {pennies_text(total)}."
+        return self._auction_step(s, player, "raise", text)
+
+    def _done(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        owes = owed_step(state, player)
+        if owes == "auction_bid":
+            s = evolve_state(state)
+            assert s.auction is not None
+            s.auction.done.append(player)
+            text = f"{s.names[player]} is done bidding."
+        elif owes == "auction_join":
+            s = evolve_state(state)
+            assert s.auction is not None
+            s.auction.declined.append(player)
+            text = f"{s.names[player]} will not join the bidding."
+        elif state.auction is not None and is_bidder(state, player):
+            raise IllegalAction("You have said done since the last raise; wait for the others.")
+        elif state.auction is not None and state.hands[player]:
+            raise IllegalAction(
+                "You have said you will not join; you still may, with 'bid 7H 2', "
+                "until the bidding ends."
+            )
+        else:
+            raise IllegalAction(f"There is no bidding to be done with now. {now_text(state)}")
+        return self._auction_step(s, player, "done", text)
+
+    def _auction_step(self, s: MiserState, player: int, what: str, text: str) -> Result[MiserState]:
+        """Announce one step of the auction, and resolve it when nobody owes
+        a step: every bidder has said done since the last bid or raise, and
+        every other player holding cards has joined or said she will not."""
+        assert s.auction is not None
+        bid = next((b for b in s.auction.bids if b.player == player), None)
+        data = {
+            "player": s.names[player],
+            "what": what,
+            "pennies": bid.pennies if bid else None,
+            "card": bid.card if bid else None,
+        }
+        events = [Event("auction", text, data=data)]
+        if any(owed_step(s, p) for p in range(len(s.names))):
+            context = {**self._common(s), "name": s.names[player], "step": what,
+                       "bid": self._bid_json(s, bid) if bid else None}  # fmt: skip
+            return Result(s, events, [Notice(Audience.everyone(), "auction", context)])
+        report = resolve_auction(s)
+        result = self._end_turn(s, report, report_text(s, report))
+        result.events[:0] = events
+        return result
+
+    # -- face-down cards and the flip -------------------------------------------
+
+    def _down(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        cards = [str(c) for c in action.args]
+        if not cards:
+            raise IllegalAction("Name the card to put face down, like 'down QS'.")
+        stage = stage_of(state)
+        if stage == CONTRACT:
+            assert state.contract is not None
+            side = contract_side(state, player)
+            if state.contract.cards[side] is not None:
+                raise IllegalAction("Your card for this contract is already down.")
+            if len(cards) != 1:
+                raise IllegalAction("Each partner in a contract puts down exactly one card.")
+        elif stage == ATTACK:
+            assert state.attack is not None
+            side = attack_side(state, player)
+            if side == 1 and not state.attack.cards[0]:
+                raise IllegalAction(
+                    f"Wait for {state.names[state.turn]}'s first card; then you may answer."
+                )
+        else:
+            raise IllegalAction(f"No card is to be put face down now. {now_text(state)}")
+        missing = [c for c in cards if c not in state.hands[player]]
+        if missing or len(set(cards)) != len(cards):
+            shown = ", ".join(card_text(c) for c in missing) or "a card twice"
+            raise IllegalAction(
+                f"You do not hold {shown}. Your cards: {hand_text(state.hands[player])}."
+            )
+        s = evolve_state(state)
+        for card in cards:
+            s.hands[player].remove(card)
+        name = s.names[player]
+        hidden = Event("down_cards", f"{name} puts {' '.join(cards)} face down.",
+                       public=False, data={"player": name, "cards": list(cards)})  # fmt: skip
+        reply = f"Face down: {' '.join(card_text(c) for c in cards)}."
+        if stage == CONTRACT:
+            c = s.contract
+            assert c is not None
+            c.cards[side] = cards[0]
+            text = f"{name} puts a card face down for the contract."
+            events = [Event("down", text, data={"player": name, "count": 1}), hidden]
+            if all(x is not None for x in c.cards):
+                report = resolve_contract(s)
+                result = self._end_turn(s, report, report_text(s, report))
+                result.events[:0] = events
+                result.reply = reply
+                return result
+        else:
+            a = s.attack
+            assert a is not None
+            a.cards[side].extend(cards)
+            a.step += len(cards)
+            a.flipped = [False, False]  # each side says "flip" again after a new card
+            count = len(a.cards[side])
+            text = f"{name} puts {cards_text(len(cards))} face down ({count} down in all)."
+            events = [Event("down", text, data={"player": name, "count": len(cards)}), hidden]
+            if attack_settled(s):
+                return self._flip_attack(s, events, reply, "down")
+        context = {**self._common(s), "name": name, "count": len(cards)}
+        notices = [Notice(Audience.everyone(), "down", context)]
+        a = s.attack
+        if a is not None and side == 0 and len(a.cards[0]) == len(cards) and s.hands[a.victim]:
+            # The attacker's first card: the victim may now answer.
+            notices.append(self._your_move(s, a.victim))
+        return Result(s, events, notices, reply)
+
+    def _flip(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
+        if stage_of(state) != ATTACK:
+            raise IllegalAction(f"There is nothing to flip now. {now_text(state)}")
+        assert state.attack is not None
+        side = attack_side(state, player)
+        if not state.attack.cards[0]:
+            if side == 0:
+                raise IllegalAction("Put at least one card face down first, like 'down QS'.")
+            raise IllegalAction(f"Wait for {state.names[state.turn]}'s first card.")
+        if state.attack.flipped[side]:
+            raise IllegalAction("You have said flip; the other side must say it too.")
+        s = evolve_state(state)
+        assert s.attack is not None
+        s.attack.flipped[side] = True
+        name = s.names[player]
+        events = [Event("flip", f"{name} is ready to flip.", data={"player": name})]
+        if attack_settled(s):
+            return self._flip_attack(s, events, None, "flip")
+        context = {**self._common(s), "name": name}
+        return Result(s, events, [Notice(Audience.everyone(), "flip", context)])
+
+    def _flip_attack(
+        self, s: MiserState, events: list[Event], reply: str | None, last: str
+    ) -> Result[MiserState]:
+        """Turn up an attack's cards. ``last`` is the move that settled it
+        ("down" or "flip"), so a report of the referee's move for a silent
+        player says which it made."""
+        report = {**resolve_attack(s), "last_move": last}
+        result = self._end_turn(s, report, report_text(s, report))
+        result.events[:0] = events
+        result.reply = reply
+        return result
+
+    # -- the end of a turn (ruling MI-10) ---------------------------------------
+
+    def _end_turn(self, s: MiserState, report: dict[str, Any], text: str) -> Result[MiserState]:
+        """Report a resolved turn to everyone. A player left with no pennies
+        is knocked out and the game ends; otherwise the next player's turn."""
+        n = len(s.names)
+        s.contract = s.attack = s.auction = None
+        report = {"turn": s.turn_number, **report}
+        s.history.append(report)
+        events = [Event("resolved", text, data=report)]
+        knocked = [p for p in range(n) if s.pennies[p] == 0]
+        if knocked:
+            s.over = True
+            s.knocked_out = knocked
+            top = max(s.pennies)
+            s.winners = [p for p in range(n) if s.pennies[p] == top]
+            data = {
+                "winners": [s.names[p] for p in s.winners],
+                "pennies": dict(zip(s.names, s.pennies, strict=True)),
+            }
+            events.append(Event("game_over", result_text(s), data=data))
+        else:
+            s.turn = (s.turn + 1) % n
+            s.turn_number += 1
+            s.offers = 0
+        context = {**self._common(s), "report": report}
+        notices = [Notice(Audience.everyone(), "round_report", context)]
+        if not s.over:
+            notices.append(self._your_move(s, s.turn))
+        return Result(s, events, notices)
+
+    # -- checks -----------------------------------------------------------------
+
+    def _check_wager(self, state: MiserState, player: int, wager: JSON, whose: str) -> None:
+        if not isinstance(wager, int) or not 1 <= wager <= state.wager_cap:
+            raise IllegalAction(f"{whose} must be 1 to {state.wager_cap} pennies.")
+        if wager > state.pennies[player]:
+            has = "you have" if whose == "Your wager" else f"{state.names[player]} has"
+            raise IllegalAction(f"{whose} is {wager}, but {has} only {state.pennies[player]}.")
+
+    def _check_bid(self, state: MiserState, player: int, pennies: JSON) -> int:
+        if not isinstance(pennies, int) or pennies < 1:
+            raise IllegalAction("A bid is 1 penny or more.")
+        if pennies > state.pennies[player]:
+            raise IllegalAction(
+                f"You hold {pennies_text(state.pennies[player])}; you cannot bid more than that."
+            )
+        return pennies
+
+    def _player(self, state: MiserState, seat: int) -> int:
+        if seat not in state.seats:
+            raise IllegalAction("You have no seat in this game.")
+        return state.seats.index(seat)
+
+
+def _offer_to(s: MiserState, player: int) -> dict[str, JSON]:
+    if stage_of(s) != OFFER or s.contract is None or s.contract.partner != player:
+        raise IllegalAction(f"No contract offer awaits your answer. {now_text(s)}")
+    return {
+        "by": s.names[s.turn],
+        "partner": s.names[player],
+        "victim": s.names[s.contract.victim],
+        "wagers": list(s.contract.wagers),
+        "total": sum(s.contract.wagers),
+        "private": s.contract.audience is not None,
+    }
+
+
+def _require_turn(s: MiserState, player: int, doing: str) -> None:
+    if player == s.turn and stage_of(s) == OFFER:
+        assert s.contract is not None
+        raise IllegalAction(f"Your contract offer awaits {s.names[s.contract.partner]}'s answer.")
+    if player != s.turn:
+        raise IllegalAction(f"It is {s.names[s.turn]}'s turn, not yours: you cannot {doing} now.")
+    if stage_of(s) != TURN:
+        raise IllegalAction(f"Your turn is under way. {now_text(s)}")
+
+
+def _require_cards(s: MiserState, player: int) -> None:
+    if not s.hands[player]:
+        raise IllegalAction(
+            "You have no cards left, so on your turn you can only pass (write 'pass')."
+        )
+
+
+def _args(action: Action, count: int) -> tuple[JSON, ...]:
+    if len(action.args) != count:
+        raise IllegalAction(f"I cannot read that {action.verb}; write 'help' for examples.")
+    return action.args
+
+
+# -- bots -----------------------------------------------------------------------------
+
+
+def _bot_turn(s: MiserState, player: int, rng: random.Random) -> Action:
+    hand = sort_hand(s.hands[player])
+    purse = s.pennies[player]
+    if not hand:
+        return Action("pass")
+    n = len(s.names)
+    others = [p for p in range(n) if p != player]
+    wager = min(rng.randint(1, s.wager_cap), purse)
+    bare = [p for p in others if not s.hands[p]]
+    if bare and rng.random() < 0.8:
+        return Action("attack", (s.names[rng.choice(bare)], wager))
+    roll = rng.random()
+    if s.centre >= 6 and roll < 0.4:
+        return Action("bid", (hand[-1], min(purse, max(1, s.centre // 3))))
+    partners = [p for p in others if s.hands[p]]
+    if s.offers == 0 and partners and roll < 0.6:
+        partner = rng.choice(partners)
+        victim = rng.choice([p for p in others if p != partner])
+        yours = min(rng.randint(1, s.wager_cap), s.pennies[partner])
+        return Action("contract", (s.names[partner], s.names[victim], wager, yours))
+    if roll < 0.85:
+        return Action("attack", (s.names[rng.choice(others)], wager))
+    return Action("pass")

@@ -1,4 +1,6 @@
-"""Reading Miser commands: the forgiving grammar of :meth:`Miser.parse`.
+"""The command grammar of Miser: a line of a player's mail read as an
+action (:meth:`MiserWords.parse`), and the help each seat gets, for rule
+text 004 (Miser) and its rulings (docs/rulings.md).
 
 Parsing is stateless, so a partner or a victim is kept as written (a name, a
 prefix or a seat number) and resolved against the seats by :func:`resolve_name`
@@ -17,6 +19,19 @@ from collections.abc import Callable, Sequence
 
 from referee.games.base import JSON, Action, AmbiguousAction, IllegalAction, ParseError
 from referee.games.cards import Card
+from referee.games.miser.rules import (
+    PASS_COST,
+    MiserRules,
+    MiserState,
+    card_text,
+    hand_text,
+    is_bidder,
+    now_text,
+    owed_step,
+    pennies_text,
+    result_text,
+    sort_hand,
+)
 
 CARD_HELP = "Write a card as QS, Q♠, 10D, TD or queen of spades."
 CONTRACT_HELP = (
@@ -398,3 +413,121 @@ def resolve_name(written: str, names: Sequence[str], positions: Sequence[int]) -
         several = " or ".join(names[i] for i in found)
         raise IllegalAction(f"'{written}' could be {several}. The players are {players}.")
     raise IllegalAction(f"There is no player '{written}'. The players are {players}.")
+
+
+# -- the words of the game -----------------------------------------------------------
+
+
+class MiserWords(MiserRules):
+    """How a Miser player writes each move, and the help she gets."""
+
+    def parse(self, line: str) -> Action | None:
+        """See :func:`parse_line` for every spelling read."""
+        return parse_line(line)
+
+    def help(self, state: MiserState, seat: int | None) -> str:
+        return _help_text(state, seat)
+
+    def _read_contract(self, s: MiserState, text: str) -> tuple[str, str, int, int]:
+        return read_contract(text, s.names, s.seats)
+
+    def _read_attack(self, s: MiserState, text: str) -> tuple[str, int]:
+        return read_attack(text, s.names, s.seats)
+
+    def _resolve_name(self, s: MiserState, written: str) -> int:
+        return resolve_name(written, s.names, s.seats)
+
+
+# -- help -------------------------------------------------------------------------------
+
+
+def _help_text(s: MiserState, seat: int | None) -> str:
+    """What this seat can do now, and how to write it."""
+    player = s.seats.index(seat) if seat is not None and seat in s.seats else None
+    if s.over:
+        return f"The game is over: {result_text(s)}"
+    lines: list[str] = []
+    owes = owed_step(s, player) if player is not None else None
+    hand = sort_hand(s.hands[player]) if player is not None else []
+    low = hand[-1] if hand else "7H"
+    names = s.names
+    if player is not None:
+        others = [p for p in range(len(names)) if p != player]
+        victim = names[others[-1]]
+    if owes == "turn" and player is not None:
+        cap = min(s.wager_cap, s.pennies[player])
+        lines.append("It is your turn. Write one of:")
+        lines.append("  pass")
+        lines.append(f"      put {pennies_text(min(PASS_COST, s.pennies[player]))} in the centre")
+        if hand:
+            partners = [p for p in others if s.hands[p]]
+            if partners:
+                partner = names[partners[0]]
+                target = names[next(p for p in others if p != partners[0])]
+                lines.append(f"  contract with {partner} against {target} {cap} 1")
+                lines.append(
+                    f"      you wager {cap} and {partner} 1 (each 1 to {s.wager_cap});\n"
+                    f"      {partner} answers accept or decline"
+                )
+            lines.append(f"  attack {victim} {cap}")
+            lines.append(f"      a wager of 1 to {s.wager_cap}; {victim} matches it")
+            bid = min(2, s.pennies[player])
+            lines.append(f"  bid {low} {bid}")
+            lines.append(
+                f"      bid {pennies_text(bid)} for the centre ({pennies_text(s.centre)} now),\n"
+                f"      with {card_text(low)} face up"
+            )
+        else:
+            lines.append("You have no cards left, so passing is all you can do.")
+    elif owes == "answer":
+        assert s.contract is not None
+        c = s.contract
+        seen = "" if c.audience is None else " (a private offer)"
+        lines.append(
+            f"{names[s.turn]} offers you a contract against {names[c.victim]}{seen}:\n"
+            f"{names[s.turn]} wagers {c.wagers[0]}, you {c.wagers[1]}, and {names[c.victim]} "
+            f"matches the {sum(c.wagers)}.\n"
+            "Write 'accept' or 'decline'. If you accept, each of you puts one\n"
+            "card face down, in a mail to the referee alone."
+        )
+    elif owes in ("contract_card", "attack_first", "attack"):
+        what = {"contract_card": "a card face down for the contract",
+                "attack_first": "one or more cards face down for the attack",
+                "attack": "a card face down for the attack"}[owes]  # fmt: skip
+        lines.append(f"Put {what}, in a mail to the\nreferee alone: 'down {low}'.")
+        if owes == "attack":
+            lines.append(
+                f"You may put down more cards ('down {' '.join(hand[-2:])}'), or write\n"
+                "'flip' when you are done."
+            )
+        lines.append(f"Your cards: {hand_text(hand)}")
+    elif owes == "auction_bid":
+        lines.append(
+            "You are bidding for the centre. Write 'raise 1' to add a\n"
+            f"penny, 'raise to N' (up to {s.pennies[player or 0]}), or 'done' (you may\n"
+            "raise again if anyone else bids or raises)."
+        )
+    elif owes == "auction_join" or (
+        player is not None and s.auction is not None and hand and not is_bidder(s, player)
+    ):
+        lines.append(
+            "You may join the bidding for the centre with one card\n"
+            f"face up and 1 or more pennies: 'bid {low} {min(2, s.pennies[player or 0])}'."
+            + (" Or write\n'done' to stay out." if owes == "auction_join" else "")
+        )
+    elif player is not None and s.auction is not None and is_bidder(s, player):
+        lines.append(
+            "You have said done. You may still raise your bid ('raise 1'),\n"
+            "until every bidder has said done since the last bid or raise."
+        )
+    else:
+        waiting = (
+            ", ".join(
+                names[p] for p in range(len(names)) if owed_step(s, p) not in (None, "answer")
+            )
+            or names[s.turn]
+        )
+        lines.append(f"{now_text(s)} Waiting for: {waiting}.")
+    if player is not None:
+        lines.append("'hand' shows your cards and pennies in a secret reply.")
+    return "\n".join(lines)

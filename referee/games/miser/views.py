@@ -1,0 +1,251 @@
+"""What each seat and the public may see of a game of Miser: the views,
+the status summary, and the data each mail template gets, by ruling MI-14
+of rule text 004 (Miser) ("All of a player's pennies must be visible"; "No
+player may show her hand"; docs/rulings.md):
+
+* public: every player's pennies and the centre at all times, so every move
+  of pennies is announced to everyone: a pass, an accepted contract with its
+  two wagers and the victim's stake, an attack's wager and stake, every bid
+  and raise; how many cards each player holds; how many cards each side has
+  face down, never which; the face-up bid cards; the cards turned up at each
+  flip; the draw for first player (ruling MI-2); how many cards were removed
+  before the deal (ruling MI-1), never which.
+* secret (to the holder alone): a hand, and a face-down card until the flip.
+  Face-down cards are accepted only in a mail to the referee alone.
+* private: a contract offer, and its refusal or lapse, go to the seats that
+  saw the offer and the partner, so talks may stay private; an acceptance is
+  public, because it moves three players' pennies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from referee.games.base import JSON, Audience, Notice
+from referee.games.miser.rules import (
+    OFFER,
+    OWED_TEXT,
+    PASS_COST,
+    TURN,
+    Bid,
+    MiserRules,
+    MiserState,
+    attack_side,
+    card_text,
+    card_value,
+    contract_side,
+    hand_text,
+    owed_step,
+    result_text,
+    sees_offer,
+    shown_cards,
+    sort_hand,
+    stage_of,
+)
+
+
+class MiserViews(MiserRules):
+    """What each seat and the public see, and the data of each mail."""
+
+    def view(self, state: MiserState, seat: int | None) -> dict[str, JSON]:
+        """The public view holds no card in a hand, face down or removed
+        (ruling MI-14); a seat's view adds that seat's hand and face-down
+        cards."""
+        view = self._common(state)
+        view["history"] = list(state.history)
+        view["slush"] = shown_cards(state.slush)
+        if seat is not None and seat in state.seats:
+            player = state.seats.index(seat)
+            view["you"] = self._you(state, player)
+            offer = state.contract
+            if offer is not None and not offer.accepted and sees_offer(state, player):
+                view["offer"] = self._offer_json(state)
+        return view
+
+    def summary(self, state: MiserState) -> dict[str, JSON]:
+        public = self._common(state)
+        return {
+            "round": state.turn_number,
+            "turn": state.turn_number,
+            "phase": public["stage"],
+            "scores": {state.names[p]: state.pennies[p] for p in range(len(state.names))},
+            "cards": {state.names[p]: len(state.hands[p]) for p in range(len(state.names))},
+            "centre": state.centre,
+            "to_move": [w["name"] for w in public["waiting"]],
+            "over": state.over,
+            "result": result_text(state) if state.over else None,
+        }
+
+    def _common(self, s: MiserState, *, offer: bool = False) -> dict[str, JSON]:
+        """The public facts every notice and view carries. A contract offer
+        appears only when ``offer`` is set (the notice goes to the offer's
+        audience) or the offer was made in public."""
+        n = len(s.names)
+        c, a, au = s.contract, s.attack, s.auction
+        show_offer = c is not None and (c.accepted or offer or c.audience is None)
+        down = [0] * n
+        if c is not None and c.accepted:
+            for p, card in zip((s.turn, c.partner), c.cards, strict=True):
+                down[p] = int(card is not None)
+        if a is not None:
+            down[s.turn], down[a.victim] = len(a.cards[0]), len(a.cards[1])
+        bids = {b.player: b for b in au.bids} if au else {}
+        waiting = [
+            {"name": s.names[p], "what": OWED_TEXT[o]}
+            for p in range(n)
+            if (o := owed_step(s, p)) is not None and (show_offer or o != "answer")
+        ]
+        if c is not None and not show_offer:
+            waiting.insert(0, {"name": s.names[s.turn], "what": OWED_TEXT["turn"]})
+        top = max(s.pennies)
+        names = [w["name"] for w in waiting]
+        return {
+            "turn_number": s.turn_number,
+            "to_move": names,
+            "to_move_text": _names_text(names) if len(names) <= 3 else f"{len(names)} players",
+            "turn_player": s.names[s.turn],
+            "stage": stage_of(s) if show_offer or stage_of(s) != OFFER else TURN,
+            "players": [
+                {
+                    "number": p + 1,
+                    "seat": s.seats[p],
+                    "name": s.names[p],
+                    "pennies": s.pennies[p],
+                    "cards": len(s.hands[p]),
+                    "down": down[p],
+                    "bid": bids[p].pennies if p in bids else None,
+                    "knocked_out": p in s.knocked_out,
+                    "leading": s.pennies[p] == top,
+                }
+                for p in range(n)
+            ],
+            "centre": s.centre,
+            "pennies_each": s.pennies_each,
+            "wager_cap": s.wager_cap,
+            "pass_cost": PASS_COST,
+            "removed_count": len(s.removed),
+            "slush_count": len(s.slush),
+            "waiting": waiting,
+            "contract": self._contract_json(s) if c is not None and c.accepted else None,
+            "attack": self._attack_json(s) if a is not None else None,
+            "auction": None
+            if au is None
+            else {
+                "bids": [self._bid_json(s, b) for b in au.bids],
+                "done": [s.names[p] for p in au.done],
+                "declined": [s.names[p] for p in au.declined],
+            },
+            "game_over": s.over,
+            "winners": [s.names[p] for p in s.winners],
+            "tie": len(s.winners) > 1,
+            "knocked_out": [s.names[p] for p in s.knocked_out],
+            "result": result_text(s) if s.over else None,
+        }
+
+    def _opening(self, s: MiserState) -> dict[str, JSON]:
+        """The opening mail: the public facts, each round of the draw for
+        first player with the cards as players read them (ruling MI-2), who
+        goes first and how many cards each holds."""
+        return {
+            **self._common(s),
+            "draws": [
+                {
+                    "round": number,
+                    "cards": [
+                        {"name": s.names[p], "card": c, "text": card_text(c)}
+                        for p, c in enumerate(row)
+                        if c
+                    ],
+                }
+                for number, row in enumerate(s.draws, start=1)
+            ],
+            "first": s.names[s.first],
+            "hand_size": len(s.hands[0]),
+        }
+
+    def _offer_json(self, s: MiserState) -> dict[str, JSON]:
+        c = s.contract
+        assert c is not None
+        return {
+            "by": s.names[s.turn],
+            "partner": s.names[c.partner],
+            "victim": s.names[c.victim],
+            "wagers": list(c.wagers),
+            "total": sum(c.wagers),
+            "private": c.audience is not None,
+            "audience": (
+                [s.names[s.seats.index(x)] for x in c.audience] if c.audience is not None else []
+            ),
+            "audience_text": _names_text(
+                [s.names[s.seats.index(x)] for x in c.audience] if c.audience is not None else []
+            ),
+        }
+
+    def _contract_json(self, s: MiserState) -> dict[str, JSON]:
+        c = s.contract
+        assert c is not None
+        return {
+            **self._offer_json(s),
+            "stake": c.stake,
+            "down": [s.names[p] for p, x in zip((s.turn, c.partner), c.cards, strict=True) if x],
+        }
+
+    def _attack_json(self, s: MiserState) -> dict[str, JSON]:
+        a = s.attack
+        assert a is not None
+        return {
+            "attacker": s.names[s.turn],
+            "victim": s.names[a.victim],
+            "wager": a.wager,
+            "stake": a.stake,
+            "down": [len(a.cards[0]), len(a.cards[1])],
+            "flipped": [
+                s.names[p] for p, f in zip((s.turn, a.victim), a.flipped, strict=True) if f
+            ],
+        }
+
+    def _bid_json(self, s: MiserState, bid: Bid) -> dict[str, JSON]:
+        return {"name": s.names[bid.player], "card": bid.card, "text": card_text(bid.card),
+                "value": card_value(bid.card), "pennies": bid.pennies}  # fmt: skip
+
+    def _you(self, s: MiserState, player: int) -> dict[str, JSON]:
+        """What only ``player`` may see: eir hand, eir face-down cards, and
+        what ey owe now, with the help of :meth:`help` (the words)."""
+        down: list[str] = []
+        c, a = s.contract, s.attack
+        if c is not None and player in (s.turn, c.partner):
+            card = c.cards[contract_side(s, player)] if c.accepted else None
+            down = [card] if card else []
+        if a is not None and player in (s.turn, a.victim):
+            down = list(a.cards[attack_side(s, player)])
+        hand = sort_hand(s.hands[player])
+        owes = owed_step(s, player)
+        return {
+            "name": s.names[player],
+            "seat": s.seats[player],
+            "number": player + 1,
+            "pennies": s.pennies[player],
+            "hand": hand,
+            "hand_text": hand_text(hand),
+            "down": shown_cards(down),
+            "down_text": " ".join(card_text(x) for x in down),
+            "owes": owes,
+            "help": self.help(s, s.seats[player]),
+        }
+
+    def _hand_notice(self, s: MiserState, player: int, reason: str) -> Notice:
+        context = {**self._common(s), "you": self._you(s, player), "reason": reason}
+        return Notice(Audience.only(s.seats[player]), "hand", context)
+
+    def _your_move(self, s: MiserState, player: int) -> Notice:
+        context = {**self._common(s), "you": self._you(s, player)}
+        if s.contract is not None and not s.contract.accepted and sees_offer(s, player):
+            context["offer"] = self._offer_json(s)
+        return Notice(Audience.only(s.seats[player]), "your_move", context)
+
+
+def _names_text(names: Sequence[str]) -> str:
+    """``Ann``, ``Ann and Ben``, ``Ann, Ben and Cat``."""
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} and {names[-1]}"

@@ -275,6 +275,8 @@ class LoatcgRules(Game[LoatcgState]):
         notices = [Notice(Audience.everyone(), "opening", self._common(s)), *later]
         return Result(s, events, notices)
 
+    # -- play -----------------------------------------------------------------
+
     def accepts(self, action: Action, scope: Scope) -> None:
         """Rule 8: a member's own actions come in any scope. Rule 1: dealing
         oneself in is "by announcement"; house reading: a mail to the list or
@@ -976,6 +978,7 @@ class LoatcgRules(Game[LoatcgState]):
     ) -> Notice:
         """The secret mail of a deal, with the member's whole hand: views.py."""
         raise NotImplementedError
+
 
 # -- module helpers -----------------------------------------------------------
 

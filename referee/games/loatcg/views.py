@@ -53,7 +53,6 @@ class LoatcgViews(LoatcgRules):
             ]
         return view
 
-
     def summary(self, state: LoatcgState) -> dict[str, JSON]:
         """Public facts only. Scores are public only as a report published
         them (ruling TCG-20): ``scores`` are those of the latest report (the
@@ -76,6 +75,8 @@ class LoatcgViews(LoatcgRules):
             "over": state.frozen,
             "result": self._result_text(state) if state.frozen else None,
         }
+
+    # -- the data of each mail, for the rules' notices -----------------------
 
     def _dealt_notice(
         self, s: LoatcgState, member: Member, dealt: Mapping[str, int], reason: str

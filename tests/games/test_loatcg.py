@@ -31,15 +31,7 @@ from referee.games.base import (
     SeatInfo,
     rng_for,
 )
-from referee.games.loatcg import (
-    BOT_TURN,
-    DAY,
-    RECIPES,
-    Loatcg,
-    LoatcgState,
-    Member,
-    cards_text,
-)
+from referee.games.loatcg import Loatcg
 from referee.games.loatcg.instructions import (
     BASIC,
     CARD_TYPES,
@@ -47,6 +39,14 @@ from referee.games.loatcg.instructions import (
     REFINED,
     parse_instructions,
     score,
+)
+from referee.games.loatcg.rules import (
+    BOT_TURN,
+    DAY,
+    RECIPES,
+    LoatcgState,
+    Member,
+    cards_text,
 )
 from referee.mail.compose import TEMPLATES, Composer
 

@@ -1,7 +1,8 @@
-"""The Scoring Instructions of the Land of Agora tournament (rule text 002,
-rule 4): a small line-oriented language the Dealor writes, its parser, its
-evaluation on a hand, its plain-English rendering and the salted hash the
-Dealor publishes at the start (TCG-17 … TCG-19).
+"""The Scoring Instructions of the Land of Agora trading-card tournament
+(rule text 002, rule 4): a small line-oriented language the Dealor writes,
+its parser, its evaluation on a hand, its plain-English rendering and the
+salted hash the Dealor publishes at the start (rulings TCG-17 … TCG-19,
+docs/rulings.md).
 
 One instruction a line, numbered from 1 in order::
 
@@ -48,7 +49,7 @@ PLURALS: dict[str, str] = {
 MAX_INSTRUCTIONS = 100
 MAX_NUMBER = 1_000_000  # points and thresholds: a typo, not a rule, beyond this
 
-#: The EXAMPLE scoring instruction set of rule text 002, as TCG-18 reads it.
+#: The EXAMPLE scoring instruction set of rule text 002, as ruling TCG-18 reads it.
 EXAMPLE_INSTRUCTIONS = """\
 1. points ore 1
 2. points wool 2
@@ -123,7 +124,7 @@ class Points:
 class Sets:
     """``set TYPES P``: each set of one card of every type scores P; a card
     belongs to one set only, so there are as many sets as the scarcest type
-    has cards (TCG-18)."""
+    has cards (ruling TCG-18)."""
 
     types: tuple[str, ...]
     points: int
@@ -145,7 +146,7 @@ class Sets:
 @dataclass(frozen=True)
 class Pairs:
     """``pairs TYPE P odd Q``: each pair scores P, and an odd one left over
-    scores Q (TCG-18: 5⌊d/2⌋, minus 15 if d is odd)."""
+    scores Q (ruling TCG-18: 5⌊d/2⌋, minus 15 if d is odd)."""
 
     type: str
     points: int
@@ -174,8 +175,8 @@ class Pairs:
 @dataclass(frozen=True)
 class CountAs:
     """``count TYPE as TYPE``: for the rest of the scoring the first type
-    counts as the second, and no longer as itself (TCG-18: after Spoilage
-    apples are ore, not apples)."""
+    counts as the second, and no longer as itself (ruling TCG-18: after
+    Spoilage apples are ore, not apples)."""
 
     source: str
     target: str
@@ -198,7 +199,7 @@ class CountAs:
 @dataclass(frozen=True)
 class Hoard:
     """``hoard N TYPES P``: for each of those types held N or more times the
-    hand scores P (TCG-18: all 8 types, refined ones included)."""
+    hand scores P (ruling TCG-18: all 8 types, refined ones included)."""
 
     threshold: int
     types: tuple[str, ...]
@@ -394,14 +395,14 @@ def canonicalize(text: str) -> str:
 
 def score_breakdown(instructions: Sequence[Instruction], hand: Mapping[str, int]) -> list[int]:
     """The points each instruction gives ``hand`` (card type -> count),
-    applied in numerical order (rule 4, TCG-17): a pure function of the
+    applied in numerical order (rule 4, ruling TCG-17): a pure function of the
     counts. A ``count … as`` gives 0 and changes what later ones see."""
     counts = {t: int(hand.get(t, 0)) for t in CARD_TYPES}
     return [i.rule.evaluate(counts) for i in sorted(instructions, key=lambda i: i.number)]
 
 
 def score(instructions: Sequence[Instruction], hand: Mapping[str, int]) -> int:
-    """The Hand Score of ``hand``, in Points; it may be negative (TCG-17)."""
+    """The Hand Score of ``hand``, in Points; it may be negative (ruling TCG-17)."""
     return sum(score_breakdown(instructions, hand))
 
 
@@ -409,7 +410,7 @@ def score(instructions: Sequence[Instruction], hand: Mapping[str, int]) -> int:
 
 
 def commitment(text: str, salt: str) -> str:
-    """The exact text whose SHA-256 the Dealor publishes (TCG-19): a line
+    """The exact text whose SHA-256 the Dealor publishes (ruling TCG-19): a line
     ``salt: `` and the 256-bit salt in 64 hex digits, then the canonical
     instructions, every line ending in a newline."""
     return f"salt: {salt}\n{canonicalize(text)}"

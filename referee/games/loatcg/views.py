@@ -1,0 +1,194 @@
+"""What each member and the public may see of a Land of Agora trading-card
+tournament (rule text 002), and the data each of its mails is written from.
+
+Nothing public shows a hand, a deal, a score no report has published or an
+instruction no report has shown before the Freeze; a member's own view adds
+eir hand, score and the instructions the Dealor revealed to em (rule 9,
+definition C; rulings TCG-3 and TCG-20, docs/rulings.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from referee.games.base import JSON, Audience, Notice
+from referee.games.loatcg.instructions import commitment, score
+from referee.games.loatcg.rules import (
+    FREEZE_DAYS,
+    LoatcgRules,
+    LoatcgState,
+    Member,
+    Offer,
+    Report,
+    cards_list,
+    cards_text,
+    instructions_of,
+    member_at,
+    names_text,
+    seat_name,
+)
+
+
+class LoatcgViews(LoatcgRules):
+    """The rules with their views: ``view``, ``summary`` and the data the
+    rules ask for to write each notice."""
+
+    def view(self, state: LoatcgState, seat: int | None) -> dict[str, JSON]:
+        """The public view holds no hand, no deal and no instruction a report
+        has not shown (and no report's instruction number) until the Freeze.
+        A member's view adds eir hand, score, the instructions revealed to em
+        and the offers e saw."""
+        view = self._common(state)
+        view["reports"] = [self._report_json(r) for r in state.reports]
+        view["offers"] = [self._offer_json(state, o) for o in state.offers if not o.audience]
+        if state.frozen:
+            view["final"] = self._final_json(state)
+        member = member_at(state, seat) if seat is not None else None
+        if member is not None:
+            view["you"] = self._you(state, member)
+            view["offers"] = [
+                self._offer_json(state, o)
+                for o in state.offers
+                if not o.audience or member.seat in o.audience
+            ]
+        return view
+
+    def summary(self, state: LoatcgState) -> dict[str, JSON]:
+        """Public facts only. Scores are public only as a report published
+        them (ruling TCG-20): ``scores`` are those of the latest report (the
+        Final Report once frozen), and ``scores_as_of`` names it; the current
+        scores are secret to each member."""
+        if state.frozen:
+            scores, as_of = state.final_scores, "the Final Report"
+        elif state.reports:
+            scores, as_of = state.reports[-1].scores, f"Round Report {len(state.reports)}"
+        else:
+            scores, as_of = [], None
+        return {
+            "round": state.round,
+            "rounds": state.rounds,
+            "members": [m.name for m in state.members],
+            "scores": {name: points for name, points in scores},
+            "scores_as_of": as_of,
+            "digest": state.digest,
+            "to_move": None,
+            "over": state.frozen,
+            "result": self._result_text(state) if state.frozen else None,
+        }
+
+    # -- the data of each mail, for the rules' notices -----------------------
+
+    def _dealt_notice(
+        self, s: LoatcgState, member: Member, dealt: Mapping[str, int], reason: str
+    ) -> Notice:
+        """Definition C, rule 7, ruling TCG-3: a deal is secret and carries the
+        member's whole hand and score."""
+        context = {
+            **self._common(s),
+            "you": self._you(s, member),
+            "reason": reason,
+            "dealt": cards_list(dealt),
+            "dealt_text": cards_text(dealt),
+            "dealt_count": sum(dealt.values()),
+        }
+        return Notice(Audience.only(member.seat), "dealt", context)
+
+    def _common(self, s: LoatcgState) -> dict[str, JSON]:
+        """The public facts every notice and view carries: no hand, no score
+        not yet reported, no instruction not yet revealed."""
+        if s.frozen:
+            next_event = None
+        elif s.round < s.rounds:
+            next_event = f"Round Report {s.round}"
+        else:
+            next_event = "the Freeze and the Final Report"
+        return {
+            "round": s.round,
+            "rounds": s.rounds,
+            "report_days": s.report_days,
+            "freeze_days": FREEZE_DAYS,
+            "digest": s.digest,
+            "members": [m.name for m in s.members],
+            "reports_published": len(s.reports),
+            "next_event": next_event,
+            "frozen": s.frozen,
+            "winners": list(s.winners),
+        }
+
+    def _you(self, s: LoatcgState, member: Member) -> dict[str, JSON]:
+        """What only ``member`` may see: eir hand, score and the instructions
+        the Dealor revealed to em."""
+        instructions = instructions_of(s)
+        return {
+            "name": member.name,
+            "seat": member.seat,
+            "hand": cards_list(member.hand),
+            "hand_text": cards_text(member.hand),
+            "cards": sum(member.hand.values()),
+            "score": score(instructions, member.hand),
+            "apples": member.hand["apple"],
+            "known": [
+                {"number": n, "text": instructions[n - 1].english()} for n in sorted(member.known)
+            ],
+        }
+
+    def _offer_json(self, s: LoatcgState, offer: Offer) -> dict[str, JSON]:
+        return {
+            "number": offer.number,
+            "maker": seat_name(s, offer.maker),
+            "give": cards_list(offer.give),
+            "give_text": cards_text(offer.give),
+            "want": cards_list(offer.want),
+            "want_text": cards_text(offer.want),
+            "takers": [seat_name(s, t) for t in offer.takers],
+            "private": bool(offer.audience),
+        }
+
+    def _final_json(self, s: LoatcgState) -> dict[str, JSON]:
+        instructions = instructions_of(s)
+        shown = {r.instruction: r.number for r in s.reports}
+        return {
+            "instructions": [
+                {"number": i.number, "text": i.english(), "line": i.canonical(),
+                 "report": shown.get(i.number)}
+                for i in instructions
+            ],
+            "salt": s.salt,
+            "committed_text": commitment(s.instructions, s.salt),
+            "digest": s.digest,
+            "hands": [
+                {"name": m.name, "hand": cards_list(m.hand), "hand_text": cards_text(m.hand),
+                 "score": score(instructions, m.hand)}
+                for m in s.members
+            ],
+            "winners": list(s.winners),
+        }
+
+    def _result_text(self, s: LoatcgState) -> str:
+        if not s.winners:
+            return "the tournament ends with no members, so nobody wins."
+        top = max(p for _, p in s.final_scores)
+        if len(s.winners) == 1:
+            return f"{s.winners[0]} wins the tournament with {top} points."
+        return f"{names_text(s.winners)} win the tournament, tied with {top} points."
+
+    def _how(self, s: LoatcgState, audience: Audience, seat: int) -> dict[str, JSON]:
+        """How a request came, for the answer's wording: its scope (definition
+        F) and the members who saw it."""
+        if audience.public:
+            return {"scope": "public", "audience_names": []}
+        scope = "secret" if audience.seats == {seat} else "private"
+        return {"scope": scope, "audience_names": [seat_name(s, x) for x in sorted(audience.seats)]}
+
+    def _report_json(self, report: Report) -> dict[str, JSON]:
+        """A report as published: never the instruction's number (rule 5)."""
+        return {
+            "number": report.number,
+            "round_ended": report.number,
+            "round_begun": report.number + 1,
+            "instruction": report.text,
+            "scores": [{"name": n, "score": p} for n, p in report.scores],
+            "discard_pile": cards_list(report.discard_pile),
+            "discard_pile_text": cards_text(report.discard_pile),
+            "deal_follows": report.deal_follows,
+        }

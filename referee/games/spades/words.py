@@ -97,6 +97,8 @@ class SpadesWords(SpadesRules):
 
 
 def _parse_bid(words: Sequence[str]) -> int:
+    """A bid written as a number or a word ("4", "four", "nil"); whether
+    rule 2 allows it is the rules' to say, except a number above 13."""
     word = " ".join(words)
     # isdecimal, not isdigit: "²" is a digit that int() cannot read, and
     # int() refuses a number of thousands of digits. Either is text that
@@ -116,6 +118,7 @@ def _parse_bid(words: Sequence[str]) -> int:
 
 
 def _long_name(code: str) -> str:
+    """A card as the help shows it in full: "queen of hearts"."""
     card = card_of(code)
     rank = {"A": "ace", "K": "king", "Q": "queen", "J": "jack"}.get(card.rank, card.rank)
     return f"{rank} of {SUIT_NAMES[card.suit]}"

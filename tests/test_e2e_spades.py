@@ -25,7 +25,8 @@ from sqlalchemy import select
 
 import referee.games
 from referee.games.cards import full_deck
-from referee.games.spades import Spades, card_text
+from referee.games.spades import Spades
+from referee.games.spades.rules import card_text
 from referee.passes import PassReport
 from referee.service.outgoing.queue import SECRET_NOTE
 from referee.store import models as m

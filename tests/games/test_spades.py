@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import random
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,9 +28,9 @@ from referee.games.base import (
     rng_for,
 )
 from referee.games.cards import RANKS, full_deck
-from referee.games.spades import (
+from referee.games.spades import Spades
+from referee.games.spades.rules import (
     VALID_BIDS,
-    Spades,
     SpadesState,
     first_leader,
     legal_plays,
@@ -1221,11 +1224,47 @@ def test_the_engine_hook_refuses_a_deal_that_is_not_one_deck() -> None:
         Spades(deals=[SUITED[:3]])
 
 
-def test_engine_imports_only_the_contract_and_the_cards() -> None:
-    import referee.games.spades as module
+def _imports(module: str) -> set[str]:
+    """The modules ``module`` of the Spades package imports, wherever in
+    it: at the top, inside a function or under ``TYPE_CHECKING``."""
+    import referee.games.spades as package
 
-    with open(module.__file__, encoding="utf-8") as file:
-        source = file.read()
-    imports = set(re.findall(r"^from (referee\S*) import", source, re.MULTILINE))
-    assert imports == {"referee.games.base", "referee.games.cards"}
-    assert not re.search(r"^import (?!random$)", source, re.MULTILINE)
+    path = Path(package.__file__).with_name(f"{module}.py")
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0 and node.module, f"{module}.py: a relative import"
+            found.add(node.module)
+    return found
+
+
+def _outside_referee(imports: set[str]) -> set[str]:
+    """The imports that are neither ours nor the standard library's."""
+    return {name for name in imports
+            if not name.startswith("referee.") and name.partition(".")[0]
+            not in sys.stdlib_module_names}
+
+
+def test_engine_imports_only_the_contract_and_the_cards() -> None:
+    imports = _imports("rules")
+    assert {name for name in imports if name.startswith("referee")} == {
+        "referee.games.base", "referee.games.cards"}
+    assert not _outside_referee(imports)
+
+
+@pytest.mark.parametrize("module", ["words", "views"])
+def test_words_and_views_add_only_the_rules(module: str) -> None:
+    imports = _imports(module)
+    assert {name for name in imports if name.startswith("referee")} <= {
+        "referee.games.base", "referee.games.cards", "referee.games.spades.rules"}
+    assert not _outside_referee(imports)
+
+
+def test_the_game_is_its_rules_words_and_views() -> None:
+    imports = _imports("__init__")
+    assert {name for name in imports if name.startswith("referee")} == {
+        "referee.games.spades.rules", "referee.games.spades.words",
+        "referee.games.spades.views"}
+    assert not _outside_referee(imports)

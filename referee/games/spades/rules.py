@@ -1,0 +1,961 @@
+"""The rules of Spades, rule text 001 (Spades), as rulings SP-1 … SP-18
+(docs/rulings.md) read them: the state, the cards and tricks, the setup,
+each move, who owes what, the timeouts and the scoring.
+
+Players are numbered 1-4 in the playing order drawn by :meth:`SpadesRules.new`
+(players 1 and 3 are team 1, players 2 and 4 team 2); the state indexes
+everything by that order, 0-based. Seats (``SeatInfo.position``) appear only
+where the service needs them: in audiences, pendings and notice contexts.
+
+The notices a move sends carry what the players may see, which
+:mod:`referee.games.spades.views` builds: :class:`SpadesRules` declares the
+few hooks it calls for them. House readings not settled by the text or the
+rulings are marked ``House reading:`` beside the code that implements them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from referee.games.base import (
+    JSON,
+    Action,
+    Audience,
+    Event,
+    Game,
+    IllegalAction,
+    Notice,
+    OptionError,
+    Pending,
+    Result,
+    Scope,
+    SeatInfo,
+)
+from referee.games.cards import SUIT_NAMES, Card, full_deck, rank_value_ace_high
+
+PLAYERS = 4  # "Players: exactly 4 players and 1 referee are needed."
+HAND_SIZE = 13  # rule 1: "deals 13 cards to each player"
+TRICKS_PER_ROUND = 13  # rule 3: "The main part of a round consists of 13 tricks."
+TARGET = 500  # rule 5: "greater than or equal to 500"
+VALID_BIDS: tuple[int, ...] = (0, *range(2, 14))  # rule 2, ruling SP-4: no bid of 1
+TIMEOUT_BID = 2  # rule 7: "a bid of 2 is made"
+MISPLAY_PENALTY = 100  # rule 6, ruling SP-14: "the misplaying player's team scores -100"
+MISPLAYS_TO_FORFEIT_IN_HAND = 2  # rule 6: "twice in one hand"
+MISPLAYS_TO_FORFEIT_IN_GAME = 3  # rule 6: "three times in a game"
+
+#: Hands are shown spades first, then the red and black suits alternating.
+SUIT_ORDER: tuple[str, ...] = ("S", "H", "C", "D")
+
+BIDDING = "bidding"
+PLAYING = "playing"
+OVER = "over"
+
+#: The bidding and 13 tricks.
+TURNS_PER_ROUND = 14
+
+#: The valid bids (rule 2) as the players' mails write them.
+VALID_BIDS_TEXT = "0 (nil), 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 or 13"
+#: How to write a card, told with a play whose card cannot be read.
+CARD_HELP = "Write a card as QH, Q♥, 10D, TD or queen of hearts."
+
+
+# -- state --------------------------------------------------------------------
+
+
+@dataclass
+class Trick:
+    """A completed trick: who led, the four cards in play order, who won."""
+
+    leader: int
+    cards: list[str]
+    winner: int
+
+
+@dataclass
+class SpadesState:
+    """One game of Spades. Player indexes (0-3) follow the playing order;
+    team indexes are 0 (players 1 and 3) and 1 (players 2 and 4)."""
+
+    order: list[int]  # seat positions in playing order: order[0] is player 1
+    names: list[str]  # display names in playing order
+    target: int = TARGET
+    teams_chosen: bool = False  # teams came from the players, not the draw
+    round: int = 1  # ruling SP-18: a round and a hand are the same thing
+    phase: str = BIDDING
+    hands: list[list[str]] = field(default_factory=lambda: [[] for _ in range(PLAYERS)])
+    bids: list[int | None] = field(default_factory=lambda: [None] * PLAYERS)
+    turn: int = 0  # the player who owes the next bid or card
+    leader: int = 0  # the player who led (or will lead) the current trick
+    trick: list[str] = field(default_factory=list)  # cards of the trick in progress
+    tricks: list[Trick] = field(default_factory=list)  # completed tricks of this round
+    tricks_won: list[int] = field(default_factory=lambda: [0] * PLAYERS)
+    scores: list[int] = field(default_factory=lambda: [0, 0])  # the Spadescores
+    bags: list[int] = field(default_factory=lambda: [0, 0])  # cumulative, never reset
+    hand_misplays: list[int] = field(default_factory=lambda: [0, 0])
+    game_misplays: list[int] = field(default_factory=lambda: [0, 0])
+    misplay_points: list[int] = field(default_factory=lambda: [0, 0])  # this round
+    hand_start_scores: list[int] = field(default_factory=lambda: [0, 0])
+    conceded: list[int] = field(default_factory=list)  # players, in order of concession
+    reports: list[dict[str, Any]] = field(default_factory=list)  # one per scored round
+    winner: int | None = None  # the winning team's number, 1 or 2
+    end_reason: str | None = None  # "score", "concession" or "forfeit"
+
+
+def _evolve(state: SpadesState) -> SpadesState:
+    """A copy of ``state`` to change, so :meth:`SpadesRules.apply` never
+    mutates its input. Like :func:`referee.games.base.evolve`, but it copies
+    only the lists (and the hands in them): completed tricks and round
+    reports are never changed once made, so they are shared. (A deep copy
+    grows with the game's history: late in a game it cost milliseconds a
+    card.)"""
+    changes: dict[str, Any] = {
+        f.name: [list(x) if isinstance(x, list) else x for x in value]
+        for f in fields(state)
+        if isinstance(value := getattr(state, f.name), list)
+    }
+    return replace(state, **changes)
+
+
+# -- cards and tricks ---------------------------------------------------------
+
+
+def card_of(code: str) -> Card:
+    """The card of a code such as ``"QH"``."""
+    return Card(code[:-1], code[-1])
+
+
+def card_text(code: str) -> str:
+    """``"QH"`` as players read it: ``"Q♥"``."""
+    return card_of(code).symbol
+
+
+def _sort_key(code: str) -> tuple[int, int]:
+    card = card_of(code)
+    return SUIT_ORDER.index(card.suit), -rank_value_ace_high(card.rank)
+
+
+def sort_hand(cards: Iterable[str]) -> list[str]:
+    """A hand sorted by suit (♠ ♥ ♣ ♦), highest card first within a suit."""
+    return sorted(cards, key=_sort_key)
+
+
+def legal_plays(hand: Sequence[str], trick: Sequence[str]) -> list[str]:
+    """The cards of ``hand`` that may go to ``trick`` (rule 3): any card to
+    lead (ruling SP-6: spades may be led at any time), else the suit led if
+    held."""
+    if not trick:
+        return list(hand)
+    led = trick[0][-1]
+    follow = [c for c in hand if c[-1] == led]
+    return follow or list(hand)
+
+
+def trick_winner(cards: Sequence[str]) -> int:
+    """The position in ``cards`` (play order) of the card that wins (ruling
+    SP-7): the highest spade if any spade was played, else the highest of the
+    suit led."""
+    trump = [i for i, c in enumerate(cards) if c[-1] == "S"]
+    led = cards[0][-1]
+    candidates = trump or [i for i, c in enumerate(cards) if c[-1] == led]
+    return max(candidates, key=lambda i: rank_value_ace_high(card_of(cards[i]).rank))
+
+
+def first_leader(bids: Sequence[int | None], first_bidder: int) -> int:
+    """Who leads trick 1 (ruling SP-5): the highest bidder, the earliest in
+    this round's bidding order on a tie; the first bidder if everyone bid
+    nil."""
+    best = first_bidder
+    for step in range(1, PLAYERS):
+        player = (first_bidder + step) % PLAYERS
+        if (bids[player] or 0) > (bids[best] or 0):
+            best = player
+    return best
+
+
+# -- scoring (rule 4) and winning (rule 5) ------------------------------------
+
+DOUBLING_BID = 10  # rule 4, ruling SP-9: "20 times the bid if it was 10 or more"
+NIL_POINTS = 100  # rule 4: "the team scores 100 if e took no tricks, or -100 …"
+BAGS_PER_PENALTY = 10  # rule 4, ruling SP-11: "their 10th, 20th, 30th, etc. sandbag"
+SANDBAG_PENALTY = 100  # rule 4: "they score -100"
+
+
+def score_team(bids: Sequence[int], tricks: Sequence[int], bags_before: int) -> dict[str, Any]:
+    """One team's score for a round, by rule 4 and rulings SP-8 … SP-12.
+
+    ``bids`` and ``tricks`` are the two partners'. "The bids the two players
+    won are added together, as are the number of tricks taken by the two
+    players": the team bid is the sum of the bids (a nil adds 0) and the
+    team's tricks include a nil bidder's (ruling SP-8). The contract counts
+    10 a bid, 20 when the team bid is 10 or more, made or set (ruling SP-9);
+    each overtrick scores 1 and a sandbag; a set team gets no bags (ruling
+    SP-11). Each nil scores ±100 on its own (rulings SP-10, SP-12), and each
+    multiple of 10 bags crossed costs 100 (ruling SP-11).
+    """
+    team_bid = sum(bids)
+    team_tricks = sum(tricks)
+    doubled = team_bid >= DOUBLING_BID
+    per_trick = 20 if doubled else 10
+    made = team_tricks >= team_bid
+    contract_points = per_trick * team_bid if made else -per_trick * team_bid
+    overtricks = team_tricks - team_bid if made else 0
+    nils = [
+        {
+            "index": i,
+            "made": tricks[i] == 0,
+            "points": NIL_POINTS if tricks[i] == 0 else -NIL_POINTS,
+        }
+        for i, bid in enumerate(bids)
+        if bid == 0
+    ]
+    nil_points = sum(n["points"] for n in nils)
+    bags = bags_before + overtricks
+    penalties = bags // BAGS_PER_PENALTY - bags_before // BAGS_PER_PENALTY
+    sandbag_points = -SANDBAG_PENALTY * penalties
+    return {
+        "team_bid": team_bid,
+        "team_tricks": team_tricks,
+        "doubled": doubled,
+        "made": made,
+        "contract_points": contract_points,
+        "overtricks": overtricks,
+        "overtrick_points": overtricks,
+        "nils": nils,
+        "nil_points": nil_points,
+        "bags_before": bags_before,
+        "bags_added": overtricks,
+        "bags": bags,
+        "sandbag_penalties": penalties,
+        "sandbag_points": sandbag_points,
+        "round_points": contract_points + overtricks + nil_points + sandbag_points,
+    }
+
+
+def _score_round(s: SpadesState) -> dict[str, Any]:
+    """Rule 4: "After the 13th trick in a round is completed, each team
+    scores", each by :func:`score_team`; the round's report. Then rule 5:
+    "After the scoring for a round, if at least one team has a Spadescore of
+    greater than or equal to 500, and the teams aren't tied, the team with
+    the greater score wins" (ruling SP-13: checked only here)."""
+    teams = []
+    for team in (0, 1):
+        members = team_members(team)
+        bids = [s.bids[p] or 0 for p in members]
+        tricks = [s.tricks_won[p] for p in members]
+        part = score_team(bids, tricks, s.bags[team])
+        s.bags[team] = part["bags"]
+        s.scores[team] += part["round_points"]
+        nils = [
+            {"name": s.names[members[n["index"]]], "made": n["made"], "points": n["points"]}
+            for n in part.pop("nils")
+        ]
+        teams.append(
+            {
+                "number": team + 1,
+                "names": [s.names[p] for p in members],
+                "bids": [{"name": s.names[p], "bid": s.bids[p]} for p in members],
+                "tricks": [{"name": s.names[p], "tricks": s.tricks_won[p]} for p in members],
+                **part,
+                "nils": nils,
+                "misplay_points": s.misplay_points[team],
+                "previous_score": s.hand_start_scores[team],
+                "score": s.scores[team],
+            }
+        )
+    report = {"round": s.round, "teams": teams}
+    s.reports.append(report)
+    top = max(s.scores)
+    if top >= s.target and s.scores[0] != s.scores[1]:
+        s.phase, s.winner, s.end_reason = OVER, s.scores.index(top) + 1, "score"
+    return report
+
+
+def _report_text(report: Mapping[str, Any]) -> str:
+    """A round's report as one line of the game's history."""
+    parts = []
+    for t in report["teams"]:
+        contract = "made" if t["made"] else "set"
+        # Misplays were scored when they happened; name them so the sum adds up.
+        misplays = f", misplays {t['misplay_points']:+d}" if t["misplay_points"] else ""
+        parts.append(
+            f"team {t['number']} bid {t['team_bid']}, took {t['team_tricks']} ({contract}), "
+            f"scores {t['round_points']:+d}{misplays}, now {t['score']}"
+        )
+    return f"Round {report['round']}: " + "; ".join(parts) + "."
+
+
+# -- small helpers on the state -----------------------------------------------
+
+
+def team_of(player: int) -> int:
+    return player % 2
+
+
+def team_members(team: int) -> tuple[int, int]:
+    return team, team + 2
+
+
+def _first_bidder(state: SpadesState) -> int:
+    """Ruling SP-3: player 1 bids first in round 1, the next player each
+    later round."""
+    return (state.round - 1) % PLAYERS
+
+
+def bidding_order(state: SpadesState) -> list[int]:
+    first = _first_bidder(state)
+    return [(first + step) % PLAYERS for step in range(PLAYERS)]
+
+
+def team_label(state: SpadesState, team: int) -> str:
+    a, b = team_members(team)
+    return f"team {team + 1} ({state.names[a]} & {state.names[b]})"
+
+
+def _bid_text(bid: int) -> str:
+    return "nil" if bid == 0 else str(bid)
+
+
+def _parse_hand(hand: str | Sequence[str]) -> list[str]:
+    words = hand.split() if isinstance(hand, str) else list(hand)
+    cards = []
+    for word in words:
+        card = Card.parse(word)
+        if card is None:
+            raise ValueError(f"not a card: {word!r}")
+        cards.append(str(card))
+    return cards
+
+
+# -- the rules ----------------------------------------------------------------
+
+
+class SpadesRules(Game[SpadesState]):
+    """The rules of rule text 001 as a game: setup, the moves, who owes
+    what and the timeouts. Options: ``teams`` ("A+C,B+D", default none) and
+    ``target`` (default 500).
+
+    ``deals`` and ``seating`` are test hooks, not player options: ``deals[r]``
+    is the deal of round ``r + 1`` as four hands of 13 cards in playing order
+    (player 1 first), each a list of card names or one space-separated string;
+    later rounds are dealt from the RNG. ``seating`` fixes the playing order
+    as seat positions (player 1 first) instead of drawing it.
+
+    What a notice shows comes from the views' hooks at the end of the class,
+    which :class:`referee.games.spades.views.SpadesViews` implements.
+    """
+
+    def __init__(
+        self,
+        *,
+        deals: Sequence[Sequence[str | Sequence[str]]] | None = None,
+        seating: Sequence[int] | None = None,
+    ) -> None:
+        self._deals: list[list[list[str]]] = []
+        for number, deal in enumerate(deals or (), start=1):
+            if isinstance(deal, str):
+                raise ValueError(f"deal {number}: give four hands, not one string")
+            hands = [sort_hand(_parse_hand(hand)) for hand in deal]
+            cards = [c for hand in hands for c in hand]
+            if len(hands) != PLAYERS or any(len(h) != HAND_SIZE for h in hands):
+                raise ValueError(f"deal {number}: four hands of 13 cards are needed")
+            if sorted(cards) != sorted(str(c) for c in full_deck()):
+                raise ValueError(f"deal {number}: the hands must hold the 52 cards once each")
+            self._deals.append(hands)
+        self._seating = list(seating) if seating is not None else None
+
+    # -- setup ----------------------------------------------------------------
+
+    def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:
+        options: dict[str, JSON] = {"teams": None, "target": TARGET}
+        for key, value in raw.items():
+            if key == "teams":
+                options["teams"] = _check_teams_option(value)
+            elif key == "target":
+                try:
+                    target = int(value.strip())
+                except ValueError:
+                    raise OptionError(f"target: {value!r} is not a whole number") from None
+                if target < 1:
+                    raise OptionError("target: the score to reach must be at least 1")
+                options["target"] = target
+            else:
+                raise OptionError(f"Spades has no option {key!r}; its options are teams, target")
+        return options
+
+    def seat_count(self, options: Mapping[str, JSON]) -> tuple[int, int]:
+        return PLAYERS, PLAYERS
+
+    def new(
+        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], rng: random.Random
+    ) -> Result[SpadesState]:
+        if len(seats) != PLAYERS or len({s.position for s in seats}) != PLAYERS:
+            raise OptionError("Spades needs exactly 4 players")
+        same, apart = _team_constraints(options.get("teams"), seats)
+        positions = [s.position for s in seats]
+        pairings = [p for p in _pairings(positions) if _fits(p, same, apart)]
+        if not pairings:
+            raise OptionError("teams: the chosen teams cannot be formed; give two pairs")
+        if self._seating is not None:
+            order = list(self._seating)
+            if sorted(order) != sorted(positions):
+                raise OptionError("seating must list each seat position once")
+            if not _fits(((order[0], order[2]), (order[1], order[3])), same, apart):
+                raise OptionError("seating puts chosen partners side by side")
+        else:
+            # Ruling SP-1: a random order with partners opposite. Draw the
+            # pairing, which team is team 1, and who of each team plays first.
+            teams = [list(pair) for pair in rng.choice(pairings)]
+            rng.shuffle(teams)
+            for team in teams:
+                rng.shuffle(team)
+            order = [teams[0][0], teams[1][0], teams[0][1], teams[1][1]]
+        by_position = {s.position: s.name for s in seats}
+        state = SpadesState(
+            order=order,
+            names=[by_position[p] for p in order],
+            target=int(options.get("target") or TARGET),
+            teams_chosen=bool(same or apart),
+        )
+        self._deal(state, rng)
+        seating_text = ", ".join(f"{i + 1} {name}" for i, name in enumerate(state.names))
+        events = [
+            Event(
+                "seating",
+                f"Seating: {seating_text}. Team 1: {state.names[0]} & {state.names[2]}; "
+                f"team 2: {state.names[1]} & {state.names[3]}.",
+                data={"order": list(order), "names": list(state.names)},
+            ),
+            *self._deal_events(state),
+        ]
+        notices = [
+            Notice(
+                Audience.everyone(),
+                "opening",
+                {
+                    **self._common(state),
+                    "teams_chosen": state.teams_chosen,
+                    "valid_bids": list(VALID_BIDS),
+                },
+            ),
+            *self._hand_notices(state),
+        ]
+        return Result(state, events, notices)
+
+    # -- play -----------------------------------------------------------------
+
+    def accepts(self, action: Action, scope: Scope) -> None:
+        """Every command is accepted in every scope.
+
+        Rule 6 makes bids and plays public, and issue 3 asks for moves mailed
+        to the referee alone to count as well: the referee announces every
+        bid, card and misplay to everyone, so a move sent in secret becomes
+        public all the same. House reading (ruling SP-16): a concession, too,
+        may be mailed in any scope; the referee posts it publicly at once,
+        which is what makes it count. ``hand`` may come in any scope; its
+        answer is always secret.
+        """
+
+    def apply(
+        self, state: SpadesState, seat: int, action: Action, rng: random.Random
+    ) -> Result[SpadesState]:
+        player = self._player(state, seat)
+        if action.verb == "hand":
+            notice = self._hand_notice(state, player, "request")
+            return Result(state, notices=[notice], reply="Your hand follows in a secret mail.")
+        if state.phase == OVER:
+            raise IllegalAction(f"The game is over: {self._result_text(state)}")
+        if action.verb == "concede":
+            return self._concede(state, player)
+        if action.verb == "bid":
+            return self._bid(state, player, _int_arg(action))
+        if action.verb == "play":
+            return self._play(state, player, _card_arg(action), rng)
+        raise IllegalAction(f"Spades has no command {action.verb!r}.")
+
+    def pending(self, state: SpadesState) -> list[Pending]:
+        if state.phase == OVER:
+            return []
+        seat = state.order[state.turn]
+        if state.phase == BIDDING:
+            return [Pending(seat, f"r{state.round}-bid-{seat}", "your bid")]
+        number = len(state.tricks) + 1
+        # The misplay count is in the key: a player told to play again after
+        # a misplay gets a fresh deadline.
+        key = f"r{state.round}-t{number}-{seat}-m{sum(state.game_misplays)}"
+        return [Pending(seat, key, f"a card to trick {number}")]
+
+    def timeout_action(self, state: SpadesState, seat: int, rng: random.Random) -> Action:
+        """Rule 7 and ruling SP-15: a bid of 2, or a random card among the legal plays."""
+        player = self._due(state, seat)
+        if state.phase == BIDDING:
+            return Action("bid", (TIMEOUT_BID,))
+        return Action("play", (rng.choice(legal_plays(state.hands[player], state.trick)),))
+
+    def bot_action(self, state: SpadesState, seat: int, rng: random.Random) -> Action:
+        """A bot plays a random legal card, as issue 3 asks, and bids by a
+        rough count of its likely tricks, give or take one, never below 2.
+        With no likely trick it bids nil one time in five. (Measured over
+        bot games: nils by random players fail four times in five, and with
+        these bids a bot game to 500 lasts some 17 rounds.)"""
+        player = self._due(state, seat)
+        if state.phase == PLAYING:
+            return Action("play", (rng.choice(legal_plays(state.hands[player], state.trick)),))
+        estimate = _estimate_tricks(state.hands[player])
+        if estimate == 0 and rng.random() < 1 / 5:
+            return Action("bid", (0,))
+        bid = estimate + rng.choice((-1, 0, 0, 1))
+        return Action("bid", (min(max(bid, 2), 13),))
+
+    def replace_with_bot(self, state: SpadesState, seat: int) -> Result[SpadesState]:
+        """Issue 3: ``resign`` hands the seat to a bot that plays random legal
+        cards. The state does not change (the service marks the seat a bot);
+        everyone is told, since a bot now plays for one of the teams."""
+        player = self._player(state, seat)
+        name = state.names[player]
+        text = f"{name} has left the game; a bot that plays random legal cards takes the seat."
+        context = {**self._common(state), "name": name, "team": team_of(player) + 1}
+        return Result(
+            state,
+            [Event("resign", text, data={"player": name, "team": team_of(player) + 1})],
+            [Notice(Audience.everyone(), "resign", context)],
+            text,
+        )
+
+    def is_over(self, state: SpadesState) -> bool:
+        return state.phase == OVER
+
+    def turn(self, state: SpadesState) -> int:
+        """Each player moves once in a round's bidding and once a trick, so
+        the turns count them through the game: 14 a round, the bidding
+        first (a misplay's retry stays in its trick's turn)."""
+        return (state.round - 1) * TURNS_PER_ROUND + (
+            1 if state.phase == BIDDING else 2 + len(state.tricks))
+
+    # -- the moves ------------------------------------------------------------
+
+    def _bid(self, state: SpadesState, player: int, bid: int) -> Result[SpadesState]:
+        if state.phase != BIDDING:
+            raise IllegalAction("The bidding is over for this round; it is time to play cards.")
+        if state.turn != player:
+            raise IllegalAction(f"It is {state.names[state.turn]}'s turn to bid, not yours.")
+        if bid not in VALID_BIDS:
+            raise IllegalAction(f"{bid} is not a valid bid. The valid bids are {VALID_BIDS_TEXT}.")
+        s = _evolve(state)
+        s.bids[player] = bid
+        done = all(b is not None for b in s.bids)
+        leader: int | None = None
+        if done:
+            leader = first_leader(s.bids, _first_bidder(s))
+            s.phase, s.turn, s.leader = PLAYING, leader, leader
+        else:
+            s.turn = (player + 1) % PLAYERS
+        text = f"{s.names[player]} bids {_bid_text(bid)}."
+        if leader is not None:
+            text += f" The bidding is over; {s.names[leader]} leads to trick 1."
+        context = {
+            **self._common(s),
+            "name": s.names[player],
+            "bid": bid,
+            "bid_text": _bid_text(bid),
+            "bidding_over": done,
+            "leader": s.names[leader] if leader is not None else None,
+        }
+        return Result(
+            s,
+            [Event("bid", text, data={"player": s.names[player], "bid": bid})],
+            [Notice(Audience.everyone(), "bid", context), self._your_turn(s)],
+        )
+
+    def _play(
+        self, state: SpadesState, player: int, card: str, rng: random.Random
+    ) -> Result[SpadesState]:
+        if state.phase != PLAYING:
+            raise IllegalAction(
+                f"The bidding is not over: it is {state.names[state.turn]}'s turn to bid."
+            )
+        if state.turn != player:
+            # Ruling SP-14: a play out of turn is refused, not a misplay.
+            raise IllegalAction(f"It is {state.names[state.turn]}'s turn to play, not yours.")
+        hand = state.hands[player]
+        if card not in hand:
+            return self._misplay(
+                state, player, card, "not_held", f"You do not hold {card_text(card)}."
+            )
+        if card not in legal_plays(hand, state.trick):
+            suit = SUIT_NAMES[state.trick[0][-1]]
+            return self._misplay(
+                state,
+                player,
+                card,
+                "revoke",
+                f"{suit.capitalize()} were led and you hold {suit}: you must follow suit.",
+            )
+        s = _evolve(state)
+        s.hands[player].remove(card)
+        s.trick.append(card)
+        number = len(s.tricks) + 1
+        events = [
+            Event(
+                "play",
+                f"{s.names[player]} plays {card_text(card)} to trick {number}.",
+                data={"player": s.names[player], "card": card, "trick": number},
+            ),
+        ]
+        played = {"name": s.names[player], "card": card, "card_text": card_text(card)}
+        if len(s.trick) < PLAYERS:
+            s.turn = (player + 1) % PLAYERS
+            notice = Notice(Audience.everyone(), "play", {**self._common(s), **played})
+            return Result(s, events, [notice, self._your_turn(s)])
+        winner = (s.leader + trick_winner(s.trick)) % PLAYERS
+        done = Trick(leader=s.leader, cards=list(s.trick), winner=winner)
+        s.tricks.append(done)
+        s.tricks_won[winner] += 1
+        s.trick = []
+        s.leader = s.turn = winner
+        completed = self._trick_json(s, done, number)
+        events.append(
+            Event(
+                "trick",
+                f"{s.names[winner]} wins trick {number} with {completed['winning_card_text']}.",
+                data={"trick": number, "cards": list(done.cards), "winner": s.names[winner]},
+            )
+        )
+        if len(s.tricks) < TRICKS_PER_ROUND:
+            context = {**self._common(s), **played, "completed": completed}
+            return Result(
+                s, events, [Notice(Audience.everyone(), "trick", context), self._your_turn(s)]
+            )
+        report = _score_round(s)
+        events.append(Event("round_scored", _report_text(report), data=report))
+        if s.phase == OVER:
+            events.append(self._game_over_event(s))
+            notices: list[Notice] = []
+        else:
+            self._next_round(s, rng)
+            events.extend(self._deal_events(s))
+            notices = self._hand_notices(s)
+        context = {**self._common(s), **played, "completed": completed, "report": report}
+        return Result(s, events, [Notice(Audience.everyone(), "round_report", context), *notices])
+
+    def _misplay(
+        self, state: SpadesState, player: int, card: str, reason: str, message: str
+    ) -> Result[SpadesState]:
+        """Ruling SP-14: the card is void, the team scores -100 at once and the
+        same player plays again; a 2nd misplay in a hand or 3rd in the game
+        forfeits.
+
+        Because the card is refused at once, no play ever follows a misplay
+        that is not yet voided, so ruling SP-14's last sentence never applies.
+
+        House reading (ruling SP-17): the public notice does not name the card
+        or the reason, since either could tell others what the player holds;
+        only the misplaying player is told, in secret.
+        """
+        s = _evolve(state)
+        team = team_of(player)
+        s.scores[team] -= MISPLAY_PENALTY
+        s.misplay_points[team] -= MISPLAY_PENALTY
+        s.hand_misplays[team] += 1
+        s.game_misplays[team] += 1
+        forfeit = (
+            s.hand_misplays[team] >= MISPLAYS_TO_FORFEIT_IN_HAND
+            or s.game_misplays[team] >= MISPLAYS_TO_FORFEIT_IN_GAME
+        )
+        if forfeit:
+            s.phase, s.winner, s.end_reason = OVER, 2 - team, "forfeit"
+        text = (
+            f"{s.names[player]} misplayed; the card is void and team {team + 1} scores "
+            f"-{MISPLAY_PENALTY}."
+        )
+        text += f" Team {team + 1} forfeits." if forfeit else f" {s.names[player]} plays again."
+        events = [
+            Event(
+                "misplay",
+                text,
+                data={
+                    "player": s.names[player],
+                    "team": team + 1,
+                    "forfeit": forfeit,
+                },
+            ),
+            Event(
+                "misplay_card",
+                f"{s.names[player]} tried {card}: {reason}.",
+                public=False,
+                data={"player": s.names[player], "card": card, "reason": reason},
+            ),
+        ]
+        if forfeit:
+            events.append(self._game_over_event(s))
+        context = {
+            **self._common(s),
+            "name": s.names[player],
+            "team": team + 1,
+            "penalty": -MISPLAY_PENALTY,
+            "misplays_hand": s.hand_misplays[team],
+            "misplays_game": s.game_misplays[team],
+            "forfeit": forfeit,
+        }
+        notices = [Notice(Audience.everyone(), "misplay", context)]
+        # The transcript goes to the misplaying player alone, so it may say why.
+        reply = (
+            f"Misplay: {message} The card is void and your team scores -{MISPLAY_PENALTY} "
+            f"(misplays this hand: {s.hand_misplays[team]}, this game: {s.game_misplays[team]})."
+        )
+        reply += " Your team forfeits the game." if forfeit else " Please play again."
+        if not forfeit:
+            misplay = {
+                "card": card,
+                "card_text": card_text(card),
+                "reason": reason,
+                "message": message,
+            }
+            notices.append(self._your_turn(s, misplay))
+        return Result(s, events, notices, reply, penalty=True)
+
+    def _concede(self, state: SpadesState, player: int) -> Result[SpadesState]:
+        """Ruling SP-16: one partner's concession is recorded; the game ends
+        when the second partner concedes, and the other team wins."""
+        if player in state.conceded:
+            raise IllegalAction("You have already conceded; the game ends if your partner does.")
+        s = _evolve(state)
+        s.conceded.append(player)
+        team = team_of(player)
+        partner = (player + 2) % PLAYERS
+        both = partner in s.conceded
+        text = f"{s.names[player]} concedes for team {team + 1}."
+        events = [Event("concession", text, data={"player": s.names[player], "team": team + 1})]
+        if both:
+            s.phase, s.winner, s.end_reason = OVER, 2 - team, "concession"
+            events.append(self._game_over_event(s))
+        context = {
+            **self._common(s),
+            "name": s.names[player],
+            "team": team + 1,
+            "partner": s.names[partner],
+            "partner_conceded": both,
+        }
+        return Result(s, events, [Notice(Audience.everyone(), "concession", context)])
+
+    # -- rounds ---------------------------------------------------------------
+
+    def _deal(self, state: SpadesState, rng: random.Random) -> None:
+        """Rule 1: shuffle the 52 cards and deal 13 to each player."""
+        if state.round <= len(self._deals):
+            hands = [list(h) for h in self._deals[state.round - 1]]
+        else:
+            deck = [str(c) for c in full_deck()]
+            rng.shuffle(deck)
+            hands = [sort_hand(deck[i * HAND_SIZE : (i + 1) * HAND_SIZE]) for i in range(PLAYERS)]
+        state.hands = hands
+        state.turn = state.leader = _first_bidder(state)
+
+    def _next_round(self, s: SpadesState, rng: random.Random) -> None:
+        s.round += 1
+        s.phase = BIDDING
+        s.bids = [None] * PLAYERS
+        s.trick, s.tricks = [], []
+        s.tricks_won = [0] * PLAYERS
+        s.hand_misplays = [0, 0]
+        s.misplay_points = [0, 0]
+        s.hand_start_scores = list(s.scores)
+        self._deal(s, rng)
+
+    def _deal_events(self, s: SpadesState) -> list[Event]:
+        first = s.names[_first_bidder(s)]
+        return [
+            Event(
+                "deal",
+                f"Round {s.round}: 13 cards dealt to each player; {first} bids first.",
+                data={"round": s.round},
+            ),
+            Event(
+                "hands",
+                f"Round {s.round} hands.",
+                public=False,
+                data={
+                    "round": s.round,
+                    "hands": {s.names[p]: list(s.hands[p]) for p in range(PLAYERS)},
+                },
+            ),
+        ]
+
+    def _hand_notices(self, s: SpadesState) -> list[Notice]:
+        """Rule 1: each player's cards by secret mail; the first bidder's
+        mail doubles as eir call to bid."""
+        return [self._hand_notice(s, p, "deal") for p in range(PLAYERS)]
+
+    # -- who acts, and how the game ended -------------------------------------
+
+    def _player(self, state: SpadesState, seat: int) -> int:
+        if seat not in state.order:
+            raise IllegalAction("You have no seat in this game.")
+        return state.order.index(seat)
+
+    def _due(self, state: SpadesState, seat: int) -> int:
+        player = self._player(state, seat)
+        if state.phase == OVER or state.turn != player:
+            raise IllegalAction(f"{state.names[player]} owes no action now.")
+        return player
+
+    def _result_text(self, s: SpadesState) -> str:
+        if s.winner is None:
+            return "no result yet."
+        label = team_label(s, s.winner - 1)
+        how = {
+            "score": f"with {s.scores[s.winner - 1]} to {s.scores[2 - s.winner]}",
+            "concession": "by the other team's concession",
+            "forfeit": "by the other team's forfeit",
+        }[s.end_reason or "score"]
+        return f"{label[0].upper()}{label[1:]} wins {how}."
+
+    def _game_over_event(self, s: SpadesState) -> Event:
+        return Event(
+            "game_over",
+            self._result_text(s),
+            data={"winning_team": s.winner, "reason": s.end_reason, "scores": list(s.scores)},
+        )
+
+    # -- the views' hooks (views.py) ------------------------------------------
+
+    def _common(self, s: SpadesState) -> dict[str, JSON]:
+        """The public facts every notice carries: views.py."""
+        raise NotImplementedError
+
+    def _trick_json(self, s: SpadesState, trick: Trick, number: int) -> dict[str, JSON]:
+        """A completed trick as notices and views show it: views.py."""
+        raise NotImplementedError
+
+    def _hand_notice(self, s: SpadesState, player: int, reason: str) -> Notice:
+        """The secret mail of ``player``'s hand: views.py."""
+        raise NotImplementedError
+
+    def _your_turn(self, s: SpadesState, misplay: dict[str, JSON] | None = None) -> Notice:
+        """The secret call to the player due to bid or play: views.py."""
+        raise NotImplementedError
+
+
+# -- the teams option and the seating (setup) ---------------------------------
+
+
+def _check_teams_option(value: str) -> str | None:
+    """``teams`` is "A+C,B+D" (or just "A+C"): checked for shape here and
+    matched against the players' names in :meth:`SpadesRules.new`."""
+    text = value.strip()
+    if not text:
+        return None
+    groups = [g.split("+") for g in text.split(",")]
+    names = [n.strip().lower() for g in groups for n in g]
+    if (
+        len(groups) > 2
+        or any(len(g) != 2 for g in groups)
+        or any(not n for n in names)
+        or len(set(names)) != len(names)
+    ):
+        raise OptionError(
+            f"teams: {value!r} should name two pairs of different players, like A+C,B+D"
+        )
+    return text
+
+
+def _team_constraints(
+    teams: JSON, seats: Sequence[SeatInfo]
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The pairs of seats that must be partners and that must not be, from
+    teams given with the seats (``SeatInfo.team``) and from the ``teams``
+    option. Players in different teams of the same source must not be
+    partners; the two sources may repeat each other, and if they disagree
+    no seating fits them both."""
+    labelled: dict[str, list[int]] = {}
+    for s in seats:
+        if s.team:
+            labelled.setdefault(s.team, []).append(s.position)
+    sources = [list(labelled.items())]
+    if isinstance(teams, str) and teams:
+        sources.append(
+            [
+                (group, [_seat_named(name, seats) for name in group.split("+")])
+                for group in teams.split(",")
+            ]
+        )
+    same: list[tuple[int, int]] = []
+    apart: list[tuple[int, int]] = []
+    for groups in sources:
+        for label, members in groups:
+            if len(members) > 2:
+                raise OptionError(f"teams: team {label!r} has more than two players")
+            if len(members) == 2:
+                same.append((members[0], members[1]))
+        for i, (_, one) in enumerate(groups):
+            for _, other in groups[i + 1 :]:
+                apart.extend((a, b) for a in one for b in other)
+    return same, apart
+
+
+def _seat_named(name: str, seats: Sequence[SeatInfo]) -> int:
+    """The seat a player is called by in the ``teams`` option: by name, any
+    case. House reading: an address names the seat whose name is its local
+    part, as the service names players given by a bare address."""
+    wanted = name.strip().lower()
+    found = [s.position for s in seats if s.name.strip().lower() == wanted]
+    if not found and "@" in wanted:
+        local = wanted.partition("@")[0]
+        found = [s.position for s in seats if s.name.strip().lower() == local]
+    if len(found) != 1:
+        players = ", ".join(s.name for s in seats)
+        raise OptionError(
+            f"teams: no single player is named {name.strip()!r}; the players are {players}"
+        )
+    return found[0]
+
+
+def _pairings(positions: Sequence[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    a, b, c, d = positions
+    return [((a, b), (c, d)), ((a, c), (b, d)), ((a, d), (b, c))]
+
+
+def _fits(
+    pairing: tuple[tuple[int, int], tuple[int, int]],
+    same: Sequence[tuple[int, int]],
+    apart: Sequence[tuple[int, int]],
+) -> bool:
+    def together(x: int, y: int) -> bool:
+        return any(x in pair and y in pair for pair in pairing)
+
+    return all(together(x, y) for x, y in same) and not any(together(x, y) for x, y in apart)
+
+
+# -- an action's arguments, and the bots' bids --------------------------------
+
+
+def _int_arg(action: Action) -> int:
+    if len(action.args) != 1 or not isinstance(action.args[0], int):
+        raise IllegalAction("A bid is one number: write, for example, 'bid 4' or 'bid nil'.")
+    return action.args[0]
+
+
+def _card_arg(action: Action) -> str:
+    card = Card.parse(str(action.args[0])) if len(action.args) == 1 else None
+    if card is None:
+        raise IllegalAction(f"That is not a card. {CARD_HELP}")
+    return str(card)
+
+
+def _estimate_tricks(hand: Sequence[str]) -> int:
+    """A rough count of the tricks a hand should take, for bots: top spades
+    and spade length, and side aces and guarded kings."""
+    tricks = 0.0
+    for suit in SUIT_ORDER:
+        ranks = [c[:-1] for c in hand if c[-1] == suit]
+        if suit == "S":
+            tricks += sum(1 for r in ranks if r == "A")
+            tricks += 0.8 if "K" in ranks and len(ranks) >= 2 else 0
+            tricks += 0.5 if "Q" in ranks and len(ranks) >= 3 else 0
+            tricks += max(0, len(ranks) - 3) * 0.8
+        else:
+            tricks += 1 if "A" in ranks and len(ranks) <= 6 else 0
+            tricks += 0.7 if "K" in ranks and 2 <= len(ranks) <= 5 else 0
+    return round(tricks)

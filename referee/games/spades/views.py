@@ -1,0 +1,182 @@
+"""What each seat and the public may see of a game of Spades, rule text 001
+(Spades): the views, the summary for ``referee status`` and the data each
+mail template gets. Ruling SP-17 (docs/rulings.md): no unplayed card is
+ever public; a seat sees its own hand and nobody else's.
+"""
+
+from __future__ import annotations
+
+from referee.games.base import JSON, Audience, Notice
+from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS
+from referee.games.spades.rules import (
+    BIDDING,
+    OVER,
+    PLAYERS,
+    PLAYING,
+    SUIT_ORDER,
+    TRICKS_PER_ROUND,
+    VALID_BIDS,
+    SpadesRules,
+    SpadesState,
+    Trick,
+    bidding_order,
+    card_text,
+    legal_plays,
+    sort_hand,
+    team_label,
+    team_members,
+    team_of,
+)
+
+
+class SpadesViews(SpadesRules):
+    """The views of a game, and the hooks :class:`SpadesRules` calls for
+    the data its notices carry."""
+
+    # -- what people see ------------------------------------------------------
+
+    def view(self, state: SpadesState, seat: int | None) -> dict[str, JSON]:
+        """The public view holds no unplayed card (ruling SP-17); a seat's
+        view adds that seat's own hand and legal plays under ``you``, nobody
+        else's."""
+        view = self._common(state)
+        view["tricks"] = [self._trick_json(state, t, n) for n, t in enumerate(state.tricks, 1)]
+        view["rounds"] = list(state.reports)
+        view["valid_bids"] = list(VALID_BIDS)
+        if seat is not None and seat in state.order:
+            view["you"] = self._you(state, state.order.index(seat))
+        return view
+
+    def summary(self, state: SpadesState) -> dict[str, JSON]:
+        due = None if state.phase == OVER else state.names[state.turn]
+        return {
+            "round": state.round,
+            "phase": state.phase,
+            "scores": {team_label(state, t): state.scores[t] for t in (0, 1)},
+            "bags": {team_label(state, t): state.bags[t] for t in (0, 1)},
+            "bids": {
+                state.names[p]: state.bids[p] for p in range(PLAYERS) if state.bids[p] is not None
+            },
+            "to_move": due,
+            "over": state.phase == OVER,
+            "result": self._result_text(state) if state.phase == OVER else None,
+        }
+
+    # -- the data of the notices ----------------------------------------------
+
+    def _common(self, s: SpadesState) -> dict[str, JSON]:
+        """The public facts every notice and view carries."""
+        over = s.phase == OVER
+        winners = [] if s.winner is None else [s.names[p] for p in team_members(s.winner - 1)]
+        what = None
+        if not over:
+            what = "a bid" if s.phase == BIDDING else f"a card to trick {len(s.tricks) + 1}"
+        return {
+            "round": s.round,
+            "target": s.target,
+            "phase": s.phase,
+            "players": [
+                {
+                    "number": p + 1,
+                    "seat": s.order[p],
+                    "name": s.names[p],
+                    "team": team_of(p) + 1,
+                    "bid": s.bids[p],
+                    "tricks": s.tricks_won[p],
+                    "cards_left": len(s.hands[p]),
+                    "conceded": p in s.conceded,
+                }
+                for p in range(PLAYERS)
+            ],
+            "teams": [
+                {
+                    "number": t + 1,
+                    "names": [s.names[p] for p in team_members(t)],
+                    "score": s.scores[t],
+                    "bags": s.bags[t],
+                    "bid": sum(s.bids[p] or 0 for p in team_members(t)),
+                    "tricks": sum(s.tricks_won[p] for p in team_members(t)),
+                    "misplays_hand": s.hand_misplays[t],
+                    "misplays_game": s.game_misplays[t],
+                }
+                for t in (0, 1)
+            ],
+            "bidding_order": [s.names[p] for p in bidding_order(s)],
+            "to_move": None if over else s.names[s.turn],
+            "what": what,
+            "trick_number": min(len(s.tricks) + 1, TRICKS_PER_ROUND),
+            "trick": [
+                {"name": s.names[(s.leader + i) % PLAYERS], "card": c, "card_text": card_text(c)}
+                for i, c in enumerate(s.trick)
+            ],
+            "led_suit": SUIT_NAMES[s.trick[0][-1]] if s.trick else None,
+            "game_over": over,
+            "winning_team": s.winner,
+            "winners": winners,
+            "end_reason": s.end_reason,
+        }
+
+    def _you(self, s: SpadesState, player: int) -> dict[str, JSON]:
+        """What only ``player`` may see: eir hand and legal plays."""
+        hand = sort_hand(s.hands[player])
+        mine = s.phase == PLAYING and s.turn == player
+        legal = legal_plays(hand, s.trick) if mine else []
+        by_suit = [
+            {
+                "suit": suit,
+                "symbol": SUIT_SYMBOLS[suit],
+                "name": SUIT_NAMES[suit],
+                "ranks": [c[:-1] for c in hand if c[-1] == suit],
+            }
+            for suit in SUIT_ORDER
+        ]
+        return {
+            "name": s.names[player],
+            "seat": s.order[player],
+            "number": player + 1,
+            "team": team_of(player) + 1,
+            "hand": hand,
+            "hand_by_suit": by_suit,
+            "hand_text": "\n".join(f"{b['symbol']} {' '.join(b['ranks']) or '-'}" for b in by_suit),
+            "your_move": s.phase != OVER and s.turn == player,
+            "legal": legal,
+            "legal_text": " ".join(card_text(c) for c in legal),
+        }
+
+    def _trick_json(self, s: SpadesState, trick: Trick, number: int) -> dict[str, JSON]:
+        """Completed trick ``number``: who led, the cards in play order and
+        who won with which card."""
+        plays = [
+            {"name": s.names[(trick.leader + i) % PLAYERS], "card": c, "card_text": card_text(c)}
+            for i, c in enumerate(trick.cards)
+        ]
+        win = trick.cards[(trick.winner - trick.leader) % PLAYERS]
+        return {
+            "number": number,
+            "leader": s.names[trick.leader],
+            "plays": plays,
+            "winner": s.names[trick.winner],
+            "winning_card": win,
+            "winning_card_text": card_text(win),
+        }
+
+    def _hand_notice(self, s: SpadesState, player: int, reason: str) -> Notice:
+        """The ``hand`` mail to ``player`` alone, after a deal or on request."""
+        context = {
+            **self._common(s),
+            "you": self._you(s, player),
+            "reason": reason,
+            "valid_bids": list(VALID_BIDS),
+        }
+        return Notice(Audience.only(s.order[player]), "hand", context)
+
+    def _your_turn(self, s: SpadesState, misplay: dict[str, JSON] | None = None) -> Notice:
+        """The ``your_turn`` mail to the player due, with eir misplay if e
+        must play again."""
+        context = {
+            **self._common(s),
+            "you": self._you(s, s.turn),
+            "valid_bids": list(VALID_BIDS),
+            "misplay": misplay,
+        }
+        return Notice(Audience.only(s.order[s.turn]), "your_turn", context)

@@ -284,7 +284,7 @@ def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_s
         post: Post) -> None:
     """Rules 1-7, SP-14, SP-15 and SP-17, by mail through Postfix and Dovecot."""
     # Every mail as it happens (mail all), so each one is checked; the default,
-    # mail turns, is tests/service/test_quiet.py's.
+    # mail turns, is tests/service/outgoing/test_quiet.py's.
     tag = post.referee.operator.create_game("spades", [person(USER[n]) for n in NAMES], now=T0,
                                    seed="e2e", options={"mail": "all"})
     players = Players(post, tag)

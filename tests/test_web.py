@@ -140,14 +140,14 @@ def test_a_change_while_a_page_is_written_leaves_the_page_behind(
                                    now=club.now, seed="s")
     assert web.publish(club.referee, www) == 1
     club.referee.operator.extend_deadlines(tag, timedelta(days=1), now=club.now)
-    read = club.referee.status_of
+    read = club.referee.reading.status_of
 
     def racing(ids: list[int]) -> Iterator[dict[str, Any]]:
         games = list(read(ids))  # the game as it was read for its page
         club.referee.operator.extend_deadlines(tag, timedelta(days=1), now=club.now)
         return iter(games)
 
-    monkeypatch.setattr(club.referee, "status_of", racing)
+    monkeypatch.setattr(club.referee.reading, "status_of", racing)
     assert web.publish(club.referee, www) == 1
     monkeypatch.undo()
     # The page shows the first extension, not the second: still behind.

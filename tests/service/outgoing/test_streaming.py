@@ -26,8 +26,8 @@ from referee.service import Referee
 from referee.service.outgoing.outbox import OutboxSender
 from referee.store import models as m
 from referee.store.db import upgrade
-from tests.service.test_outbox import T0, Handler, _mix, _queue, _referee, _rows
-from tests.service.test_outbox import server as server  # the fixture
+from tests.service.outgoing.test_outbox import T0, Handler, _mix, _queue, _referee, _rows
+from tests.service.outgoing.test_outbox import server as server  # the fixture
 from tests.smtpd import smtpd
 
 

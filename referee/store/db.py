@@ -1,4 +1,5 @@
-"""Database engine and sessions: SQLite (WAL) by default, PostgreSQL by URL.
+"""Database engine and sessions: SQLite (WAL) by default, PostgreSQL by URL;
+the database errors that mean "try again later", and the time as stored.
 
 ``upgrade`` brings any database to the newest Alembic revision; it is what
 ``referee init`` runs. Alembic is imported only there: every other command

@@ -70,3 +70,16 @@ def test_each_write_up_is_headed_by_its_id_alone() -> None:
     the id (``#sp-14``) and the tests above read the page right."""
     bad = [h for h in headings() if not RULING_ID.fullmatch(h)]
     assert not bad, f"### headings that are not a ruling id: {bad}"
+
+
+#: A path to the rule texts or the rulings as handed to the project: neither
+#: is in a clone, so code and tests cite a rule text by title and rule
+#: number and a ruling by id.
+OUTSIDE = re.compile(r"seeds/[0-9]{3}|RULINGS\.md|\.\./shared/")
+
+
+def test_nothing_cites_a_file_outside_the_repository() -> None:
+    found = [f"{path.relative_to(ROOT)}: {match.group()}" for path, text in _texts()
+             if path != Path(__file__) for match in OUTSIDE.finditer(text)]
+    assert not found, "cite the rule text by title and number, the ruling by id: " + \
+        "; ".join(found)

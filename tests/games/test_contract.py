@@ -771,3 +771,20 @@ def test_every_playout_ends_within_its_bound(kind: str) -> None:
 
 def test_every_row_of_the_table_is_a_registered_kind() -> None:
     assert set(TABLE) <= set(KINDS), f"rows for no registered kind: {set(TABLE) - set(KINDS)}"
+
+
+@pytest.mark.parametrize("kind", sorted(TABLE))
+def test_the_secrets_check_catches_a_view_for_everyone_that_shows_the_whole_state(
+        kind: str) -> None:
+    """The secrets check can fail: a game whose view for the public (and for
+    each seat) carries its whole state, hands, bids and hidden text
+    included, is caught in its first playout."""
+    honest = GAMES[kind]
+
+    class Leaky(type(honest)):
+        def view(self, state: Any, seat: int | None) -> dict[str, JSON]:
+            return {**super().view(state, seat), "leak": self.dump(state)}
+
+    found = Findings()
+    Playout(kind, Leaky(), 0, found, stop_at="secrets").play()
+    assert found.found["secrets"], f"a {kind} view showing its whole state passed"

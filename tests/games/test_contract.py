@@ -25,11 +25,12 @@ Secrets are checked three ways, each catching what the others cannot:
   change when everything the observer may not see (the row's ``hide``) is
   drawn again, which catches a sealed bid or a hand's counts, numbers no
   value can tell from a score;
-* steps by noninterference: a step taken again from the state so hidden (with
-  another RNG, and another move of the same secret kind for a move the rules
-  take only in secret) shows an observer the same notices, unless it shows
-  them a different view too (the step revealed something, as a round's
-  resolution does).
+* steps by noninterference: a step taken again in a twin world that differs
+  only in what neither the observer nor the mover may know (another RNG, for
+  a deal; or the rest hidden drawn again, with another move of the same form
+  for a move the rules take only in secret, a sealed bid) shows the observer
+  the same notices, unless the outcome differs in what the observer may know
+  (the step revealed something, as a round's resolution does).
 """
 
 from __future__ import annotations
@@ -238,8 +239,8 @@ def _loatcg_hide(state: JSON, knowing: Knowing, rng: random.Random) -> JSON:
     unseen = [x for x in seats if x not in knowing]
     for o in s["offers"]:
         if o["audience"] and not knowing & set(o["audience"]) and len(unseen) >= 2:
-            o["give"], o["want"] = ({rng.choice(list(s["discard_pile"])): rng.randint(1, 2)}
-                                    for _ in range(2))
+            o["give"] = {rng.choice(list(s["discard_pile"])): rng.randint(1, 2)}
+            o["want"] = {rng.choice(list(s["discard_pile"])): rng.randint(1, 2)}
             o["audience"] = sorted(rng.sample(unseen, 2))
             o["maker"], taker = o["audience"]
             o["takers"] = [taker]
@@ -247,7 +248,7 @@ def _loatcg_hide(state: JSON, knowing: Knowing, rng: random.Random) -> JSON:
         bodies = [line.split(". ", 1)[1] for line in s["instructions"].splitlines()]
         reported = {r["instruction"] for r in s["reports"]}
         place = rng.sample(range(rounds), rounds)  # the new place of each instruction
-        moved = [rng.choice(LOATCG_OTHERS)] * rounds
+        moved = [""] * rounds
         for n, body in enumerate(bodies, start=1):
             moved[place[n - 1]] = body if n in reported else rng.choice(LOATCG_OTHERS)
         for r in s["reports"]:
@@ -361,6 +362,8 @@ class Playout:
         self.step, self.clock = 0, 0.0
         self.since: dict[tuple[int, str], float] = {}
         self.shown: dict[Observer, str] = {}
+        #: A move the game owes was refused: the playout cannot go on.
+        self.stuck = False
         infos = [SeatInfo(s.position, s.name, s.bot) for s in self.seats]
         result = engine.new(self.options, infos, rng_for(self.seed, 0))
         self.json = engine.dump(result.state)
@@ -380,7 +383,7 @@ class Playout:
     # -- the loop ---------------------------------------------------------------
 
     def play(self) -> None:
-        while not self.engine.is_over(self.state) and not self.stopped():
+        while not self.engine.is_over(self.state) and not self.stopped() and not self.stuck:
             if self.step > self.row.steps:
                 self.findings.add("ends", f"{self.seed}: not over after {self.row.steps} steps")
                 return
@@ -399,7 +402,7 @@ class Playout:
             else:
                 self.clock = soonest
                 self.sweep([seat for (seat, _), when in due.items() if when == soonest])
-        if not self.stopped():
+        if not self.stopped() and not self.stuck:
             self.check_replay()
 
     def next_mail(self) -> tuple[Callable[[], None], float]:
@@ -415,7 +418,7 @@ class Playout:
         at = self.clock + self.rng.expovariate((writes + joins) / DAY)
         if self.rng.random() * (writes + joins) >= writes:
             return self.join, at
-        if self.resigns and self.rng.random() < 0.01:
+        if self.resigns and self.rng.random() < 0.03:
             return self.resign, at
         return self.mail, at
 
@@ -428,6 +431,7 @@ class Playout:
             return False
         seat = bots[0].seat
         action = self.chosen("bot_action", seat, rng_for(self.seed + ":bot", self.step + 1))
+        self.stuck = action is None
         return action is not None and self.take(seat, action, may_refuse=False)
 
     def sweep(self, due: list[int]) -> None:
@@ -436,6 +440,7 @@ class Playout:
         timetable; a bot member: its timetabled turn)."""
         seat = self.rng.choice(sorted(due))
         action = self.chosen("timeout_action", seat, rng_for(self.seed + ":timeout", self.step + 1))
+        self.stuck = action is None
         if action is not None:
             self.take(seat, action, may_refuse=False)
 
@@ -509,6 +514,7 @@ class Playout:
         except EngineError as e:
             self.unchanged(f"a refused {action.verb}")
             if not may_refuse:
+                self.stuck = True
                 self.findings.add("legal", f"{self.seed} step {step}: seat {seat}'s "
                                            f"{action} raised {type(e).__name__}: {e}")
             return False

@@ -261,16 +261,16 @@ _LOATCG = {"instructions": LOATCG_INSTRUCTIONS}
 
 TABLE: dict[str, Row] = {
     "goofspiel": Row(setups=(({}, 2), ({"players": "3", "cards": "8", "tie": "discard"}, 3)),
-                     playouts=8, steps=200, secrets=_bidding_secrets, hide=_bidding_hide),
+                     playouts=10, steps=200, secrets=_bidding_secrets, hide=_bidding_hide),
     "pure-skill": Row(setups=(({}, 3), ({"players": "2", "prize_order": "descending"}, 2)),
-                      playouts=6, steps=200, secrets=_bidding_secrets, hide=_bidding_hide),
-    "spades": Row(setups=(({"target": "200"}, 4),), playouts=4, steps=3000,
+                      playouts=8, steps=200, secrets=_bidding_secrets, hide=_bidding_hide),
+    "spades": Row(setups=(({"target": "200"}, 4),), playouts=6, steps=3000,
                   secrets=_spades_secrets, hide=_spades_hide),
     "miser": Row(setups=(({}, 3), ({"pennies": "12"}, 5), ({"pennies": "8", "wager": "2"}, 8)),
-                 playouts=6, steps=3000, secrets=_miser_secrets, hide=_miser_hide),
+                 playouts=10, steps=3000, secrets=_miser_secrets, hide=_miser_hide),
     "loatcg": Row(setups=(({**_LOATCG, "report_days": "4"}, 2), (_LOATCG, 0),
                           ({**_LOATCG, "report_days": "5"}, 4)),
-                  playouts=5, steps=1500, secrets=_loatcg_secrets, hide=_loatcg_hide),
+                  playouts=8, steps=1500, secrets=_loatcg_secrets, hide=_loatcg_hide),
 }
 
 
@@ -357,7 +357,8 @@ class Playout:
         bots = self.rng.random() < 0.5
         self.seats = [SeatRow(p, f"Player {p}", b, b) for p in range(1, count + 1)
                       for b in [bots and self.rng.random() < 0.4]]
-        self.resigns = number % 2 == 1
+        #: In odd playouts players resign now and then, and resend old moves.
+        self.erratic = number % 2 == 1
         self.log: list[tuple[int, int, JSON]] = []
         self.step, self.clock = 0, 0.0
         self.since: dict[tuple[int, str], float] = {}
@@ -418,7 +419,7 @@ class Playout:
         at = self.clock + self.rng.expovariate((writes + joins) / DAY)
         if self.rng.random() * (writes + joins) >= writes:
             return self.join, at
-        if self.resigns and self.rng.random() < 0.03:
+        if self.erratic and self.rng.random() < 0.03:
             return self.resign, at
         return self.mail, at
 
@@ -451,18 +452,25 @@ class Playout:
             self.seats[seat - 1].bot = True
 
     def mail(self) -> None:
-        """A player writes in: the move a random bot would make, by a random
-        scope; ``accepts`` and ``apply`` may refuse it, as for any mail."""
+        """A player writes in: the move a random bot would make, or now and
+        then one of their last moves again (a mail sent twice, or late: the
+        rules refuse it, or it is a move again, a Spades misplay), by a
+        random scope; ``accepts`` and ``apply`` may refuse it, as for any mail."""
         humans = self.humans()
         owing = [p.seat for p in self.engine.pending(self.state)
                  if p.seat in humans and p.due_in is None]
         seat = self.rng.choice(owing or humans)
-        try:
-            action = self.engine.bot_action(self.state, seat, rng_for(self.seed + ":mail",
-                                                                      self.step + 1))
-        except EngineError:
-            return  # nothing open to this seat now
-        self.unchanged("bot_action")
+        made = [Action.from_json(data) for _, s, data in self.log[-20:] if s == seat]
+        made = [a for a in made if a.verb not in ("resign", "join")]
+        if made and self.erratic and self.rng.random() < 0.05:
+            action = self.rng.choice(made)
+        else:
+            try:
+                action = self.engine.bot_action(self.state, seat, rng_for(self.seed + ":mail",
+                                                                          self.step + 1))
+            except EngineError:
+                return  # nothing open to this seat now
+            self.unchanged("bot_action")
         scoped = self.scoped(seat, action)
         if scoped is not None:
             self.take(seat, scoped, may_refuse=True)

@@ -299,12 +299,15 @@ def sees(notice: Notice, observer: Observer) -> bool:
     return notice.audience.public or (observer is not None and observer in notice.audience.seats)
 
 
-def shown_to(result: Result[Any], observer: Observer) -> list[Any]:
+def shown_to(result: Result[Any], observer: Observer) -> list[JSON]:
     """The notices of a step that reach ``observer``, and for the public the
     public events (the game's page)."""
-    out: list[Any] = [n for n in result.notices if sees(n, observer)]
+    out: list[JSON] = [
+        {"template": n.template, "to": sorted(n.audience.seats) if n.audience.seats else "all",
+         "context": dict(n.context)} for n in result.notices if sees(n, observer)]
     if observer is None:
-        out += [(e.kind, e.text, dict(e.data)) for e in result.events if e.public]
+        out += [{"event": e.kind, "text": e.text, "data": dict(e.data)}
+                for e in result.events if e.public]
     return out
 
 
@@ -598,9 +601,12 @@ class Playout:
                                              f"{who(observer)} show {leaked}")
         observer = self.rng.choice(self.observers())
         hidden = self.engine.load(self.row.hide(self.json, knowing(observer), self.rng))
-        if looks(self.engine, hidden, observer) != looks(self.engine, self.state, observer):
+        shown = looks(self.engine, self.state, observer)
+        other = looks(self.engine, hidden, observer)
+        if shown != other:
             self.findings.add("secrets", f"{self.seed} step {self.step}: what {who(observer)} "
-                                         "is shown changes with what they may not see")
+                                         "is shown changes with what they may not see, at "
+                                         f"{where(shown, other)}")
 
     def check_notices(self, result: Result[Any], after: JSON, named: str) -> None:
         """No notice or public event names a secret of a seat outside its
@@ -658,10 +664,11 @@ class Playout:
             # The same move found other hidden facts (a trade failed for
             # another party, and rule 10 says who): a reveal no state keeps.
             return
-        if shown_to(again, observer) != shown_to(result, observer):
+        shown, other = shown_to(result, observer), shown_to(again, observer)
+        if shown != other:
             self.findings.add("secrets", f"{self.seed} step {self.step}: {action} shows "
                                          f"{who(observer)} notices that depend on what they "
-                                         "may not see")
+                                         f"may not see, at {where(shown, other)}")
 
     def alike(self, one: JSON, other: JSON, observer: Observer) -> bool:
         """The two dumped states are the same in all ``observer`` may know:
@@ -756,6 +763,13 @@ def agree(one: JSON, other: JSON, paths: set[Path], path: Path = ()) -> bool:
     if isinstance(one, list) and isinstance(other, list) and len(one) == len(other):
         return all(agree(v, other[i], paths, (*path, i)) for i, v in enumerate(one))
     return False
+
+
+def where(one: Any, other: Any) -> str:
+    """Where two shown values first differ, for the finding's message."""
+    one, other = json.loads(text(one)), json.loads(text(other))
+    path = next(drawn(one, other), ())
+    return "/".join(str(step) for step in path) or "the top"
 
 
 def knowing(*observers: Observer) -> Knowing:

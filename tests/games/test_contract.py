@@ -345,8 +345,9 @@ class Playout:
     """One seeded game to its end. Each step is logged as the service logs
     it; bots move at once on an obligation without ``due_in``; every other
     obligation is fired by the deadline sweep when it falls due; players write
-    in (their move is a random bot's choice, by a random scope), some resign
-    and, where the game takes members by mail, some deal themselves in."""
+    in at random times (their move is a random bot's choice, or an old move
+    again, by a random scope), some resign and, where the game takes members
+    by mail, some deal themselves in."""
 
     def __init__(self, kind: str, engine: Game[Any], number: int, findings: Findings,
                  stop_at: str | None = None) -> None:

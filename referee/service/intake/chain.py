@@ -174,17 +174,16 @@ class ShownAddresses:
     def check(self, db: Session, letter: Letter) -> Outcome | None:
         if not letter.tokens:
             return None
-        msg, addresses = letter.msg, self.delivery.addresses
+        msg = letter.msg
         for owner in db.scalars(select(m.Player).where(m.Player.token.in_(letter.tokens))):
             if not self.senders.shown_to_others(letter, owner):
                 continue
-            old = addresses.private_address(owner)
+            old = self.delivery.addresses.private_address(owner)
             owner.token = new_token()
             log.warning("private address of %s was shown to others; rotated", owner.address)
             self.delivery.reply(db, None, owner, msg, "private_address_shown", {
                 "old": old, "sender": msg.sender,
-                "others": sorted({a for a in (*msg.to, *msg.cc)
-                                  if not addresses.is_referee(a) and a != owner.address}),
+                "others": sorted(letter.others - {owner.address}),
             }, letter.now)
         return None
 
@@ -368,7 +367,7 @@ class Chain:
 
     def __init__(self, config: Config, delivery: Delivery, bounces: Bounces) -> None:
         senders = Senders(config, delivery.addresses)
-        #: Which game a mail is about (also for tests and the bench).
+        #: Which game a mail is about.
         self.routing = routing = Routing(config, delivery, senders)
         joining = Joining(config, senders)
         budgets = Budgets(config.limits)

@@ -74,8 +74,9 @@ class Letter:
         """Work out the facts of ``msg``, once."""
         recipients = (*msg.to, *msg.cc)
         subject_tag = find_tag(msg.subject)
+        to_verp = any(addresses.is_bounce_address(a) for a in recipients)
         verp_id = None
-        if config.smtp.verp:
+        if to_verp and config.smtp.verp:
             verp_id = next((oid for a in recipients
                             if (oid := composer.verp_outbox_id(a)) is not None), None)
         return cls(
@@ -84,7 +85,7 @@ class Letter:
             answers=tuple(msg.in_reply_to or msg.references[::-1]),
             others=frozenset(a for a in recipients if not addresses.is_referee(a)),
             tokens=frozenset(t for a in recipients if (t := addresses.token_of(a))),
-            to_verp=any(addresses.is_bounce_address(a) for a in recipients),
+            to_verp=to_verp,
             verp_id=verp_id,
             from_our_list=bool(msg.list_id) and msg.list_id == addresses.list_id(),
             from_referee=addresses.is_referee(msg.sender),

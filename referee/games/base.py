@@ -366,6 +366,12 @@ class Game(Generic[StateT]):
         """Public facts for ``referee status``: round, scores, result."""
         raise NotImplementedError
 
+    def asks(self, state: StateT, seat: int) -> str | None:
+        """What ``seat`` is asked for now, in a subject's words ("your bid",
+        "your card"), or None when it owes nothing: every mail that asks a
+        player to act says so in its subject."""
+        return "your turn" if any(p.seat == seat for p in self.pending(state)) else None
+
     # -- persistence ----------------------------------------------------------
     def dump(self, state: StateT) -> JSON:
         return _adapter(self.state_type).dump_python(state, mode="json")

@@ -140,9 +140,14 @@ class Composer:
         now: datetime,
         kind: str | None = None,
         reply_to: str | None = None,
+        to_list: str | None = None,
+        list_id: str | None = None,
     ) -> EmailMessage:
         """One outgoing mail. ``auto`` is ``auto-replied`` for answers to a
-        player and ``auto-generated`` for reports and reminders (RFC 3834 §5)."""
+        player and ``auto-generated`` for reports and reminders (RFC 3834 §5).
+        A post to the public list (``to_list``) has no Reply-To, so a reply
+        to all reaches the list and the referee: a public answer stays
+        public (RFC 2369's List-Post says where the list takes posts)."""
         msg = EmailMessage(policy=SMTP)
         msg["From"] = Address(self.name, addr_spec=self.address)
         msg["To"] = [Address(n, addr_spec=a) for a, n in to]
@@ -150,12 +155,12 @@ class Composer:
         # Headers of ASCII the referee writes itself are set as they are:
         # parsing them into header objects was half the cost of a mail.
         for name, value, raw in self._headers(outbox_id, tag, auto, in_reply_to, references,
-                                              now, kind):
+                                              now, kind, to_list, list_id):
             if raw:
                 msg.set_raw(name, value)
             else:
                 _set(msg, name, value)
-            if name == "X-Auto-Response-Suppress":
+            if name == "X-Auto-Response-Suppress" and not to_list:
                 msg["Reply-To"] = Address(self.name, addr_spec=reply_to or self.address)
         msg.set_content(body, charset="utf-8")
         return msg
@@ -173,7 +178,7 @@ class Composer:
                 if not raw and not _plain_value(name, value):
                     break
                 head.append((name, value))
-                if name == "X-Auto-Response-Suppress":
+                if name == "X-Auto-Response-Suppress" and not kw.get("to_list"):
                     head.append(("Reply-To", answer))
             else:
                 written = plain.flatten(head, body)
@@ -183,10 +188,12 @@ class Composer:
                             **kw).as_string()
 
     def _headers(self, outbox_id: int, tag: str | None, auto: str, in_reply_to: str | None,
-                 references: Sequence[str], now: datetime,
-                 kind: str | None) -> list[tuple[str, str, bool]]:
+                 references: Sequence[str], now: datetime, kind: str | None,
+                 to_list: str | None = None,
+                 list_id: str | None = None) -> list[tuple[str, str, bool]]:
         """The headers after the subject, in order: (name, value, whether the
-        value is set as it is). Reply-To comes after X-Auto-Response-Suppress."""
+        value is set as it is). Reply-To comes after X-Auto-Response-Suppress,
+        but for a post to the list, which names the list instead."""
         out = [("Date", format_datetime(now.replace(tzinfo=UTC)), True),
                ("Message-ID", self.message_id(outbox_id, tag), False)]
         refs = [r for r in references if _SAFE_REF.fullmatch(r)]
@@ -212,6 +219,12 @@ class Composer:
         if kind:
             # Which mail this is (a template name), for players' filters.
             out.append(("X-Referee-Mail", kind, False))
+        if to_list:
+            # RFC 2919 and 2369: which list, and where a reply to the list
+            # goes (mutt's list-reply, Thunderbird's Reply List).
+            if list_id:
+                out.append(("List-Id", f"<{list_id}>", False))
+            out.append(("List-Post", f"<mailto:{to_list}>", False))
         return out
 
     def outbox_id(self, message_id: str) -> int | None:

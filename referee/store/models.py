@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, ForeignKey, Index, String, Table, Text, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Index, String, Table, Text, UniqueConstraint, false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -63,6 +63,10 @@ class Game(Base):
     page_due: Mapped[int | None] = mapped_column(default=1, server_default="1", index=True)
     #: The game's line of the index page as last written (None: never).
     listing: Mapped[dict[str, Any] | None] = mapped_column(default=None)
+    #: The ``Date`` of the game's latest mail: each next mail of the game is
+    #: dated at least a second later, so a mail client sorting by date shows
+    #: a game's mails (the list's and each player's own) in event order.
+    mail_clock: Mapped[datetime | None] = mapped_column(default=None)
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="game", order_by="Seat.position", cascade="all, delete-orphan"
@@ -263,6 +267,9 @@ class HeldMail(Base):
     #: The mail's text; empty for a single move, whose headline says it all.
     body: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(index=True)
+    #: For the player alone (the answer to their own mail): the mail it
+    #: rides in is marked secret.
+    personal: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 def table_of(model: type[Base]) -> Table:

@@ -105,3 +105,7 @@ class BiddingViews(BiddingRules):
         if self._ranks():
             return f"A (1) to {self._name(top)} ({top})"
         return f"1 to {top}"
+
+    def asks(self, state: BiddingState, seat: int) -> str | None:
+        """Every seat bids each round."""
+        return "your bid" if any(p.seat == seat for p in self.pending(state)) else None

@@ -32,11 +32,13 @@ class Loatcg(LoatcgWords, LoatcgViews):
     title = "Land of Agora tournament"
     state_type = LoatcgState
     demo_with_bots: ClassVar[bool] = True
-    #: A member's public act (joining, a discard, a draw, crafting, an
-    #: offer and its trade): lines in the next mail of a member who asked
-    #: for ``mail turns``; the Round Reports come as mails of their own.
+    #: A member's public act on their own hand (joining, a discard, a draw,
+    #: crafting, a take, a withdrawn offer): lines in the next mail of a
+    #: member in ``mail turns``, and never a post to the list. An offer and
+    #: its trade are dealings others answer ("accept 3"): mails of their
+    #: own, like the Round Reports.
     routine_notices: ClassVar[frozenset[str]] = frozenset(
-        {"joined", "discard", "draw", "craft", "offer", "withdrawn", "trade", "take"})
+        {"joined", "discard", "draw", "craft", "withdrawn", "take"})
     takes_members_by_mail: ClassVar[bool] = True
     #: A transcript says only what the request's audience saw (ruling TCG-15).
     secret_transcripts: ClassVar[bool] = False

@@ -34,6 +34,7 @@ class Miser(MiserWords, MiserViews):
     title = "Miser"
     state_type = MiserState
     demo_with_bots: ClassVar[bool] = True
-    #: A card put face down, a raise in an auction: lines in the next mail
-    #: of a player who asked for ``mail turns``.
-    routine_notices: ClassVar[frozenset[str]] = frozenset({"down", "auction"})
+    #: A card put face down, a raise in an auction, a side's flip: lines in
+    #: the next mail of a player in ``mail turns``, and never a post to the
+    #: list, which hears what the turn came to.
+    routine_notices: ClassVar[frozenset[str]] = frozenset({"down", "auction", "flip"})

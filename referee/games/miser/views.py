@@ -243,6 +243,18 @@ class MiserViews(MiserRules):
             context["offer"] = self._offer_json(s)
         return Notice(Audience.only(s.seats[player]), "your_move", context)
 
+    def asks(self, state: MiserState, seat: int) -> str | None:
+        """A turn, an answer to an offer, a card down, a bid in an auction."""
+        if seat not in state.seats or state.over:
+            return None
+        return _ASKS.get(owed_step(state, state.seats.index(seat)) or "")
+
+
+#: A subject's words for each step a player may owe (``OWED_TEXT``).
+_ASKS = {"turn": "your turn", "answer": "your answer", "contract_card": "your card",
+         "attack_first": "your card", "attack": "your card or flip",
+         "auction_bid": "your bid", "auction_join": "your bid"}
+
 
 def _names_text(names: Sequence[str]) -> str:
     """``Ann``, ``Ann and Ben``, ``Ann, Ben and Cat``."""

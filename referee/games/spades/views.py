@@ -180,3 +180,9 @@ class SpadesViews(SpadesRules):
             "misplay": misplay,
         }
         return Notice(Audience.only(s.order[s.turn]), "your_turn", context)
+
+    def asks(self, state: SpadesState, seat: int) -> str | None:
+        """A bid in the bidding, else a card."""
+        if state.phase == OVER or state.order[state.turn] != seat:
+            return None
+        return "your bid" if state.phase == BIDDING else "your card"

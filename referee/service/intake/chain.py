@@ -42,7 +42,7 @@ from referee.service.intake.senders import Senders
 from referee.service.outgoing.addresses import new_token
 from referee.service.outgoing.bounces import Bounces
 from referee.service.outgoing.delivery import Delivery
-from referee.service.play.commands import MAX_LISTED, run_commands
+from referee.service.play.commands import MAX_LISTED, done_line, run_commands
 from referee.service.play.session import GameSession
 from referee.store import models as m
 
@@ -348,17 +348,17 @@ class Play:
         transcript = run_commands(gs, seat.position, msg.lines, scope, seen_by,
                                   letter.record.id, letter.answers)
         gs.settle()
-        self.delivery.reply(db, gs, player, msg, "transcript", {
+        # Asked for, or owed: after a refusal the player sees what they can
+        # do now (for a bid, the cards they still hold; PS-7).
+        helped = not transcript or any(t.read_as == "help" or t.result == "refused"
+                                       for t in transcript)
+        answer = self.delivery.answer(gs, msg, seat.position, {
             "lines": [t.__dict__ for t in transcript[:MAX_LISTED]],
             "more": max(len(transcript) - MAX_LISTED, 0),
-            # Asked for, or owed: after a refusal the player sees what they
-            # can do now (for a bid, the cards they still hold; PS-7).
-            "help": gs.engine.help(gs.state, seat.position)
-            if not transcript or any(t.read_as == "help" or t.result == "refused"
-                                     for t in transcript) else None,
+            "help": gs.engine.help(gs.state, seat.position) if helped else None,
             "over": gs.engine.is_over(gs.state) or game.status != "active",
-        }, now, seat=seat.position)
-        gs.send_notices()  # the answer first, then the reports it caused
+        }, done=None if helped else done_line(transcript))
+        gs.send_notices((player, answer))  # the answer first, then what it caused
         return Outcome("processed", game.tag, transcript)
 
 

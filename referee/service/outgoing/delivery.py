@@ -20,8 +20,16 @@ from referee.games.base import Game, Notice
 from referee.mail.compose import Composer, echo_subject
 from referee.mail.inbound import InboundMessage
 from referee.service.outgoing.addresses import Addresses
-from referee.service.outgoing.queue import MailQueue, mark_secret
-from referee.service.outgoing.quiet import Item, QuietTable, mail_mode
+from referee.service.outgoing.queue import MailQueue
+from referee.service.outgoing.quiet import (
+    COMPOSITE,
+    Item,
+    QuietTable,
+    Reply,
+    compose,
+    mail_mode,
+    strip_signature,
+)
 from referee.store import models as m
 
 
@@ -63,38 +71,59 @@ class Delivery:
 
     def reply(
         self, db: Session, gs: Table | None, player: m.Player, msg: InboundMessage,
-        template: str, context: dict[str, Any], now: datetime, seat: int | None = None,
+        template: str, context: dict[str, Any], now: datetime,
     ) -> None:
-        """A secret answer to the sender, at their registered address only."""
+        """A secret answer to the sender, at their registered address only,
+        as a mail of its own (a mail that reached no game's table)."""
         folder = (gs.engine.templates or gs.engine.kind) if gs else "common"
         ctx = {"subject": echo_subject(msg.subject),
-               **(gs.context(seat) if gs else {"tag": None}), **context}
+               **(gs.context(None) if gs else {"tag": None}), **context}
         subject, body = self.composer.render(folder, template, ctx)
-        # A game's transcript echoes the player's moves (a sealed bid) and
-        # the help shows their hand: for them alone.
-        secret = gs is not None and template == "transcript" and gs.engine.secret_transcripts
-        if secret:
-            subject, body = mark_secret(subject, body)
         self.queue.to_player(db, gs.row if gs else None, player, subject, body,
                              auto="auto-replied", in_reply_to=msg.message_id,
                              references=msg.references, now=now, kind=template,
-                             turn=gs.turn() if gs else None, secret=secret)
+                             turn=gs.turn() if gs else None)
+
+    def answer(self, gs: Table, msg: InboundMessage, seat: int, context: dict[str, Any],
+               *, done: str | None) -> Reply:
+        """The answer to a player's mail (the transcript), to head the mail
+        of what it caused for them. ``done`` is the line it comes to when
+        it only says that the mail's moves were done: in a quiet mode that
+        line rides with the player's next mail instead of a mail of its own."""
+        folder = gs.engine.templates or gs.engine.kind
+        ctx = {"subject": echo_subject(msg.subject), **gs.context(seat), **context}
+        subject, body = self.composer.render(folder, "transcript", ctx)
+        # A game's transcript echoes the player's moves (a sealed bid) and
+        # the help shows their hand: for them alone.
+        secret = gs.engine.secret_transcripts
+        if done is not None:
+            item = Item(done, "", personal=False, routine=True, kind="transcript",
+                        secret=True, subject=subject, text=body)
+        else:
+            item = Item("Your mail", strip_signature(body), personal=True, routine=False,
+                        kind="transcript", secret=secret, subject=subject, text=body)
+        return Reply(item, msg.message_id, tuple(msg.references))
 
     def deliver(self, db: Session, gs: Table, notice: Notice) -> None:
         """Mail one engine notice to its audience, never wider."""
         self.deliver_all(db, gs, [notice])
 
-    def deliver_all(self, db: Session, gs: Table, notices: Sequence[Notice]) -> None:
-        """Mail the notices of one batch (one mail's moves, one sweep of a
-        game) to their audiences, never wider. A public notice goes to the
-        list; without one, each player gets their own copy, To: them alone
-        with their private Reply-To, so a reply-all reaches the referee
-        alone. A player who asked for less mail (``quiet``) gets the batch
-        in one mail, or later."""
-        if not notices:
-            return
+    def deliver_all(self, db: Session, gs: Table, notices: Sequence[Notice],
+                    reply: tuple[m.Player, Reply] | None = None) -> None:
+        """Mail what one batch (one mail's moves, one sweep of a game, an
+        operator's action) caused, each notice to its audience, never wider,
+        and each recipient one mail, its parts in the order of the events.
+
+        With a public list, the list gets the reports (every public notice
+        but the single moves, ``Game.routine_notices``, which its readers
+        need not see one by one) in one post. Each player gets the rest of
+        what is theirs (the single moves, their hand, their prompt; without
+        a list, the reports too) in one mail, or later, as their mail mode
+        says; ``reply`` (the sender and the answer to their mail) heads the
+        sender's mail."""
         folder = gs.engine.templates or gs.engine.kind
         lst = self.config.referee.public_list
+        routine = gs.engine.routine_notices
         rendered: dict[tuple[int, int | None], tuple[str, str]] = {}
 
         def render(i: int, position: int | None) -> tuple[str, str]:
@@ -105,46 +134,51 @@ class Delivery:
                     folder, notice.template, {**gs.context(position), **notice.context, **extra})
             return rendered[i, position]
 
-        over = gs.engine.is_over(gs.state) or gs.row.status != "active"
-        owing = gs.new_obligations()
-        seats = [s for s in gs.row.seats if not s.bot and s.player is not None]
-        loud = [s for s in seats if lst or mail_mode(gs.engine, gs.row, s) == "all"]
-        # Every mail in the order of the events, for the list and each player
-        # who gets every mail...
-        for i, notice in enumerate(notices):
-            if notice.audience.public and lst:
-                # The list's own Reply-To (the referee) stays.
-                subject, body = render(i, None)
-                self.queue.put(db, gs.row, [(lst, "")], subject, body, auto="auto-generated",
-                               now=gs.now, kind=notice.template, turn=gs.turn())
-                continue
-            for seat in loud:
-                if notice.audience.public:
-                    self._one(db, gs, seat, notice, *render(i, None))
-                elif seat.position in notice.audience.seats:
-                    self._one(db, gs, seat, notice, *render(i, seat.position))
-        # ... then one mail (or none yet) for each player who asked for less.
-        for seat in seats:
-            if seat in loud:
-                continue
-            mine = [i for i, n in enumerate(notices)
-                    if n.audience.public or seat.position in n.audience.seats]
-            if not mine:
-                continue
-            views = [(i, None if notices[i].audience.public else seat.position) for i in mine]
-            items = [Item.of(gs.tag, *render(i, v), notices[i], gs.engine) for i, v in views]
-            reports = [render(i, None)[0] for i in mine if notices[i].audience.public]
-            self.quiet.deliver(db, gs.row, seat, items, mail_mode(gs.engine, gs.row, seat),
-                               must_act=seat.position in owing, over=over, now=gs.now,
-                               turn=gs.turn(), last_subject=reports[-1] if reports else None)
+        def listed(notice: Notice) -> bool:
+            return bool(lst) and notice.audience.public and notice.template not in routine
 
-    def _one(self, db: Session, gs: Table, seat: m.Seat, notice: Notice,
-             subject: str, body: str) -> None:
-        """One notice to one seat's player, as it is."""
-        assert seat.player is not None
-        secret = len(notice.audience.seats) == 1 and not notice.audience.public
-        if secret:
-            subject, body = mark_secret(subject, body)
-        self.queue.to_player(db, gs.row, seat.player, subject, body,
-                             auto="auto-generated", now=gs.now, kind=notice.template,
-                             turn=gs.turn(), secret=secret)
+        over = gs.engine.is_over(gs.state) or gs.row.status != "active"
+        if lst:
+            self._post(db, gs, lst, [(*render(i, None), n.template)
+                                     for i, n in enumerate(notices) if listed(n)])
+        owing = gs.new_obligations()
+        answered = reply is None
+        for seat in gs.row.seats:
+            if seat.bot or seat.player is None:
+                continue
+            items = [Item.of(gs.tag, *render(i, None if n.audience.public else seat.position),
+                             n, gs.engine)
+                     for i, n in enumerate(notices)
+                     if (n.audience.public and not listed(n))
+                     or (not n.audience.public and seat.position in n.audience.seats)]
+            mine = reply is not None and reply[0].id == seat.player.id
+            answered = answered or mine
+            if not items and not mine:
+                continue
+            must_act = seat.position in owing
+            self.quiet.deliver(
+                db, gs.row, seat.player, items, mail_mode(gs.engine, gs.row, seat, lst),
+                must_act=must_act, over=over, now=gs.now, turn=gs.turn(),
+                asks=gs.engine.asks(gs.state, seat.position) if must_act else None,
+                reply=reply[1] if reply is not None and mine else None)
+        if not answered and reply is not None:
+            # The sender holds no seat now (they resigned): the answer alone.
+            self.quiet.deliver(db, gs.row, reply[0], [], "all", must_act=False, over=over,
+                               now=gs.now, turn=gs.turn(), reply=reply[1])
+        if over and lst:
+            self.quiet.drop_held(db, gs.row.id)
+
+    def _post(self, db: Session, gs: Table, lst: str,
+              posts: list[tuple[str, str, str]]) -> None:
+        """One post to the public list: a report as it is, or several of one
+        batch in one mail under the last one's subject (what it came to)."""
+        if not posts:
+            return
+        subject, body, kind = posts[-1]
+        if len(posts) > 1:
+            parts = [Item(s.removeprefix(f"[{gs.tag}]").strip(), strip_signature(b),
+                          personal=False, routine=False) for s, b, _ in posts]
+            body = compose(parts, f"{self.composer.name} <{self.composer.address}>")
+            kind = " ".join([COMPOSITE, *dict.fromkeys(k for _, _, k in posts)])
+        self.queue.put(db, gs.row, [(lst, "")], subject, body, auto="auto-generated",
+                       now=gs.now, kind=kind, turn=gs.turn(), to_list=lst)

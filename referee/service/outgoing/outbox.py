@@ -10,7 +10,7 @@ batch of them per transaction, each batch claimed row by row (on PostgreSQL
 ``FOR UPDATE SKIP LOCKED``), so several workers never send one row twice.
 
 How a chunk of rows is shared over the connections: rows that share a
-recipient fall into one lane, in queue order, and a lane never leaves its
+recipient, or a game, fall into one lane, in queue order, and a lane never leaves its
 connection, which sends its rows one after another, so a player never gets
 two mails out of order. Lanes are dealt to connections biggest first, each
 to the connection with the fewest rows so far (:func:`lanes`, :func:`deal`).
@@ -168,7 +168,10 @@ class OutboxSender:
             for chunk in _chunks(list(ids), ROWS_PER_TRANSACTION):
                 with self.sessions.begin() as db:
                     rows = self._claim(db, chunk)
-                    planned = lanes([row.recipients for row in rows])
+                    # A game's rows share a lane too: a player reads the
+                    # list's posts and their own mails of a game in order.
+                    planned = lanes([[*row.recipients, f"game {row.game_id}"]
+                                     if row.game_id else row.recipients for row in rows])
                     await self._open(batch, connections_for(
                         len(rows), len(planned), self.config.smtp.connections))
                     dealt = deal(planned, len(batch.relays))

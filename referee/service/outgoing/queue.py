@@ -6,7 +6,7 @@ the change it tells; the outbox sender (``outbox``) mails it later.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, insert, select, text
@@ -52,17 +52,19 @@ class MailQueue:
         self, db: Session, game: m.Game | None, to: list[tuple[str, str]], subject: str,
         body: str, *, auto: str, now: datetime, in_reply_to: str | None = None,
         references: Iterable[str] = (), kind: str | None = None, reply_to: str | None = None,
-        turn: int | None = None, secret: bool = False,
+        turn: int | None = None, secret: bool = False, to_list: str | None = None,
     ) -> None:
         """Queue one mail; its row id is in its Message-ID. ``turn`` is the
         game's turn it shows: a move answering it is tied to that turn."""
         outbox_id = next_outbox_id(db)
+        date = dated(game, now)
         refs = [f"<{r.strip('<>')}>" for r in references]
         raw = self.composer.text(
             outbox_id=outbox_id, to=to, subject=subject, body=body,
             tag=game.tag if game else None, auto=auto,
             in_reply_to=f"<{in_reply_to.strip('<>')}>" if in_reply_to else None,
-            references=refs, now=now, kind=kind, reply_to=reply_to,
+            references=refs, now=date, kind=kind, reply_to=reply_to, to_list=to_list,
+            list_id=self.addresses.list_id() if to_list else None,
         )
         # A row of its own, inserted at once: no object for the session to
         # track and flush (the rows are read back by id, never changed here).
@@ -70,6 +72,19 @@ class MailQueue:
             "id": outbox_id, "game_id": game.id if game else None,
             "recipients": [a for a, _ in to], "raw": raw, "created_at": now,
             "next_attempt_at": now, "attempts": 0, "turn": turn, "secret": secret}])
+
+
+def dated(game: m.Game | None, now: datetime) -> datetime:
+    """The ``Date`` of a game's next mail: ``now``, or a second after the
+    game's last mail if that is later. A pass that mails one player (or the
+    list, which the players read too) several times in one second still
+    dates each mail later than the one before, so a client sorting by date
+    shows them in the order of their events."""
+    if game is None:
+        return now
+    date = now if game.mail_clock is None else max(now, game.mail_clock + timedelta(seconds=1))
+    game.mail_clock = date
+    return date
 
 
 def next_outbox_id(db: Session) -> int:

@@ -50,10 +50,13 @@ COMPOSITE = "table"
 SINCE = "Since your last mail:"
 
 
-def mail_mode(engine: Game[object], game: m.Game, seat: m.Seat) -> str:
+def mail_mode(engine: Game[object], game: m.Game, seat: m.Seat,
+              public_list: str | None = None) -> str:
     """The mode of ``seat``'s player: their choice, else the game's (the
-    operator's ``--option mail=``), else the engine's default."""
-    return seat.mail_mode or str(game.options.get("mail") or engine.default_mail_mode)
+    operator's ``--option mail=``), else ``turns`` where a public list
+    carries the reports, else the engine's default."""
+    return seat.mail_mode or str(game.options.get("mail")
+                                 or ("turns" if public_list else engine.default_mail_mode))
 
 
 def game_subject(tag: str, title: str) -> str:
@@ -63,25 +66,43 @@ def game_subject(tag: str, title: str) -> str:
 
 @dataclass(frozen=True)
 class Item:
-    """One mail for one player: its headline (the subject less the game's
-    tag), its text, and what kind of mail it is."""
+    """One part of a mail for one player: its headline (the subject less
+    the game's tag), its text, and what kind of mail it is; as a mail of
+    its own, ``subject`` and ``text``."""
 
     headline: str
     body: str
     #: For this player alone, or a few players (a hand, "your turn", a
-    #: private offer): never held.
+    #: private offer, the answer to their mail): never held.
     personal: bool
     #: The mail of a single move (``Game.routine_notices``): one line.
     routine: bool
     #: The template it came from (its X-Referee-Mail); "" once held.
     kind: str = ""
+    #: For the player's eyes alone (a hand, a sealed bid): the mail that
+    #: carries it is marked secret.
+    secret: bool = False
+    subject: str = ""
+    text: str = ""
 
     @classmethod
     def of(cls, tag: str, subject: str, body: str, notice: Notice, engine: Game[object]) -> Item:
         headline = subject.removeprefix(f"[{tag}]").strip()
         personal = not notice.audience.public
         return cls(headline, strip_signature(body), personal,
-                   not personal and notice.template in engine.routine_notices, notice.template)
+                   not personal and notice.template in engine.routine_notices, notice.template,
+                   secret=personal and len(notice.audience.seats) == 1,
+                   subject=subject, text=body)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The answer to a player's mail, the first part of the mail that
+    batch of theirs goes in: threaded under their mail."""
+
+    item: Item
+    in_reply_to: str | None
+    references: tuple[str, ...]
 
 
 def strip_signature(body: str) -> str:
@@ -111,30 +132,36 @@ def compose(items: list[Item], signature: str) -> str:
 
 
 class QuietTable:
-    """Sends or holds the mail of one game for players in a quiet mode."""
+    """Sends a player their mail of one batch (one mail read, one deadline,
+    one operator's action) as one mail, or holds it, as their mode says."""
 
     def __init__(self, queue: MailQueue) -> None:
         self.queue = queue
 
-    def deliver(self, db: Session, game: m.Game, seat: m.Seat, items: list[Item],
+    def deliver(self, db: Session, game: m.Game, player: m.Player, items: list[Item],
                 mode: str, *, must_act: bool, over: bool, now: datetime,
-                turn: int | None, last_subject: str | None) -> None:
-        """Send ``seat``'s mail of one batch now, with what was held for
-        them, or hold it, as the seat's ``mode`` says."""
-        assert seat.player is not None
-        due = (must_act or over or any(i.personal for i in items)
-               or (mode == "turns" and any(not i.routine for i in items)))
+                turn: int | None, asks: str | None = None,
+                reply: Reply | None = None) -> None:
+        """Send ``player``'s mail of one batch now, in one mail with what
+        was held for them, or hold it, as ``mode`` says. ``asks`` is what
+        they must do now ("your bid"), for the subject; ``reply`` the answer
+        to their mail, which heads the mail (or, when it only says their
+        moves were done, rides along like a move)."""
+        parts = [reply.item, *items] if reply else items
+        due = (mode == "all" or must_act or over or any(i.personal for i in parts)
+               or (mode == "turns" and any(not i.routine for i in parts)))
         if not due:
-            for item in items:
-                db.add(m.HeldMail(game_id=game.id, player_id=seat.player.id,
-                                  headline=item.headline,
+            for item in parts:
+                db.add(m.HeldMail(game_id=game.id, player_id=player.id,
+                                  headline=item.headline, personal=item.secret,
                                   body="" if item.routine else item.body, created_at=now))
             return
-        held = self.take_held(db, game.id, seat.player.id)
-        subject = (last_subject if over and last_subject
-                   else game_subject(game.tag, get_game(game.kind).title))
-        self._send(db, game, seat.player, [*held, *items], subject, now=now, turn=turn,
-                   secret=any(i.personal for i in items))
+        held = self.take_held(db, game.id, player.id)
+        if reply and reply.item.routine and mode != "all":
+            # Only "done": a line among the moves, not the mail's subject.
+            held, reply = [*held, reply.item], None
+        self._send(db, game, player, held, items, mode=mode, over=over, now=now, turn=turn,
+                   asks=asks if must_act else None, reply=reply)
 
     def take_held(self, db: Session, game_id: int, player_id: int) -> list[Item]:
         """What was held for a player in a game, oldest first, now taken."""
@@ -147,7 +174,13 @@ class QuietTable:
         rows = list(db.scalars(q))
         if rows:
             db.execute(delete(m.HeldMail).where(m.HeldMail.id.in_([r.id for r in rows])))
-        return [Item(r.headline, r.body, personal=False, routine=not r.body) for r in rows]
+        return [Item(r.headline, r.body, personal=False, routine=not r.body, secret=r.personal)
+                for r in rows]
+
+    def drop_held(self, db: Session, game_id: int) -> None:
+        """Forget what is held for the players of a game the list told the
+        end of: a digest of its moves after the Final Report is noise."""
+        db.execute(delete(m.HeldMail).where(m.HeldMail.game_id == game_id))
 
     def send_held(self, db: Session, game: m.Game, player: m.Player, now: datetime) -> bool:
         """Send what was held for ``player`` in ``game`` at once (they asked
@@ -155,8 +188,7 @@ class QuietTable:
         held = self.take_held(db, game.id, player.id)
         if not held:
             return False
-        subject = game_subject(game.tag, get_game(game.kind).title)
-        self._send(db, game, player, held, subject, now=now, turn=None, secret=False)
+        self._send(db, game, player, held, [], mode="digest", over=False, now=now, turn=None)
         return True
 
     def send_stale(self, db: Session, now: datetime) -> int:
@@ -172,15 +204,48 @@ class QuietTable:
                 sent += self.send_held(db, game, player, now)
         return sent
 
-    def _send(self, db: Session, game: m.Game, player: m.Player, items: list[Item],
-              subject: str, *, now: datetime, turn: int | None, secret: bool) -> None:
-        composer = self.queue.composer
-        body = compose(items, f"{composer.name} <{composer.address}>")
+    def _send(self, db: Session, game: m.Game, player: m.Player, held: list[Item],
+              items: list[Item], *, mode: str, over: bool, now: datetime, turn: int | None,
+              asks: str | None = None, reply: Reply | None = None) -> None:
+        """One mail of what was held and the batch's parts, in event order
+        (the answer to the player's mail first)."""
+        parts = [*held, *([reply.item] if reply else []), *items]
+        secret = any(i.secret for i in parts)
+        if len(parts) == 1 and parts[0].subject:
+            subject, body = parts[0].subject, parts[0].text
+        else:
+            composer = self.queue.composer
+            body = compose(parts, f"{composer.name} <{composer.address}>")
+            subject = self._subject(game, parts, mode=mode, over=over, reply=reply)
+            if secret:
+                body = f"{SECRET_NOTE}\n\n{body}"  # heads the mail, whatever its parts say
+        if asks and asks.lower() not in subject.lower():
+            subject = f"{subject}: {asks}"
         if secret:
-            # The reminder heads the mail, whatever its parts say further down.
-            subject, _ = mark_secret(subject, body)
-            body = f"{SECRET_NOTE}\n\n{body}"
-        # What the mail carries, for players' filters: "trick your_turn".
-        kinds = " ".join([COMPOSITE, *dict.fromkeys(i.kind for i in items if i.kind)])
-        self.queue.to_player(db, game, player, subject, body, auto="auto-generated",
-                             now=now, kind=kinds, turn=turn, secret=secret)
+            subject, body = mark_secret(subject, body)
+        # What the mail carries, for players' filters: "table trick your_turn".
+        kinds = [*dict.fromkeys(i.kind for i in parts if i.kind)]
+        kind = kinds[0] if len(parts) == 1 and kinds else " ".join([COMPOSITE, *kinds])
+        self.queue.to_player(db, game, player, subject, body,
+                             auto="auto-replied" if reply else "auto-generated",
+                             in_reply_to=reply.in_reply_to if reply else None,
+                             references=reply.references if reply else (),
+                             now=now, kind=kind, turn=turn, secret=secret)
+
+    @staticmethod
+    def _subject(game: m.Game, parts: list[Item], *, mode: str, over: bool,
+                 reply: Reply | None) -> str:
+        """The subject of a mail of several parts: the answer's, when it
+        answers the player's mail; else in ``mail all`` the last report's
+        (a mail of moves only says the last); else the game's one subject,
+        so mail clients thread the game, or its last report once it is over."""
+        if reply is not None:
+            return reply.item.subject
+        reports = [i.subject for i in parts if i.subject and not i.routine and not i.personal]
+        if over and reports:
+            return reports[-1]
+        if mode == "all":
+            named = reports or [i.subject for i in parts if i.subject]
+            if named:
+                return named[-1]
+        return game_subject(game.tag, get_game(game.kind).title)

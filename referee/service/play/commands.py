@@ -233,3 +233,14 @@ def _run(
                                       "You have left the game; the rest was ignored."))
             return out, True
     return out, False
+
+
+def done_line(transcript: Sequence[TranscriptLine]) -> str | None:
+    """What an answer comes to when all it says is that the mail's moves
+    were done ("You: play QH (done)"), else None: a refusal, a penalty, an
+    answer to a question (``status``, ``help``) is a mail's own news."""
+    moves = [t for t in transcript if t.result != "ignored"]
+    if not moves or any(t.result != "applied" or not t.text or t.read_as in (
+            *TABLE_COMMANDS, *GENERIC_COMMANDS) for t in moves):
+        return None
+    return f"You: {'; '.join(t.text for t in moves)} (done)"

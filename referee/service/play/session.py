@@ -21,6 +21,7 @@ from referee.games import get_game
 from referee.games.base import REFEREE_SEAT_NAME, Action, Audience, Game, Notice, rng_for
 from referee.mail.compose import format_when
 from referee.service.outgoing.delivery import Delivery
+from referee.service.outgoing.quiet import Reply
 from referee.store import models as m
 
 
@@ -170,8 +171,10 @@ class GameSession:
             self.loaded_step = self.row.step
         self.reconcile_deadlines()
 
-    def send_notices(self) -> None:
-        self.delivery.deliver_all(self.db, self, self.notices)
+    def send_notices(self, reply: tuple[m.Player, Reply] | None = None) -> None:
+        """Queue the batch's notices; ``reply`` (the sender and the answer
+        to their mail) heads the sender's mail of it."""
+        self.delivery.deliver_all(self.db, self, self.notices, reply)
         self.notices = []
         self.timeout_for = {}
         self.owed_before = self._owed()

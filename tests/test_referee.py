@@ -135,7 +135,8 @@ def test_the_opening_mail_says_what_the_game_is_how_to_bid_and_by_when(club: Clu
     assert (to(opening), to(bobs)) == ("Alice <alice@club.test>", "Bob <bob@club.test>")
     assert body(opening) == body(bobs) and opening["Reply-To"] != bobs["Reply-To"]
     assert str(opening["Reply-To"]).startswith("Club Referee <referee+")
-    assert opening["Subject"] == "[goofspiel-1] Goofspiel begins: round 1, the prize is 5"
+    # It asks each player for a bid, and its subject says so.
+    assert opening["Subject"] == "[goofspiel-1] Goofspiel begins: round 1, the prize is 5: your bid"
     assert opening["Auto-Submitted"] == "auto-generated"
     assert opening["Message-ID"] == f"<pbm.1.goofspiel-1.{club.referee.composer.mac(1)}@club.test>"
     assert body(opening) == """\
@@ -202,10 +203,17 @@ Club Referee <referee@club.test>
 Write "help" to the referee for what you can do now.
 """
     club.send(BOB, "bid 3", subject="[goofspiel-1]")
-    reply, report, bobs = club.poll()
-    assert to(reply) == "Bob <bob@club.test>"
+    # Bob's mail ends the round: one mail to him, the answer to his bid and
+    # then the report; Alice gets the report alone.
+    report, bobs = club.poll()
     assert (to(report), to(bobs)) == ("Alice <alice@club.test>", "Bob <bob@club.test>")
-    assert report["Subject"] == "[goofspiel-1] Round 1: Alice takes 13 — round 2 prize 1"
+    assert report["Subject"] == "[goofspiel-1] Round 1: Alice takes 13 — round 2 prize 1: your bid"
+    assert bobs["Subject"] == "Re: [goofspiel-1]: your bid (secret)"
+    assert bobs["In-Reply-To"] is not None and bobs["Auto-Submitted"] == "auto-replied"
+    answer, _, rest = body(bobs).partition("Round 1: Alice takes 13 — round 2 prize 1\n")
+    assert "> bid 3\n  DONE (bid 3): Your bid of 3 for round 1 is sealed." in answer
+    assert rest.startswith("-" * 41 + "\nROUND 1: THE PRIZE WAS 5\n")
+    assert body(report).partition("\n-- \n")[0] in body(bobs)
     text = body(report)
     assert "  Alice                bid 5\n  Bob                  bid 3\n" in text
     assert "Alice wins the round and takes 3 5 5 (13 points)." in text
@@ -646,9 +654,9 @@ def test_a_fault_in_one_message_changes_nothing_tells_the_player_and_blocks_no_o
     assert (status["round"], [d["name"] for d in status["deadlines"]]) == (1, ["Alice"])
     monkeypatch.undo()
     club.send(ALICE, "bid 5")
-    reply, round_report, _ = club.poll()
-    assert "DONE (bid 5)" in body(reply)
-    assert "Alice wins the round" in body(round_report)
+    alices, _ = club.poll()  # her answer and the report in one mail; Bob's report
+    assert "DONE (bid 5)" in body(alices)
+    assert "Alice wins the round" in body(alices)
 
 
 def test_a_fault_in_one_games_deadline_holds_back_no_other_game(
@@ -678,10 +686,13 @@ def test_the_operator_hands_a_silent_players_seat_to_a_bot_ps_13(club: Club) -> 
     club.send(ALICE, "bid 5")
     club.poll()
     assert club.referee.operator.resign_player(tag, f"Bob <{BOB}>", now=club.now) == "Bob"
-    notice, report = club.poll()  # the table is told; the bot bid at once
-    assert notice["Subject"] == "[goofspiel-1] Bob has left: a bot bids for the seat"
+    (notice,) = club.poll()  # the table is told; the bot bid at once: one mail
+    assert notice["Subject"] == ("[goofspiel-1] Round 1: Bob takes 16 — round 2 prize 1: "
+                                 "your bid")  # what it came to, and what Alice must do
     assert to(notice) == "Alice <alice@club.test>"  # Bob's seat is a bot's now
-    assert "  Bob                  bid 6   (bot)\n" in body(report)
+    left, _, report = body(notice).partition("\nRound 1: Bob takes")
+    assert left.startswith("Bob has left: a bot bids for the seat\n")
+    assert "  Bob                  bid 6   (bot)\n" in report
     status = club.referee.reading.status(tag)[0]
     assert status["round"] == 2 and status["players"][1]["bot"]
     assert club.referee.reading.replay(tag) == _state(club)

@@ -28,6 +28,7 @@ from referee.games.cards import SUIT_SYMBOLS, Card, full_deck
 from referee.games.spades import Spades
 from referee.games.spades.rules import card_text
 from referee.service.outgoing.queue import SECRET_NOTE
+from referee.service.outgoing.quiet import COMPOSITE
 from referee.store import models as m
 from tests.test_referee import REF, SIGNATURE, T0, Club, body
 
@@ -177,6 +178,44 @@ def kind(msg: EmailMessage) -> str:
     return str(msg["X-Referee-Mail"])
 
 
+def kinds(msg: EmailMessage) -> list[str]:
+    """What a mail carries: its one kind, or each kind of a mail of several."""
+    return [k for k in kind(msg).split() if k != COMPOSITE]
+
+
+_HEADLINE = re.compile(r"^(?P<head>[^\n]+)\n(?P<rule>-+)\n", re.M)
+
+
+def sections(msg: EmailMessage) -> list[tuple[str, str]]:
+    """The parts of a mail as (headline, text), in order: a mail of one
+    part is its subject (less the tag and "(secret)") and its text; a mail
+    of several, each part under its underlined headline, the moves it
+    carries as lines under "Since your last mail:" ("", their lines)."""
+    text = body(msg).partition("\n-- \n")[0].removeprefix(SECRET_NOTE).strip("\n")
+    if not kind(msg).startswith(COMPOSITE):
+        head = re.sub(r"^\[[^]]+\] |^Re: | \(secret\)$", "", str(msg["Subject"]))
+        return [(head, text)]
+    found = [m for m in _HEADLINE.finditer(text)
+             if len(m["rule"]) == min(len(m["head"]), 72)]
+    out: list[tuple[str, str]] = []
+    start = 0
+    for i, m in enumerate(found):
+        if m.start() > start and text[start:m.start()].strip():
+            out.append(("", text[start:m.start()].strip("\n")))
+        end = found[i + 1].start() if i + 1 < len(found) else len(text)
+        out.append((m["head"], text[m.end():end].strip("\n")))
+        start = end
+    if text[start:].strip():
+        out.append(("", text[start:].strip("\n")))
+    return out
+
+
+def section(msg: EmailMessage, headline: str) -> str:
+    """The text of the part of ``msg`` whose headline starts ``headline``."""
+    (found,) = [t for h, t in sections(msg) if h.startswith(headline)]
+    return found
+
+
 def rcpts(msg: EmailMessage) -> list[str]:
     return [a.addr_spec for a in msg["To"].addresses]
 
@@ -189,25 +228,29 @@ def is_public(msg: EmailMessage) -> bool:
 
 
 def reply(mails: list[EmailMessage], name: str) -> EmailMessage:
-    """The one transcript in ``mails``, which must go to ``name`` alone."""
-    (answer,) = [x for x in mails if kind(x) == "transcript"]
+    """The one mail in ``mails`` that answers a mail, which must go to
+    ``name`` alone (with what else their mail caused for them)."""
+    (answer,) = [x for x in mails if "transcript" in kinds(x)]
     assert rcpts(answer) == [ADDRESS[name]]
     return answer
 
 
 def only(mails: list[EmailMessage], what: str) -> EmailMessage:
-    (found,) = [x for x in mails if kind(x) == what]
+    (found,) = [x for x in mails if what in kinds(x)]
     return found
 
 
-def announcement(mails: list[EmailMessage], what: str) -> EmailMessage:
-    """The mail of kind ``what`` to all four players: without a list, each
-    gets their own copy (To: them alone, so a reply-all reaches the referee
-    alone), all of the same text. Returns the first."""
-    copies = [x for x in mails if kind(x) == what]
+def announcement(mails: list[EmailMessage], what: str, headline: str = "") -> str:
+    """The text of the notice of kind ``what`` to all four players: without
+    a list, each gets it in their own mail (To: them alone, so a reply-all
+    reaches the referee alone), all the same text, the part headed
+    ``headline`` of a mail that carries more."""
+    copies = [x for x in mails if what in kinds(x)]
     assert [rcpts(x) for x in copies] == [[a] for a in EVERYONE], [x["To"] for x in copies]
-    assert len({body(x) for x in copies}) == 1
-    return copies[0]
+    texts = {section(x, headline) if kind(x).startswith(COMPOSITE) else sections(x)[0][1]
+             for x in copies}
+    assert len(texts) == 1, texts
+    return texts.pop()
 
 
 _RANK = r"(10|[2-9JQKA])"

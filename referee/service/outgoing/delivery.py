@@ -95,14 +95,12 @@ class Delivery:
         subject, body = self.composer.render(folder, "transcript", ctx)
         # A game's transcript echoes the player's moves (a sealed bid) and
         # the help shows their hand: for them alone.
-        secret = gs.engine.secret_transcripts
-        if done is not None:
-            item = Item(done, "", personal=False, routine=True, kind="transcript",
-                        secret=True, subject=subject, text=body)
-        else:
-            item = Item("Your mail", strip_signature(body), personal=True, routine=False,
-                        kind="transcript", secret=secret, subject=subject, text=body)
-        return Reply(item, msg.message_id, tuple(msg.references))
+        item = Item("Your mail", strip_signature(body), personal=True, routine=False,
+                    kind="transcript", secret=gs.engine.secret_transcripts,
+                    subject=subject, text=body)
+        line = (None if done is None else
+                Item(done, "", personal=False, routine=True, kind="transcript", secret=True))
+        return Reply(item, msg.message_id, tuple(msg.references), line)
 
     def deliver(self, db: Session, gs: Table, notice: Notice) -> None:
         """Mail one engine notice to its audience, never wider."""

@@ -103,6 +103,9 @@ class Reply:
     item: Item
     in_reply_to: str | None
     references: tuple[str, ...]
+    #: When all the answer says is that the mail's moves were done: that as
+    #: one line, which rides with the player's next mail in a quiet mode.
+    done: Item | None = None
 
 
 def strip_signature(body: str) -> str:
@@ -113,13 +116,14 @@ def strip_signature(body: str) -> str:
     return head.rstrip()
 
 
-def compose(items: list[Item], signature: str) -> str:
-    """The text of one mail that carries several: the moves as lines, each
-    report or personal mail under its headline, in the order they happened."""
+def compose(items: list[Item], signature: str, *, lines: bool = True) -> str:
+    """The text of one mail that carries several: the moves as lines (held
+    ones always; all of them with ``lines``), each report or personal mail
+    under its headline, in the order they happened."""
     parts: list[str] = []
     moves: list[str] = []
     for item in items:
-        if item.routine or not item.body:
+        if not item.body or (lines and item.routine):
             moves.append(f"  {item.headline}")
             continue
         if moves:
@@ -147,7 +151,10 @@ class QuietTable:
         they must do now ("your bid"), for the subject; ``reply`` the answer
         to their mail, which heads the mail (or, when it only says their
         moves were done, rides along like a move)."""
-        parts = [reply.item, *items] if reply else items
+        if reply and reply.done and mode != "all":
+            parts = [reply.done, *items]  # only "done": a line among the moves
+        else:
+            parts = [reply.item, *items] if reply else items
         due = (mode == "all" or must_act or over or any(i.personal for i in parts)
                or (mode == "turns" and any(not i.routine for i in parts)))
         if not due:
@@ -157,9 +164,8 @@ class QuietTable:
                                   body="" if item.routine else item.body, created_at=now))
             return
         held = self.take_held(db, game.id, player.id)
-        if reply and reply.item.routine and mode != "all":
-            # Only "done": a line among the moves, not the mail's subject.
-            held, reply = [*held, reply.item], None
+        if reply and reply.done and mode != "all":
+            held, reply = [*held, reply.done], None
         self._send(db, game, player, held, items, mode=mode, over=over, now=now, turn=turn,
                    asks=asks if must_act else None, reply=reply)
 
@@ -215,7 +221,8 @@ class QuietTable:
             subject, body = parts[0].subject, parts[0].text
         else:
             composer = self.queue.composer
-            body = compose(parts, f"{composer.name} <{composer.address}>")
+            # In mail all every part comes whole, a move too.
+            body = compose(parts, f"{composer.name} <{composer.address}>", lines=mode != "all")
             subject = self._subject(game, parts, mode=mode, over=over, reply=reply)
             if secret:
                 body = f"{SECRET_NOTE}\n\n{body}"  # heads the mail, whatever its parts say

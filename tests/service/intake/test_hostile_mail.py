@@ -99,7 +99,8 @@ def test_a_reply_that_cannot_be_built_still_records_the_mail_and_moves_on(
     def broken(*_args: object, **_kw: object) -> None:
         raise RuntimeError("the template engine broke")
 
-    monkeypatch.setattr(club.referee.delivery, "reply", broken)
+    for built in ("answer", "reply"):  # the answer, and the note of a fault
+        monkeypatch.setattr(club.referee.delivery, built, broken)
     club.send(ALICE, "bid 5", subject=f"[{tag}]")
     assert club.poll() == []
     monkeypatch.undo()

@@ -40,7 +40,8 @@ def failed_bid(club: Club, monkeypatch: pytest.MonkeyPatch) -> tuple[str, int]:
     """A game, and Alice's bid that failed to be refereed; (tag, record id)."""
     tag = new_goofspiel(club)
     club.poll()
-    monkeypatch.setattr(club.referee.delivery, "reply", broken)
+    for built in ("answer", "reply"):  # the answer, and the note of a fault
+        monkeypatch.setattr(club.referee.delivery, built, broken)
     club.send(ALICE, "bid 5", subject=f"[{tag}] my bid")
     assert club.poll(club.now + timedelta(minutes=1)) == []
     monkeypatch.undo()
@@ -81,7 +82,8 @@ def test_a_mail_read_again_that_fails_again_stays_failed_and_is_not_answered_twi
         club: Club, monkeypatch: pytest.MonkeyPatch) -> None:
     _, iid = failed_bid(club, monkeypatch)
     club.referee.health.retry_inbound(iid)
-    monkeypatch.setattr(club.referee.delivery, "reply", broken)
+    for built in ("answer", "reply"):  # the answer, and the note of a fault
+        monkeypatch.setattr(club.referee.delivery, built, broken)
     assert club.poll(club.now + timedelta(minutes=2)) == []
     monkeypatch.undo()
     assert records(club) == [

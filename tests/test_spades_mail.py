@@ -195,15 +195,15 @@ def sections(msg: EmailMessage) -> list[tuple[str, str]]:
     if not kind(msg).startswith(COMPOSITE):
         head = re.sub(r"^\[[^]]+\] |^Re: | \(secret\)$", "", str(msg["Subject"]))
         return [(head, text)]
-    found = [m for m in _HEADLINE.finditer(text)
-             if len(m["rule"]) == min(len(m["head"]), 72)]
+    found = [h for h in _HEADLINE.finditer(text)
+             if len(h["rule"]) == min(len(h["head"]), 72)]
     out: list[tuple[str, str]] = []
     start = 0
-    for i, m in enumerate(found):
-        if m.start() > start and text[start:m.start()].strip():
-            out.append(("", text[start:m.start()].strip("\n")))
+    for i, h in enumerate(found):
+        if h.start() > start and text[start:h.start()].strip():
+            out.append(("", text[start:h.start()].strip("\n")))
         end = found[i + 1].start() if i + 1 < len(found) else len(text)
-        out.append((m["head"], text[m.end():end].strip("\n")))
+        out.append((h["head"], text[h.end():end].strip("\n")))
         start = end
     if text[start:].strip():
         out.append(("", text[start:].strip("\n")))

@@ -227,7 +227,9 @@ class QuietTable:
             if secret:
                 body = f"{SECRET_NOTE}\n\n{body}"  # heads the mail, whatever its parts say
         if asks and asks.lower() not in subject.lower():
-            subject = f"{subject}: {asks}"
+            # "Your hand for round 2: your bid (secret)": the mark stays last.
+            base = subject.removesuffix(" (secret)")
+            subject = f"{base}: {asks}{subject.removeprefix(base)}"
         if secret:
             subject, body = mark_secret(subject, body)
         # What the mail carries, for players' filters: "table trick your_turn".

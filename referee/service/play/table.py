@@ -205,7 +205,7 @@ def _mail(gs: GameSession, seat: int, mode: str) -> Answer:
     """How much mail of this game the seat's player gets from now on; back
     to ``all``, what was held for them comes at once, in the answer's mail."""
     row = gs.row.seats[seat - 1]
-    current = mail_mode(gs.engine, gs.row, row)
+    current = mail_mode(gs.engine, gs.row, row, gs.delivery.config.referee.public_list)
     if mode not in MODES:
         choices = "; ".join(f"'mail {k}': {v}" for k, v in MODES.items())
         return "refused", f"You get '{current}' now. Choose one: {choices}."

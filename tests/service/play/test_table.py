@@ -89,6 +89,16 @@ def test_a_misspelt_command_gets_did_you_mean_and_the_help(listed: Club) -> None
     assert "Round 1 of 6: the prize is 5." in text  # the help
 
 
+def test_a_mode_that_is_no_mode_names_the_mode_a_list_game_defaults_to(listed: Club) -> None:
+    tag = listed.referee.operator.create_game("goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
+                                     now=listed.now)
+    listed.poll()
+    listed.send(ALICE, "mail loud", subject=f"[{tag}] mail")
+    (reply,) = listed.poll()
+    # With a public list carrying the reports, a player is in mail turns.
+    assert "REFUSED (mail): You get 'turns' now. Choose one:" in " ".join(body(reply).split())
+
+
 def test_after_the_game_is_over_no_help_is_offered(listed: Club) -> None:
     tag = listed.referee.operator.create_game("goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
                                      options={"prize_order": "5,1,6,4,3,2"}, now=listed.now)

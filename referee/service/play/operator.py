@@ -146,9 +146,11 @@ class Operator:
             raise RefereeError("extend by a positive duration, like 2d")
         with self.sessions.begin() as db:
             game = _active_game(db, tag)
-            moved = GameSession(self.delivery, db, game, now).extend_deadlines(by, reason)
+            gs = GameSession(self.delivery, db, game, now)
+            moved = gs.extend_deadlines(by, reason)
             if not moved:
                 raise RefereeError(f"{tag} has no open deadline.")
+            gs.send_notices()
             return moved
 
     def readdress_player(self, old: str, new: str,

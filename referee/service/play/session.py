@@ -220,7 +220,8 @@ class GameSession:
     def extend_deadlines(self, by: timedelta, reason: str, asked_by: str | None = None) -> int:
         """Move every open deadline ``by`` later, for the operator (``game
         extend``) or a player away (``asked_by``, by mail); the table is
-        told. Returns how many moved (0: none was open, nobody is told)."""
+        told, in the mail of this batch (``send_notices``). Returns how many
+        moved (0: none was open, nobody is told)."""
         deadlines = self.deadlines()
         for d in deadlines:
             d.due_at += by
@@ -231,7 +232,7 @@ class GameSession:
             self.changed()
             listed = [{"name": self.seat_name(owes), "what": what, "due": format_when(d.due_at)}
                       for d, owes, what in self.engine.public_obligations(self.state, deadlines)]
-            self.delivery.deliver(self.db, self, Notice(Audience.everyone(), "extended", {
+            self.notices.append(Notice(Audience.everyone(), "extended", {
                 "by": format_duration(by), "reason": reason, "deadlines": listed,
                 "asked_by": asked_by}))
         return len(deadlines)

@@ -84,7 +84,12 @@ def test_a_whole_game_is_refereed_on_either_database(db_url: str, tmp_path: Path
         twice = club.send(ALICE, "bid 1")
         club.send(ALICE, "bid 1", message_id=twice)  # the same mail delivered again
         club.send(BOB, "bid 2")
-        assert len(club.poll()) == 4  # a reply to Alice, one to Bob, the round report to each
+        # A reply to Alice (once), then the round report to her; to Bob, whose
+        # bid ended the round, the reply and the report in one mail: three
+        # mails, where each was a mail of its own before (four).
+        assert [(str(x["To"]), str(x["X-Referee-Mail"])) for x in club.poll()] == [
+            (f"Alice <{ALICE}>", "transcript"), (f"Alice <{ALICE}>", "round_report"),
+            (f"Bob <{BOB}>", "table transcript round_report")]
         assert club.referee.reading.status(tag)[0]["round"] == 2
         club.poll(T0 + timedelta(days=3, seconds=1))  # the referee bids round 2 for both
         while (status := club.referee.reading.status(tag)[0])["status"] == "active":

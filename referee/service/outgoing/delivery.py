@@ -142,17 +142,18 @@ class Delivery:
         owing = gs.new_obligations()
         answered = reply is None
         for seat in gs.row.seats:
-            if seat.bot or seat.player is None:
+            if seat.bot or seat.player_id is None:
                 continue
-            items = [Item.of(gs.tag, *render(i, None if n.audience.public else seat.position),
-                             n, gs.engine)
-                     for i, n in enumerate(notices)
-                     if (n.audience.public and not listed(n))
-                     or (not n.audience.public and seat.position in n.audience.seats)]
-            mine = reply is not None and reply[0].id == seat.player.id
+            theirs = [(i, n) for i, n in enumerate(notices)
+                      if (n.audience.public and not listed(n))
+                      or (not n.audience.public and seat.position in n.audience.seats)]
+            mine = reply is not None and reply[0].id == seat.player_id
             answered = answered or mine
-            if not items and not mine:
-                continue
+            if not theirs and not mine:
+                continue  # not even their player row is read
+            assert seat.player is not None
+            items = [Item.of(gs.tag, *render(i, None if n.audience.public else seat.position),
+                             n, gs.engine) for i, n in theirs]
             must_act = seat.position in owing
             self.quiet.deliver(
                 db, gs.row, seat.player, items, mail_mode(gs.engine, gs.row, seat, lst),

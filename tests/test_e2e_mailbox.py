@@ -154,3 +154,42 @@ def test_a_reply_to_all_of_a_list_post_stays_public_and_a_reply_to_a_secret_one_
         assert [(s, v, a) for s, v, a, _ in post.actions(tag)] == [(1, "bid", [5])]
     finally:
         post.close()
+
+
+def test_a_tournaments_report_and_deal_and_a_miser_turn_read_back_in_order(
+        mailstack: MailStack, tmp_path: Path) -> None:
+    """Round Report 2 goes to the list and each member's 3-card deal (rule 7
+    of rule text 002) to them alone, in the same sweep: dated in that order.
+    In Miser, each pass is a turn resolved; every player's mails read in
+    order too."""
+    lst = mailstack.list_address
+    post = Post(mailstack, tmp_path, public_list=lst)
+    members = ["alice", "bob", "carol"]
+    try:
+        tag = post.referee.operator.create_game("loatcg", [person(u) for u in members],
+                                                now=T0, seed="t")
+        post.poll(T0)
+        post.poll(T0 + timedelta(days=7, minutes=1))   # Round Report 1
+        post.poll(T0 + timedelta(days=14, minutes=2))  # Round Report 2, and the deals
+        for u in members:
+            mine = from_referee(mailstack, u)
+            assert_in_order(mine)
+            kinds = [str(x["X-Referee-Mail"]) for x in sorted(mine, key=outbox_number)]
+            assert kinds[-2:] == ["round_report", "dealt"], (u, kinds)
+        miser = post.referee.operator.create_game("miser", [person(u) for u in members],
+                                                  now=T0 + timedelta(days=15), seed="m")
+        post.poll(T0 + timedelta(days=15))
+        for n in range(1, 4):
+            state = post.state(miser)
+            who = state["names"][state["turn"]].lower()
+            post.write(who, "pass", subject=f"[{miser}] my turn")
+            post.poll(T0 + timedelta(days=15, minutes=n))
+        assert post.state(miser)["turn_number"] == 4
+        for u in members:
+            mine = [x for x in from_referee(mailstack, u) if f"[{miser}]" in str(x["Subject"])
+                    or miser in str(x["References"])]
+            assert len(mine) >= 3, u
+            assert_in_order(mine)
+        assert tag
+    finally:
+        post.close()

@@ -219,13 +219,17 @@ class Result(Generic[StateT]):
 
 @dataclass(frozen=True)
 class SeatInfo:
-    """A seat as the engine sees it: its position, a display name, a bot flag
-    and an optional team chosen before the game."""
+    """A seat as the engine sees it: its position, a display name, a bot flag,
+    an optional team chosen before the game, and the other names its player
+    goes by (the local part of their address: an engine never sees an
+    address), which the players may write to name the seat
+    (``referee.games.names``)."""
 
     position: int
     name: str
     bot: bool = False
     team: str | None = None
+    aliases: tuple[str, ...] = ()
 
 
 class Game(Generic[StateT]):

@@ -60,9 +60,10 @@ class Tournament:
         self.list = post.stack.list_address
         self.last_outbox = 0
 
-    def write(self, user: str, text: str, subject: str, to: Sequence[str]) -> None:
+    def write(self, user: str, text: str, subject: str, to: Sequence[str],
+              name: str = "") -> None:
         msg = EmailMessage()
-        msg["From"] = f"{user.capitalize()} <{ADDRESS[user]}>"
+        msg["From"] = f"{name or user.capitalize()} <{ADDRESS[user]}>"
         msg["To"] = ", ".join(to)
         msg["Subject"] = subject
         msg["Message-ID"] = make_msgid(idstring=user, domain="mua.example.test")
@@ -431,3 +432,53 @@ def scan_every_mailbox(post: Post, list_address: str, state: dict[str, object]) 
             if instruction not in published:
                 assert flat(instruction) not in text, (instruction, msg["Subject"])
     assert len(published) == 2
+
+
+def test_strangers_deal_in_anywhere_in_a_mail_and_members_are_named_as_people_do(
+        post: Post) -> None:
+    """Over the real servers: a stranger's "Is it too late? deal me in,
+    please" joins; a stranger who writes something else is told how to
+    join; an offer "to Bob" reaches Bob Baker, "to carol" (her address's
+    local part) Carol Cole and "to Al" Alice Archer; a name nobody bears is
+    refused with who may be named."""
+    t = Tournament(post)
+    tag = post.referee.operator.create_game(
+        "loatcg", ["Alice Archer <alice@example.test>", "Bob Baker <bob@example.test>"],
+        options={"instructions": INSTRUCTIONS}, now=T0, seed=SEED)
+    t.poll(T0)  # the opening, and each member's five cards
+
+    t.write("carol", "Hi all,\n\nIs it too late? deal me in, please", "The card game", [REF],
+            name="Carol Cole")
+    got = t.poll(T0 + timedelta(hours=1))
+    assert kinds(got["carol"]) == ["transcript", "joined", "dealt"]
+    assert ("> Is it too late? deal me in, please\n  DONE (join): Carol Cole deals emself in "
+            "and draws 5 cards.") in body(got["carol"][0])
+    assert "Members: Alice Archer, Bob Baker, Carol Cole." in body(got["alice"][0])
+
+    t.write("dave", "What is this list about?", "hello", [REF])
+    got = t.poll(T0 + timedelta(hours=2))
+    (answer,) = got["dave"]
+    assert kind(answer) == "stranger" and answer["Subject"] == f"How to join [{tag}]"
+    assert f"Anyone may join the Land of Agora tournament [{tag}].\nTo join, write\n\n" \
+           "  deal me in\n\nin a mail to" in body(answer)
+    assert [m["name"] for m in post.state(tag)["members"]] == [
+        "Alice Archer", "Bob Baker", "Carol Cole"]
+
+    alice = post.state(tag)["members"][0]["hand"]
+    give = next(card for card, count in alice.items() if count)
+    t.write("alice", f"offer 1 {give} for 1 wool to Bob\noffer 1 {give} for 1 ore to carol",
+            f"[{tag}] trades", [t.list], name="Alice Archer")
+    got = t.poll(T0 + timedelta(hours=3))
+    assert kinds(got["alice"]) == ["transcript", "offer", "offer"]
+    reply = flat(body(got["alice"][0]))
+    assert f"Offer 1: Alice Archer gives 1 {give} for 1 wool to Bob Baker." in reply
+    assert f"Offer 2: Alice Archer gives 1 {give} for 1 ore to Carol Cole." in reply
+    assert [o["takers"] for o in post.state(tag)["offers"]] == [[2], [3]]
+
+    t.write("bob", "offer 1 wool for 1 ore to Al\noffer 1 wool for 1 ore to Zed",
+            f"[{tag}] more", [t.list], name="Bob Baker")
+    got = t.poll(T0 + timedelta(hours=4))
+    reply = flat(body(got["bob"][0]))
+    assert "Offer 3: Bob Baker gives 1 wool for 1 ore to Alice Archer." in reply
+    assert ("REFUSED (offer 1 wool for 1 ore to Zed): There is no Member 'Zed'. You may "
+            "name Alice Archer, Bob Baker or Carol Cole.") in reply

@@ -219,13 +219,17 @@ class Result(Generic[StateT]):
 
 @dataclass(frozen=True)
 class SeatInfo:
-    """A seat as the engine sees it: its position, a display name, a bot flag
-    and an optional team chosen before the game."""
+    """A seat as the engine sees it: its position, a display name, a bot flag,
+    an optional team chosen before the game, and the other names its player
+    goes by (the local part of their address: an engine never sees an
+    address), which the players may write to name the seat
+    (``referee.games.names``)."""
 
     position: int
     name: str
     bot: bool = False
     team: str | None = None
+    aliases: tuple[str, ...] = ()
 
 
 class Game(Generic[StateT]):
@@ -246,9 +250,14 @@ class Game(Generic[StateT]):
     #: Anyone may join by mail, at any time (002 rule 1: a member "deals
     #: themselves in"). The service gives an address with no seat that writes
     #: the game's join command (parsed to ``Action("join")``) a seat at the
-    #: next position, and applies ``Action("join", (name, former))``, where
-    #: ``former`` says the person held a seat of this game before.
+    #: next position, and applies ``Action("join", (name, former, aliases,
+    #: renamed))``: ``former`` says the person held a seat of this game
+    #: before, ``aliases`` are the other names they go by (SeatInfo.aliases),
+    #: ``renamed`` gives their earlier seats new names (``[[seat, name]]``)
+    #: when they come back under the name one of those had.
     takes_members_by_mail: ClassVar[bool] = False
+    #: The line that joins such a game, as a stranger is told to write it.
+    join_command: ClassVar[str] = ""
     #: A reply's transcript is for its sender's eyes alone (it echoes a
     #: sealed bid, its help shows a hand), and is marked secret.
     secret_transcripts: ClassVar[bool] = True

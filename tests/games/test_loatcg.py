@@ -194,6 +194,8 @@ def test_the_dealor_holds_no_seat_among_the_members() -> None:
         ("Deal myself in.", "join", ()),
         ("deal me in please", "join", ()),
         ("Please deal me in, thanks!", "join", ()),
+        ("Is it too late? deal me in, please", "join", ()),
+        ("Hi all. Could you deal me in?", "join", ()),
         ("draw, please", "draw", ()),
         ("discard wool", "discard", ("wool",)),
         ("discard an apple", "discard", ("apple",)),
@@ -220,6 +222,14 @@ def test_the_dealor_holds_no_seat_among_the_members() -> None:
 )
 def test_commands_read(line: str, verb: str, args: tuple[Any, ...]) -> None:
     assert GAME.parse(line) == Action(verb, args)
+
+
+@pytest.mark.parametrize("line", [
+    "Please don't deal me in", "I'd rather not be dealt in", "do not deal me in yet",
+    "dealing me into it", "Hello all",
+])
+def test_a_line_that_does_not_ask_to_be_dealt_in_is_no_join(line: str) -> None:
+    assert GAME.parse(line) is None
 
 
 @pytest.mark.parametrize(
@@ -624,8 +634,42 @@ def test_tcg_16_an_offer_may_name_who_can_accept_it() -> None:
     with pytest.raises(IllegalAction, match="open only to Cat"):
         act(offered.state, BEN, "accept 1", step=2)
     assert act(offered.state, CAT, "accept 1", step=2).notices[0].context["done"] is True
-    with pytest.raises(IllegalAction, match="No single Member is named 'Zed'"):
+    with pytest.raises(IllegalAction,
+                       match=r"^There is no Member 'Zed'\. You may name Ann, Ben or Cat\.$"):
         act(trading_state(), ANN, "offer 2 wool for 1 steel to Zed")
+
+
+def test_an_offer_names_members_as_people_name_each_other() -> None:
+    seats = [SeatInfo(1, "Ann Lee", aliases=("ann",)), SeatInfo(2, "Bob Baker", aliases=("bb",)),
+             SeatInfo(3, "Cat Moss", aliases=("cat",)), SeatInfo(4, "Ann Moss", aliases=("am",))]
+    state = start(seats).state
+    state.members[0].hand = {t: 5 for t in CARD_TYPES}
+    for to, takers in (("Bob", [2]), ("bob baker", [2]), ("Baker", [2]), ("bb", [2]),
+                       ("bb@example.org", [2]), ("Bob and Cat", [2, 3]), ("am, cat", [3, 4]),
+                       ("Cat Moss", [3])):
+        result = act(state, 1, f"offer 2 wool for 1 steel to {to}", scope=Scope.PUBLIC)
+        assert result.state.offers[-1].takers == takers, to
+    assert "to Bob Baker." in act(state, 1, "offer 2 wool for 1 steel to bob",
+                                  scope=Scope.PUBLIC).events[0].text
+    with pytest.raises(IllegalAction, match=r"^'Moss' could be Cat Moss or Ann Moss: write the "
+                                            r"whole name\.$"):
+        act(state, 1, "offer 2 wool for 1 steel to Moss", scope=Scope.PUBLIC)
+    with pytest.raises(IllegalAction, match=r"^There is no Member 'Zed'\. You may name Ann Lee, "
+                                            r"Bob Baker, Cat Moss or Ann Moss\.$"):
+        act(state, 1, "offer 2 wool for 1 steel to Zed", scope=Scope.PUBLIC)
+
+
+def test_a_member_who_comes_back_keeps_eir_name_and_eir_bot_is_renamed() -> None:
+    """The service names a rejoining person as before, and gives eir earlier
+    membership, held by a bot, a name of its own (rule 3: a new membership)."""
+    state = GAME.replace_with_bot(start().state, BEN).state
+    again = act(state, 4, Action("join", ("Ben", True, ["ben"], [[BEN, "Ben (bot)"]])))
+    assert [(m.seat, m.name, m.bot) for m in again.state.members] == [
+        (ANN, "Ann", False), (BEN, "Ben (bot)", True), (CAT, "Cat", False), (4, "Ben", False)]
+    assert sum(member(again.state, 4).hand.values()) == 0
+    assert member(again.state, 4).aliases == ["ben"]
+    offered = act(again.state, ANN, "offer 1 wool for 1 ore to ben", scope=Scope.PUBLIC)
+    assert offered.state.offers[-1].takers == [4]
 
 
 def test_tcg_16_a_private_offer_goes_to_its_audience_and_is_open_to_it() -> None:

@@ -1113,10 +1113,32 @@ def test_names_resolve_by_any_case_a_unique_prefix_or_a_seat_number() -> None:
     for written, victim in (("BOB", 1), ("bobb", 2), ("3", 2)):
         result = Miser().apply(state, ANN, Action("attack", (written, 1)), random.Random(0))
         assert result.state.attack is not None and result.state.attack.victim == victim
-    with pytest.raises(IllegalAction, match=r"could be Bob or Bobby.*Carol"):
+    with pytest.raises(IllegalAction, match=r"'bo' could be Bob or Bobby: write the whole name"):
         Miser().apply(state, ANN, Action("attack", ("bo", 1)), random.Random(0))
     with pytest.raises(IllegalAction, match=r"no player 'zed'.*Ann \(seat 1\)"):
         Miser().apply(state, ANN, Action("attack", ("zed", 1)), random.Random(0))
+
+
+def test_players_are_named_by_a_word_the_whole_name_or_their_address() -> None:
+    state = made(["KS 2S", "QH", "4S", "5D"])
+    state.names = ["Ann Lee", "Ben Ray", "Cat Moss", "Ann Moss"]
+    state.aliases = [["alee"], ["ben"], ["cmoss"], ["amoss"]]
+    for line, partner, victim in (
+        ("contract with ben against cat 2 1", 1, 2),
+        ("contract with Ben Ray against Cat Moss 2 1", 1, 2),
+        ("offer ben ray: victim cat moss, I wager 2, you wager 1", 1, 2),
+        ("contract with ann moss against cmoss 2 1", 3, 2),
+        ("contract ray cmoss 2 1", 1, 2),
+    ):
+        result = Table(state).act(ANN, line)
+        assert result.state.contract is not None, line
+        assert (result.state.contract.partner, result.state.contract.victim) == (partner, victim)
+    for line, victim in (("attack cat moss 2", 2), ("attack amoss 2", 3), ("attack Ray 1", 1)):
+        result = Table(state).act(ANN, line)
+        assert result.state.attack is not None and result.state.attack.victim == victim, line
+    with pytest.raises(IllegalAction, match=r"^'moss' could be Cat Moss or Ann Moss: write "
+                                            r"the whole name\.$"):
+        Table(state).act(ANN, "attack moss 2")
 
 
 def test_help_lists_what_this_seat_can_do_now() -> None:
@@ -1325,7 +1347,7 @@ def test_engine_imports_only_the_standard_library_pydantic_and_the_engine() -> N
 
     # One way inside the package: the words and the views read the rules,
     # the package reads all three, and the rules read neither.
-    games = {"referee.games.base", "referee.games.cards"}
+    games = {"referee.games.base", "referee.games.cards", "referee.games.names"}
     allowed = {
         engine: {"referee.games.miser.rules", "referee.games.miser.views",
                  "referee.games.miser.words"},
@@ -1337,7 +1359,8 @@ def test_engine_imports_only_the_standard_library_pydantic_and_the_engine() -> N
         with open(str(module.__file__), encoding="utf-8") as file:
             source = file.read()
         imports = set(re.findall(r"^\s*from (\S+) import", source, re.MULTILINE))
-        assert all(i in inside or i in ("__future__", "collections.abc", "dataclasses", "typing")
+        assert all(i in inside or i in ("__future__", "collections.abc", "dataclasses", "typing",
+                                        "itertools")
                    for i in imports), imports  # fmt: skip
         assert not re.search(r"^\s*import (?!(random|re|copy)$)", source, re.MULTILINE)
         assert "MI-" not in "".join(re.findall(r'IllegalAction\(\s*f?"[^"]*"', source))

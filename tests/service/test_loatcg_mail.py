@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from referee.games.loatcg.instructions import CARD_TYPES, EXAMPLE_INSTRUCTIONS, parse_instructions
 from referee.store import models as m
-from tests.test_referee import REF, T0, Club, body
+from tests.test_referee import REF, SIGNATURE, T0, Club, body
 
 LIST = "players@club.test"
 ANN, BEN, CAT = "Ann <ann@club.test>", "Ben <ben@club.test>", "Cat <cat@club.test>"
@@ -93,6 +93,94 @@ def test_a_stranger_deals_themselves_in_by_mail_to_the_referee_alone(club: Club)
     assert club.referee.reading.replay(tag) == state(club, tag)
 
 
+def test_a_stranger_asking_to_be_dealt_in_anywhere_in_a_mail_joins(club: Club) -> None:
+    tag = tournament(club, ANN)
+    club.send("Frank Fisher <ffisher@club.test>", "Hi all,\n\nIs it too late? deal me in, "
+              "please\n\nFrank\n", subject="the card game")
+    mails = club.poll(T0 + DAY)
+    assert kinds(mails) == [("transcript", "Frank Fisher <ffisher@club.test>"),
+                            ("joined", LIST), ("dealt", "Frank Fisher <ffisher@club.test>")]
+    assert ("> Is it too late? deal me in, please\n  DONE (join): Frank Fisher deals emself in "
+            "and draws 5 cards.") in body(mails[0])
+    assert [mb["name"] for mb in state(club, tag)["members"]] == ["Ann", "Frank Fisher"]
+    assert state(club, tag)["members"][1]["aliases"] == ["ffisher"]
+
+
+def test_a_stranger_who_writes_something_else_is_told_how_to_join(club: Club) -> None:
+    tag = tournament(club, ANN)
+    club.send(DAN, "Hello, what is this game about?", subject="hi")
+    (answer,) = club.poll(T0 + DAY)
+    assert answer["X-Referee-Mail"] == "stranger" and addressed(answer) == DAN
+    assert answer["Subject"] == f"How to join [{tag}]"
+    assert body(answer) == f"""\
+Hello,
+
+This is Club Referee, a robot that referees games played by email.
+Your address sits in no game here, so your mail changed nothing.
+
+Anyone may join the Land of Agora tournament [{tag}].
+To join, write
+
+  deal me in
+
+in a mail to {REF} or to the list {LIST}.
+
+This note is sent at most once a day.
+
+{SIGNATURE}"""
+    assert [mb["name"] for mb in state(club, tag)["members"]] == ["Ann"]
+
+
+def test_a_quoted_deal_me_in_joins_nobody(club: Club) -> None:
+    tag = tournament(club, ANN)
+    club.send(DAN, "Sounds like fun.\n\nOn Monday, Ann wrote:\n> deal me in\n> Ann\n",
+              subject=f"Re: [{tag}] the tournament")
+    (answer,) = club.poll(T0 + DAY)
+    assert answer["X-Referee-Mail"] == "stranger"
+    assert "  deal me in\n" in body(answer)
+    assert [mb["name"] for mb in state(club, tag)["members"]] == ["Ann"]
+
+
+def test_a_stranger_is_told_of_every_game_open_to_join(club: Club) -> None:
+    one, two = tournament(club, ANN), tournament(club, BEN, seed="u")
+    club.send(DAN, "hello", subject="hi")
+    (answer,) = club.poll(T0 + DAY)
+    assert answer["Subject"] == "How to join"
+    assert f"""\
+Anyone may join these games. Write the line shown, with the game's tag
+in the subject, in a mail to {REF} or to the list
+{LIST}:
+  [{one}] Land of Agora tournament: write "deal me in"
+  [{two}] Land of Agora tournament: write "deal me in"
+
+For example:
+  Subject: [{one}] deal me in
+""" in body(answer)
+
+
+def test_an_offer_names_a_member_as_people_do(club: Club) -> None:
+    lee, bob = "Ann Lee <ann@club.test>", "Bob Baker <bbaker@club.test>"
+    tag = tournament(club, lee, bob, "Ann Moss <amoss@club.test>")
+    set_hands(club, tag, **{"ann lee": {"wool": 4}, "bob baker": {"steel": 2}})
+    club.send(lee, "offer 2 wool for 1 steel to Bob\noffer 1 wool for 1 steel to bbaker",
+              subject=f"[{tag}] steel", to=LIST)
+    reply = club.poll(T0 + DAY)[0]
+    assert "DONE (offer 2 wool for 1 steel to Bob): Offer 1: Ann Lee gives 2 wool for 1 steel " \
+           "to Bob Baker." in body(reply)
+    assert "Offer 2: Ann Lee gives 1 wool for 1 steel to Bob Baker." in body(reply)
+    club.send(bob, "accept 1", subject=f"[{tag}] yes", to=LIST)
+    club.poll(T0 + DAY)
+    assert hand_of(club, tag, "Bob Baker")["wool"] == 2
+    club.send(bob, "offer 1 steel for 1 wool to Ann", subject=f"[{tag}] more", to=LIST)
+    (reply,) = club.poll(T0 + DAY)
+    assert ("REFUSED (offer 1 steel for 1 wool to Ann): 'Ann' could be Ann Lee or Ann Moss: "
+            "write the whole name.") in body(reply)
+    club.send(bob, "offer 1 steel for 1 wool to Zed", subject=f"[{tag}] more", to=LIST)
+    (reply,) = club.poll(T0 + DAY)
+    assert ("REFUSED (offer 1 steel for 1 wool to Zed): There is no Member 'Zed'. You may "
+            "name Ann Lee, Bob Baker or Ann Moss.") in body(reply)
+
+
 def test_a_join_on_the_list_names_the_game_by_its_tag_and_other_games_are_untouched(
         club: Club) -> None:
     tag = tournament(club, ANN)
@@ -125,11 +213,22 @@ def test_a_former_member_joining_again_gets_nothing(club: Club) -> None:
     club.send(ANN, "deal me in", subject=f"[{tag}] back")
     mails = club.poll(T0 + DAY)
     assert kinds(mails) == [("transcript", ANN), ("joined", LIST)]  # no deal
-    assert "DONE (join): Ann 2 deals emself in again and draws nothing (rule 3)." in body(mails[0])
+    # Ann keeps her name; her earlier membership, a bot's now, gets another.
+    assert "DONE (join): Ann deals emself in again and draws nothing (rule 3)." in body(mails[0])
     assert "again and draws nothing" in body(mails[1])
+    assert "Members: Ann (bot), Ben, Ann." in body(mails[1])
     members = {mb["name"]: mb for mb in state(club, tag)["members"]}
-    assert sum(members["Ann 2"]["hand"].values()) == 0
-    assert members["Ann"]["bot"] and members["Ann"]["hand"] == before
+    assert sum(members["Ann"]["hand"].values()) == 0 and not members["Ann"]["bot"]
+    assert members["Ann (bot)"]["bot"] and members["Ann (bot)"]["hand"] == before
+    assert club.referee.reading.replay(tag) == state(club, tag)
+    # Another person of the same name is told apart by a number.
+    club.send("Ann <ann@else.test>", "deal me in", subject=f"[{tag}] me too")
+    club.poll(T0 + DAY)
+    with club.referee.sessions() as db:
+        seats = db.scalars(select(m.Seat).where(m.Seat.game_id == 1).order_by(m.Seat.position))
+        assert [(s.name, s.bot, s.player.address) for s in seats] == [
+            ("Ann (bot)", True, "ann@club.test"), ("Ben", False, "ben@club.test"),
+            ("Ann", False, "ann@club.test"), ("Ann 2", False, "ann@else.test")]
     assert club.referee.reading.replay(tag) == state(club, tag)
 
 

@@ -40,5 +40,6 @@ class Loatcg(LoatcgWords, LoatcgViews):
     routine_notices: ClassVar[frozenset[str]] = frozenset(
         {"joined", "discard", "draw", "craft", "withdrawn", "take"})
     takes_members_by_mail: ClassVar[bool] = True
+    join_command: ClassVar[str] = "deal me in"
     #: A transcript says only what the request's audience saw (ruling TCG-15).
     secret_transcripts: ClassVar[bool] = False

@@ -51,6 +51,7 @@ from referee.games.loatcg.instructions import (
     parse_instructions,
     score,
 )
+from referee.games.names import Nameable, find_seat
 
 DEALOR = 0  # seat 0 is the referee itself (engine contract)
 DAY = 24 * 60 * 60
@@ -96,6 +97,9 @@ class Member:
     known: list[int] = field(default_factory=list)
     #: How many actions e has taken as a bot; a bot's next turn is keyed by it.
     acts: int = 0
+    #: Other names e goes by, from the service (the local part of eir
+    #: address), which members may write to name em in an offer.
+    aliases: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -258,7 +262,7 @@ class LoatcgRules(Game[LoatcgState]):
         events = [opening]
         later: list[Notice] = []
         for info in seats:
-            member = Member(info.position, info.name, bot=info.bot)
+            member = Member(info.position, info.name, bot=info.bot, aliases=list(info.aliases))
             s.members.append(member)
             dealt = self._deal(s, member, JOIN_CARDS, rng)
             events.append(self._deal_event(member, dealt, "join"))
@@ -542,15 +546,23 @@ class LoatcgRules(Game[LoatcgState]):
     ) -> Result[LoatcgState]:
         """Rule 1, rule 3, ruling TCG-5: a person who has never been a member
         draws 5 cards; one who has been a member before (the service says so
-        in the second argument) draws nothing."""
+        in the second argument) draws nothing. The service gives, too, the
+        names the newcomer goes by and, for a person who comes back, the
+        names eir earlier memberships (held by bots) go by from now on, so
+        that e keeps eir own name."""
         if member_at(state, seat) is not None:
             raise IllegalAction(
                 "You are a Member already; dealing yourself in again draws nothing (rule 3)."
             )
-        name = str(action.args[0]) if action.args else f"Member {seat}"
-        former = bool(action.args[1]) if len(action.args) > 1 else False
+        args = list(action.args) + [None] * (4 - len(action.args))
+        name = str(args[0]) if args[0] else f"Member {seat}"
+        former = bool(args[1])
         s = evolve(state)
-        member = Member(seat, name)
+        for earlier, renamed in args[3] or []:
+            held = member_at(s, int(earlier))
+            if held is not None:
+                held.name = str(renamed)
+        member = Member(seat, name, aliases=[str(a) for a in args[2] or []])
         s.members.append(member)
         count = 0 if former else JOIN_CARDS
         dealt = self._deal(s, member, count, rng)
@@ -1020,13 +1032,10 @@ def names_text(names: Sequence[str]) -> str:
 
 
 def _seat_named(s: LoatcgState, name: str) -> int:
-    wanted = name.strip().lower()
-    found = [m.seat for m in s.members if m.name.strip().lower() == wanted]
-    if len(found) != 1:
-        members = ", ".join(m.name for m in s.members) or "none yet"
-        raise IllegalAction(f"No single Member is named {name.strip()!r}; the Members are "
-                            f"{members}.")
-    return found[0]
+    """The seat of the Member ``name`` names, as people name each other
+    (``referee.games.names``)."""
+    return find_seat(name, [Nameable(m.seat, m.name, tuple(m.aliases)) for m in s.members],
+                     who="Member")
 
 
 def _require(member: Member, need: Mapping[str, int], doing: str) -> None:

@@ -31,6 +31,11 @@ _NUMBER_WORDS = {
     )
 }
 
+#: Rule 1: dealing oneself in, anywhere in a line ("Is it too late? Deal me
+#: in, please"), as long as the sentence does not say the opposite.
+_DEAL_ME_IN = re.compile(r"(?<![\w'])deal\s+(?:me|myself)\s+in(?![\w'])")
+_NOT = re.compile(r"(?<![\w'])(?:not|don'?t|do not|never|won'?t|no longer|rather not)(?![\w'])")
+
 _BUY_HELP = (
     "Write 'buy random' (3 apples: a random instruction, with its number), 'buy number "
     "report 2' (3 apples: the number of the instruction Round Report 2 published) or 'buy "
@@ -86,6 +91,16 @@ def _number(word: str, what: str) -> int:
     raise ParseError(f"I cannot read {word or 'nothing'!r} as {what}.")
 
 
+def asks_to_be_dealt_in(text: str) -> bool:
+    """Whether a line says "deal me in" in a sentence of its own words
+    ("Is it too late? Deal me in, please"), not "please don't deal me in"."""
+    for found in _DEAL_ME_IN.finditer(text.lower()):
+        sentence = re.split(r"[.!?;]", text.lower()[:found.start()])[-1]
+        if not _NOT.search(sentence):
+            return True
+    return False
+
+
 def _parse_offer(rest: str) -> Action:
     """``2 wool, an ore for 1 steel to Bob, Cat`` -> give, want, names."""
     m = re.fullmatch(r"(.+?)\s+for\s+(.+?)(?:\s+to\s+(.+))?", rest.strip(), re.IGNORECASE)
@@ -110,6 +125,8 @@ class LoatcgWords(LoatcgRules):
         words = text.split()
         verb, rest = words[0].rstrip(":"), " ".join(words[1:])
         if text in ("deal me in", "deal myself in", "deal in", "deal themselves in", "join"):
+            return Action("join")
+        if asks_to_be_dealt_in(text):
             return Action("join")
         if text in ("hand", "my hand", "show hand", "show my hand", "score", "my score"):
             return Action("hand")

@@ -126,6 +126,9 @@ class MiserState:
     over: bool = False
     winners: list[int] = field(default_factory=list)  # one, or several on a tie
     knocked_out: list[int] = field(default_factory=list)
+    #: Other names each player goes by, from the service (the local part of
+    #: her address), which others may write to name her; empty for a bot.
+    aliases: list[list[str]] = field(default_factory=list)
 
 
 def evolve_state(state: MiserState) -> MiserState:
@@ -617,6 +620,7 @@ class MiserRules(Game[MiserState]):
         state = MiserState(
             seats=[s.position for s in ordered],
             names=[s.name for s in ordered],
+            aliases=[list(s.aliases) for s in ordered],
             pennies_each=pennies,
             wager_cap=int(options.get("wager") or WAGER_CAP),
             first=first,
@@ -697,7 +701,7 @@ class MiserRules(Game[MiserState]):
         raise NotImplementedError
 
     def _resolve_name(self, s: MiserState, written: str) -> int:
-        """The player a written name, prefix or seat number means: words.py."""
+        """The player a written name, alias, prefix or seat number means: words.py."""
         raise NotImplementedError
 
     # -- play -----------------------------------------------------------------

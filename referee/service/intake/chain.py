@@ -194,12 +194,12 @@ class Strangers:
 
     name = "strangers"
 
-    def __init__(self, routing: Routing) -> None:
-        self.routing = routing
+    def __init__(self, routing: Routing, joining: Joining) -> None:
+        self.routing, self.joining = routing, joining
 
     def check(self, db: Session, letter: Letter) -> Outcome | None:
         if letter.player is None or letter.verdict is None or not letter.games:
-            return self.routing.stranger(db, letter)
+            return self.routing.stranger(db, letter, lambda: self.joining.open_games(db, letter))
         return None
 
 
@@ -374,7 +374,7 @@ class Chain:
         self.checks: list[Check] = [
             ToVerp(bounces), Automated(bounces), OtherList(), NoSender(),
             Sender(joining, routing), WhoWrote(senders), ShownAddresses(delivery, senders),
-            Strangers(routing), Verification(config, delivery, budgets),
+            Strangers(routing, joining), Verification(config, delivery, budgets),
             Budget(config, delivery, budgets), Size(config, delivery), PlainText(delivery),
             Route(delivery, routing), Play(config, delivery, joining),
         ]

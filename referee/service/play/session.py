@@ -19,10 +19,21 @@ from sqlalchemy.orm import Session
 from referee.config import format_duration
 from referee.games import get_game
 from referee.games.base import REFEREE_SEAT_NAME, Action, Audience, Game, Notice, rng_for
+from referee.games.names import local_part
 from referee.mail.compose import format_when
 from referee.service.outgoing.delivery import Delivery
 from referee.service.outgoing.quiet import Reply
 from referee.store import models as m
+
+
+def unique_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``name 2``, ``name 3``... the first that no seat of
+    ``taken`` (names in lower case) has."""
+    base, n = name, 1
+    while name.casefold() in taken:
+        n += 1
+        name = f"{base} {n}"
+    return name
 
 
 class GameSession:
@@ -91,14 +102,25 @@ class GameSession:
                 return seat
         return None
 
-    def join_args(self, seat: int) -> tuple[str, bool]:
+    def join_args(self, seat: int) -> tuple[str, bool, list[str], list[list[Any]]]:
         """The arguments of a join by mail (``Game.takes_members_by_mail``):
-        the seat's name, and whether its player held another seat of this
-        game before (002 rule 3: a former member draws nothing)."""
+        the seat's name; whether its player held another seat of this game
+        before (002 rule 3: a former member draws nothing); the names they
+        go by besides (the local part of their address); and, for a person
+        who comes back under the name of an earlier seat (now a bot's), that
+        seat's new name, so two seats never share one: ``[[seat, name]]``."""
         row = self.row.seats[seat - 1]
-        former = row.player_id is not None and any(
-            s.player_id == row.player_id and s.position != seat for s in self.row.seats)
-        return row.name, former
+        earlier = [s for s in self.row.seats if row.player_id is not None
+                   and s.player_id == row.player_id and s.position != seat]
+        taken = {s.name.casefold() for s in self.row.seats}
+        renamed: list[list[Any]] = []
+        for old in earlier:
+            if old.name.casefold() == row.name.casefold():
+                name = unique_name(f"{row.name} (bot)", taken)
+                taken.add(name.casefold())
+                renamed.append([old.position, name])
+        aliases = [local_part(row.player.address)] if row.player is not None else []
+        return row.name, bool(earlier), aliases, renamed
 
     def apply(
         self, seat: int, action: Action, source: str, inbound_id: int | None
@@ -111,6 +133,9 @@ class GameSession:
             self.row.seats[seat - 1].bot = True
         else:
             result = self.engine.apply(self.state, seat, action, rng_for(self.row.seed, step))
+            if action.verb == "join" and len(action.args) > 3:
+                for position, name in action.args[3]:  # see ``join_args``
+                    self.row.seats[int(position) - 1].name = str(name)
         self.state = result.state
         self.row.step = step
         # Logged at once, as rows of their own: they are only ever added to,

@@ -136,8 +136,8 @@ def service_context(seat: int | None) -> dict[str, Any]:
     return {
         "tag": "loatcg-1", "game_title": GAME.title, "seat": seat,
         "seat_name": NAMES[seat - 1] if seat and seat <= len(NAMES) else None,
-        "deadline": "Thu 05 Mar 2026 12:00 UTC", "waiting_for": [], "public_list": None,
-        "timeout_for": None,
+        "deadline": None, "waiting_for": [], "public_list": None, "timeout_for": None,
+        "timetable": {"what": "Round Report 1", "due": "Thu 05 Mar 2026 12:00 UTC"},
     }  # fmt: skip
 
 

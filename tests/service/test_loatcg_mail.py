@@ -162,7 +162,7 @@ def test_a_trade_confirmation_goes_to_exactly_the_executions_audience(club: Club
         "Ben executes offer 1 of Ann: 1 ore\nfor 1 wool (rule 10).\n\n"
         "The trade succeeded: Ann gives 1 ore to Ben,\nand Ben gives 1 wool to Ann.\n"
         "(Private: this answer goes to Ann, Ben, who saw the request.)\n\n"
-        "Round 1 of 8 is under way. Next: Round Report 1.\n\n"
+        "Round 1 of 8 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.\n\n"
         "-- \nClub Referee <referee@club.test>\n")
     assert hand_of(club, tag, "Ann") == {**dict.fromkeys(CARD_TYPES, 0), "wool": 1}
     # Public, failing: the list hears who failed, only the failing party why.
@@ -223,8 +223,10 @@ def test_bot_members_act_once_a_day_from_the_sweep_and_get_no_mail(club: Club) -
     assert logged == [(2, "bot"), (3, "bot")]
     for mail in mails:
         assert addressed(mail) in (LIST, ANN)
-        # A bot's turn is nobody's deadline in the players' mail.
-        assert "due" not in body(mail).split("Next: ")[-1].splitlines()[0]
+        # A bot's turn is nobody's deadline in the players' mail: the
+        # Dealor's next report is.
+        assert body(mail).split("Next: ")[-1].splitlines()[0] == (
+            "Round Report 1, due Mon 09 Mar 2026 12:00 UTC.")
     for day in range(2, 8):
         club.poll(T0 + day * DAY)
     with club.referee.sessions() as db:

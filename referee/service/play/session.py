@@ -246,7 +246,8 @@ class GameSession:
 
     def context(self, seat: int | None) -> dict[str, Any]:
         """What every mail of this game can show, for ``seat`` or the public;
-        the referee's timetable and bots' turns are nobody's deadline."""
+        the referee's timetable and bots' turns are nobody's deadline, but
+        the timetable's next act and when it is due are in ``timetable``."""
         deadlines = [d for d in self.deadlines()
                      if d.seat and not self.row.seats[d.seat - 1].bot]
         # A mail for everyone shows only what everyone may know is owed.
@@ -254,6 +255,9 @@ class GameSession:
         deadlines_for = ([d for d, _ in public] if seat is None
                          else [d for d in deadlines if d.seat == seat])
         due = deadlines_for[0] if deadlines_for else None
+        # What the referee's own timetable owes next (seat 0: a tournament's
+        # Round Report or Freeze), for every mail: public by the rules.
+        timetable = next((d for d in self.deadlines() if not d.seat), None)
         return {
             "tag": self.tag,
             "game_title": self.engine.title,
@@ -261,6 +265,8 @@ class GameSession:
             "seat_name": self.seat_name(seat) if seat else None,
             "deadline": format_when(due.due_at) if due else None,
             "waiting_for": sorted({self.seat_name(owes) for _, owes in public}),
+            "timetable": ({"what": timetable.what, "due": format_when(timetable.due_at)}
+                          if timetable else None),
             "public_list": self.delivery.config.referee.public_list,
             # Set in mails caused by the referee's move for an absent seat.
             "timeout_for": None,

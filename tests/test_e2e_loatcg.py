@@ -134,7 +134,6 @@ you have dealt yourself in: the Dealor deals you 5 cards (rule 3).
 Dealt to you: 1 ore, 3 apples, 1 diamond
 
 Your hand (5 cards): 1 ore, 3 apples, 1 diamond
-Your Hand Score: -10 points.
 
 This mail is SECRET: it went to you alone. The Dealor never reveals
 secret information privately or publicly (rule 9).
@@ -291,7 +290,6 @@ for 2 lumber) failed because you did not meet its conditions.
 You were short of: 2 lumber.
 
 Your hand (5 cards): 1 ore, 1 wool, 3 apples
-Your Hand Score: 7 points.
 
 This mail is SECRET: it went to you alone. The Dealor never reveals
 secret information privately or publicly (rule 9).
@@ -313,7 +311,6 @@ a randomly-chosen Scoring Instruction, with its number (rule 8). It is:
   1. Each ore, wool or lumber is worth 2 points.
 
 Your hand (2 cards): 1 ore, 1 wool
-Your Hand Score: 4 points.
 Instructions the Dealor has revealed to you:
   1. Each ore, wool or lumber is worth 2 points.
 

@@ -1,6 +1,6 @@
 """The rules of the Land of Agora trading-card tournament (rule text 002):
 the state, the Dealor's timetable, each member's actions and trades, and
-the Hand Scores, in the rule text's words, with rulings TCG-1 … TCG-21
+the Hand Scores, in the rule text's words, with rulings TCG-1 … TCG-22
 (docs/rulings.md).
 
 Members owe nothing: the only obligations are the Dealor's timetable, a
@@ -161,6 +161,14 @@ def cards_text(cards: Mapping[str, int]) -> str:
     return ", ".join(parts) or "no cards"
 
 
+def counted(count: int, kind: str) -> str:
+    """A count of one type as players read it: ``1 apple``, ``2 apples``,
+    ``no apples``."""
+    if count == 0:
+        return f"no {PLURALS[kind]}"
+    return f"{count} {kind if count == 1 else PLURALS[kind]}"
+
+
 def cards_list(cards: Mapping[str, int]) -> list[dict[str, JSON]]:
     """Cards as the mails' data: ``[{"type": "ore", "count": 2}, ...]``."""
     return [{"type": t, "count": cards[t]} for t in CARD_TYPES if cards.get(t, 0)]
@@ -176,6 +184,12 @@ def _move(source: dict[str, int], target: dict[str, int], cards: Mapping[str, in
         source[t] -= n
         target[t] += n
 
+
+#: Ruling TCG-22: where a member learns a Hand Score, in the rules' words.
+SCORE_TOLD = (
+    "The Dealor tells Hand Scores only in the Round Reports (rule 5), with the 3 cards "
+    "dealt each round (rule 7) and in the Final Report (rule 6); 'hand' shows your cards."
+)
 
 CARDS_HELP = (
     "Write cards like '2 wool, 1 ore' or 'an apple'; the types are ore, wool, lumber, "
@@ -312,6 +326,7 @@ class LoatcgRules(Game[LoatcgState]):
             )
         handlers = {
             "hand": self._hand,
+            "score": self._score_asked,
             "discard": self._discard,
             "draw": self._draw,
             "take": self._take,
@@ -572,9 +587,18 @@ class LoatcgRules(Game[LoatcgState]):
     def _hand(
         self, state: LoatcgState, member: Member, action: Action, rng: random.Random
     ) -> Result[LoatcgState]:
+        """The member's cards, secretly; not eir Hand Score (ruling TCG-22)."""
         context = {**self._common(state), "you": self._you(state, member)}
         notice = Notice(Audience.only(member.seat), "hand", context)
-        return Result(state, [], [notice], "Your hand and score follow in a secret mail.")
+        return Result(state, [], [notice], "Your hand follows in a secret mail.")
+
+    def _score_asked(
+        self, state: LoatcgState, member: Member, action: Action, rng: random.Random
+    ) -> Result[LoatcgState]:
+        """Ruling TCG-22: a score on request would let a member probe the
+        hidden instructions by discarding or trading and asking again, the
+        clarification rule 11 forbids."""
+        raise IllegalAction(SCORE_TOLD)
 
     def _discard(
         self, state: LoatcgState, member: Member, action: Action, rng: random.Random

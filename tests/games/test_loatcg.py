@@ -783,6 +783,63 @@ def test_a_member_leaving_is_replaced_by_a_bot_that_stays_a_member() -> None:
     assert GAME.bot_action(result.state, BEN, random.Random(1)).verb
 
 
+def bot_turns(state: LoatcgState, seat: int,
+              turns: int) -> Iterable[tuple[Action, Result[LoatcgState]]]:
+    """The actions a bot member in ``seat`` chooses from ``state``, each
+    with its result, one for each of ``turns`` seeds."""
+    for n in range(turns):
+        action = GAME.bot_action(state, seat, rng_for(f"bot-{n}", 1))
+        yield action, GAME.apply(state, seat, action, rng_for("t", n + 1))
+
+
+def test_a_bot_member_acts_quietly_and_never_mails_the_list() -> None:
+    """A bot owes nothing, so it never needs the list: what it does to its
+    own hand is secret, and its notices go to bot seats (which get no mail)
+    or, for a trade it executes, to the offer's maker too."""
+    seats = [SeatInfo(1, "Ann"), SeatInfo(2, "Bob", bot=True), SeatInfo(3, "Bea", bot=True)]
+    state = with_hands(start(seats=seats).state, pile={"steel": 1, "wool": 2},
+                       bob={"apple": 8, "ore": 1, "lumber": 1, "wool": 2, "diamond": 1},
+                       bea={"wool": 1, "steel": 1}, ann={"diamond": 1, "ore": 1})
+    state = act(state, 1, "offer 1 diamond for 1 wool", scope=Scope.PUBLIC).state
+    verbs = set()
+    for action, result in bot_turns(state, 2, 300):
+        verbs.add(action.verb)
+        assert not any(n.audience.public for n in result.notices), action
+        assert not any(e.public for e in result.events), action
+        for notice in result.notices:
+            assert notice.audience.seats <= {2, 3} | ({1} if action.verb == "execute" else set())
+    assert verbs == {"craft", "reveal", "instruction", "hand", "draw", "take", "execute",
+                     "offer"}
+
+
+def test_a_bot_member_never_accepts_or_offers_what_it_cannot_meet() -> None:
+    """Offers it cannot meet, or with a type on both sides, are left alone;
+    its own offers give a card it holds for a card of another type, to the
+    other bots alone."""
+    seats = [SeatInfo(1, "Ann"), SeatInfo(2, "Bob", bot=True), SeatInfo(3, "Bea", bot=True)]
+    state = with_hands(start(seats=seats).state, bob={"wool": 2, "ore": 1},
+                       ann={"wool": 3, "steel": 1, "diamond": 1})
+    for step, line in enumerate(["offer 1 steel for 3 ore", "offer 1 wool for 1 wool",
+                                 "offer 1 diamond for 1 wool to Bea",
+                                 "offer 1 wool, 1 steel for 2 wool", "offer 1 steel for 1 ore"],
+                                start=1):
+        state = act(state, 1, line, step=step, scope=Scope.PUBLIC).state
+    offers = set()
+    for action, result in bot_turns(state, 2, 300):
+        if action.verb == "execute":
+            offers.add(action.args[0])
+            assert result.events[0].data["done"]  # it met the trade
+            assert action.scope is Scope.PRIVATE and action.seen_by == {1}
+        if action.verb == "offer":
+            give, want, names = action.args
+            assert names == [] and len(give) == len(want) == 1 and give.keys() != want.keys()
+            (kind,) = give
+            assert member(state, 2).hand[kind] >= 1
+            assert action.scope is Scope.PRIVATE and action.seen_by == {3}
+    # Not 1 (it holds 1 ore, not 3), not 2 or 4 (wool for wool), not 3 (for Bea only).
+    assert offers == {5}
+
+
 def test_members_owe_nothing_and_have_no_timeout() -> None:
     state = start().state
     assert all(p.seat == DEALOR for p in GAME.pending(state))

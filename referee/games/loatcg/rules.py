@@ -388,56 +388,66 @@ class LoatcgRules(Game[LoatcgState]):
         return self.bot_action(state, seat, rng)
 
     def bot_action(self, state: LoatcgState, seat: int, rng: random.Random) -> Action:
-        """A random legal action of a bot member: one of the kinds of action
-        open to it now, chosen uniformly, with random arguments. Bots save
-        apples to buy reveals: they discard and offer other cards while they
-        hold any, draw or take only with apples to spare beyond a reveal's
-        price, and one that can pay for a reveal does so half the time."""
+        """A bot member's turn (a member who resigned, or one seated as a
+        bot). It owes nothing, so it acts quietly: in secret, on its own
+        hand, so nobody is mailed. It crafts when it holds the inputs, saves
+        apples for reveals (buying one half the time it can), draws or takes
+        a card the Discard Pile holds only with apples beyond a reveal's
+        price, or does nothing (``hand``). It trades only what it can meet:
+        it accepts an offer open to it only when it holds what the offer
+        asks and no type is on both sides, privately with the offer's maker
+        (rule 10); it offers one card it holds for one of another
+        type, privately, to the other bot members alone, and withdraws such
+        offers. Every choice is drawn from ``rng``."""
         if seat == DEALOR:
             return self.timeout_action(state, seat, rng)
         member = member_at(state, seat)
         if member is None or state.frozen:
             raise IllegalAction("Nothing is open to this seat.")
         hand = member.hand
-        held = [t for t in CARD_TYPES if hand[t]]
-        spare = [t for t in held if t != "apple"] or held
         apples = hand["apple"]
-        options: list[Action] = [Action("hand")]
-        if held:
-            options.append(Action("discard", (rng.choice(spare),)))
-        # Apples beyond a reveal's price may go on draws and takes.
-        if apples > REVEAL_APPLES:
-            options.append(Action("draw"))
-        if apples >= TAKE_APPLES + REVEAL_APPLES:
-            in_pile = [t for t in CARD_TYPES if state.discard_pile[t]]
-            # Now and then a card the Pile lacks, as a member may ask for one.
-            options.append(Action("take", (rng.choice(in_pile or list(CARD_TYPES)),)))
+
+        def quietly(verb: str, *args: JSON) -> Action:
+            return Action(verb, args, Scope.SECRET, frozenset({seat}))
+
         craftable = [r for r, need in RECIPES.items() if all(hand[t] for t in need)]
-        if craftable:
-            options.append(Action("craft", (rng.choice(craftable),)))
+        if craftable and rng.random() < 0.5:
+            return quietly("craft", rng.choice(craftable))
+        purchases: list[Action] = []
         if apples >= REVEAL_APPLES:
-            options.append(Action("reveal"))
+            purchases.append(quietly("reveal"))
             if state.reports:
-                options.append(Action("number", (rng.randint(1, len(state.reports)),)))
+                purchases.append(quietly("number", rng.randint(1, len(state.reports))))
         if apples >= INSTRUCTION_APPLES:
-            options.append(Action("instruction", (rng.randint(1, state.rounds),)))
-        purchases = [o for o in options if o.verb in ("reveal", "number", "instruction")]
+            purchases.append(quietly("instruction", rng.randint(1, state.rounds)))
         if purchases and rng.random() < 0.5:
             return rng.choice(purchases)
-        open_to_me = [
-            o for o in state.offers if o.maker != seat and (not o.takers or seat in o.takers)
+        options: list[Action] = [quietly("hand"), *purchases]
+        options += [quietly("craft", kind) for kind in craftable]
+        # Apples beyond a reveal's price may go on draws and takes.
+        if apples > REVEAL_APPLES:
+            options.append(quietly("draw"))
+        in_pile = [t for t in CARD_TYPES if state.discard_pile[t]]
+        if apples >= TAKE_APPLES + REVEAL_APPLES and in_pile:
+            options.append(quietly("take", rng.choice(in_pile)))
+        options += [
+            Action("execute", (o.number,), Scope.PRIVATE, frozenset({o.maker}))
+            for o in state.offers
+            if o.maker != seat and (not o.takers or seat in o.takers)
+            and (not o.audience or seat in o.audience)
+            and not set(o.give) & set(o.want) and not _lacking(hand, o.want)
+            and member_at(state, o.maker) is not None
         ]
-        if open_to_me:
-            options.append(Action("execute", (rng.choice(open_to_me).number,)))
-        mine = [o for o in state.offers if o.maker == seat]
-        if mine:
-            options.append(Action("withdraw", (rng.choice(mine).number,)))
-        give: dict[str, int] = {}
-        for _ in range(rng.randint(1, 2) if held else 0):
-            kind = rng.choice(spare)
-            give[kind] = min(give.get(kind, 0) + 1, hand[kind])
-        want = {rng.choice(CARD_TYPES): rng.randint(1, 2)}
-        options.append(Action("offer", (give, want, [])))
+        bots = frozenset(m.seat for m in state.members if m.bot and m.seat != seat)
+        mine = [o for o in state.offers if o.maker == seat and o.audience
+                and set(o.audience) - {seat} <= bots]
+        options += [Action("withdraw", (o.number,), Scope.PRIVATE,
+                           frozenset(o.audience) - {seat}) for o in mine]
+        held = [t for t in CARD_TYPES if hand[t] and t != "apple"]
+        if bots and held:
+            give = rng.choice(held)
+            want = rng.choice([t for t in CARD_TYPES if t != give])
+            options.append(Action("offer", ({give: 1}, {want: 1}, []), Scope.PRIVATE, bots))
         return rng.choice(options)
 
     def replace_with_bot(self, state: LoatcgState, seat: int) -> Result[LoatcgState]:

@@ -335,3 +335,13 @@ def test_tcg_22_a_hand_score_is_told_only_in_the_reports_and_the_deal_of_rule_7(
             assert not SCORE_TOLD.search(body(mail)), (mail["X-Referee-Mail"], body(mail))
     published = state(club, tag)["final_scores"]
     assert club.referee.reading.status(tag)[0]["scores"] == dict(published)
+
+
+def test_an_extension_lists_the_dealors_next_report_and_no_bots_turn(club: Club) -> None:
+    tag = tournament(club, ANN, bots=1, seed="away")
+    club.send(ANN, "away 2d", subject=f"[{tag}] travelling")
+    mails = club.poll(T0 + DAY)
+    (extended,) = [x for x in mails if x["X-Referee-Mail"] == "extended"]
+    assert addressed(extended) == LIST
+    lines = [line for line in body(extended).splitlines() if "now due" in line]
+    assert lines == ["  the referee          Round Report 1, now due Wed 11 Mar 2026 12:00 UTC"]

@@ -226,8 +226,10 @@ class GameSession:
             self.schedule_reminder(d)
         if deadlines:
             self.changed()
+            # A bot's turn is nobody's deadline in the players' mail.
             listed = [{"name": self.seat_name(owes), "what": what, "due": format_when(d.due_at)}
-                      for d, owes, what in self.engine.public_obligations(self.state, deadlines)]
+                      for d, owes, what in self.engine.public_obligations(self.state, deadlines)
+                      if not owes or not self.row.seats[owes - 1].bot]
             self.delivery.deliver(self.db, self, Notice(Audience.everyone(), "extended", {
                 "by": format_duration(by), "reason": reason, "deadlines": listed,
                 "asked_by": asked_by}))

@@ -245,7 +245,8 @@ On your turn, write one of these lines:
   attack Carol 2
       wager 2 (1 to 3); Carol matches it; you put cards face down
   bid 7H 3
-      bid 3 pennies for the centre, with the 7H face up
+      bid 3 pennies for the pennies in the centre, with the 7H face up
+      (once a pass has put some there: the centre is empty now)
 A face-down card ("down QS") goes in a mail to the referee alone.
 In an attack, each side adds cards ("down 4D") or writes "flip";
 both must write "flip" after the last card. In a bidding, anyone

@@ -1120,16 +1120,26 @@ def test_names_resolve_by_any_case_a_unique_prefix_or_a_seat_number() -> None:
 
 
 def test_help_lists_what_this_seat_can_do_now() -> None:
-    table = Table(made(["KS 2S", "QH 3H", "4S"]))
+    table = Table(made(["KS 2S", "QH 3H", "4S"], centre=3))
     text = table.game.help(table.state, ANN)
     for example in ("pass", "contract with Ben against Cat 3 1", "attack Cat 3", "bid 2S 2"):
         assert example in text
+    assert "for the centre (3 pennies now)" in text
     assert "Ann's turn" in table.game.help(table.state, BEN)
     table.act(ANN, "contract with ben against cat 1 1")
     assert "'accept' or 'decline'" in table.game.help(table.state, BEN)
     table.act(BEN, "accept")
     assert "down 2S" in table.game.help(table.state, ANN)
     assert "MI-" not in text
+
+
+def test_help_offers_no_bid_for_an_empty_centre() -> None:
+    """A bid wins the pennies in the centre (004, Making a Bid): with none
+    there it could only cost the bidder, so no prompt suggests it."""
+    table = Table(made(["KS 2S", "QH 3H", "4S"]))
+    text = table.game.help(table.state, ANN)
+    assert "pass" in text and "attack Cat 3" in text
+    assert "bid" not in text and "centre (0" not in text
 
 
 def test_pending_keys_name_the_exchange_and_step() -> None:

@@ -471,12 +471,15 @@ def _help_text(s: MiserState, seat: int | None) -> str:
                 )
             lines.append(f"  attack {victim} {cap}")
             lines.append(f"      a wager of 1 to {s.wager_cap}; {victim} matches it")
-            bid = min(2, s.pennies[player])
-            lines.append(f"  bid {low} {bid}")
-            lines.append(
-                f"      bid {pennies_text(bid)} for the centre ({pennies_text(s.centre)} now),\n"
-                f"      with {card_text(low)} face up"
-            )
+            # A bid wins the pennies in the centre (004, Making a Bid): with
+            # none there, it could only cost the bidder, so it is not offered.
+            if s.centre:
+                bid = min(2, s.pennies[player])
+                lines.append(f"  bid {low} {bid}")
+                lines.append(
+                    f"      bid {pennies_text(bid)} for the centre ({pennies_text(s.centre)} "
+                    f"now),\n      with {card_text(low)} face up"
+                )
         else:
             lines.append("You have no cards left, so passing is all you can do.")
     elif owes == "answer":

@@ -943,6 +943,30 @@ def test_bots_never_bid_more_than_they_hold_and_attack_players_without_cards() -
     assert attacks > 100 and bids
 
 
+def test_bots_offer_and_accept_only_contracts_both_partners_can_meet() -> None:
+    """A bot's contract offer wagers no more than it or its partner holds,
+    names a partner with cards, and a bot partner's accept always applies:
+    the wagers were checked against the purses when offered, and nothing
+    moves before the answer."""
+    game = Miser()
+    state = made(["KS 2S", "QH 3H", "4S 5S", ""], [3, 1, 20, 20], centre=2)
+    offers = 0
+    for seed in range(300):
+        action = game.bot_action(state, ANN, random.Random(seed))
+        if action.verb != "contract":
+            continue
+        offers += 1
+        partner, _victim, mine, yours = action.args
+        assert partner in ("Ben", "Cat") and mine <= 3
+        assert yours <= {"Ben": 1, "Cat": 3}[partner]
+        offered = game.apply(state, ANN, action, random.Random(seed)).state
+        seat = (BEN, CAT)[partner == "Cat"]
+        answer = game.bot_action(offered, seat, random.Random(seed))
+        assert answer.verb in ("accept", "decline")
+        game.apply(offered, seat, answer, random.Random(seed))  # always legal
+    assert offers > 20
+
+
 def test_a_resignation_is_announced_to_everyone() -> None:
     table = Table(made(["KS", "QH", "4S"]))
     result = table.game.replace_with_bot(table.state, BEN)

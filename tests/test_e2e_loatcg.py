@@ -124,7 +124,7 @@ are dealt secretly.
 
 Members: Alice.
 
-Round 1 of 3 is under way. Next: Round Report 1.
+Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
 
@@ -135,12 +135,11 @@ you have dealt yourself in: the Dealor deals you 5 cards (rule 3).
 Dealt to you: 1 ore, 3 apples, 1 diamond
 
 Your hand (5 cards): 1 ore, 3 apples, 1 diamond
-Your Hand Score: -10 points.
 
 This mail is SECRET: it went to you alone. The Dealor never reveals
 secret information privately or publicly (rule 9).
 
-Round 1 of 3 is under way. Next: Round Report 1.
+Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
 
@@ -192,7 +191,7 @@ members (privately) or to the referee alone (secretly) - definition F:
     assert opening.endswith(f"""\
   withdraw 3             withdraw your own offer 3
 
-Round 1 of 3 is under way. Next: Round Report 1.
+Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}""")
 
@@ -233,7 +232,7 @@ offer stands until it is executed or withdrawn ("withdraw 1"
 by Alice), and lapses at the Freeze.
 (Private: this answer goes to Alice, Bob, who saw the request.)
 
-Round 1 of 3 is under way. Next: Round Report 1.
+Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
     assert got["alice"][0]["Subject"] == f"Re: [{tag}] a trade, Bob?"
@@ -260,7 +259,7 @@ The trade succeeded: Alice gives 1 diamond to Bob,
 and Bob gives 1 wool to Alice.
 (Private: this answer goes to Alice, Bob, who saw the request.)
 
-Round 1 of 3 is under way. Next: Round Report 1.
+Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
 
@@ -281,7 +280,7 @@ for 2 lumber (rule 10).
 The trade failed: Alice did not meet the conditions
 for the trade. No cards moved, and offer 2 stays open.
 
-Round 1 of 3 is under way. Next: Round Report 1.
+Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
     why = got["alice"][2]
@@ -292,7 +291,6 @@ for 2 lumber) failed because you did not meet its conditions.
 You were short of: 2 lumber.
 
 Your hand (5 cards): 1 ore, 1 wool, 3 apples
-Your Hand Score: 7 points.
 
 This mail is SECRET: it went to you alone. The Dealor never reveals
 secret information privately or publicly (rule 9).
@@ -314,7 +312,6 @@ a randomly-chosen Scoring Instruction, with its number (rule 8). It is:
   1. Each ore, wool or lumber is worth 2 points.
 
 Your hand (2 cards): 1 ore, 1 wool
-Your Hand Score: 4 points.
 Instructions the Dealor has revealed to you:
   1. Each ore, wool or lumber is worth 2 points.
 
@@ -332,6 +329,10 @@ You may tell others what you learned, truly or not: the Dealor will not.
     got = t.poll(T0 + timedelta(days=14), cli=True)
     assert kinds(got["alice"]) == kinds(got["bob"]) == ["round_report", "dealt"]
     assert kinds(got["carol"]) == ["round_report"]
+    # The last Round Report says the Freeze comes next, and when.
+    assert ("This was the last Round Report. Instead of another, the tournament\n"
+            "freezes on Mon 23 Mar 2026 12:00 UTC, with the Final Report (rule 6).\n"
+            ) in body(got["carol"][0])
     assert "round 3 begins: the Dealor deals each Member 3 cards (rule 7)" in flat(
         body(got["bob"][1]))
     got = t.poll(T0 + timedelta(days=21), cli=True)
@@ -360,7 +361,7 @@ The Discard Pile: 3 apples.
 Round 2 begins. (No cards are dealt after the first
 Round Report, rule 7.)
 
-Round 2 of 3 is under way. Next: Round Report 2.
+The next Round Report (Round Report 2) is due Mon 16 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
     assert final == f"""\

@@ -165,6 +165,9 @@ class Pending:
 
     seat: int
     key: str
+    #: What is owed, in words for anyone, never "your" ("a bid for round
+    #: 3", "a card to trick 4"): a seat's reminder shows it, and so do mails
+    #: to everyone, beside the seat's name ("Bob: a bid for round 3").
     what: str
     #: Seconds from when the obligation arose to its deadline; None means the
     #: game's deadline option. A game on a timetable sets it (a round report

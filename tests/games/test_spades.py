@@ -1078,7 +1078,7 @@ def test_the_summary_gives_round_scores_bids_and_whose_move() -> None:
 def test_pending_names_the_one_seat_to_act_and_what_it_owes() -> None:
     table = Table([MIXED])
     (bid,) = table.game.pending(table.state)
-    assert (bid.seat, bid.what) == (ANN, "your bid")
+    assert (bid.seat, bid.what) == (ANN, "a bid for round 1")
     table.bid(4, 3, 3, 3)
     (play,) = table.game.pending(table.state)
     assert (play.seat, play.what) == (ANN, "a card to trick 1")

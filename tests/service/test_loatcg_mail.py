@@ -7,6 +7,7 @@ over the real Postfix and Dovecot.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import timedelta
 from email.message import EmailMessage
@@ -261,7 +262,7 @@ def test_a_trade_confirmation_goes_to_exactly_the_executions_audience(club: Club
         "Ben executes offer 1 of Ann: 1 ore\nfor 1 wool (rule 10).\n\n"
         "The trade succeeded: Ann gives 1 ore to Ben,\nand Ben gives 1 wool to Ann.\n"
         "(Private: this answer goes to Ann, Ben, who saw the request.)\n\n"
-        "Round 1 of 8 is under way. Next: Round Report 1.\n\n"
+        "Round 1 of 8 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.\n\n"
         "-- \nClub Referee <referee@club.test>\n")
     assert hand_of(club, tag, "Ann") == {**dict.fromkeys(CARD_TYPES, 0), "wool": 1}
     # Public, failing: the list hears who failed, only the failing party why.
@@ -320,12 +321,15 @@ def test_bot_members_act_once_a_day_from_the_sweep_and_get_no_mail(club: Club) -
     with club.referee.sessions() as db:
         logged = [(a.seat, a.source) for a in db.scalars(select(m.ActionLog))]
     assert logged == [(2, "bot"), (3, "bot")]
-    for mail in mails:
-        assert addressed(mail) in (LIST, ANN)
-        # A bot's turn is nobody's deadline in the players' mail.
-        assert "due" not in body(mail).split("Next: ")[-1].splitlines()[0]
+    # A bot owes nothing, so it acts quietly, on its own hand: nobody is mailed.
+    assert mails == []
     for day in range(2, 8):
-        club.poll(T0 + day * DAY)
+        mails = club.poll(T0 + day * DAY)
+        assert [mail["X-Referee-Mail"] for mail in mails] == (["round_report"] if day == 7 else [])
+    # A bot's turn is nobody's deadline in the players' mail: the report's
+    # next due date is the Dealor's.
+    assert "The next Round Report (Round Report 2) is due Mon 16 Mar 2026 12:00 UTC." \
+        in body(mails[0])
     with club.referee.sessions() as db:
         sources = [a.source for a in db.scalars(select(m.ActionLog))]
     assert sources.count("bot") == 14 and sources.count("timeout") == 1
@@ -359,3 +363,84 @@ def test_game_new_reads_the_instructions_file_and_names_a_bad_line(
     assert "2 Scoring Instructions" in str(opening["Subject"]) and addressed(opening) == LIST
     assert state(club, "loatcg-1")["members"] == []
     assert state(club, "loatcg-1")["report_days"] == 5
+
+
+#: A Hand Score told in a mail: "Your Hand Score: 4 points", "score is 4",
+#: "Scores: Ann 4, Ben 11", "scores Ann 4" (as status or history would write
+#: them), or a report's table ("  Ann: 4").
+SCORE_TOLD = re.compile(
+    r"(?im)\bscores?\b[ \t]*(?:is|was|of|:)[ \t]*-?\d"
+    r"|\bscores?\b[^\n.]*\b(?:Ann|Ben|Dan|Bot \d)\b[ \t]+-?\d"
+    r"|^[ \t]+(?:Ann|Ben|Dan|Bot \d):[ \t]*-?\d")
+#: The mails that tell Hand Scores (ruling TCG-22): the Round Reports, the
+#: Final Report, and the 3 cards dealt each round (rule 7).
+TELLS_SCORES = ("round_report", "final_report")
+
+
+def rule_7_deal(mail: EmailMessage) -> bool:
+    return mail["X-Referee-Mail"] == "dealt" and "deals each Member 3 cards (rule 7)" in " ".join(
+        body(mail).split())
+
+
+def test_tcg_22_a_hand_score_is_told_only_in_the_reports_and_the_deal_of_rule_7(
+        club: Club) -> None:
+    """Ruling TCG-22: a member learns Hand Scores only in the Round Reports,
+    in the deal of rule 7 (eir own) and in the Final Report. Not on
+    joining, not in any answer to a command (``hand`` shows the cards, a
+    ``score`` is refused saying where scores are told), not in a deal of a
+    draw, a reveal or a failed trade or take, and not on the game page or
+    in ``status`` but as a report published them."""
+    tag = tournament(club, ANN, BEN, bots=1, seed="scores")
+    mails = club.poll(T0)
+    club.send(DAN, "deal me in", subject=f"[{tag}] me too")
+    mails += club.poll(T0 + DAY)
+    set_hands(club, tag, ann={"apple": 9, "ore": 2, "lumber": 1, "wool": 1},
+              ben={"ore": 1, "diamond": 1})
+    club.send(ANN, "hand\nscore\nhelp\nstatus\nhistory\nresend\ndraw\ntake fabric\n"
+                   "buy random\ncraft steel\ndiscard wool", subject=f"[{tag}] probing")
+    mails += club.poll(T0 + DAY)
+    club.send(BEN, "offer 1 diamond for 1 steel", subject=f"[{tag}] steel?", to=LIST)
+    club.send(DAN, "accept 1\nmy score", subject=f"[{tag}] yes", to=LIST)
+    mails += club.poll(T0 + 2 * DAY)
+    answers = [x for x in mails if x["X-Referee-Mail"] == "transcript" and addressed(x) == ANN]
+    assert "REFUSED (score): The Dealor tells Hand Scores only in the Round Reports (rule 5), " \
+           "with the 3 cards dealt each round (rule 7) and in the Final Report (rule 6); " \
+           "'hand' shows your cards." in " ".join(body(answers[0]).split())
+    hand = next(x for x in mails if x["X-Referee-Mail"] == "hand")
+    assert hand["Subject"] == f"[{tag}] Your hand (secret)"
+    told = {str(x["X-Referee-Mail"]) for x in mails}
+    assert {"transcript", "joined", "dealt", "hand", "resent", "reveal",
+            "take_failed", "craft", "discard", "offer", "trade", "trade_failed"} <= told
+    # No report is out yet: no mail and no status tells any score.
+    for mail in mails:
+        assert not SCORE_TOLD.search(body(mail)), (mail["X-Referee-Mail"], body(mail))
+        assert "Hand Score:" not in body(mail)
+    assert club.referee.reading.status(tag)[0]["scores"] == {}
+    # The reports and the deal of rule 7 tell them; the rest still does not.
+    mails = club.poll(T0 + 7 * DAY) + club.poll(T0 + 14 * DAY)
+    club.send(ANN, "hand\nscore\nhelp\ndraw", subject=f"[{tag}] again")
+    mails += club.poll(T0 + 15 * DAY)
+    for day in (21, 28, 35, 42, 49, 56):
+        mails += club.poll(T0 + day * DAY)
+    assert state(club, tag)["frozen"]
+    reports = [x for x in mails if x["X-Referee-Mail"] in TELLS_SCORES]
+    assert len(reports) == 8 and all(SCORE_TOLD.search(body(x)) for x in reports)
+    deals = [x for x in mails if rule_7_deal(x)]
+    assert len(deals) == 3 * 6  # Ann, Ben, Dan after reports 2 to 7; bots get no mail
+    for deal in deals:
+        assert re.search(r"\nYour Hand Score: -?\d+ points?\.\n", body(deal))
+    for mail in mails:
+        if mail["X-Referee-Mail"] not in TELLS_SCORES and not rule_7_deal(mail):
+            assert not SCORE_TOLD.search(body(mail)), (mail["X-Referee-Mail"], body(mail))
+    published = state(club, tag)["final_scores"]
+    assert club.referee.reading.status(tag)[0]["scores"] == dict(published)
+
+
+def test_an_extension_lists_the_dealors_next_report_and_no_bots_turn(club: Club) -> None:
+    tag = tournament(club, ANN, bots=1, seed="away")
+    club.send(ANN, "away 2d", subject=f"[{tag}] travelling")
+    mails = club.poll(T0 + DAY)
+    (extended,) = [x for x in mails if x["X-Referee-Mail"] == "extended"]
+    assert addressed(extended) == LIST
+    lines = [line for line in body(extended).splitlines() if "now due" in line]
+    assert lines == ["  the referee          Round Report 1, now due Wed 11 Mar 2026 12:00 UTC"]

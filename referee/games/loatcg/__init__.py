@@ -1,5 +1,5 @@
 """The Land of Agora trading-card tournament (LoAtTCG), rule text 002, as
-its rulings TCG-1 … TCG-21 read it (docs/rulings.md).
+its rulings TCG-1 … TCG-22 read it (docs/rulings.md).
 
 The referee is the Dealor (seat 0). Members deal themselves in at any time
 and draw 5 basic cards; they discard, draw, take from the Discard Pile,

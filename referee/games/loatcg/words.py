@@ -20,6 +20,7 @@ from referee.games.loatcg.rules import (
     LoatcgRules,
     LoatcgState,
     cards_text,
+    counted,
     member_at,
     seat_name,
 )
@@ -128,8 +129,10 @@ class LoatcgWords(LoatcgRules):
             return Action("join")
         if asks_to_be_dealt_in(text):
             return Action("join")
-        if text in ("hand", "my hand", "show hand", "show my hand", "score", "my score"):
+        if text in ("hand", "my hand", "show hand", "show my hand"):
             return Action("hand")
+        if text in ("score", "my score", "hand score", "my hand score", "show my score"):
+            return Action("score")
         if re.fullmatch(
             r"(?:discard (?:an? |one |1 )?apples? )?(?:to )?draw(?: (?:2|two)(?: cards)?)?", text
         ):
@@ -206,14 +209,16 @@ class LoatcgWords(LoatcgRules):
             )
         hand = member.hand
         lines = [
-            f"You hold {cards_text(hand)}; your Hand Score is {self._score(state, hand)}.",
+            f"You hold {cards_text(hand)}.",
             "Write one action a line, publicly, privately or secretly (rule 8, definition F):",
             "  discard wool              discard one card",
         ]
         a = hand["apple"]
 
         def can(n: int) -> str:
-            return "" if a >= n else f"  (needs {n} apples; you hold {a})"
+            if a >= n:
+                return ""
+            return f"  (needs {counted(n, 'apple')}; you hold {counted(a, 'apple')})"
 
         lines += [
             f"  draw                      discard an apple to draw 2 cards{can(1)}",
@@ -232,7 +237,7 @@ class LoatcgWords(LoatcgRules):
         lines += [
             f"  buy instruction 5         7 apples: instruction 5 (1 to {state.rounds})"
             f"{can(INSTRUCTION_APPLES)}",
-            "  hand                      your hand and score, in a secret reply",
+            "  hand                      your hand, in a secret reply",
             "Trades (rule 10), publicly or privately:",
             "  offer 2 wool for 1 steel [to Bob]     the offer gets a number",
             "  accept 3                  execute offer 3; privately only if every party is in "

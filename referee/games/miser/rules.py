@@ -96,7 +96,10 @@ class Auction:
     """A bid for the centre, opened by the turn player."""
 
     bids: list[Bid]
-    done: list[int] = field(default_factory=list)  # bidders done since the last bid or raise
+    #: Bidders done since the last bid or raise. A bid or a raise is its
+    #: bidder's "done" too (house reading of ruling MI-8): she has nothing to
+    #: answer until someone else bids or raises, when she owes a step again.
+    done: list[int] = field(default_factory=list)
     declined: list[int] = field(default_factory=list)  # others who said they will not join
     step: int = 1  # bids and raises so far
 
@@ -1010,7 +1013,7 @@ class MiserRules(Game[MiserState]):
         s = evolve_state(state)
         s.hands[player].remove(card)
         if s.auction is None:
-            s.auction = Auction([Bid(player, card, amount)])
+            s.auction = Auction([Bid(player, card, amount)], done=[player])
             what = "open"
             text = (
                 f"{s.names[player]} bids {pennies_text(amount)} for the centre "
@@ -1018,7 +1021,7 @@ class MiserRules(Game[MiserState]):
             )
         else:
             s.auction.bids.append(Bid(player, card, amount))
-            s.auction.done = []
+            s.auction.done = [player]
             s.auction.step += 1
             if player in s.auction.declined:
                 s.auction.declined.remove(player)
@@ -1059,7 +1062,7 @@ class MiserRules(Game[MiserState]):
         s = evolve_state(state)
         assert s.auction is not None
         next(b for b in s.auction.bids if b.player == player).pennies = total
-        s.auction.done = []
+        s.auction.done = [player]
         s.auction.step += 1
         text = f"{s.names[player]} raises to {pennies_text(total)}."
         return self._auction_step(s, player, "raise", text)
@@ -1077,7 +1080,10 @@ class MiserRules(Game[MiserState]):
             s.auction.declined.append(player)
             text = f"{s.names[player]} will not join the bidding."
         elif state.auction is not None and is_bidder(state, player):
-            raise IllegalAction("You have said done since the last raise; wait for the others.")
+            raise IllegalAction(
+                "Your bid stands, and you owe nothing until someone else bids or raises; you "
+                "may still raise it ('raise 1')."
+            )
         elif state.auction is not None and state.hands[player]:
             raise IllegalAction(
                 "You have said you will not join; you still may, with 'bid 7H 2', "

@@ -495,12 +495,15 @@ def _help_text(s: MiserState, seat: int | None) -> str:
                 )
             lines.append(f"  attack {victim} {cap}")
             lines.append(f"      a wager of 1 to {s.wager_cap}; {victim} matches it")
-            bid = min(2, s.pennies[player])
-            lines.append(f"  bid {low} {bid}")
-            lines.append(
-                f"      bid {pennies_text(bid)} for the centre ({pennies_text(s.centre)} now),\n"
-                f"      with {card_text(low)} face up"
-            )
+            # A bid wins the pennies in the centre (004, Making a Bid): with
+            # none there, it could only cost the bidder, so it is not offered.
+            if s.centre:
+                bid = min(2, s.pennies[player])
+                lines.append(f"  bid {low} {bid}")
+                lines.append(
+                    f"      bid {pennies_text(bid)} for the centre ({pennies_text(s.centre)} "
+                    f"now),\n      with {card_text(low)} face up"
+                )
         else:
             lines.append("You have no cards left, so passing is all you can do.")
     elif owes == "answer":
@@ -527,9 +530,9 @@ def _help_text(s: MiserState, seat: int | None) -> str:
         lines.append(f"Your cards: {hand_text(hand)}")
     elif owes == "auction_bid":
         lines.append(
-            "You are bidding for the centre. Write 'raise 1' to add a\n"
-            f"penny, 'raise to N' (up to {s.pennies[player or 0]}), or 'done' (you may\n"
-            "raise again if anyone else bids or raises)."
+            "Someone else has bid or raised since your last bid. Write\n"
+            f"'raise 1' to add a penny, 'raise to N' (up to {s.pennies[player or 0]}), or 'done'\n"
+            "(you are asked again if anyone else bids or raises)."
         )
     elif owes == "auction_join" or (
         player is not None and s.auction is not None and hand and not is_bidder(s, player)
@@ -541,8 +544,8 @@ def _help_text(s: MiserState, seat: int | None) -> str:
         )
     elif player is not None and s.auction is not None and is_bidder(s, player):
         lines.append(
-            "You have said done. You may still raise your bid ('raise 1'),\n"
-            "until every bidder has said done since the last bid or raise."
+            "Your bid stands: you owe nothing until someone else bids or\n"
+            "raises. You may still raise it ('raise 1') until the bidding ends."
         )
     else:
         waiting = (

@@ -483,7 +483,7 @@ class SpadesRules(Game[SpadesState]):
             return []
         seat = state.order[state.turn]
         if state.phase == BIDDING:
-            return [Pending(seat, f"r{state.round}-bid-{seat}", "your bid")]
+            return [Pending(seat, f"r{state.round}-bid-{seat}", f"a bid for round {state.round}")]
         number = len(state.tricks) + 1
         # The misplay count is in the key: a player told to play again after
         # a misplay gets a fresh deadline.

@@ -254,8 +254,10 @@ class GameSession:
             self.schedule_reminder(d)
         if deadlines:
             self.changed()
+            # A bot's turn is nobody's deadline in the players' mail.
             listed = [{"name": self.seat_name(owes), "what": what, "due": format_when(d.due_at)}
-                      for d, owes, what in self.engine.public_obligations(self.state, deadlines)]
+                      for d, owes, what in self.engine.public_obligations(self.state, deadlines)
+                      if not owes or not self.row.seats[owes - 1].bot]
             self.delivery.deliver(self.db, self, Notice(Audience.everyone(), "extended", {
                 "by": format_duration(by), "reason": reason, "deadlines": listed,
                 "asked_by": asked_by}))
@@ -274,7 +276,8 @@ class GameSession:
 
     def context(self, seat: int | None) -> dict[str, Any]:
         """What every mail of this game can show, for ``seat`` or the public;
-        the referee's timetable and bots' turns are nobody's deadline."""
+        the referee's timetable and bots' turns are nobody's deadline, but
+        the timetable's next act and when it is due are in ``timetable``."""
         deadlines = [d for d in self.deadlines()
                      if d.seat and not self.row.seats[d.seat - 1].bot]
         # A mail for everyone shows only what everyone may know is owed.
@@ -282,6 +285,9 @@ class GameSession:
         deadlines_for = ([d for d, _ in public] if seat is None
                          else [d for d in deadlines if d.seat == seat])
         due = deadlines_for[0] if deadlines_for else None
+        # What the referee's own timetable owes next (seat 0: a tournament's
+        # Round Report or Freeze), for every mail: public by the rules.
+        timetable = next((d for d in self.deadlines() if not d.seat), None)
         return {
             "tag": self.tag,
             "game_title": self.engine.title,
@@ -289,6 +295,8 @@ class GameSession:
             "seat_name": self.seat_name(seat) if seat else None,
             "deadline": format_when(due.due_at) if due else None,
             "waiting_for": sorted({self.seat_name(owes) for _, owes in public}),
+            "timetable": ({"what": timetable.what, "due": format_when(timetable.due_at)}
+                          if timetable else None),
             "public_list": self.delivery.config.referee.public_list,
             # Set in mails caused by the referee's move for an absent seat.
             "timeout_for": None,

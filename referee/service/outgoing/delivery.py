@@ -142,16 +142,20 @@ class Delivery:
         owing = gs.new_obligations()
         answered = reply is None
         for seat in gs.row.seats:
-            if seat.bot or seat.player_id is None:
+            if seat.bot:
                 continue
             theirs = [(i, n) for i, n in enumerate(notices)
                       if (n.audience.public and not listed(n))
                       or (not n.audience.public and seat.position in n.audience.seats)]
-            mine = reply is not None and reply[0].id == seat.player_id
-            answered = answered or mine
+            # A seat made by this mail (a newcomer's) has its player, not yet its id.
+            mine = reply is not None and (seat.player_id == reply[0].id
+                                          if seat.player_id is not None
+                                          else seat.player is reply[0])
             if not theirs and not mine:
                 continue  # not even their player row is read
-            assert seat.player is not None
+            if seat.player is None:
+                continue
+            answered = answered or mine
             items = [Item.of(gs.tag, *render(i, None if n.audience.public else seat.position),
                              n, gs.engine) for i, n in theirs]
             must_act = seat.position in owing

@@ -55,7 +55,10 @@ class Operator:
         raw = dict(options or {})
         deadline = _duration_option(raw, "deadline", self.config.deadlines.default)
         reminder = _duration_option(raw, "reminder", self.config.deadlines.reminder)
-        mail = raw.pop("mail", engine.default_mail_mode)
+        # With a public list, which carries the reports, the single moves
+        # ride in each player's own mails (``mail turns``).
+        mail = raw.pop("mail", "turns" if self.config.referee.public_list
+                       else engine.default_mail_mode)
         if mail not in MODES:
             raise RefereeError(f"Option mail: one of {', '.join(MODES)}; got {mail!r}.")
         try:

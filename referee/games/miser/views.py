@@ -86,8 +86,7 @@ class MiserViews(MiserRules):
         pennies = ", ".join(f"{s.names[p]} {s.pennies[p]}" for p in range(n))
         cards = ", ".join(f"{s.names[p]} {len(s.hands[p])}" for p in range(n))
         if s.over:
-            return (f"The game is over after turn {s.turn_number}: {result_text(s)}\n"
-                    f"Pennies: {pennies}; the centre holds {pennies_text(s.centre)}.")
+            return f"The game is over after turn {s.turn_number}: {result_text(s)}"
         lines = [f"Turn {s.turn_number}, {s.names[s.turn]}'s turn.",
                  f"Pennies: {pennies}; the centre holds {pennies_text(s.centre)}.",
                  f"Cards in hand: {cards}."]

@@ -80,10 +80,10 @@ class SpadesViews(SpadesRules):
                          else f"Bidding: {s.names[s.turn]} bids first.")
         else:
             lines.append(f"Bids: {', '.join(bids)}.")
-            lines.append("Tricks taken: " + "; ".join(
-                f"team {t + 1} {sum(s.tricks_won[p] for p in team_members(t))} of "
-                f"{sum(s.bids[p] or 0 for p in team_members(t))} bid" for t in (0, 1))
-                + f" ({len(s.tricks)} of {TRICKS_PER_ROUND} tricks played).")
+            lines.append("Tricks taken: " + ", ".join(
+                f"team {t + 1} {sum(s.tricks_won[p] for p in team_members(t))} (bid "
+                f"{sum(s.bids[p] or 0 for p in team_members(t))})" for t in (0, 1))
+                + f"; {len(s.tricks)} of {TRICKS_PER_ROUND} tricks played.")
             number = len(s.tricks) + 1
             if s.trick:
                 played = ", ".join(f"{s.names[(s.leader + i) % PLAYERS]} {card_text(c)}"

@@ -238,13 +238,13 @@ def _moved_for(gs: GameSession, seat: int, since: datetime | None) -> str | None
 
 
 def _would_apply(gs: GameSession, seat: int, action: Action) -> bool:
-    """Whether the rules would take ``action`` of ``seat`` now (a trial on
-    the state, which ``apply`` never changes)."""
+    """Whether the rules would take ``action`` of ``seat`` now as a move,
+    not refuse or punish it (a Spades misplay), tried on the state, which
+    ``apply`` never changes."""
     try:
-        gs.engine.apply(gs.state, seat, action, random.Random(0))
+        return not gs.engine.apply(gs.state, seat, action, random.Random(0)).penalty
     except EngineError:
         return False
-    return True
 
 
 def _looks_like_a_command(gs: GameSession, command: str) -> str | None:
@@ -350,7 +350,8 @@ def _run(
             if action.verb == "resign":
                 return out, i + 1 < len(lines)
         if action.verb == "resign":
-            if i + 1 < len(lines):
+            # Only a command after it is worth a word: a "bye all" is not.
+            if _unread_moves(gs, lines[i + 1:]):
                 out.append(TranscriptLine("", "", "ignored",
                                           "You have left the game; the rest was ignored."))
             return out, i + 1 < len(lines)

@@ -106,14 +106,22 @@ def waiting(gs: GameSession, seat: int, deadlines: bool = True) -> list[str]:
     says what comes next; a bot's move is nobody's wait."""
     if _ended(gs):
         return []
+    rows = {(d.seat, d.key): d for d in gs.deadlines()}
     groups: dict[tuple[str, str], list[int]] = {}
-    for d, owes, what in gs.engine.public_obligations(gs.state, gs.deadlines()):
-        if owes and gs.row.seats[owes - 1].bot:
+    for p in gs.engine.pending(gs.state):
+        # The sender's own obligation is theirs to know, private or not.
+        shown = (p.seat, p.what) if p.seat == seat else p.shown_publicly()
+        if shown is None or (shown[0] and gs.row.seats[shown[0] - 1].bot):
             continue
-        groups.setdefault((what, format_when(d.due_at)), []).append(owes)
+        # An obligation that arose in this very mail has its deadline made
+        # when the mail is settled: it runs from now.
+        d = rows.get((p.seat, p.key))
+        due = d.due_at if d is not None else gs.now + timedelta(
+            seconds=gs.row.deadline_seconds if p.due_in is None else p.due_in)
+        groups.setdefault((shown[1], format_when(due)), []).append(shown[0])
     lines = []
-    for (what, due), seats in groups.items():
-        when = f", by {due}" if deadlines else ""
+    for (what, by), seats in groups.items():
+        when = f", by {by}" if deadlines else ""
         if seats == [0]:
             lines.append(f"Next: {what}{when}.")
             continue

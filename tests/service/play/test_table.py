@@ -91,7 +91,8 @@ def test_after_the_game_is_over_no_help_is_offered(listed: Club) -> None:
     listed.send(ALICE, "bid 3", subject=f"[{tag}] late")
     (reply,) = listed.poll()
     assert "REFUSED (bid 3): The game was cancelled." in body(reply)
-    assert "Other commands:" not in body(reply) and "The game is over." in body(reply)
+    assert "What you can write now" not in body(reply) and "The game is over." in body(reply)
+    assert "Your pack" not in body(reply)
 
 
 def test_pure_skill_cites_its_rule_numbers_and_one_point_is_singular(listed: Club) -> None:

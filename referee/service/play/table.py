@@ -37,7 +37,7 @@ ROOM = 3000
 
 def table_command(line: str) -> str | None:
     """The table command ``line`` is ("away 3d": "away"), if it is one."""
-    first, _, rest = line.strip().lower().rstrip(".!").partition(" ")
+    first, _, rest = line.strip().lower().rstrip(".!?").partition(" ")
     if first in TABLE_COMMANDS and (first in _WITH_ARGUMENT or not rest.strip()):
         return first
     return None
@@ -50,7 +50,7 @@ Answer = tuple[str, str]
 def run_table(gs: GameSession, seat: int, line: str) -> Answer:
     """Answer one table command of ``seat``'s mail."""
     verb = table_command(line) or ""
-    arg = line.strip().rstrip(".!").partition(" ")[2].strip()
+    arg = line.strip().rstrip(".!?").partition(" ")[2].strip()
     if verb == "away":
         return _away(gs, seat, arg)
     if verb == "mail":

@@ -100,6 +100,13 @@ def test_a_line_that_looks_like_a_move_but_is_none_says_why(club: Club) -> None:
     assert "What you can write now:\nIt is Alice's turn to bid." in text
 
 
+def test_a_table_command_may_end_with_a_question_mark(club: Club) -> None:
+    tag = spades(club)
+    text = answer(club, BOB, "status?\nhelp?", subject=f"[{tag}] x")
+    assert f"> status?\n  DONE (status): {tag}, Spades\n" in text
+    assert "> help?\n  DONE (help): It is Alice's turn to bid.\n" in text
+
+
 def test_reading_stops_after_five_lines_of_talk_saying_which_move_was_not_read(
         club: Club) -> None:
     tag = new_goofspiel(club)

@@ -365,14 +365,20 @@ BOB_HELP = f"""\
 Bob, here is what I did with your mail for miser-1.
 
 > help
-  DONE (help): Help is below. In every game you may also write: status, history,
-resend, games, away 3d, and mail all, mail turns or mail digest.
+  DONE (help): Alice offers you a contract against Carol (a private offer):
+  Alice wagers 3, you 1, and Carol matches the 4.
+  Write 'accept' or 'decline'. If you accept, each of you puts one
+  card face down, in a mail to the referee alone.
+  'hand' shows your cards and pennies in a secret reply.
 
-Alice offers you a contract against Carol (a private offer):
-Alice wagers 3, you 1, and Carol matches the 4.
-Write 'accept' or 'decline'. If you accept, each of you puts one
-card face down, in a mail to the referee alone.
-'hand' shows your cards and pennies in a secret reply.
+  At any time you may also write:
+    status      the game as it stands: scores, whose move, by when
+    history     the latest public moves and reports
+    resend      the last report and your hand again, in a secret mail
+    games       the games you play in, and whose move in each
+    away 3d     more time: every open deadline moves 3 days later
+    mail turns  less mail (or mail all, mail digest)
+    resign      leave the game: a bot plays your seat
 
 Next deadline for you: Thu 05 Mar 2026 13:00 UTC.
 
@@ -456,6 +462,7 @@ Alice, here is what I did with your mail for miser-1.
 went to other players or the list, so it would show the card. It was not played: send it again \
 in a mail to the referee alone.
 
+What you can write now:
 Put a card face down for the contract, in a mail to the
 referee alone: 'down 4S'.
 Your cards: K♦ K♠ Q♥ 10♣ 10♥ 10♠ 9♣ 9♥ 8♣ 8♠ 7♣ 7♥ 6♣ 6♥ 4♣ 4♦ 4♠

@@ -192,9 +192,6 @@ to other players; a reply goes to the referee alone.
 
 Alice, here is what I did with your mail for goofspiel-1.
 
-> Hi!
-  IGNORED: Not a command.
-
 > bid 5
   DONE (bid 5): Your bid of 5 for round 1 is sealed.
 
@@ -326,8 +323,10 @@ def test_help_answers_with_what_the_player_can_do_now(club: Club) -> None:
     club.poll()
     club.send(ALICE, "help")
     (reply,) = club.poll()
-    assert "Round 1 of 6: the prize is 5.\nYour pack: 1 2 3 4 5 6." in body(reply)
+    assert "> help\n  DONE (help): Round 1 of 6: the prize is 5.\n  Your pack: 1 2 3 4 5 6." in (
+        body(reply))
     assert "bid 6" in body(reply)
+    assert "\n    status      the game as it stands" in body(reply)
 
 
 def test_a_reminder_comes_before_the_deadline_and_a_random_card_at_it(club: Club) -> None:

@@ -266,6 +266,15 @@ class Game(Generic[StateT]):
     secret_transcripts: ClassVar[bool] = True
     #: What the players call this game's turn in mails ("round", "turn").
     turn_word: ClassVar[str] = "turn"
+    #: The game's mails show the turn's number ("Round 3", "Turn 7"), so a
+    #: player may name it in a line ("bid 5 round 3"). False for a game whose
+    #: mails never show one (Spades counts its turns in tricks): its answers
+    #: name turns only by :meth:`turn_name`.
+    shows_turn_numbers: ClassVar[bool] = True
+    #: The words a command of this game starts with: a short line starting
+    #: with one that is no command is answered as a move not read, not
+    #: passed over as table talk.
+    verbs: ClassVar[frozenset[str]] = frozenset()
     #: Verbs that are no move (asking for one's hand): never tied to a turn.
     untimed_verbs: ClassVar[frozenset[str]] = frozenset({"hand"})
     #: Public notices that tell a single move (a card played, a bid): a
@@ -350,6 +359,12 @@ class Game(Generic[StateT]):
         not tied to turns (a tournament's members act at any time)."""
         return None
 
+    def turn_name(self, turn: int, now: int | None = None) -> str:
+        """Turn number ``turn`` (of :meth:`turn`) as the players' mails name
+        it ("round 3"); ``now``, the turn being played, lets a game leave out
+        what the two share (a Spades trick of the round being played)."""
+        return f"{self.turn_word} {turn}"
+
     def timeout_action(self, state: StateT, seat: int, rng: random.Random) -> Action:
         """What the rules say the referee does for a seat past its deadline."""
         raise NotImplementedError
@@ -383,6 +398,14 @@ class Game(Generic[StateT]):
         "your card"), or None when it owes nothing: every mail that asks a
         player to act says so in its subject."""
         return "your turn" if any(p.seat == seat for p in self.pending(state)) else None
+
+    def status(self, state: StateT) -> str:
+        """The game as it stands, for everyone, as a player's ``status`` shows
+        it: a few lines in the game's own words (where play stands, the
+        scores as the game keeps them, the result once over). Public facts
+        only, like ``view(state, None)``; who owes what by when, and the
+        latest events, the service adds."""
+        raise NotImplementedError
 
     # -- persistence ----------------------------------------------------------
     def dump(self, state: StateT) -> JSON:

@@ -79,6 +79,37 @@ class LoatcgViews(LoatcgRules):
             "result": self._result_text(state) if state.frozen else None,
         }
 
+    def status(self, state: LoatcgState) -> str:
+        """The round, the members, the Hand Scores only as the latest report
+        published them (ruling TCG-20, TCG-22: the current ones are secret),
+        the instructions published so far and the open public offers; the
+        winners once frozen."""
+        s = state
+        members = names_text([m.name for m in s.members]) or "nobody yet"
+        if s.frozen:
+            scores = ", ".join(f"{n} {p}" for n, p in s.final_scores)
+            return (f"The tournament is over (rule 6): {self._result_text(s)}\n"
+                    + (f"Final Hand Scores: {scores}." if scores else ""))
+        lines = [f"Round {s.round} of {s.rounds}; Members: {members}."]
+        if s.reports:
+            last = s.reports[-1]
+            scores = ", ".join(f"{n} {p}" for n, p in last.scores)
+            lines.append(f"Hand Scores as Round Report {last.number} published them: "
+                         f"{scores or 'no members'}.")
+            lines.append("Scoring Instructions published so far (rule 5):")
+            lines += [f"  Report {r.number}: {r.text}" for r in s.reports]
+        else:
+            lines.append("No Round Report yet: Hand Scores are published in the Round Reports.")
+        public = [o for o in s.offers if not o.audience]
+        if public:
+            lines.append("Open public offers (rule 10):")
+            lines += [f"  #{o.number} {seat_name(s, o.maker)} gives {cards_text(o.give)} for "
+                      f"{cards_text(o.want)}"
+                      + (f", to {names_text([seat_name(s, t) for t in o.takers])}"
+                         if o.takers else "")
+                      for o in public]
+        return "\n".join(lines)
+
     # -- the data of each mail, for the rules' notices -----------------------
 
     def _dealt_notice(

@@ -6,6 +6,7 @@ how the transcript reads an offer back, and the help a seat gets.
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from referee.games.base import Action, ParseError, polite
 from referee.games.loatcg.instructions import PLURALS, card_type
@@ -116,6 +117,10 @@ def _parse_offer(rest: str) -> Action:
 
 class LoatcgWords(LoatcgRules):
     """The rules with their words: ``parse``, ``read_as`` and ``help``."""
+
+    verbs: ClassVar[frozenset[str]] = frozenset(
+        {"deal", "join", "hand", "discard", "draw", "take", "craft", "buy", "reveal", "offer",
+         "accept", "withdraw"})
 
     def parse(self, line: str) -> Action | None:
         """Read one command of rule 8 or rule 10 (see :meth:`help`)."""

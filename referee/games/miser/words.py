@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from itertools import pairwise
+from typing import ClassVar
 
 from referee.games.base import JSON, Action, AmbiguousAction, ParseError
 from referee.games.cards import Card
@@ -444,6 +445,11 @@ def people_of(s: MiserState) -> list[Nameable]:
 
 class MiserWords(MiserRules):
     """How a Miser player writes each move, and the help she gets."""
+
+    #: "play" is left out: "play nice" is talk (see :func:`_names_cards`).
+    verbs: ClassVar[frozenset[str]] = frozenset(
+        {"pass", "contract", "offer", "propose", "attack", "bid", "raise", "accept", "decline",
+         "down", "flip", "done", "hand"})
 
     def parse(self, line: str) -> Action | None:
         """See :func:`parse_line` for every spelling read."""

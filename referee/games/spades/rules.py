@@ -315,7 +315,7 @@ def team_label(state: SpadesState, team: int) -> str:
     return f"team {team + 1} ({state.names[a]} & {state.names[b]})"
 
 
-def _bid_text(bid: int) -> str:
+def bid_text(bid: int) -> str:
     return "nil" if bid == 0 else str(bid)
 
 
@@ -530,6 +530,15 @@ class SpadesRules(Game[SpadesState]):
     def is_over(self, state: SpadesState) -> bool:
         return state.phase == OVER
 
+    def turn_name(self, turn: int, now: int | None = None) -> str:
+        """The players' mails never number a turn: the bidding of a round, or
+        one of its tricks ("trick 5 of round 2"; "trick 5" beside a turn of
+        the same round)."""
+        number, step = divmod(turn - 1, TURNS_PER_ROUND)
+        name = "the bidding" if step == 0 else f"trick {step}"
+        same = now is not None and (now - 1) // TURNS_PER_ROUND == number
+        return name if same else f"{name} of round {number + 1}"
+
     def turn(self, state: SpadesState) -> int:
         """Each player moves once in a round's bidding and once a trick, so
         the turns count them through the game: 14 a round, the bidding
@@ -555,14 +564,14 @@ class SpadesRules(Game[SpadesState]):
             s.phase, s.turn, s.leader = PLAYING, leader, leader
         else:
             s.turn = (player + 1) % PLAYERS
-        text = f"{s.names[player]} bids {_bid_text(bid)}."
+        text = f"{s.names[player]} bids {bid_text(bid)}."
         if leader is not None:
             text += f" The bidding is over; {s.names[leader]} leads to trick 1."
         context = {
             **self._common(s),
             "name": s.names[player],
             "bid": bid,
-            "bid_text": _bid_text(bid),
+            "bid_text": bid_text(bid),
             "bidding_over": done,
             "leader": s.names[leader] if leader is not None else None,
         }

@@ -151,7 +151,8 @@ def test_miser_shows_each_exchange_under_way_with_face_down_cards_counted() -> N
         "Attack: Ann on Ben, a wager of 3; face down: Ann 0, Ben 0.")
     auction = until(engine, attack, lambda s: s.auction is not None)
     assert engine.status(auction).splitlines()[-1] == (
-        "Bids for the centre: Ben 2 pennies (with 2♠ face up).")
+        # A bid is its bidder's "done" until someone else bids or raises.
+        "Bids for the centre: Ben 2 pennies (with 2♠ face up). Done: Ben.")
     contract = until(engine, auction, lambda s: s.contract is not None and s.contract.accepted)
     assert engine.status(contract).splitlines()[-1] == (
         "Contract: Ann and Ben against Cat; no card is face down yet.")

@@ -244,13 +244,42 @@ def announcement(mails: list[EmailMessage], what: str, headline: str = "") -> st
     """The text of the notice of kind ``what`` to all four players: without
     a list, each gets it in their own mail (To: them alone, so a reply-all
     reaches the referee alone), all the same text, the part headed
-    ``headline`` of a mail that carries more."""
+    ``headline`` of a mail that carries more. ``headline`` (the notice's
+    subject less the tag) is matched whole, in a mail of one part too; it
+    may be left out only where each copy is a mail of its own."""
     copies = [x for x in mails if what in kinds(x)]
     assert [rcpts(x) for x in copies] == [[a] for a in EVERYONE], [x["To"] for x in copies]
-    texts = {section(x, headline) if kind(x).startswith(COMPOSITE) else sections(x)[0][1]
-             for x in copies}
+    texts = set()
+    for x in copies:
+        (text,) = [t for h, t in sections(x) if h == headline or not headline]
+        texts.add(text)
     assert len(texts) == 1, texts
     return texts.pop()
+
+
+#: The headlines of the parts of a mail for one player alone: the answer to
+#: their mail, their hand, their prompt to bid or play.
+_PRIVATE = re.compile(r"Your mail|Your hand for round \d+ \(secret\)|Round \d+: your bid"
+                      r"|Trick \d+: your card")
+
+
+def public_parts(msg: EmailMessage) -> list[tuple[str, str]]:
+    """The parts of ``msg`` that tell what every player may know, as
+    (headline, text): a mail of one part as :func:`is_public` says; of a
+    mail of several, every part but those for its recipient alone."""
+    if not kind(msg).startswith(COMPOSITE):
+        return sections(msg) if is_public(msg) else []
+    return [(h, t) for h, t in sections(msg) if not _PRIVATE.fullmatch(h)]
+
+
+def private_parts(msg: EmailMessage) -> list[str]:
+    """The text of each part of ``msg`` for its recipient alone."""
+    return [t for h, t in sections(msg) if (h, t) not in public_parts(msg)]
+
+
+def underlined(headline: str) -> str:
+    """A part's headline as a mail of several parts shows it."""
+    return f"{headline}\n{'-' * min(len(headline), 72)}\n"
 
 
 _RANK = r"(10|[2-9JQKA])"
@@ -315,13 +344,10 @@ or plays a random legal card for you.
 Team 1 (Alice & Carol): 0 points, 0 bags
 Team 2 (Bob & Dave): 0 points, 0 bags
 
-Next: Alice, a bid (due {DEADLINE}).
+Next: Alice, a bid (due {DEADLINE})."""
 
-{SIGNATURE}"""
-
+#: Alice's hand, the part of her opening mail after the opening.
 ALICE_DEAL = f"""\
-{SECRET_NOTE}
-
 Alice, here are your 13 cards for round 1. Keep them to yourself:
 nobody may reveal what cards a player holds.
 
@@ -331,28 +357,38 @@ nobody may reveal what cards a player holds.
 ♦ A 10
 
 It is your turn to bid, by {DEADLINE}: write "bid 4", "bid nil", ...
-Valid bids: nil, 2 to 13.
-
-{SIGNATURE}"""
+Valid bids: nil, 2 to 13."""
 
 
 def test_the_opening_goes_to_all_four_with_seating_teams_and_the_first_bidder(
         table: Table) -> None:
-    opening = announcement(table.opening, "opening")
-    assert opening["Subject"] == "[spades-1] Spades begins: Alice bids first"
-    assert body(opening) == OPENING
+    assert announcement(table.opening, "opening", "Spades begins: Alice bids first") == OPENING
+    # Each gets it with their hand, in one mail; Alice's asks for her bid.
+    assert [x["Subject"] for x in table.opening] == [
+        "[spades-1] Spades begins: Alice bids first: your bid (secret)",
+        *["[spades-1] Spades begins: Alice bids first (secret)"] * 3]
 
 
 def test_each_player_gets_their_13_cards_in_a_secret_mail_to_them_alone(table: Table) -> None:
-    hands = [x for x in table.opening if kind(x) == "hand"]
+    # One mail each, nothing else: the opening, then their hand (a mail of
+    # its own before, eight in all).
+    hands = table.opening
     assert [rcpts(x) for x in hands] == [[a] for a in EVERYONE]
     for name, mail in zip(NAMES, hands, strict=True):
-        assert mail["Subject"] == "[spades-1] Your hand for round 1 (secret)"
-        assert hand_text(HANDS[name]) in body(mail)
-        assert cards_named(body(mail)) == set()  # listed by suit, never card by card
-    assert body(hands[0]) == ALICE_DEAL
-    assert "Now: Alice, a bid." in body(hands[1])
-    assert len(table.opening) == 8  # the opening (a copy each) and the four hands, nothing else
+        assert [h for h, _ in sections(mail)] == [
+            "Spades begins: Alice bids first", "Your hand for round 1 (secret)"]
+        assert mail["Subject"].endswith(" (secret)") and body(mail).startswith(SECRET_NOTE)
+        hand = section(mail, "Your hand for round 1")
+        assert hand_text(HANDS[name]) in hand
+        assert cards_named(hand) == set()  # listed by suit, never card by card
+        for other in set(NAMES) - {name}:
+            assert hand_text(HANDS[other]) not in body(mail)
+    assert section(hands[0], "Your hand") == ALICE_DEAL
+    assert "Now: Alice, a bid." in section(hands[1], "Your hand")
+    # The whole text Alice gets.
+    assert body(hands[0]) == (
+        f"{SECRET_NOTE}\n\n{underlined('Spades begins: Alice bids first')}{OPENING}\n\n"
+        f"{underlined('Your hand for round 1 (secret)')}{ALICE_DEAL}\n\n{SIGNATURE}")
 
 
 # -- bidding ------------------------------------------------------------------------------
@@ -372,31 +408,33 @@ def test_a_bid_of_1_is_refused_with_the_valid_bids_and_each_bid_is_announced_to_
     assert len(mails) == 1
 
     mails = table.move("Alice", "bid 4")
-    assert "DONE (bid 4): Alice bids 4." in body(reply(mails, "Alice"))
-    news = announcement(mails, "bid")
-    assert news["Subject"] == "[spades-1] Alice bids 4"
-    assert body(news).startswith("Alice bids 4.\nBids so far: Alice 4.\n\n")
-    assert f"Next: Bob, a bid (due {DEADLINE})." in body(news)
+    assert len(mails) == 4  # one each: Alice's answer and Bob's prompt carry the bid
+    assert "DONE (bid 4): Alice bids 4." in section(reply(mails, "Alice"), "Your mail")
+    news = announcement(mails, "bid", "Alice bids 4")
+    assert news.startswith("Alice bids 4.\nBids so far: Alice 4.\n\n")
+    assert f"Next: Bob, a bid (due {DEADLINE})." in news
     turn = only(mails, "your_turn")
-    assert rcpts(turn) == [ADDRESS["Bob"]] and "Bids so far: Alice 4." in body(turn)
+    assert rcpts(turn) == [ADDRESS["Bob"]]
+    assert turn["Subject"] == "[spades-1] Round 1: your bid (secret)"
+    assert "Bids so far: Alice 4." in section(turn, "Round 1: your bid")
 
     table.move("Bob", "bid 4")
     table.move("Carol", "bid 3")
     mails = table.move("Dave", "bid nil")
     assert "DONE (bid 0): Dave bids nil. The bidding is over; Alice leads to trick 1." in body(
         reply(mails, "Dave"))
-    news = announcement(mails, "bid")
-    assert news["Subject"] == "[spades-1] Dave bids nil"
-    assert body(news).startswith(
+    news = announcement(mails, "bid", "Dave bids nil")
+    assert news == (
         "Dave bids nil.\nBidding is over: Alice 4, Bob 4, Carol 3, Dave nil.\n"
         "Alice made the highest bid and leads the first trick.\n\n"
         "Team 1 (Alice & Carol): 0 points, 0 bags; this round bid 7, took 0\n"
         "Team 2 (Bob & Dave): 0 points, 0 bags; this round bid 4, took 0\n\n"
-        f"Next: Alice, a card to trick 1 (due {DEADLINE}).\n")
+        f"Next: Alice, a card to trick 1 (due {DEADLINE}).")
     turn = only(mails, "your_turn")
     assert rcpts(turn) == [ADDRESS["Alice"]]
-    assert "Trick 1: you lead.\nYou may play: 9♠ 7♠ 6♠ 4♠ 2♠ A♥ K♥ Q♥ J♥ 7♣ 2♣ A♦ 10♦\n" in body(
-        turn)
+    assert turn["Subject"] == "[spades-1] Trick 1: your card (secret)"
+    assert "Trick 1: you lead.\nYou may play: 9♠ 7♠ 6♠ 4♠ 2♠ A♥ K♥ Q♥ J♥ 7♣ 2♣ A♦ 10♦\n" in section(
+        turn, "Trick 1: your card")
     assert table.state()["bids"] == [4, 4, 3, 0]
 
 
@@ -407,28 +445,38 @@ LIST = "table@club.test"
 LIST_ID = {"List-Id": "Spades table <table.club.test>"}
 
 
-def test_with_a_list_moves_through_it_or_to_the_referee_count_once_and_go_to_the_list(
+def test_with_a_list_moves_through_it_or_to_the_referee_count_once_and_reach_each_player(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rule 6: bids and plays are public. With a list, a move may come through
-    it or straight to the referee; every move is announced on the list, and
-    answers and hands still go to each player alone."""
+    it or straight to the referee; the list carries the reports (here the
+    opening), each single move is announced to every player in their own
+    mail, and answers and hands still go to each player alone."""
     monkeypatch.setitem(referee.games.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
     club = MailClub(tmp_path, public_list=LIST)
     table = new_table(club)
-    assert rcpts(only(table.opening, "opening")) == [LIST]
+    post = only(table.opening, "opening")
+    assert rcpts(post) == [LIST]
+    # A post of the list (RFC 2369, 2919): a reply to all stays public.
+    assert post["Reply-To"] is None and post["List-Post"] == f"<mailto:{LIST}>"
+    assert post["List-Id"] == "<table.club.test>"
     for name in NAMES:
         (deal,) = [x for x in table.opening if kind(x) == "hand" and rcpts(x) == [ADDRESS[name]]]
         assert hand_text(HANDS[name]) in body(deal)
+    assert len(table.opening) == 5  # the post, and each player's hand
+
+    def announced(mails: list[EmailMessage], headline: str) -> None:
+        """A single move: never a post of the list; each player has it."""
+        assert all(LIST not in rcpts(x) for x in mails)
+        assert announcement(mails, "bid", headline).startswith(f"{headline}.")
 
     # Through the list, as the list relays it.
     mails = table.move("Alice", "bid 4", to=LIST, headers=LIST_ID)
     assert "DONE (bid 4)" in body(reply(mails, "Alice"))
-    news = only(mails, "bid")
-    assert rcpts(news) == [LIST] and news["Subject"] == "[spades-1] Alice bids 4"
+    announced(mails, "Alice bids 4")
     # Straight to the referee: public all the same.
     mails = table.move("Bob", "bid 4")
     assert "DONE (bid 4)" in body(reply(mails, "Bob"))
-    assert rcpts(only(mails, "bid")) == [LIST]
+    announced(mails, "Bob bids 4")
     # To the list with the referee on Cc: the list's copy and the direct copy are
     # one message, applied once and answered once.
     mid = club.send(ADDRESS["Carol"], "bid 3", subject="[spades-1] bid", to=LIST, cc=REF)
@@ -436,10 +484,10 @@ def test_with_a_list_moves_through_it_or_to_the_referee_count_once_and_go_to_the
               headers=LIST_ID, message_id=mid)
     mails = club.poll()
     assert "DONE (bid 3)" in body(reply(mails, "Carol"))
-    assert rcpts(only(mails, "bid")) == [LIST]
+    announced(mails, "Carol bids 3")
     assert table.state()["bids"] == [4, 4, 3, None]
-    # The referee's own announcement comes back through the list: dropped, unanswered.
-    echo = message_from_bytes(only(mails, "bid").as_bytes(), policy=default)
+    # The referee's own post comes back through the list: dropped, unanswered.
+    echo = message_from_bytes(post.as_bytes(), policy=default)
     echo["List-Id"] = LIST_ID["List-Id"]
     mailbox.Maildir(club.root / "in").add(echo.as_bytes())
     assert club.poll() == []
@@ -477,11 +525,11 @@ def test_following_suit_is_enforced_a_card_off_suit_is_a_misplay_costing_100(
     assert ("PENALTY (play AS): Misplay: Clubs were led and you hold clubs: you must follow "
             "suit. The card is void and your team scores -100 (misplays this hand: 1, this "
             "game: 1). Please play again.") in body(reply(mails, "Bob"))
-    notice = announcement(mails, "misplay")
-    assert notice["Subject"] == "[spades-1] Misplay by Bob: team 2 scores -100"
+    notice = announcement(mails, "misplay", "Misplay by Bob: team 2 scores -100")
+    assert notice.startswith("Bob misplayed. The card is void and team 2 scores -100.\n")
     turn = only(mails, "your_turn")
     assert rcpts(turn) == [ADDRESS["Bob"]]
-    assert "Trick 4: Alice 2♣.\nYou may play: A♣ K♣ Q♣ J♣\n" in body(turn)
+    assert "Trick 4: Alice 2♣.\nYou may play: A♣ K♣ Q♣ J♣\n" in section(turn, "Trick 4: your card")
     assert table.scores() == [0, -100]
     assert "AS" in table.hand("Bob") and table.state()["trick"] == ["2C"]
     table.play([("Bob", "play AC")])  # the same player plays again
@@ -495,9 +543,7 @@ Alice plays again.
 Team 1 (Alice & Carol): -100 points, 0 bags; this round bid 7, took 0
 Team 2 (Bob & Dave): 0 points, 0 bags; this round bid 4, took 0
 
-Next: Alice, a card to trick 1 (due {DEADLINE}).
-
-{SIGNATURE}"""
+Next: Alice, a card to trick 1 (due {DEADLINE})."""
 
 
 def test_a_card_not_held_costs_100_and_the_public_notice_does_not_name_it(
@@ -506,16 +552,16 @@ def test_a_card_not_held_costs_100_and_the_public_notice_does_not_name_it(
     mails = table.move("Alice", "play 2D")  # Bob holds the 2♦
     assert ("PENALTY (play 2D): Misplay: You do not hold 2♦. The card is void and your team "
             "scores -100") in body(reply(mails, "Alice"))
-    notice = announcement(mails, "misplay")
-    assert notice["Subject"] == "[spades-1] Misplay by Alice: team 1 scores -100"
-    assert body(notice) == MISPLAY_NOTICE
+    assert announcement(mails, "misplay", "Misplay by Alice: team 1 scores -100") == MISPLAY_NOTICE
     for mail in mails:
-        if is_public(mail):
-            assert cards_named(f"{mail['Subject']}\n{body(mail)}") == set()
+        for headline, text in public_parts(mail):
+            assert cards_named(f"{headline}\n{text}") == set()
     turn = only(mails, "your_turn")
     assert rcpts(turn) == [ADDRESS["Alice"]]
     assert turn["Subject"].endswith(" (secret)")  # it shows the hand
-    assert body(turn).startswith(f"{SECRET_NOTE}\n\nYou do not hold 2♦.\n\nAlice, it is your turn")
+    assert body(turn).startswith(f"{SECRET_NOTE}\n\n")
+    assert section(turn, "Trick 1: your card").startswith(
+        "You do not hold 2♦.\n\nAlice, it is your turn")
     assert table.scores() == [-100, 0]
     assert table.hand("Alice") == HANDS["Alice"] and table.state()["trick"] == []
 
@@ -542,40 +588,35 @@ Alice wins it with A♥.
 Team 1 (Alice & Carol): 0 points, 0 bags; this round bid 7, took 1
 Team 2 (Bob & Dave): 0 points, 0 bags; this round bid 4, took 0
 
-Next: Alice, a card to trick 2 (due {DEADLINE}).
-
-{SIGNATURE}"""
+Next: Alice, a card to trick 2 (due {DEADLINE})."""
 
 
 def test_a_completed_trick_is_announced_to_all_with_its_cards_winner_and_next_leader(
         table: Table) -> None:
     table.bid()
     mails = table.play(SCRIPT[:3])
-    news = announcement(mails, "play")
-    assert news["Subject"] == "[spades-1] Trick 1: Carol plays 4♥"
-    assert body(news).startswith("Trick 1 so far: Alice A♥, Bob 3♥, Carol 4♥.\n")
-    assert "You may play: 10♥ 7♥ 2♥\n" in body(only(mails, "your_turn"))
+    news = announcement(mails, "play", "Trick 1: Carol plays 4♥")
+    assert news.startswith("Trick 1 so far: Alice A♥, Bob 3♥, Carol 4♥.\n")
+    assert "You may play: 10♥ 7♥ 2♥\n" in section(only(mails, "your_turn"), "Trick 1: your card")
     mails = table.play(SCRIPT[3:4])
     assert ("DONE (play 2H): Dave plays 2♥ to trick 1. Alice wins trick 1 with A♥."
             in body(reply(mails, "Dave")))
-    news = announcement(mails, "trick")
-    assert news["Subject"] == "[spades-1] Trick 1 to Alice"
-    assert body(news) == TRICK_1
+    assert announcement(mails, "trick", "Trick 1 to Alice") == TRICK_1
     turn = only(mails, "your_turn")
-    assert rcpts(turn) == [ADDRESS["Alice"]] and "Trick 2: you lead." in body(turn)
+    assert rcpts(turn) == [ADDRESS["Alice"]]
+    assert "Trick 2: you lead." in section(turn, "Trick 2: your card")
 
 
 def test_hand_is_answered_in_a_secret_mail_with_the_cards_still_held(table: Table) -> None:
     table.bid()
     table.play(SCRIPT[:20])  # five tricks
     mails = table.move("Dave", "hand")
-    assert "> hand\n  DONE (hand): Your hand follows in a secret mail." in body(
-        reply(mails, "Dave"))
+    assert "> hand\n  DONE (hand): Your hand follows in a secret mail." in section(
+        reply(mails, "Dave"), "Your mail")
     secret = only(mails, "hand")
     assert rcpts(secret) == [ADDRESS["Dave"]]
-    assert body(secret) == f"""\
-{SECRET_NOTE}
-
+    assert secret["Subject"].endswith(" (secret)") and body(secret).startswith(SECRET_NOTE)
+    assert section(secret, "Your hand for round 1 (secret)") == """\
 Dave, here are the 8 cards you hold now. Keep them to yourself:
 nobody may reveal what cards a player holds.
 
@@ -584,10 +625,8 @@ nobody may reveal what cards a player holds.
 ♣ 9
 ♦ Q J 9 8 7 6 4
 
-Now: Bob, a card to trick 6.
-
-{SIGNATURE}"""
-    assert len(mails) == 2
+Now: Bob, a card to trick 6."""
+    assert len(mails) == 1  # the answer and the hand in one mail (two mails before)
 
 
 # -- deadlines, resigning, conceding ----------------------------------------------------
@@ -602,14 +641,15 @@ def test_past_the_3_day_deadline_the_referee_plays_a_random_legal_card_and_says_
     assert reminder["Subject"] == "[spades-1] Reminder: a card to trick 1"
     assert table.club.poll(T0 + timedelta(days=3) - timedelta(seconds=1)) == []
     mails = table.club.poll(T0 + timedelta(days=3, seconds=1))
-    news = announcement(mails, "play")
     (card,) = HANDS["Bob"] - table.hand("Bob")
     assert card in {"3H", "5H", "8H"}  # a legal card: Bob must follow hearts
-    assert news["Subject"] == f"[spades-1] Trick 1: Bob plays {card_text(card)}"
+    news = announcement(mails, "play", f"Trick 1: Bob plays {card_text(card)}")
     assert ("No card from Bob arrived by the deadline, so the referee played a\n"
-            "random legal card for them (rule 7).") in body(news)
-    assert "Next: Carol, a card to trick 1 (due Sun 08 Mar 2026 12:00 UTC)." in body(news)
-    assert [kind(x) for x in mails] == ["play"] * 4 + ["your_turn"]
+            "random legal card for them (rule 7).") in news
+    assert "Next: Carol, a card to trick 1 (due Sun 08 Mar 2026 12:00 UTC)." in news
+    # One mail each (five before): Carol's carries her turn after the card.
+    assert [kinds(x) for x in mails] == [["play"], ["play"], ["play", "your_turn"], ["play"]]
+    assert rcpts(only(mails, "your_turn")) == [ADDRESS["Carol"]]
     assert table.scores() == [0, 0]
 
 
@@ -617,8 +657,8 @@ def test_past_the_deadline_a_missing_bid_becomes_a_bid_of_2_and_the_referee_says
         table: Table) -> None:
     table.move("Alice", "bid 4")
     mails = table.club.poll(T0 + timedelta(days=3, seconds=1))
-    news = announcement(mails, "bid")
-    assert body(news).startswith(
+    news = announcement(mails, "bid", "Bob bids 2")
+    assert news.startswith(
         "Bob bids 2.\nNo bid from Bob arrived by the deadline, so the referee bid 2 for them "
         "(rule 7).\nBids so far: Alice 4, Bob 2.\n")
     assert table.state()["bids"] == [4, 2, None, None]
@@ -632,12 +672,20 @@ def test_resign_hands_the_seat_to_a_bot_that_moves_at_once_and_everyone_is_told(
     assert ("> resign\n  DONE (resign): Carol has left the game; a bot that plays random "
             "legal cards takes the seat.") in body(reply(mails, "Carol"))
     others = [ADDRESS[n] for n in ("Alice", "Bob", "Dave")]
-    left = [x for x in mails if kind(x) == "resign"]
+    # One mail to each of the others, telling that Carol left and then the
+    # bot's bid (six mails before), and Carol's answer: nothing else.
+    assert len(mails) == 4
+    left = [x for x in mails if "resign" in kinds(x)]
     assert [rcpts(x) for x in left] == [[a] for a in others]  # a copy each
-    assert left[0]["Subject"] == "[spades-1] Carol has left: a bot plays for team 1"
-    bot_bid = [x for x in mails if kind(x) == "bid"]
+    bot_bid = [x for x in mails if "bid" in kinds(x)]
     assert [rcpts(x) for x in bot_bid] == [[a] for a in others]
-    assert bot_bid[0]["Subject"].startswith("[spades-1] Carol bids ")
+    for mail in left:
+        (gone, bid) = public_parts(mail)
+        assert gone == (
+            "Carol has left: a bot plays for team 1",
+            section(left[0], "Carol has left: a bot plays for team 1"))
+        assert bid[0].startswith("Carol bids ")
+    assert left[0]["Subject"] == "[spades-1] Carol has left: a bot plays for team 1"
     assert rcpts(only(mails, "your_turn")) == [ADDRESS["Dave"]]
     status = table.status()
     assert status["players"][2]["bot"] and status["to_move"] == "Dave"
@@ -649,25 +697,22 @@ def test_resign_hands_the_seat_to_a_bot_that_moves_at_once_and_everyone_is_told(
 def test_the_game_ends_when_both_partners_concede_not_when_one_does(table: Table) -> None:
     table.bid()
     mails = table.move("Alice", "concede")
-    news = announcement(mails, "concession")
-    assert body(news).startswith(
+    news = announcement(mails, "concession", "Alice concedes")
+    assert news.startswith(
         "Alice (team 1) concedes.\nThe game goes on unless Carol concedes too.\n")
     assert table.status()["status"] == "active"
     mails = table.move("Carol", "concede")
     assert ("DONE (concede): Carol concedes for team 1. Team 2 (Bob & Dave) wins by the other "
             "team's concession.") in body(reply(mails, "Carol"))
-    news = announcement(mails, "concession")
-    assert news["Subject"] == "[spades-1] Carol concedes — GAME OVER: Bob and Dave win"
-    assert body(news) == f"""\
+    news = announcement(mails, "concession", "Carol concedes — GAME OVER: Bob and Dave win")
+    assert news == """\
 Carol (team 1) concedes.
 Alice has conceded too, so team 1 concedes the game.
 
 Team 1 (Alice & Carol): 0 points, 0 bags
 Team 2 (Bob & Dave): 0 points, 0 bags
 
-GAME OVER: Bob & Dave win (the other team conceded).
-
-{SIGNATURE}"""
+GAME OVER: Bob & Dave win (the other team conceded)."""
     status = table.status()
     assert (status["status"], status["result"]) == (
         "finished", "Team 2 (Bob & Dave) wins by the other team's concession.")
@@ -702,29 +747,34 @@ Team 2 (Bob & Dave)
   round:       +141    Spadescore: 0 -> 141
 
 Round 2 is dealt: each player has their cards in a secret mail.
-Bob bids first, by {DEADLINE}.
-
-{SIGNATURE}"""
+Bob bids first, by {DEADLINE}."""
 
 
 def test_a_round_of_13_tricks_by_mail_ends_with_the_round_report_and_a_new_secret_deal(
         table: Table) -> None:
     table.bid()
     mails = table.play(SCRIPT)
-    assert [kind(x) for x in mails] == ["transcript", *["round_report"] * 4, *["hand"] * 4]
+    # One mail each (nine before): the report and the new hand, Bob's after
+    # the answer to his card.
+    assert [kinds(x) for x in mails] == [
+        ["round_report", "hand"], ["transcript", "round_report", "hand"],
+        ["round_report", "hand"], ["round_report", "hand"]]
     assert ("Bob wins trick 13 with J♣. Round 1: team 1 bid 7, took 8 (made), scores +71, "
             "now 71; team 2 bid 4, took 5 (made), scores +141, now 141. Round 2: 13 cards "
             "dealt to each player; Bob bids first.") in body(reply(mails, "Bob"))
-    report = announcement(mails, "round_report")
-    assert report["Subject"] == "[spades-1] Round 1 scored: team 1 71, team 2 141"
-    assert body(report) == ROUND_1_REPORT
+    assert announcement(mails, "round_report",
+                        "Round 1 scored: team 1 71, team 2 141") == ROUND_1_REPORT
     state = table.state()
-    deal = [x for x in mails if kind(x) == "hand"]
+    deal = [x for x in mails if "hand" in kinds(x)]
     assert [rcpts(x) for x in deal] == [[a] for a in EVERYONE]
     for name, mail, cards in zip(NAMES, deal, state["hands"], strict=True):
-        assert mail["Subject"] == "[spades-1] Your hand for round 2 (secret)"
-        assert hand_text(cards) in body(mail), name
-    assert "It is your turn to bid" in body(deal[1])  # Bob bids first in round 2 (SP-3)
+        assert mail["Subject"].endswith(" (secret)") and body(mail).startswith(SECRET_NOTE)
+        assert hand_text(cards) in section(mail, "Your hand for round 2 (secret)"), name
+        for other in state["hands"]:
+            assert other == cards or hand_text(other) not in body(mail), name
+    # Bob bids first in round 2 (SP-3), and his mail says so in its subject.
+    assert "It is your turn to bid" in section(deal[1], "Your hand for round 2")
+    assert deal[1]["Subject"] == "Re: [spades-1] move: your bid (secret)"
     assert (state["round"], state["scores"], state["bags"]) == (2, [71, 141], [1, 1])
 
 
@@ -734,7 +784,7 @@ def test_a_misplay_earlier_in_the_round_shows_in_the_report_and_the_round_total(
     table.play(SCRIPT[:13])
     table.move("Bob", "play AS")  # off suit while holding clubs: -100 for team 2
     mails = table.play(SCRIPT[13:])
-    report = body(announcement(mails, "round_report"))
+    report = announcement(mails, "round_report", "Round 1 scored: team 1 71, team 2 41")
     assert ("  nil:         Dave took 0 tricks: made, +100\n"
             "  sandbags:    1 this round, 1 in all\n"
             "  misplays:    -100 (scored at the time of the misplay)\n"
@@ -772,10 +822,10 @@ class Log:
                     self.last_trick[self.round] = {str(c) for c in data["cards"]}
 
 
-def latest_cards(mails: dict[str, EmailMessage], name: str, line: str) -> list[str]:
-    """The cards after ``line`` in the newest secret mail ``name`` got."""
-    found = re.search(f"{re.escape(line)} (.*)$", body(mails[name]), re.M)
-    assert found, body(mails[name])
+def latest_cards(texts: dict[str, str], name: str, line: str) -> list[str]:
+    """The cards after ``line`` in the newest secret part ``name`` got."""
+    found = re.search(f"{re.escape(line)} (.*)$", texts[name], re.M)
+    assert found, texts[name]
     return [str(Card.parse(c)) for c in found.group(1).split()]
 
 
@@ -790,7 +840,7 @@ def test_no_public_mail_of_a_whole_game_shows_a_hand_or_a_card_not_yet_played(
     table = new_table(club, target="100")
     log = Log(table)
     rng = random.Random(3)
-    secret: dict[str, EmailMessage] = {}  # each player's newest turn or hand mail
+    secret: dict[str, str] = {}  # each player's newest turn or hand, as its text
     public = 0
     deck = {str(c) for c in full_deck()}
 
@@ -800,28 +850,29 @@ def test_no_public_mail_of_a_whole_game_shows_a_hand_or_a_card_not_yet_played(
         round_ = start_round
         copies: set[str] = set()
         for mail in mails:
-            if not is_public(mail):
-                if kind(mail) in ("your_turn", "hand"):
-                    secret[NAMES[EVERYONE.index(rcpts(mail)[0])]] = mail
-                    assert HAND_LINE.search(body(mail))  # the check below can see a hand
-                continue
-            public += 1
-            text = f"{mail['Subject']}\n{body(mail)}".replace(OPENING_EXAMPLES, "")
-            assert not HAND_LINE.search(text), text
-            named = cards_named(text)
-            if kind(mail) == "round_report":
-                if text in copies:  # each player's copy of the same report
-                    continue
-                copies.add(text)
-                assert named == log.last_trick[round_], text
-                round_ += 1
-            else:
-                assert named <= log.played.get(round_, set()), (named, text)
+            if {"your_turn", "hand"} & set(kinds(mail)):
+                (hand,) = [t for t in private_parts(mail) if HAND_LINE.search(t)]
+                secret[NAMES[EVERYONE.index(rcpts(mail)[0])]] = hand
+            # Each part of each mail that every player may see (a mail of
+            # several carries the public news with a player's own).
+            for headline, part in public_parts(mail):
+                public += 1
+                text = f"{headline}\n{part}".replace(OPENING_EXAMPLES, "")
+                assert not HAND_LINE.search(text), text
+                named = cards_named(text)
+                if re.match(r"Round \d+ scored: ", headline):
+                    if text in copies:  # each player's copy of the same report
+                        continue
+                    copies.add(text)
+                    assert named == log.last_trick[round_], text
+                    round_ += 1
+                else:
+                    assert named <= log.played.get(round_, set()), (named, text)
         held = table.state()["hands"]
         for mail in mails:
-            if is_public(mail):
+            for _, part in public_parts(mail):
                 for cards in held:
-                    assert not cards or hand_text(cards) not in body(mail)
+                    assert not cards or hand_text(cards) not in part
 
     check(table.opening, 1)
     for name, text in BIDS:
@@ -861,10 +912,10 @@ def test_no_public_mail_of_a_whole_game_shows_a_hand_or_a_card_not_yet_played(
     assert public >= 52 * state["round"]
 
 
-def hand_of(mail: EmailMessage) -> list[str]:
-    """The cards listed by suit in a secret mail, as "QH"."""
+def hand_of(text: str) -> list[str]:
+    """The cards listed by suit in a secret part, as "QH"."""
     cards = []
-    for line in HAND_LINE.finditer(body(mail)):
+    for line in HAND_LINE.finditer(text):
         symbol, ranks = line.group(0).strip().split(" ", 1)
         suit = next(s for s, sym in SUIT_SYMBOLS.items() if sym == symbol)
         cards += [f"{r}{suit}" for r in ranks.split() if r != "-"]

@@ -18,8 +18,10 @@ import pytest
 from sqlalchemy import select
 
 from referee.games.loatcg.instructions import CARD_TYPES, EXAMPLE_INSTRUCTIONS, parse_instructions
+from referee.service.outgoing.queue import SECRET_NOTE
 from referee.store import models as m
 from tests.test_referee import REF, SIGNATURE, T0, Club, body
+from tests.test_spades_mail import section, sections
 
 LIST = "players@club.test"
 ANN, BEN, CAT = "Ann <ann@club.test>", "Ben <ben@club.test>", "Cat <cat@club.test>"
@@ -73,19 +75,28 @@ def kinds(mails: list[EmailMessage]) -> list[tuple[str, str]]:
 
 def test_a_stranger_deals_themselves_in_by_mail_to_the_referee_alone(club: Club) -> None:
     tag = tournament(club, ANN)
+    club.send(ANN, "mail all", subject=f"[{tag}] every mail")  # to read the join whole
+    club.poll(T0)
     club.send(DAN, "Hello!\n\ndeal me in\n", subject="may I play?")
     mails = club.poll(T0 + DAY)
-    assert kinds(mails) == [("transcript", DAN), ("joined", LIST), ("dealt", DAN)]
-    reply, joined, dealt = mails
-    assert "> deal me in\n  DONE (join): Dan deals emself in and draws 5 cards." in body(reply)
+    # A join is a single move: never a post of the list. Ann, in mail all,
+    # hears it whole. Dan, in mail turns (a list game's default), gets one
+    # mail: his answer and the join as lines, then his cards.
+    assert kinds(mails) == [("joined", ANN), ("table transcript joined dealt", DAN)]
+    joined, dans = mails
+    assert joined["Subject"] == f"[{tag}] Dan deals emself in"
     assert body(joined).startswith(
         "Dan deals emself in and draws 5 cards (rule 3). The cards\nare dealt secretly.\n\n"
         "Members: Ann, Dan.\n")
+    assert body(dans).startswith(SECRET_NOTE)  # it shows his cards
+    assert "Since your last mail:\n  You: deal me in (done)\n  Dan deals emself in\n\n" in body(
+        dans)
     hand = hand_of(club, tag, "Dan")
     assert sum(hand.values()) == 5
-    dealt_text = body(dealt).split("Dealt to you: ")[1].splitlines()[0]
-    assert dealt_text in body(dealt) and dealt_text not in body(joined)
-    assert "SECRET: it went to you alone" in body(dealt)
+    dealt = section(dans, "Cards dealt to you (secret)")
+    dealt_text = dealt.split("Dealt to you: ")[1].splitlines()[0]
+    assert dealt_text not in body(joined)
+    assert "SECRET: it went to you alone" in dealt
     with club.referee.sessions() as db:
         seats = db.scalars(select(m.Seat).order_by(m.Seat.position))
         assert [(s.position, s.name, s.player.address if s.player else None) for s in seats] == [
@@ -198,7 +209,10 @@ def test_a_join_on_the_list_names_the_game_by_its_tag_and_other_games_are_untouc
     # With two games running, the join to the list says which by its tag.
     club.send("Cat <cat@club.test>", "deal me in", subject=f"[{tag}] count me in", to=LIST)
     mails = club.poll(T0 + DAY)
-    assert kinds(mails) == [("transcript", CAT), ("joined", LIST), ("dealt", CAT)]
+    # One mail to Cat: her answer, the join, her cards; Ann has the join
+    # with her next mail (mail turns), and the list never hears a join.
+    assert kinds(mails) == [("table transcript joined dealt", CAT)]
+    assert "Cards dealt to you (secret)" in [h for h, _ in sections(mails[0])]
     assert state(club, tag)["members"][-1]["name"] == "Cat"
     assert [mb["name"] for mb in state(club, tag)["members"]] == ["Ann", "Cat"]
 
@@ -212,12 +226,17 @@ def test_a_former_member_joining_again_gets_nothing(club: Club) -> None:
     club.poll(T0 + DAY)
     before = hand_of(club, tag, "Ann")
     club.send(ANN, "deal me in", subject=f"[{tag}] back")
-    mails = club.poll(T0 + DAY)
-    assert kinds(mails) == [("transcript", ANN), ("joined", LIST)]  # no deal
-    # Ann keeps her name; her earlier membership, a bot's now, gets another.
-    assert "DONE (join): Ann deals emself in again and draws nothing (rule 3)." in body(mails[0])
-    assert "again and draws nothing" in body(mails[1])
-    assert "Members: Ann (bot), Ben, Ann." in body(mails[1])
+    # No deal, and a join is a single move: the answer to it is a line of
+    # Ann's next mail, and the others hear of it with theirs, here the
+    # day's digest, as the list never does.
+    assert club.poll(T0 + DAY) == []
+    mails = club.poll(T0 + 2 * DAY)
+    assert kinds(mails) == [("table", ANN), ("table", BEN)]
+    assert body(mails[0]) == (
+        "Since your last mail:\n  You: deal me in (done)\n"
+        f"  Ann deals emself in again and draws nothing\n\n{SIGNATURE}")
+    assert body(mails[1]) == (
+        f"Since your last mail:\n  Ann deals emself in again and draws nothing\n\n{SIGNATURE}")
     members = {mb["name"]: mb for mb in state(club, tag)["members"]}
     assert sum(members["Ann"]["hand"].values()) == 0 and not members["Ann"]["bot"]
     assert members["Ann (bot)"]["bot"] and members["Ann (bot)"]["hand"] == before
@@ -238,7 +257,9 @@ def test_a_private_execution_that_leaves_out_a_party_is_refused(club: Club) -> N
     set_hands(club, tag, ann={"ore": 1}, ben={"wool": 1})
     club.send(ANN, "offer 1 ore for 1 wool", subject=f"[{tag}] offer", to=LIST)
     mails = club.poll(T0 + DAY)
-    assert kinds(mails) == [("transcript", ANN), ("offer", LIST)]
+    # The list has the offer; Ann's answer, that it was made, is a line of
+    # her next mail (mail turns).
+    assert kinds(mails) == [("offer", LIST)]
     club.send(BEN, "accept 1", subject=f"[{tag}] deal", cc="cat@club.test")
     (reply,) = club.poll(T0 + DAY)
     assert addressed(reply) == BEN
@@ -257,22 +278,29 @@ def test_a_trade_confirmation_goes_to_exactly_the_executions_audience(club: Club
     # Private, with the maker copied: Ann and Ben are told, separately; nobody else.
     club.send(BEN, "accept 1", subject=f"[{tag}] deal", cc="ann@club.test")
     mails = club.poll(T0 + DAY)
-    assert kinds(mails) == [("transcript", BEN), ("trade", ANN), ("trade", BEN)]
-    assert body(mails[1]) == body(mails[2]) == (
-        "Ben executes offer 1 of Ann: 1 ore\nfor 1 wool (rule 10).\n\n"
-        "The trade succeeded: Ann gives 1 ore to Ben,\nand Ben gives 1 wool to Ann.\n"
-        "(Private: this answer goes to Ann, Ben, who saw the request.)\n\n"
-        "Round 1 of 8 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.\n\n"
-        "-- \nClub Referee <referee@club.test>\n")
+    # One mail each, the trade after what was held for them (their answers'
+    # lines); private, not secret (ruling TCG-15).
+    assert kinds(mails) == [("table trade", ANN), ("table transcript trade", BEN)]
+    trade = ("Ben executes offer 1 of Ann: 1 ore\nfor 1 wool (rule 10).\n\n"
+             "The trade succeeded: Ann gives 1 ore to Ben,\nand Ben gives 1 wool to Ann.\n"
+             "(Private: this answer goes to Ann, Ben, who saw the request.)\n\n"
+             "Round 1 of 8 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.")
+    assert section(mails[0], "Trade 1 done (private)") == trade
+    assert body(mails[1]) == (
+        "Since your last mail:\n  You: accept 1 (done)\n\n"
+        f"Trade 1 done (private)\n{'-' * 22}\n{trade}\n\n{SIGNATURE}")
+    assert [x["Subject"] for x in mails] == [f"[{tag}] Land of Agora tournament"] * 2
     assert hand_of(club, tag, "Ann") == {**dict.fromkeys(CARD_TYPES, 0), "wool": 1}
     # Public, failing: the list hears who failed, only the failing party why.
     club.send(ANN, "accept 2", subject=f"[{tag}] deal", to=LIST)
     mails = club.poll(T0 + DAY)
-    assert kinds(mails) == [("transcript", ANN), ("trade", LIST), ("trade_failed", ANN)]
-    public = body(mails[1])
+    assert kinds(mails) == [("trade", LIST), ("table transcript trade_failed", ANN)]
+    public = body(mails[0])
     assert "Ann did not meet the conditions" in public
     assert "Cat did not" not in public and "steel" not in public.split("did not meet")[1]
-    assert "1 steel" in body(mails[2]) and "SECRET" in body(mails[2])
+    why = section(mails[1], "Why trade 2 failed (secret)")
+    assert "1 steel" in why and "SECRET" in why
+    assert str(mails[1]["Subject"]).endswith(" (secret)")
 
 
 def test_a_reveal_paid_for_publicly_is_delivered_secretly(club: Club) -> None:
@@ -280,16 +308,21 @@ def test_a_reveal_paid_for_publicly_is_delivered_secretly(club: Club) -> None:
     set_hands(club, tag, ann={"apple": 3})
     club.send(ANN, "buy random", subject=f"[{tag}] a reveal please", to=LIST)
     mails = club.poll(T0 + DAY)
-    assert kinds(mails) == [("transcript", ANN), ("purchase", LIST), ("reveal", ANN)]
+    # The list hears of the purchase; Ann's answer and the reveal are one
+    # mail to her alone, marked secret.
+    assert kinds(mails) == [("purchase", LIST), ("table transcript reveal", ANN)]
     revealed = state(club, tag)["members"][0]["known"]
     assert len(revealed) == 1
     text = ENGLISH[revealed[0] - 1]
-    assert mails[2]["Subject"] == f"[{tag}] Scoring Instruction {revealed[0]} (secret)"
-    assert f"\n  {revealed[0]}. {text}\n" in body(mails[2])
+    headline = f"Scoring Instruction {revealed[0]} (secret)"
+    assert str(mails[1]["Subject"]).endswith(" (secret)")
+    assert f"\n  {revealed[0]}. {text}\n" in section(mails[1], headline)
     assert "Ann discards 3 apples for the Dealor to reveal a randomly-chosen Scoring " \
-           "Instruction to em secretly." in " ".join(body(mails[1]).split())
-    for mail in mails[:2]:
-        assert text not in " ".join(body(mail).split())
+           "Instruction to em secretly." in " ".join(body(mails[0]).split())
+    # Only the reveal shows it: not the list's post, not the answer's line.
+    assert text not in " ".join(body(mails[0]).split())
+    for head, part in sections(mails[1]):
+        assert head == headline or text not in " ".join(part.split())
     assert hand_of(club, tag, "Ann")["apple"] == 0
 
 

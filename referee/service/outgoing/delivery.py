@@ -98,8 +98,11 @@ class Delivery:
         item = Item("Your mail", strip_signature(body), personal=True, routine=False,
                     kind="transcript", secret=gs.engine.secret_transcripts,
                     subject=subject, text=body)
+        # The line is as secret as the answer it stands for: a tournament's
+        # answers are not (ruling TCG-15), so its line marks no mail secret.
         line = (None if done is None else
-                Item(done, "", personal=False, routine=True, kind="transcript", secret=True))
+                Item(done, "", personal=False, routine=True, kind="transcript",
+                     secret=item.secret))
         return Reply(item, msg.message_id, tuple(msg.references), line)
 
     def deliver(self, db: Session, gs: Table, notice: Notice) -> None:

@@ -184,6 +184,11 @@ class QuietTable:
         return [Item(r.headline, r.body, personal=False, routine=not r.body, secret=r.personal)
                 for r in rows]
 
+    def holds(self, db: Session, game_id: int, player_id: int) -> bool:
+        """Whether anything is held for a player in a game."""
+        return db.scalar(select(m.HeldMail.id).where(
+            m.HeldMail.game_id == game_id, m.HeldMail.player_id == player_id).limit(1)) is not None
+
     def drop_held(self, db: Session, game_id: int) -> None:
         """Forget what is held for the players of a game the list told the
         end of: a digest of its moves after the Final Report is noise."""
@@ -228,7 +233,9 @@ class QuietTable:
             if secret:
                 body = f"{SECRET_NOTE}\n\n{body}"  # heads the mail, whatever its parts say
         if asks and asks.lower() not in subject.lower():
-            subject = f"{subject}: {asks}"
+            # "Your hand for round 2: your bid (secret)": the mark stays last.
+            base = subject.removesuffix(" (secret)")
+            subject = f"{base}: {asks}{subject.removeprefix(base)}"
         if secret:
             subject, body = mark_secret(subject, body)
         # What the mail carries, for players' filters: "table trick your_turn".

@@ -55,11 +55,8 @@ class Operator:
         raw = dict(options or {})
         deadline = _duration_option(raw, "deadline", self.config.deadlines.default)
         reminder = _duration_option(raw, "reminder", self.config.deadlines.reminder)
-        # With a public list, which carries the reports, the single moves
-        # ride in each player's own mails (``mail turns``).
-        mail = raw.pop("mail", "turns" if self.config.referee.public_list
-                       else engine.default_mail_mode)
-        if mail not in MODES:
+        mail = raw.pop("mail", None)
+        if mail is not None and mail not in MODES:
             raise RefereeError(f"Option mail: one of {', '.join(MODES)}; got {mail!r}.")
         try:
             opts = engine.parse_options(raw)
@@ -81,7 +78,7 @@ class Operator:
             number = (db.scalar(select(m.Game.id).order_by(m.Game.id.desc()).limit(1)) or 0) + 1
             game = m.Game(
                 tag=f"{kind}-{number}", kind=kind,
-                options={**opts, "mail": mail, "deadline": str(deadline),
+                options={**opts, **({"mail": mail} if mail else {}), "deadline": str(deadline),
                          "reminder": str(reminder), "aliases": aliases},
                 seed=seed or secrets.token_hex(16), state={}, step=0, status="active",
                 deadline_seconds=int(deadline.total_seconds()),

@@ -304,17 +304,18 @@ def _away(gs: GameSession, seat: int, arg: str) -> Answer:
 
 def _mail(gs: GameSession, seat: int, mode: str) -> Answer:
     """How much mail of this game the seat's player gets from now on; back
-    to ``all``, what was held for them comes at once."""
+    to ``all``, what was held for them comes at once, in the answer's mail."""
     row = gs.row.seats[seat - 1]
-    current = mail_mode(gs.engine, gs.row, row)
+    current = mail_mode(gs.engine, gs.row, row, gs.delivery.config.referee.public_list)
     if mode not in MODES:
         choices = "; ".join(f"'mail {k}': {v}" for k, v in MODES.items())
         return "refused", f"You get '{current}' now. Choose one: {choices}."
     row.mail_mode = mode
     said = f"From now on you get {MODES[mode]}."
-    if mode == "all" and row.player is not None and gs.delivery.quiet.send_held(
-            gs.db, gs.row, row.player, gs.now):
-        said += " What was held for you follows in one mail."
+    if mode == "all" and row.player is not None and gs.delivery.quiet.holds(
+            gs.db, gs.row.id, row.player.id):
+        # Delivery takes it into the mail this answer goes in (mail all).
+        said += " What was held for you heads this mail."
     return "applied", said
 
 

@@ -11,6 +11,7 @@ import pytest
 from referee.games import get_game
 from referee.service.outgoing.queue import SECRET_NOTE
 from tests.test_referee import ALICE, BOB, CAROL, Club, body
+from tests.test_spades_mail import kinds, section, sections
 
 DAVE = "dave@club.test"
 LIST = "players@club.test"
@@ -47,7 +48,9 @@ def test_a_hand_is_marked_secret_and_goes_to_its_holder_alone(listed: Club) -> N
         assert str(mail["Reply-To"]).startswith("Club Referee <referee+")
     (opening,) = [x for x in mails if kind(x) == "opening"]
     assert str(opening["To"]) == LIST
-    assert str(opening["Reply-To"]) == "Club Referee <referee@club.test>"
+    # A post of the list names no Reply-To, so a reply to all stays public
+    # (issue 21); List-Post says where the list takes posts (RFC 2369).
+    assert opening["Reply-To"] is None and opening["List-Post"] == f"<mailto:{LIST}>"
 
 
 def test_a_public_mail_answering_a_secret_one_counts_and_its_sender_is_told(
@@ -61,12 +64,16 @@ def test_a_public_mail_answering_a_secret_one_counts_and_its_sender_is_told(
                          "In-Reply-To": str(hand["Message-ID"])})
     mails = listed.poll()
     assert listed.referee.reading.stored_state(tag)["bids"].count(3) == 1  # the move counted
-    (told,) = [x for x in mails if kind(x) == "secret_shown"]
+    # The bidder is told in their mail of the pass, with their bid: a part
+    # of a mail marked secret as a whole.
+    (told,) = [x for x in mails if "secret_shown" in kinds(x)]
     assert [a.addr_spec for a in told["To"].addresses] == [bidder]
-    assert told["Subject"] == f"[{tag}] Your mail showed a secret mail (secret)"
-    assert f"  {hand['Subject']}\n" in body(told)
-    assert "your last mail went to the list" in " ".join(body(told).split())
-    assert all(kind(x) != "secret_shown" or bidder in str(x["To"]) for x in mails)
+    assert str(told["Subject"]).endswith(" (secret)") and body(told).startswith(SECRET_NOTE)
+    assert "Your mail showed a secret mail (secret)" in [h for h, _ in sections(told)]
+    text = section(told, "Your mail showed a secret mail")
+    assert f"  {hand['Subject']}\n" in text
+    assert "your last mail went to the list" in " ".join(text.split())
+    assert all("secret_shown" not in kinds(x) or bidder in str(x["To"]) for x in mails)
 
 
 def test_a_misspelt_command_gets_did_you_mean_and_the_help(listed: Club) -> None:
@@ -80,6 +87,16 @@ def test_a_misspelt_command_gets_did_you_mean_and_the_help(listed: Club) -> None
     assert "> bdi 3\n  REFUSED: Not a command: did you mean 'bid 3'?" in text
     assert "> bid 6 please\n  DONE (bid 6): Your bid of 6 for round 1 is sealed." in text
     assert "Round 1 of 6: the prize is 5." in text  # the help
+
+
+def test_a_mode_that_is_no_mode_names_the_mode_a_list_game_defaults_to(listed: Club) -> None:
+    tag = listed.referee.operator.create_game("goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
+                                     now=listed.now)
+    listed.poll()
+    listed.send(ALICE, "mail loud", subject=f"[{tag}] mail")
+    (reply,) = listed.poll()
+    # With a public list carrying the reports, a player is in mail turns.
+    assert "REFUSED (mail): You get 'turns' now. Choose one:" in " ".join(body(reply).split())
 
 
 def test_after_the_game_is_over_no_help_is_offered(listed: Club) -> None:

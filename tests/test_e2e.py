@@ -387,9 +387,9 @@ def test_a_pure_skill_game_with_a_bot_and_a_missed_deadline_is_won_by_a_human(
         assert post.poll(started + timedelta(days=2) - timedelta(minutes=1)).sent == 0
         assert post.poll(started + timedelta(days=2, minutes=1)).sent == 1
         (reminder,) = post.new_mail("bob", 1)
-        assert reminder["Subject"] == f"[{tag}] Reminder: your bid for round {r}"
+        assert reminder["Subject"] == f"[{tag}] Reminder: a bid for round {r}"
         due = (started + timedelta(days=3)).strftime("%a %d %b %Y %H:%M UTC")
-        assert f"Bob, the referee is still waiting for your bid for round {r}" in body(reminder)
+        assert f"Bob, the referee is still waiting for a bid for round {r}" in body(reminder)
         assert f"It is due by {due}." in body(reminder)
         started += timedelta(days=3, minutes=1)
         assert post.poll(started).timeouts == 1

@@ -60,9 +60,10 @@ class Tournament:
         self.list = post.stack.list_address
         self.last_outbox = 0
 
-    def write(self, user: str, text: str, subject: str, to: Sequence[str]) -> None:
+    def write(self, user: str, text: str, subject: str, to: Sequence[str],
+              name: str = "") -> None:
         msg = EmailMessage()
-        msg["From"] = f"{user.capitalize()} <{ADDRESS[user]}>"
+        msg["From"] = f"{name or user.capitalize()} <{ADDRESS[user]}>"
         msg["To"] = ", ".join(to)
         msg["Subject"] = subject
         msg["Message-ID"] = make_msgid(idstring=user, domain="mua.example.test")
@@ -123,7 +124,7 @@ are dealt secretly.
 
 Members: Alice.
 
-Round 1 of 3 is under way. Next: Round Report 1.
+Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
 
@@ -134,12 +135,11 @@ you have dealt yourself in: the Dealor deals you 5 cards (rule 3).
 Dealt to you: 1 ore, 3 apples, 1 diamond
 
 Your hand (5 cards): 1 ore, 3 apples, 1 diamond
-Your Hand Score: -10 points.
 
 This mail is SECRET: it went to you alone. The Dealor never reveals
 secret information privately or publicly (rule 9).
 
-Round 1 of 3 is under way. Next: Round Report 1.
+Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
 
@@ -191,7 +191,7 @@ members (privately) or to the referee alone (secretly) - definition F:
     assert opening.endswith(f"""\
   withdraw 3             withdraw your own offer 3
 
-Round 1 of 3 is under way. Next: Round Report 1.
+Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}""")
 
@@ -232,7 +232,7 @@ offer stands until it is executed or withdrawn ("withdraw 1"
 by Alice), and lapses at the Freeze.
 (Private: this answer goes to Alice, Bob, who saw the request.)
 
-Round 1 of 3 is under way. Next: Round Report 1.
+Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
     assert got["alice"][0]["Subject"] == f"Re: [{tag}] a trade, Bob?"
@@ -259,7 +259,7 @@ The trade succeeded: Alice gives 1 diamond to Bob,
 and Bob gives 1 wool to Alice.
 (Private: this answer goes to Alice, Bob, who saw the request.)
 
-Round 1 of 3 is under way. Next: Round Report 1.
+Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
 
@@ -280,7 +280,7 @@ for 2 lumber (rule 10).
 The trade failed: Alice did not meet the conditions
 for the trade. No cards moved, and offer 2 stays open.
 
-Round 1 of 3 is under way. Next: Round Report 1.
+Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
     why = got["alice"][2]
@@ -291,7 +291,6 @@ for 2 lumber) failed because you did not meet its conditions.
 You were short of: 2 lumber.
 
 Your hand (5 cards): 1 ore, 1 wool, 3 apples
-Your Hand Score: 7 points.
 
 This mail is SECRET: it went to you alone. The Dealor never reveals
 secret information privately or publicly (rule 9).
@@ -313,7 +312,6 @@ a randomly-chosen Scoring Instruction, with its number (rule 8). It is:
   1. Each ore, wool or lumber is worth 2 points.
 
 Your hand (2 cards): 1 ore, 1 wool
-Your Hand Score: 4 points.
 Instructions the Dealor has revealed to you:
   1. Each ore, wool or lumber is worth 2 points.
 
@@ -331,6 +329,10 @@ You may tell others what you learned, truly or not: the Dealor will not.
     got = t.poll(T0 + timedelta(days=14), cli=True)
     assert kinds(got["alice"]) == kinds(got["bob"]) == ["round_report", "dealt"]
     assert kinds(got["carol"]) == ["round_report"]
+    # The last Round Report says the Freeze comes next, and when.
+    assert ("This was the last Round Report. Instead of another, the tournament\n"
+            "freezes on Mon 23 Mar 2026 12:00 UTC, with the Final Report (rule 6).\n"
+            ) in body(got["carol"][0])
     assert "round 3 begins: the Dealor deals each Member 3 cards (rule 7)" in flat(
         body(got["bob"][1]))
     got = t.poll(T0 + timedelta(days=21), cli=True)
@@ -359,7 +361,7 @@ The Discard Pile: 3 apples.
 Round 2 begins. (No cards are dealt after the first
 Round Report, rule 7.)
 
-Round 2 of 3 is under way. Next: Round Report 2.
+The next Round Report (Round Report 2) is due Mon 16 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
     assert final == f"""\
@@ -431,3 +433,53 @@ def scan_every_mailbox(post: Post, list_address: str, state: dict[str, object]) 
             if instruction not in published:
                 assert flat(instruction) not in text, (instruction, msg["Subject"])
     assert len(published) == 2
+
+
+def test_strangers_deal_in_anywhere_in_a_mail_and_members_are_named_as_people_do(
+        post: Post) -> None:
+    """Over the real servers: a stranger's "Is it too late? deal me in,
+    please" joins; a stranger who writes something else is told how to
+    join; an offer "to Bob" reaches Bob Baker, "to carol" (her address's
+    local part) Carol Cole and "to Al" Alice Archer; a name nobody bears is
+    refused with who may be named."""
+    t = Tournament(post)
+    tag = post.referee.operator.create_game(
+        "loatcg", ["Alice Archer <alice@example.test>", "Bob Baker <bob@example.test>"],
+        options={"instructions": INSTRUCTIONS}, now=T0, seed=SEED)
+    t.poll(T0)  # the opening, and each member's five cards
+
+    t.write("carol", "Hi all,\n\nIs it too late? deal me in, please", "The card game", [REF],
+            name="Carol Cole")
+    got = t.poll(T0 + timedelta(hours=1))
+    assert kinds(got["carol"]) == ["transcript", "joined", "dealt"]
+    assert ("> Is it too late? deal me in, please\n  DONE (join): Carol Cole deals emself in "
+            "and draws 5 cards.") in body(got["carol"][0])
+    assert "Members: Alice Archer, Bob Baker, Carol Cole." in body(got["alice"][0])
+
+    t.write("dave", "What is this list about?", "hello", [REF])
+    got = t.poll(T0 + timedelta(hours=2))
+    (answer,) = got["dave"]
+    assert kind(answer) == "stranger" and answer["Subject"] == f"How to join [{tag}]"
+    assert f"Anyone may join the Land of Agora tournament [{tag}].\nTo join, write\n\n" \
+           "  deal me in\n\nin a mail to" in body(answer)
+    assert [m["name"] for m in post.state(tag)["members"]] == [
+        "Alice Archer", "Bob Baker", "Carol Cole"]
+
+    alice = post.state(tag)["members"][0]["hand"]
+    give = next(card for card, count in alice.items() if count)
+    t.write("alice", f"offer 1 {give} for 1 wool to Bob\noffer 1 {give} for 1 ore to carol",
+            f"[{tag}] trades", [t.list], name="Alice Archer")
+    got = t.poll(T0 + timedelta(hours=3))
+    assert kinds(got["alice"]) == ["transcript", "offer", "offer"]
+    reply = flat(body(got["alice"][0]))
+    assert f"Offer 1: Alice Archer gives 1 {give} for 1 wool to Bob Baker." in reply
+    assert f"Offer 2: Alice Archer gives 1 {give} for 1 ore to Carol Cole." in reply
+    assert [o["takers"] for o in post.state(tag)["offers"]] == [[2], [3]]
+
+    t.write("bob", "offer 1 wool for 1 ore to Al\noffer 1 wool for 1 ore to Zed",
+            f"[{tag}] more", [t.list], name="Bob Baker")
+    got = t.poll(T0 + timedelta(hours=4))
+    reply = flat(body(got["bob"][0]))
+    assert "Offer 3: Bob Baker gives 1 wool for 1 ore to Alice Archer." in reply
+    assert ("REFUSED (offer 1 wool for 1 ore to Zed): There is no Member 'Zed'. You may "
+            "name Alice Archer, Bob Baker or Carol Cole.") in reply

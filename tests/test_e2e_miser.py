@@ -12,8 +12,9 @@ hook). Pennies are 8 each, so four turns play a whole game:
    alone, and so does Bob. The flip and the resolution go to all.
 2. Bob attacks Carol: two cards each side face down, Bob adds a third, both
    flip; equal totals, the pennies stay in the centre.
-3. Carol bids for the centre, Alice joins, Carol raises, both write done;
-   Bob stays silent and his deadline passes: the referee's "done" for him.
+3. Carol bids for the centre, Alice joins, Carol raises (her raise is her
+   "done"), Alice writes done; Bob stays silent and his deadline passes:
+   the referee's "done" for him.
 4. Alice stays silent; ``referee poll --now`` past her deadline passes for
    her, which leaves her with no pennies: the game is over.
 
@@ -245,7 +246,8 @@ On your turn, write one of these lines:
   attack Carol 2
       wager 2 (1 to 3); Carol matches it; you put cards face down
   bid 7H 3
-      bid 3 pennies for the centre, with the 7H face up
+      bid 3 pennies for the pennies in the centre, with the 7H face up
+      (once a pass has put some there: the centre is empty now)
 A face-down card ("down QS") goes in a mail to the referee alone.
 In an attack, each side adds cards ("down 4D") or writes "flip";
 both must write "flip" after the last card. In a bidding, anyone
@@ -363,14 +365,20 @@ BOB_HELP = f"""\
 Bob, here is what I did with your mail for miser-1.
 
 > help
-  DONE (help): Help is below. In every game you may also write: status, history,
-resend, games, away 3d, and mail all, mail turns or mail digest.
+  DONE (help): Alice offers you a contract against Carol (a private offer):
+  Alice wagers 3, you 1, and Carol matches the 4.
+  Write 'accept' or 'decline'. If you accept, each of you puts one
+  card face down, in a mail to the referee alone.
+  'hand' shows your cards and pennies in a secret reply.
 
-Alice offers you a contract against Carol (a private offer):
-Alice wagers 3, you 1, and Carol matches the 4.
-Write 'accept' or 'decline'. If you accept, each of you puts one
-card face down, in a mail to the referee alone.
-'hand' shows your cards and pennies in a secret reply.
+  At any time you may also write:
+    status      the game as it stands: scores, whose move, by when
+    history     the latest public moves and reports
+    resend      the last report and your hand again, in a secret mail
+    games       the games you play in, and whose move in each
+    away 3d     more time: every open deadline moves 3 days later
+    mail turns  less mail (or mail all, mail digest)
+    resign      leave the game: a bot plays your seat
 
 Next deadline for you: Thu 05 Mar 2026 13:00 UTC.
 
@@ -454,6 +462,7 @@ Alice, here is what I did with your mail for miser-1.
 went to other players or the list, so it would show the card. It was not played: send it again \
 in a mail to the referee alone.
 
+What you can write now:
 Put a card face down for the contract, in a mail to the
 referee alone: 'down 4S'.
 Your cards: K♦ K♠ Q♥ 10♣ 10♥ 10♠ 9♣ 9♥ 8♣ 8♠ 7♣ 7♥ 6♣ 6♥ 4♣ 4♦ 4♠
@@ -678,24 +687,25 @@ PENNIES AND CARDS
 Waiting for (first deadline Thu 05 Mar 2026 15:00 UTC):
   Alice: a bid to join, or done
   Bob: a bid to join, or done
-  Carol: a raise, or done
 
 {SIGNATURE}"""
 
 RAISE = f"""\
-Subject: [miser-1] Bids: Carol raises to 3; waiting for Alice, Bob and Carol
+Subject: [miser-1] Bids: Carol raises to 3; waiting for Alice and Bob
 
 Carol raises to 3.
 
 Bids: Carol 3 (2♣), Alice 2 (9♥).
 
 Anyone else with cards may join, with one card face up and 1 or
-more pennies ("bid 5C 2"). Bidders may add ("raise 2") but never
-withdraw; the bidding ends when every bidder has written "done"
-since the last bid or raise. The highest bidder takes the centre as
-it stands now; then she and the second-highest pay their bids into
-it, and the others keep theirs. If the highest bids tie, nobody
-takes the centre and the tied and second-highest bidders pay in.
+more pennies ("bid 5C 2"), or write "done" to stay out. Bidders may
+add ("raise 2") but never withdraw: after someone else's bid or
+raise, each bidder writes "raise" or "done" (her own bid or raise
+counts as her "done"). The bidding ends when nobody owes a step.
+The highest bidder takes the centre as it stands now; then she and
+the second-highest pay their bids into it, and the others keep
+theirs. If the highest bids tie, nobody takes the centre and the
+tied and second-highest bidders pay in.
 
 PENNIES AND CARDS
   Alice              5 pennies  15 cards, bidding 2
@@ -706,7 +716,6 @@ PENNIES AND CARDS
 Waiting for (first deadline Thu 05 Mar 2026 15:00 UTC):
   Alice: a raise, or done
   Bob: a bid to join, or done
-  Carol: a raise, or done
 
 {SIGNATURE}"""
 
@@ -850,7 +859,8 @@ def test_a_game_of_miser_by_email_with_a_private_contract_an_attack_an_auction_a
                            "Carol": ["round_report", "your_move"]}
     assert text_of(to_all(mail, "round_report")) == TURN_2
 
-    # Turn 3. Carol bids for the centre, Alice joins, Carol raises, both are done;
+    # Turn 3. Carol bids for the centre, Alice joins, Carol raises (her "done"),
+    # Alice is done;
     # Bob says nothing, and past his deadline the referee writes "done" for him.
     t += timedelta(hours=1)
     table.write("Carol", "bid 2C 1")
@@ -861,9 +871,8 @@ def test_a_game_of_miser_by_email_with_a_private_contract_an_attack_an_auction_a
     table.write("Alice", "bid 9H 2")
     table.write("Carol", "raise to 3")
     table.write("Alice", "done")
-    table.write("Carol", "done")
     mail = table.poll(t + timedelta(minutes=1))
-    assert [kind(x) for x in mail["Bob"]] == ["auction"] * 4
+    assert [kind(x) for x in mail["Bob"]] == ["auction"] * 3
     assert text_of(mail["Bob"][1]) == RAISE
     mail = table.poll(t + timedelta(days=3) - timedelta(seconds=1))
     assert kinds(mail) == {"Alice": [], "Bob": ["reminder"], "Carol": []}

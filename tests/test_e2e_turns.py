@@ -74,9 +74,9 @@ def test_two_bids_in_one_mail_across_a_rounds_end_seal_only_the_first(post: Post
     assert [kind(x) for x in mails] == ["transcript", "round_report"]
     text = body(only(mails, "transcript"))
     assert "> bid 3\n  DONE (bid 3): Your bid of 3 for round 1 is sealed." in text
-    assert ("> bid 1 REFUSED (bid 1): This line was meant for round 1, which is over: "
-            "it is round 2 now, so it was not applied to round 2. If you still want it, "
-            "send it again, answering the latest mail or naming the round: "
+    assert ("> bid 1 REFUSED (bid 1): Round 1 is over: it is round 2 now, waiting for you "
+            "and Alice: a bid for round 2 each. This line was not applied. If you still want "
+            "it for round 2, send it again, answering the latest mail or writing "
             "'bid 1 round 2'.") in " ".join(text.split())
     assert "Round 2 of 6: the prize is 1." in text  # the game as it stands
     assert bids(post, tag, 2) == [3]
@@ -108,8 +108,10 @@ def test_a_late_reply_to_an_earlier_report_is_refused_with_the_current_round(
     post.poll(T0 + timedelta(hours=3))
     (reply,) = arrived(post, "bob")
     text = " ".join(body(reply).split())
-    assert ("REFUSED (bid 1): This line was meant for round 1, which is over: it is round 3 "
-            "now, so it was not applied to round 3.") in text
+    assert ("REFUSED (bid 1): Round 1 is over: it is round 3 now, waiting for you and "
+            "Alice: a bid for round 3 each. This line was not applied. If you still want it "
+            "for round 3, send it again, answering the latest mail or writing "
+            "'bid 1 round 3'.") in text
     assert "Round 3 of 6: the prize is 6." in text
     assert bids(post, tag, 2) == [3, 2]
     # The same bid answering the latest report counts.
@@ -124,8 +126,8 @@ def test_a_goofspiel_bid_for_a_round_over_or_not_begun_is_refused(post: Post) ->
     post.write("alice", "bid 5 round 2", subject=f"[{tag}] early")
     post.poll(T0 + timedelta(hours=1))
     text = " ".join(body(only(arrived(post, "alice"), "transcript")).split())
-    assert ("REFUSED (bid 5): Round 2 has not begun: it is round 1 now, so this line was "
-            "not applied.") in text
+    assert ("REFUSED (bid 5): Round 2 has not begun (it is round 1 now), so this line was "
+            "not applied. Send it again once it has begun.") in text
     post.write("alice", "round 1: bid 5", subject=f"[{tag}] now")
     post.write("bob", "bid 3 please", subject=f"[{tag}] now")
     post.poll(T0 + timedelta(hours=2))
@@ -134,8 +136,8 @@ def test_a_goofspiel_bid_for_a_round_over_or_not_begun_is_refused(post: Post) ->
     post.write("alice", "bid 4 round 1", subject=f"[{tag}] stale")
     post.poll(T0 + timedelta(hours=3))
     text = " ".join(body(only(arrived(post, "alice"), "transcript")).split())
-    assert ("REFUSED (bid 4): Round 1 is over: it is round 2 now, so this line was not "
-            "applied to round 2.") in text
+    assert ("REFUSED (bid 4): Round 1 is over: it is round 2 now, waiting for you and "
+            "Bob: a bid for round 2 each. This line was not applied.") in text
     assert bids(post, tag, 1) == [5] and bids(post, tag, 2) == [3]
 
 
@@ -146,7 +148,9 @@ def test_a_spades_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> No
     post.write("alice", "#2 bid 3", subject=f"[{tag}] early")
     post.poll(T0 + timedelta(hours=1))
     text = " ".join(body(only(arrived(post, "alice"), "transcript")).split())
-    assert "REFUSED (bid 3): Turn 2 has not begun: it is turn 1 now" in text
+    # Its mails never number a turn: the refusal names the bidding and the trick.
+    assert ("REFUSED (bid 3): Trick 1 has not begun (it is the bidding now), so this line "
+            "was not applied.") in text
     post.write("alice", "bid 3 turn 1", subject=f"[{tag}] bid")
     post.poll(T0 + timedelta(hours=2))
     assert "DONE (bid 3)" in body(only(arrived(post, "alice"), "transcript"))
@@ -160,7 +164,10 @@ def test_a_spades_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> No
     post.write("alice", f"#1 play {card}", subject=f"[{tag}] stale")
     post.poll(T0 + timedelta(hours=3))
     text = " ".join(body(only(arrived(post, "alice"), "transcript")).split())
-    assert "Turn 1 is over: it is turn 2 now, so this line was not applied to turn 2." in text
+    assert ("The bidding is over: it is trick 1 now, waiting for you: a card to trick 1. "
+            "This line was not applied. If you still want it now, send it again in a new "
+            "mail.") in text
+    assert "turn 1" not in text.lower() and "turn 2" not in text.lower()
     assert not [a for a in post.actions(tag) if a[0] == 1 and a[1] == "play"]
     post.write("alice", f"#2 play {card}", subject=f"[{tag}] now")
     post.poll(T0 + timedelta(hours=4))
@@ -180,7 +187,7 @@ def test_a_miser_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> Non
     post.write(first, "pass turn 2", subject=f"[{tag}] early")
     post.poll(T0 + timedelta(hours=1))
     text = " ".join(body(only(arrived(post, first), "transcript")).split())
-    assert "REFUSED (pass): Turn 2 has not begun: it is turn 1 now" in text
+    assert "REFUSED (pass): Turn 2 has not begun (it is turn 1 now)" in text
     post.write(first, "#1 pass", subject=f"[{tag}] pass")
     post.poll(T0 + timedelta(hours=2))
     assert "DONE (pass)" in body(only(arrived(post, first), "transcript"))

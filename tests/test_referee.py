@@ -192,9 +192,6 @@ to other players; a reply goes to the referee alone.
 
 Alice, here is what I did with your mail for goofspiel-1.
 
-> Hi!
-  IGNORED: Not a command.
-
 > bid 5
   DONE (bid 5): Your bid of 5 for round 1 is sealed.
 
@@ -326,8 +323,10 @@ def test_help_answers_with_what_the_player_can_do_now(club: Club) -> None:
     club.poll()
     club.send(ALICE, "help")
     (reply,) = club.poll()
-    assert "Round 1 of 6: the prize is 5.\nYour pack: 1 2 3 4 5 6." in body(reply)
+    assert "> help\n  DONE (help): Round 1 of 6: the prize is 5.\n  Your pack: 1 2 3 4 5 6." in (
+        body(reply))
     assert "bid 6" in body(reply)
+    assert "\n    status      the game as it stands" in body(reply)
 
 
 def test_a_reminder_comes_before_the_deadline_and_a_random_card_at_it(club: Club) -> None:
@@ -337,7 +336,7 @@ def test_a_reminder_comes_before_the_deadline_and_a_random_card_at_it(club: Club
     club.poll()
     (reminder,) = club.poll(T0 + timedelta(days=2, hours=1))
     assert to(reminder) == "Bob <bob@club.test>"
-    assert reminder["Subject"] == "[goofspiel-1] Reminder: your bid for round 1"
+    assert reminder["Subject"] == "[goofspiel-1] Reminder: a bid for round 1"
     assert "It is due by Thu 05 Mar 2026 12:00 UTC." in body(reminder)
     assert club.poll(T0 + timedelta(days=2, hours=2)) == []  # reminded once
     report, _ = club.poll(T0 + timedelta(days=3, seconds=1))
@@ -735,11 +734,11 @@ def test_the_operator_extends_the_open_deadlines_and_everyone_is_told(club: Club
     notice, bobs = club.poll()
     assert (to(notice), to(bobs)) == ("Alice <alice@club.test>", "Bob <bob@club.test>")
     assert notice["Subject"] == "[goofspiel-1] Deadlines extended by 2 days"
-    assert "  Bob                  your bid for round 1, now due Sat 07 Mar 2026 12:00 UTC" in (
+    assert "  Bob                  a bid for round 1, now due Sat 07 Mar 2026 12:00 UTC" in (
         body(notice))
     assert club.poll(T0 + timedelta(days=3, seconds=1)) == []  # the old deadline is gone
     (again,) = club.poll(T0 + timedelta(days=4, hours=1))  # a reminder before the new one
-    assert again["Subject"] == "[goofspiel-1] Reminder: your bid for round 1"
+    assert again["Subject"] == "[goofspiel-1] Reminder: a bid for round 1"
     report, _ = club.poll(T0 + timedelta(days=5, seconds=1))
     assert "(no bid arrived: the referee chose a random card)" in body(report)
     with pytest.raises(RefereeError, match="a positive duration"):

@@ -499,7 +499,7 @@ def test_a_card_is_read_as_qh_q_symbol_queen_of_hearts_or_10d_but_never_alone(
         table: Table) -> None:
     table.bid()
     mails = table.move("Alice", "Q♥")  # a card alone on a line is no play
-    assert "> Q♥\n  IGNORED: Not a command." in body(reply(mails, "Alice"))
+    assert "> Q♥\n  REFUSED: Not a command: did you mean 'play Q♥'?" in body(reply(mails, "Alice"))
     assert table.hand("Alice") == HANDS["Alice"]
     read_as = {}
     for name, text in SCRIPT[:29]:

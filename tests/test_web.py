@@ -28,7 +28,7 @@ def test_a_page_shows_the_public_history_but_no_sealed_bid_and_no_address(
     index = (tmp_path / "club" / "pages" / "index.html").read_text()
     assert "Round 1: the prize is 5." in page
     assert "&lt;b&gt;Alice&lt;/b&gt;" in page and "<b>Alice" not in page
-    assert "waiting for</th><td>Bob: your bid" in page
+    assert "waiting for</th><td>Bob: a bid for round 1" in page
     # Alice's bid is sealed: the history holds the prize alone.
     assert page.count("<pre>") == 1
     for text in (page, index):
@@ -79,7 +79,7 @@ def test_a_pass_writes_the_pages_of_the_games_that_changed_and_no_other(
     # A move: that game's page, and the index only if its line changed (no).
     club.send(ALICE, "bid 6", subject=f"[{moved}] bid")
     club.poll()
-    assert "waiting for</th><td>Bob: your bid" in (pages / f"{moved}.html").read_text()
+    assert "waiting for</th><td>Bob: a bid for round" in (pages / f"{moved}.html").read_text()
     assert (pages / f"{still}.html").read_text() == "as it was"
     assert (pages / "index.html").read_text() == "as it was"
     # The operator moves a deadline: the page shows the new one.

@@ -165,6 +165,9 @@ class Pending:
 
     seat: int
     key: str
+    #: What is owed, in words for anyone, never "your" ("a bid for round
+    #: 3", "a card to trick 4"): a seat's reminder shows it, and so do mails
+    #: to everyone, beside the seat's name ("Bob: a bid for round 3").
     what: str
     #: Seconds from when the obligation arose to its deadline; None means the
     #: game's deadline option. A game on a timetable sets it (a round report
@@ -219,13 +222,17 @@ class Result(Generic[StateT]):
 
 @dataclass(frozen=True)
 class SeatInfo:
-    """A seat as the engine sees it: its position, a display name, a bot flag
-    and an optional team chosen before the game."""
+    """A seat as the engine sees it: its position, a display name, a bot flag,
+    an optional team chosen before the game, and the other names its player
+    goes by (the local part of their address: an engine never sees an
+    address), which the players may write to name the seat
+    (``referee.games.names``)."""
 
     position: int
     name: str
     bot: bool = False
     team: str | None = None
+    aliases: tuple[str, ...] = ()
 
 
 class Game(Generic[StateT]):
@@ -246,14 +253,28 @@ class Game(Generic[StateT]):
     #: Anyone may join by mail, at any time (002 rule 1: a member "deals
     #: themselves in"). The service gives an address with no seat that writes
     #: the game's join command (parsed to ``Action("join")``) a seat at the
-    #: next position, and applies ``Action("join", (name, former))``, where
-    #: ``former`` says the person held a seat of this game before.
+    #: next position, and applies ``Action("join", (name, former, aliases,
+    #: renamed))``: ``former`` says the person held a seat of this game
+    #: before, ``aliases`` are the other names they go by (SeatInfo.aliases),
+    #: ``renamed`` gives their earlier seats new names (``[[seat, name]]``)
+    #: when they come back under the name one of those had.
     takes_members_by_mail: ClassVar[bool] = False
+    #: The line that joins such a game, as a stranger is told to write it.
+    join_command: ClassVar[str] = ""
     #: A reply's transcript is for its sender's eyes alone (it echoes a
     #: sealed bid, its help shows a hand), and is marked secret.
     secret_transcripts: ClassVar[bool] = True
     #: What the players call this game's turn in mails ("round", "turn").
     turn_word: ClassVar[str] = "turn"
+    #: The game's mails show the turn's number ("Round 3", "Turn 7"), so a
+    #: player may name it in a line ("bid 5 round 3"). False for a game whose
+    #: mails never show one (Spades counts its turns in tricks): its answers
+    #: name turns only by :meth:`turn_name`.
+    shows_turn_numbers: ClassVar[bool] = True
+    #: The words a command of this game starts with: a short line starting
+    #: with one that is no command is answered as a move not read, not
+    #: passed over as table talk.
+    verbs: ClassVar[frozenset[str]] = frozenset()
     #: Verbs that are no move (asking for one's hand): never tied to a turn.
     untimed_verbs: ClassVar[frozenset[str]] = frozenset({"hand"})
     #: Public notices that tell a single move (a card played, a bid): a
@@ -338,6 +359,12 @@ class Game(Generic[StateT]):
         not tied to turns (a tournament's members act at any time)."""
         return None
 
+    def turn_name(self, turn: int, now: int | None = None) -> str:
+        """Turn number ``turn`` (of :meth:`turn`) as the players' mails name
+        it ("round 3"); ``now``, the turn being played, lets a game leave out
+        what the two share (a Spades trick of the round being played)."""
+        return f"{self.turn_word} {turn}"
+
     def timeout_action(self, state: StateT, seat: int, rng: random.Random) -> Action:
         """What the rules say the referee does for a seat past its deadline."""
         raise NotImplementedError
@@ -371,6 +398,14 @@ class Game(Generic[StateT]):
         "your card"), or None when it owes nothing: every mail that asks a
         player to act says so in its subject."""
         return "your turn" if any(p.seat == seat for p in self.pending(state)) else None
+
+    def status(self, state: StateT) -> str:
+        """The game as it stands, for everyone, as a player's ``status`` shows
+        it: a few lines in the game's own words (where play stands, the
+        scores as the game keeps them, the result once over). Public facts
+        only, like ``view(state, None)``; who owes what by when, and the
+        latest events, the service adds."""
+        raise NotImplementedError
 
     # -- persistence ----------------------------------------------------------
     def dump(self, state: StateT) -> JSON:

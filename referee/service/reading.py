@@ -104,10 +104,13 @@ class Reading:
         with self.sessions() as db:
             game = self._game(db, tag)
             engine = get_game(game.kind)
-            opts = {k: v for k, v in game.options.items()
-                    if k not in ("deadline", "reminder", "mail")}  # the service's, not the game's
+            opts = {k: v for k, v in game.options.items()  # the service's, not the game's
+                    if k not in ("deadline", "reminder", "mail", "aliases")}
             bots = {s.position for s in game.seats if s.bot and s.player is None}
-            infos = [SeatInfo(s.position, s.name, s.position in bots, s.team) for s in game.seats]
+            # The aliases the seats had at the start (none, in a game made before them).
+            aliases = {int(pos): tuple(a) for pos, a in game.options.get("aliases", [])}
+            infos = [SeatInfo(s.position, s.name, s.position in bots, s.team,
+                              aliases.get(s.position, ())) for s in game.seats]
             actions = list(db.scalars(select(m.ActionLog).where(m.ActionLog.game_id == game.id)
                                       .order_by(m.ActionLog.step)))
             if engine.takes_members_by_mail:

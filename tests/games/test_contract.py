@@ -279,13 +279,15 @@ TABLE: dict[str, Row] = {
 
 def looks(engine: Game[Any], state: Any, observer: Observer) -> dict[str, JSON]:
     """What ``observer`` is shown of ``state``: the public gets the view for
-    None, the summary and the public view (whose ``shown`` rows start with the
-    seat and key of the operator's deadline row, lookup keys the public never
-    sees, so only the seat and words shown are kept); a seat, its view."""
+    None, the summary, the status a player's ``status`` shows, and the public
+    view (whose ``shown`` rows start with the seat and key of the operator's
+    deadline row, lookup keys the public never sees, so only the seat and
+    words shown are kept); a seat, its view."""
     if observer is not None:
         return {"view": engine.view(state, observer)}
     public = engine.public_view(state)
     return {"view": engine.view(state, None), "summary": engine.summary(state),
+            "status": engine.status(state),
             "public_view": {**public, "shown": [row[2:] for row in public["shown"]]}}
 
 
@@ -880,6 +882,17 @@ def test_the_secrets_check_catches_views_that_show_the_whole_state(
         return lambda state, seat: {**view(state, seat), "leak": engine.dump(state)}
 
     assert caught(kind, planted(kind, monkeypatch, "view", leaky)), f"{kind}: nothing found"
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_the_secrets_check_catches_a_status_that_tells_the_whole_state(
+        kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A game whose ``status`` for everyone tells its whole state in words:
+    the hands, the sealed bids, the current Hand Scores."""
+    def leaky(engine: Game[Any], status: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda state: f"{status(state)}\n{text(engine.dump(state))}"
+
+    assert caught(kind, planted(kind, monkeypatch, "status", leaky)), f"{kind}: nothing found"
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

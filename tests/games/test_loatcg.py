@@ -136,8 +136,8 @@ def service_context(seat: int | None) -> dict[str, Any]:
     return {
         "tag": "loatcg-1", "game_title": GAME.title, "seat": seat,
         "seat_name": NAMES[seat - 1] if seat and seat <= len(NAMES) else None,
-        "deadline": "Thu 05 Mar 2026 12:00 UTC", "waiting_for": [], "public_list": None,
-        "timeout_for": None,
+        "deadline": None, "waiting_for": [], "public_list": None, "timeout_for": None,
+        "timetable": {"what": "Round Report 1", "due": "Thu 05 Mar 2026 12:00 UTC"},
     }  # fmt: skip
 
 
@@ -194,6 +194,8 @@ def test_the_dealor_holds_no_seat_among_the_members() -> None:
         ("Deal myself in.", "join", ()),
         ("deal me in please", "join", ()),
         ("Please deal me in, thanks!", "join", ()),
+        ("Is it too late? deal me in, please", "join", ()),
+        ("Hi all. Could you deal me in?", "join", ()),
         ("draw, please", "draw", ()),
         ("discard wool", "discard", ("wool",)),
         ("discard an apple", "discard", ("apple",)),
@@ -220,6 +222,14 @@ def test_the_dealor_holds_no_seat_among_the_members() -> None:
 )
 def test_commands_read(line: str, verb: str, args: tuple[Any, ...]) -> None:
     assert GAME.parse(line) == Action(verb, args)
+
+
+@pytest.mark.parametrize("line", [
+    "Please don't deal me in", "I'd rather not be dealt in", "do not deal me in yet",
+    "dealing me into it", "Hello all",
+])
+def test_a_line_that_does_not_ask_to_be_dealt_in_is_no_join(line: str) -> None:
+    assert GAME.parse(line) is None
 
 
 @pytest.mark.parametrize(
@@ -624,8 +634,42 @@ def test_tcg_16_an_offer_may_name_who_can_accept_it() -> None:
     with pytest.raises(IllegalAction, match="open only to Cat"):
         act(offered.state, BEN, "accept 1", step=2)
     assert act(offered.state, CAT, "accept 1", step=2).notices[0].context["done"] is True
-    with pytest.raises(IllegalAction, match="No single Member is named 'Zed'"):
+    with pytest.raises(IllegalAction,
+                       match=r"^There is no Member 'Zed'\. You may name Ann, Ben or Cat\.$"):
         act(trading_state(), ANN, "offer 2 wool for 1 steel to Zed")
+
+
+def test_an_offer_names_members_as_people_name_each_other() -> None:
+    seats = [SeatInfo(1, "Ann Lee", aliases=("ann",)), SeatInfo(2, "Bob Baker", aliases=("bb",)),
+             SeatInfo(3, "Cat Moss", aliases=("cat",)), SeatInfo(4, "Ann Moss", aliases=("am",))]
+    state = start(seats).state
+    state.members[0].hand = {t: 5 for t in CARD_TYPES}
+    for to, takers in (("Bob", [2]), ("bob baker", [2]), ("Baker", [2]), ("bb", [2]),
+                       ("bb@example.org", [2]), ("Bob and Cat", [2, 3]), ("am, cat", [3, 4]),
+                       ("Cat Moss", [3])):
+        result = act(state, 1, f"offer 2 wool for 1 steel to {to}", scope=Scope.PUBLIC)
+        assert result.state.offers[-1].takers == takers, to
+    assert "to Bob Baker." in act(state, 1, "offer 2 wool for 1 steel to bob",
+                                  scope=Scope.PUBLIC).events[0].text
+    with pytest.raises(IllegalAction, match=r"^'Moss' could be Cat Moss or Ann Moss: write the "
+                                            r"whole name\.$"):
+        act(state, 1, "offer 2 wool for 1 steel to Moss", scope=Scope.PUBLIC)
+    with pytest.raises(IllegalAction, match=r"^There is no Member 'Zed'\. You may name Ann Lee, "
+                                            r"Bob Baker, Cat Moss or Ann Moss\.$"):
+        act(state, 1, "offer 2 wool for 1 steel to Zed", scope=Scope.PUBLIC)
+
+
+def test_a_member_who_comes_back_keeps_eir_name_and_eir_bot_is_renamed() -> None:
+    """The service names a rejoining person as before, and gives eir earlier
+    membership, held by a bot, a name of its own (rule 3: a new membership)."""
+    state = GAME.replace_with_bot(start().state, BEN).state
+    again = act(state, 4, Action("join", ("Ben", True, ["ben"], [[BEN, "Ben (bot)"]])))
+    assert [(m.seat, m.name, m.bot) for m in again.state.members] == [
+        (ANN, "Ann", False), (BEN, "Ben (bot)", True), (CAT, "Cat", False), (4, "Ben", False)]
+    assert sum(member(again.state, 4).hand.values()) == 0
+    assert member(again.state, 4).aliases == ["ben"]
+    offered = act(again.state, ANN, "offer 1 wool for 1 ore to ben", scope=Scope.PUBLIC)
+    assert offered.state.offers[-1].takers == [4]
 
 
 def test_tcg_16_a_private_offer_goes_to_its_audience_and_is_open_to_it() -> None:
@@ -681,8 +725,8 @@ def test_tcg_16_only_the_maker_withdraws_and_offers_lapse_at_the_freeze() -> Non
 
 def test_tcg_17_a_members_score_is_the_instructions_on_eir_hand_and_may_be_negative() -> None:
     state = with_hands(start().state, ann={"diamond": 1}, ben={"ore": 1, "wool": 1, "lumber": 1})
-    assert GAME.view(state, ANN)["you"]["score"] == -15
-    assert GAME.view(state, BEN)["you"]["score"] == 11
+    (report,) = act(state, DEALOR, Action("report")).state.reports
+    assert dict(report.scores)["Ann"] == -15 and dict(report.scores)["Ben"] == 11
 
 
 def test_tcg_18_the_default_instructions_are_the_example_set() -> None:
@@ -783,6 +827,63 @@ def test_a_member_leaving_is_replaced_by_a_bot_that_stays_a_member() -> None:
     assert GAME.bot_action(result.state, BEN, random.Random(1)).verb
 
 
+def bot_turns(state: LoatcgState, seat: int,
+              turns: int) -> Iterable[tuple[Action, Result[LoatcgState]]]:
+    """The actions a bot member in ``seat`` chooses from ``state``, each
+    with its result, one for each of ``turns`` seeds."""
+    for n in range(turns):
+        action = GAME.bot_action(state, seat, rng_for(f"bot-{n}", 1))
+        yield action, GAME.apply(state, seat, action, rng_for("t", n + 1))
+
+
+def test_a_bot_member_acts_quietly_and_never_mails_the_list() -> None:
+    """A bot owes nothing, so it never needs the list: what it does to its
+    own hand is secret, and its notices go to bot seats (which get no mail)
+    or, for a trade it executes, to the offer's maker too."""
+    seats = [SeatInfo(1, "Ann"), SeatInfo(2, "Bob", bot=True), SeatInfo(3, "Bea", bot=True)]
+    state = with_hands(start(seats=seats).state, pile={"steel": 1, "wool": 2},
+                       bob={"apple": 8, "ore": 1, "lumber": 1, "wool": 2, "diamond": 1},
+                       bea={"wool": 1, "steel": 1}, ann={"diamond": 1, "ore": 1})
+    state = act(state, 1, "offer 1 diamond for 1 wool", scope=Scope.PUBLIC).state
+    verbs = set()
+    for action, result in bot_turns(state, 2, 300):
+        verbs.add(action.verb)
+        assert not any(n.audience.public for n in result.notices), action
+        assert not any(e.public for e in result.events), action
+        for notice in result.notices:
+            assert notice.audience.seats <= {2, 3} | ({1} if action.verb == "execute" else set())
+    assert verbs == {"craft", "reveal", "instruction", "hand", "draw", "take", "execute",
+                     "offer"}
+
+
+def test_a_bot_member_never_accepts_or_offers_what_it_cannot_meet() -> None:
+    """Offers it cannot meet, or with a type on both sides, are left alone;
+    its own offers give a card it holds for a card of another type, to the
+    other bots alone."""
+    seats = [SeatInfo(1, "Ann"), SeatInfo(2, "Bob", bot=True), SeatInfo(3, "Bea", bot=True)]
+    state = with_hands(start(seats=seats).state, bob={"wool": 2, "ore": 1},
+                       ann={"wool": 3, "steel": 1, "diamond": 1})
+    for step, line in enumerate(["offer 1 steel for 3 ore", "offer 1 wool for 1 wool",
+                                 "offer 1 diamond for 1 wool to Bea",
+                                 "offer 1 wool, 1 steel for 2 wool", "offer 1 steel for 1 ore"],
+                                start=1):
+        state = act(state, 1, line, step=step, scope=Scope.PUBLIC).state
+    offers = set()
+    for action, result in bot_turns(state, 2, 300):
+        if action.verb == "execute":
+            offers.add(action.args[0])
+            assert result.events[0].data["done"]  # it met the trade
+            assert action.scope is Scope.PRIVATE and action.seen_by == {1}
+        if action.verb == "offer":
+            give, want, names = action.args
+            assert names == [] and len(give) == len(want) == 1 and give.keys() != want.keys()
+            (kind,) = give
+            assert member(state, 2).hand[kind] >= 1
+            assert action.scope is Scope.PRIVATE and action.seen_by == {3}
+    # Not 1 (it holds 1 ore, not 3), not 2 or 4 (wool for wool), not 3 (for Bea only).
+    assert offers == {5}
+
+
 def test_members_owe_nothing_and_have_no_timeout() -> None:
     state = start().state
     assert all(p.seat == DEALOR for p in GAME.pending(state))
@@ -821,9 +922,36 @@ def test_help_says_what_the_member_can_do_citing_the_rule_text_only() -> None:
     state = with_hands(start().state, ann={"apple": 2})
     text = GAME.help(state, ANN)
     assert "You hold 2 apples" in text and "take steel" in text
-    assert "needs 3 apples; you hold 2" in text
+    assert "needs 3 apples; you hold 2 apples" in text
+    bare = GAME.help(with_hands(state, ann={"wool": 1}), ANN)
+    assert "needs 1 apple; you hold no apples" in bare and "1 apples" not in bare
+    assert "needs 2 apples; you hold no apples" in bare
     assert "rule 8" in text and "TCG-" not in text
     assert "deal me in" in GAME.help(state, None)
+
+
+def test_tcg_22_no_view_help_or_answer_tells_a_members_own_score() -> None:
+    """Ruling TCG-22: a member learns eir Hand Score only in the Round
+    Reports, the deal of rule 7 and the Final Report: not on joining, not
+    after a draw, not on request."""
+    state = with_hands(start().state, ann={"apple": 2, "ore": 1, "wool": 1})
+    for seat in (ANN, None):
+        assert "score" not in GAME.view(state, seat).get("you", {})
+    assert "score" not in GAME.help(state, ANN).lower()
+    with pytest.raises(IllegalAction, match="only in the Round Reports"):
+        act(state, ANN, "score")
+    assert GAME.parse("my score") == Action("score")
+    (hand,) = act(state, ANN, "hand").notices
+    assert "score" not in hand.context["you"]
+    assert "Score" not in render(hand)[1].replace("Your Hand Score is told in", "")
+    joined = act(state, 4, Action("join", ("Dan",))).notices
+    drawn = act(state, ANN, "draw", scope=Scope.SECRET, seen_by={ANN}).notices
+    for notice in [*joined, *drawn, *scripted()]:
+        you = notice.context.get("you", {})
+        rule_7 = notice.template == "dealt" and notice.context["reason"] == "round"
+        assert ("score" in you) == rule_7, notice.template
+        if notice.template not in ("round_report", "final_report") and not rule_7:
+            assert "Hand Score:" not in render(notice)[1], notice.template
 
 
 def test_the_opening_mail_in_full() -> None:
@@ -865,7 +993,7 @@ members (privately) or to the referee alone (secretly) - definition F:
   buy random             3 apples: a random instruction, with its number
   buy number report 2    3 apples: the number of the instruction Round Report 2 published
   buy instruction 5      7 apples: instruction 5
-  hand                   your hand and score, in a secret reply
+  hand                   your hand, in a secret reply
   offer 2 wool for 1 steel [to Bob]   a trade (rule 10), publicly or privately
   accept 3               execute offer 3: publicly, or privately with every party copied
   withdraw 3             withdraw your own offer 3
@@ -890,12 +1018,40 @@ you discarded an apple to draw 2 cards (rule 8): the Dealor deals them.
 Dealt to you: {dealt}
 
 Your hand ({sum(m.hand.values())} cards): {cards_text(m.hand)}
-Your Hand Score: {score(EXAMPLE, m.hand)} points.
 
 This mail is SECRET: it went to you alone. The Dealor never reveals
 secret information privately or publicly (rule 9).
 
 Round 1 of 8 is under way. Next: Round Report 1, due Thu 05 Mar 2026 12:00 UTC.
+
+{SIGNATURE}"""
+
+
+def test_the_deal_of_rule_7_in_full_tells_the_hand_score_tcg_22() -> None:
+    """Rule 7: the 3 cards dealt each round come with "the player's entire
+    hand and score"; the only mail with a member's own score (ruling
+    TCG-22)."""
+    state = act(start().state, DEALOR, Action("report")).state
+    state = with_hands(state, ann={"ore": 1, "diamond": 2})
+    result = act(state, DEALOR, Action("report"), step=2)
+    notice = next(n for n in result.notices if n.template == "dealt" and ANN in n.audience.seats)
+    subject, body = render(notice)
+    m = member(result.state, ANN)
+    points = score(EXAMPLE, m.hand)
+    assert subject == "[loatcg-1] Cards dealt to you (secret)"
+    assert body == f"""\
+Ann,
+round 3 begins: the Dealor deals each Member 3 cards (rule 7).
+
+Dealt to you: {notice.context["dealt_text"]}
+
+Your hand (6 cards): {cards_text(m.hand)}
+Your Hand Score: {points} point{"" if abs(points) == 1 else "s"}.
+
+This mail is SECRET: it went to you alone. The Dealor never reveals
+secret information privately or publicly (rule 9).
+
+Round 3 of 8 is under way. Next: Round Report 3, due Thu 05 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
 

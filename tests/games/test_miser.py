@@ -340,7 +340,7 @@ def test_mi_5_a_player_with_no_cards_can_be_attacked_or_a_victim_but_not_a_partn
 def test_mi_5_a_player_with_no_cards_cannot_join_a_bid() -> None:
     table = Table(made(["2S 3S", "3H", "", "4D"], centre=5))
     table.act(ANN, "bid 2S 1")
-    assert {p.seat for p in table.game.pending(table.state)} == {ANN, BEN, DAN}
+    assert {p.seat for p in table.game.pending(table.state)} == {BEN, DAN}
     with pytest.raises(IllegalAction, match="only pass"):
         table.act(CAT, "bid 3H 1")
 
@@ -763,13 +763,16 @@ def test_mi_10_a_victim_who_reaches_0_matching_but_wins_is_not_out() -> None:
 
 def auction(bids: Sequence[tuple[int, str, int]], centre: int = 10,
             pennies: Sequence[int] | None = None) -> Table:  # fmt: skip
-    """Ann opens; the others join in the order given; everyone then says done."""
+    """Ann opens; the others join in the order given; everyone who owes a
+    step then says done (the last bidder's bid is her "done")."""
     table = Table(made(["2S 3S", "2H 3H", "2D 3D", "2C 3C"], pennies, centre=centre))
     for seat, card, amount in bids:
         table.act(seat, f"bid {card} {amount}")
     for seat in (ANN, BEN, CAT, DAN):
-        if not table.game.is_over(table.state) and table.state.auction is not None:
+        owing = {p.seat for p in table.game.pending(table.state)}
+        if table.state.auction is not None and seat in owing:
             table.act(seat, "done")
+    assert table.state.auction is None
     return table
 
 
@@ -820,12 +823,15 @@ def test_mi_8_bids_are_raised_never_withdrawn_and_done_counts_since_the_last_rai
         frozenset({BEN}),
         frozenset({CAT}),
     }
+    # Ann's bid is her "done": only those who may join are waited for.
     keys = {(p.seat, p.key) for p in table.game.pending(table.state)}
-    assert keys == {(ANN, "auction-1:1"), (BEN, "auction-1:join"), (CAT, "auction-1:join")}
-    table.act(ANN, "done")
+    assert keys == {(BEN, "auction-1:join"), (CAT, "auction-1:join")}
+    assert only(result, "auction").context["to_move_text"] == "Ben and Cat"
+    with pytest.raises(IllegalAction, match="owe nothing until someone else bids or raises"):
+        table.act(ANN, "done")
     table.act(BEN, "bid 2H 3")
     keys = {(p.seat, p.key) for p in table.game.pending(table.state)}
-    assert keys == {(ANN, "auction-1:2"), (BEN, "auction-1:2"), (CAT, "auction-1:join")}
+    assert keys == {(ANN, "auction-1:2"), (CAT, "auction-1:join")}
     with pytest.raises(IllegalAction, match="never withdrawn"):
         table.act(ANN, "raise to 2")
     with pytest.raises(IllegalAction, match="already bidding"):
@@ -833,11 +839,10 @@ def test_mi_8_bids_are_raised_never_withdrawn_and_done_counts_since_the_last_rai
     with pytest.raises(IllegalAction, match="cannot bid more"):
         table.act(CAT, "bid 2D 7")
     table.act(CAT, "pass")  # in a bidding, "pass" is read as "done"
-    table.act(ANN, "raise 2")  # Ann now bids 4
+    table.act(ANN, "raise 2")  # Ann now bids 4, and is done
+    with pytest.raises(IllegalAction, match="owe nothing until someone else"):
+        table.act(ANN, "done")
     table.act(BEN, "done")
-    with pytest.raises(IllegalAction, match="wait for the others"):
-        table.act(BEN, "done")
-    table.act(ANN, "done")
     r = report(table.last)
     assert r["winner"] == "Ann" and [b["pennies"] for b in r["bids"]] == [4, 3]
     assert table.pennies() == [26, 17, 6]
@@ -848,8 +853,11 @@ def test_help_in_the_bidding_says_what_each_player_may_still_do() -> None:
     table.act(ANN, "bid 2S 2")
     assert "'bid 3H 1'" in table.game.help(table.state, BEN)  # she holds 1 penny
     assert "'done' to stay out" in table.game.help(table.state, BEN)
-    table.act(ANN, "done")
-    assert "You have said done. You may still raise" in table.game.help(table.state, ANN)
+    assert "Your bid stands: you owe nothing until someone else bids" in table.game.help(
+        table.state, ANN)
+    table.act(BEN, "bid 3H 1")
+    assert "Someone else has bid or raised since your last bid" in table.game.help(
+        table.state, ANN)
 
 
 def test_mi_8_a_player_who_stayed_out_may_still_join_while_the_bidding_runs() -> None:
@@ -914,6 +922,7 @@ def test_mi_15_what_silence_means_at_each_step() -> None:
     assert game.timeout_action(table.state, BEN, rng) == Action("flip")
     table2 = Table(made(["KS 2S", "QH 3H", "4S"], centre=4))
     table2.act(ANN, "bid 2S 1")
+    table2.act(BEN, "bid 3H 1")
     assert game.timeout_action(table2.state, ANN, rng) == Action("done")
     assert game.timeout_action(table2.state, CAT, rng) == Action("done")
 
@@ -932,6 +941,30 @@ def test_bots_never_bid_more_than_they_hold_and_attack_players_without_cards() -
             assert action.args[1] <= 2
         game.apply(state, ANN, action, random.Random(seed))  # always legal
     assert attacks > 100 and bids
+
+
+def test_bots_offer_and_accept_only_contracts_both_partners_can_meet() -> None:
+    """A bot's contract offer wagers no more than it or its partner holds,
+    names a partner with cards, and a bot partner's accept always applies:
+    the wagers were checked against the purses when offered, and nothing
+    moves before the answer."""
+    game = Miser()
+    state = made(["KS 2S", "QH 3H", "4S 5S", ""], [3, 1, 20, 20], centre=2)
+    offers = 0
+    for seed in range(300):
+        action = game.bot_action(state, ANN, random.Random(seed))
+        if action.verb != "contract":
+            continue
+        offers += 1
+        partner, _victim, mine, yours = action.args
+        assert partner in ("Ben", "Cat") and mine <= 3
+        assert yours <= {"Ben": 1, "Cat": 3}[partner]
+        offered = game.apply(state, ANN, action, random.Random(seed)).state
+        seat = (BEN, CAT)[partner == "Cat"]
+        answer = game.bot_action(offered, seat, random.Random(seed))
+        assert answer.verb in ("accept", "decline")
+        game.apply(offered, seat, answer, random.Random(seed))  # always legal
+    assert offers > 20
 
 
 def test_a_resignation_is_announced_to_everyone() -> None:
@@ -1113,23 +1146,55 @@ def test_names_resolve_by_any_case_a_unique_prefix_or_a_seat_number() -> None:
     for written, victim in (("BOB", 1), ("bobb", 2), ("3", 2)):
         result = Miser().apply(state, ANN, Action("attack", (written, 1)), random.Random(0))
         assert result.state.attack is not None and result.state.attack.victim == victim
-    with pytest.raises(IllegalAction, match=r"could be Bob or Bobby.*Carol"):
+    with pytest.raises(IllegalAction, match=r"'bo' could be Bob or Bobby: write the whole name"):
         Miser().apply(state, ANN, Action("attack", ("bo", 1)), random.Random(0))
     with pytest.raises(IllegalAction, match=r"no player 'zed'.*Ann \(seat 1\)"):
         Miser().apply(state, ANN, Action("attack", ("zed", 1)), random.Random(0))
 
 
+def test_players_are_named_by_a_word_the_whole_name_or_their_address() -> None:
+    state = made(["KS 2S", "QH", "4S", "5D"])
+    state.names = ["Ann Lee", "Ben Ray", "Cat Moss", "Ann Moss"]
+    state.aliases = [["alee"], ["ben"], ["cmoss"], ["amoss"]]
+    for line, partner, victim in (
+        ("contract with ben against cat 2 1", 1, 2),
+        ("contract with Ben Ray against Cat Moss 2 1", 1, 2),
+        ("offer ben ray: victim cat moss, I wager 2, you wager 1", 1, 2),
+        ("contract with ann moss against cmoss 2 1", 3, 2),
+        ("contract ray cmoss 2 1", 1, 2),
+    ):
+        result = Table(state).act(ANN, line)
+        assert result.state.contract is not None, line
+        assert (result.state.contract.partner, result.state.contract.victim) == (partner, victim)
+    for line, victim in (("attack cat moss 2", 2), ("attack amoss 2", 3), ("attack Ray 1", 1)):
+        result = Table(state).act(ANN, line)
+        assert result.state.attack is not None and result.state.attack.victim == victim, line
+    with pytest.raises(IllegalAction, match=r"^'moss' could be Cat Moss or Ann Moss: write "
+                                            r"the whole name\.$"):
+        Table(state).act(ANN, "attack moss 2")
+
+
 def test_help_lists_what_this_seat_can_do_now() -> None:
-    table = Table(made(["KS 2S", "QH 3H", "4S"]))
+    table = Table(made(["KS 2S", "QH 3H", "4S"], centre=3))
     text = table.game.help(table.state, ANN)
     for example in ("pass", "contract with Ben against Cat 3 1", "attack Cat 3", "bid 2S 2"):
         assert example in text
+    assert "for the centre (3 pennies now)" in text
     assert "Ann's turn" in table.game.help(table.state, BEN)
     table.act(ANN, "contract with ben against cat 1 1")
     assert "'accept' or 'decline'" in table.game.help(table.state, BEN)
     table.act(BEN, "accept")
     assert "down 2S" in table.game.help(table.state, ANN)
     assert "MI-" not in text
+
+
+def test_help_offers_no_bid_for_an_empty_centre() -> None:
+    """A bid wins the pennies in the centre (004, Making a Bid): with none
+    there it could only cost the bidder, so no prompt suggests it."""
+    table = Table(made(["KS 2S", "QH 3H", "4S"]))
+    text = table.game.help(table.state, ANN)
+    assert "pass" in text and "attack Cat 3" in text
+    assert "bid" not in text and "centre (0" not in text
 
 
 def test_pending_keys_name_the_exchange_and_step() -> None:
@@ -1325,7 +1390,7 @@ def test_engine_imports_only_the_standard_library_pydantic_and_the_engine() -> N
 
     # One way inside the package: the words and the views read the rules,
     # the package reads all three, and the rules read neither.
-    games = {"referee.games.base", "referee.games.cards"}
+    games = {"referee.games.base", "referee.games.cards", "referee.games.names"}
     allowed = {
         engine: {"referee.games.miser.rules", "referee.games.miser.views",
                  "referee.games.miser.words"},
@@ -1337,7 +1402,8 @@ def test_engine_imports_only_the_standard_library_pydantic_and_the_engine() -> N
         with open(str(module.__file__), encoding="utf-8") as file:
             source = file.read()
         imports = set(re.findall(r"^\s*from (\S+) import", source, re.MULTILINE))
-        assert all(i in inside or i in ("__future__", "collections.abc", "dataclasses", "typing")
+        assert all(i in inside or i in ("__future__", "collections.abc", "dataclasses", "typing",
+                                        "itertools")
                    for i in imports), imports  # fmt: skip
         assert not re.search(r"^\s*import (?!(random|re|copy)$)", source, re.MULTILINE)
         assert "MI-" not in "".join(re.findall(r'IllegalAction\(\s*f?"[^"]*"', source))

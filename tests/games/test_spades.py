@@ -316,15 +316,63 @@ def test_spades_needs_exactly_four_players() -> None:
         Spades().new(Spades().parse_options({}), SEATS[:3], random.Random(0))
 
 
-def test_chosen_partners_sit_opposite_in_every_random_seating() -> None:
+def test_chosen_partners_sit_opposite_and_the_first_pair_is_team_1() -> None:
     game = Spades()
     options = game.parse_options({"teams": "ann+CAT,Ben+Dan"})
     orders = set()
     for seed in range(200):
         order = game.new(options, SEATS, random.Random(seed)).state.order
-        assert {order[0], order[2]} in ({ANN, CAT}, {BEN, DAN})
+        assert {order[0], order[2]} == {ANN, CAT}
         orders.add(tuple(order))
-    assert len(orders) == 8  # every seating with those partners opposite
+    assert len(orders) == 4  # who of each pair plays first is drawn
+
+
+def test_the_first_pair_given_is_team_1_in_the_opening() -> None:
+    game = Spades()
+    for teams in ("Ben+Dan,Ann+Cat", "Ben+Dan", "dan+ben"):
+        for seed in range(20):
+            result = game.new(game.parse_options({"teams": teams}), SEATS, random.Random(seed))
+            (opening,) = public(result)
+            assert sorted(opening.context["teams"][0]["names"]) == ["Ben", "Dan"]
+
+
+ALIASED = [SeatInfo(1, "Ann Lee", aliases=("ann",)), SeatInfo(2, "Ben Ray", aliases=("ben",)),
+           SeatInfo(3, "Cat Moss", aliases=("cmoss",)), SeatInfo(4, "Dan", aliases=("dan",))]
+
+
+@pytest.mark.parametrize("teams", [
+    "ann@example.org+cmoss@example.org,ben@example.org+dan@example.org",
+    "Ann Lee+Cat Moss,Ben Ray+Dan",
+    "ann+cat, ben+dan",
+    "Lee+Moss",
+    " ANN LEE + cmoss ",
+])
+def test_teams_name_players_by_address_name_word_or_local_part(teams: str) -> None:
+    game = Spades()
+    for seed in range(10):
+        order = game.new(game.parse_options({"teams": teams}), ALIASED,
+                         random.Random(seed)).state.order
+        assert {order[0], order[2]} == {1, 3}
+
+
+@pytest.mark.parametrize(("teams", "message"), [
+    ("ann+eve,ben+dan", r"^teams: There is no player 'eve'\. You may name Ann Lee, Ben Ray, "
+                        r"Cat Moss or Dan\.$"),
+    ("ann+cat,ann lee+dan", r"^teams: 'ann\+cat,ann lee\+dan' names Ann Lee twice$"),
+    ("ann+cat,ben+dan,eve+fay", r"^teams: .* should be two pairs of players"),
+])
+def test_a_bad_teams_value_is_one_error_naming_what_is_wrong(teams: str, message: str) -> None:
+    game = Spades()
+    with pytest.raises(OptionError, match=message):
+        game.new(game.parse_options({"teams": teams}), ALIASED, random.Random(0))
+
+
+def test_a_teams_name_that_fits_two_players_is_refused_with_both() -> None:
+    seats = [SeatInfo(1, "Ann Lee"), SeatInfo(2, "Ann Moss"), *SEATS[2:]]
+    game = Spades()
+    with pytest.raises(OptionError, match=r"^teams: 'Ann' could be Ann Lee or Ann Moss: "
+                                          r"write the whole name\.$"):
+        game.new(game.parse_options({"teams": "Ann+Cat"}), seats, random.Random(0))
 
 
 def test_teams_chosen_with_the_seats_are_respected() -> None:
@@ -1030,7 +1078,7 @@ def test_the_summary_gives_round_scores_bids_and_whose_move() -> None:
 def test_pending_names_the_one_seat_to_act_and_what_it_owes() -> None:
     table = Table([MIXED])
     (bid,) = table.game.pending(table.state)
-    assert (bid.seat, bid.what) == (ANN, "your bid")
+    assert (bid.seat, bid.what) == (ANN, "a bid for round 1")
     table.bid(4, 3, 3, 3)
     (play,) = table.game.pending(table.state)
     assert (play.seat, play.what) == (ANN, "a card to trick 1")
@@ -1250,7 +1298,7 @@ def _outside_referee(imports: set[str]) -> set[str]:
 def test_engine_imports_only_the_contract_and_the_cards() -> None:
     imports = _imports("rules")
     assert {name for name in imports if name.startswith("referee")} == {
-        "referee.games.base", "referee.games.cards"}
+        "referee.games.base", "referee.games.cards", "referee.games.names"}
     assert not _outside_referee(imports)
 
 

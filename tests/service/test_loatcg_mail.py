@@ -7,6 +7,7 @@ over the real Postfix and Dovecot.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import timedelta
 from email.message import EmailMessage
@@ -104,6 +105,94 @@ def test_a_stranger_deals_themselves_in_by_mail_to_the_referee_alone(club: Club)
     assert club.referee.reading.replay(tag) == state(club, tag)
 
 
+def test_a_stranger_asking_to_be_dealt_in_anywhere_in_a_mail_joins(club: Club) -> None:
+    tag = tournament(club, ANN)
+    club.send("Frank Fisher <ffisher@club.test>", "Hi all,\n\nIs it too late? deal me in, "
+              "please\n\nFrank\n", subject="the card game")
+    mails = club.poll(T0 + DAY)
+    assert kinds(mails) == [("transcript", "Frank Fisher <ffisher@club.test>"),
+                            ("joined", LIST), ("dealt", "Frank Fisher <ffisher@club.test>")]
+    assert ("> Is it too late? deal me in, please\n  DONE (join): Frank Fisher deals emself in "
+            "and draws 5 cards.") in body(mails[0])
+    assert [mb["name"] for mb in state(club, tag)["members"]] == ["Ann", "Frank Fisher"]
+    assert state(club, tag)["members"][1]["aliases"] == ["ffisher"]
+
+
+def test_a_stranger_who_writes_something_else_is_told_how_to_join(club: Club) -> None:
+    tag = tournament(club, ANN)
+    club.send(DAN, "Hello, what is this game about?", subject="hi")
+    (answer,) = club.poll(T0 + DAY)
+    assert answer["X-Referee-Mail"] == "stranger" and addressed(answer) == DAN
+    assert answer["Subject"] == f"How to join [{tag}]"
+    assert body(answer) == f"""\
+Hello,
+
+This is Club Referee, a robot that referees games played by email.
+Your address sits in no game here, so your mail changed nothing.
+
+Anyone may join the Land of Agora tournament [{tag}].
+To join, write
+
+  deal me in
+
+in a mail to {REF} or to the list {LIST}.
+
+This note is sent at most once a day.
+
+{SIGNATURE}"""
+    assert [mb["name"] for mb in state(club, tag)["members"]] == ["Ann"]
+
+
+def test_a_quoted_deal_me_in_joins_nobody(club: Club) -> None:
+    tag = tournament(club, ANN)
+    club.send(DAN, "Sounds like fun.\n\nOn Monday, Ann wrote:\n> deal me in\n> Ann\n",
+              subject=f"Re: [{tag}] the tournament")
+    (answer,) = club.poll(T0 + DAY)
+    assert answer["X-Referee-Mail"] == "stranger"
+    assert "  deal me in\n" in body(answer)
+    assert [mb["name"] for mb in state(club, tag)["members"]] == ["Ann"]
+
+
+def test_a_stranger_is_told_of_every_game_open_to_join(club: Club) -> None:
+    one, two = tournament(club, ANN), tournament(club, BEN, seed="u")
+    club.send(DAN, "hello", subject="hi")
+    (answer,) = club.poll(T0 + DAY)
+    assert answer["Subject"] == "How to join"
+    assert f"""\
+Anyone may join these games. Write the line shown, with the game's tag
+in the subject, in a mail to {REF} or to the list
+{LIST}:
+  [{one}] Land of Agora tournament: write "deal me in"
+  [{two}] Land of Agora tournament: write "deal me in"
+
+For example:
+  Subject: [{one}] deal me in
+""" in body(answer)
+
+
+def test_an_offer_names_a_member_as_people_do(club: Club) -> None:
+    lee, bob = "Ann Lee <ann@club.test>", "Bob Baker <bbaker@club.test>"
+    tag = tournament(club, lee, bob, "Ann Moss <amoss@club.test>")
+    set_hands(club, tag, **{"ann lee": {"wool": 4}, "bob baker": {"steel": 2}})
+    club.send(lee, "offer 2 wool for 1 steel to Bob\noffer 1 wool for 1 steel to bbaker",
+              subject=f"[{tag}] steel", to=LIST)
+    reply = club.poll(T0 + DAY)[0]
+    assert "DONE (offer 2 wool for 1 steel to Bob): Offer 1: Ann Lee gives 2 wool for 1 steel " \
+           "to Bob Baker." in body(reply)
+    assert "Offer 2: Ann Lee gives 1 wool for 1 steel to Bob Baker." in body(reply)
+    club.send(bob, "accept 1", subject=f"[{tag}] yes", to=LIST)
+    club.poll(T0 + DAY)
+    assert hand_of(club, tag, "Bob Baker")["wool"] == 2
+    club.send(bob, "offer 1 steel for 1 wool to Ann", subject=f"[{tag}] more", to=LIST)
+    (reply,) = club.poll(T0 + DAY)
+    assert ("REFUSED (offer 1 steel for 1 wool to Ann): 'Ann' could be Ann Lee or Ann Moss: "
+            "write the whole name.") in body(reply)
+    club.send(bob, "offer 1 steel for 1 wool to Zed", subject=f"[{tag}] more", to=LIST)
+    (reply,) = club.poll(T0 + DAY)
+    assert ("REFUSED (offer 1 steel for 1 wool to Zed): There is no Member 'Zed'. You may "
+            "name Ann Lee, Bob Baker or Ann Moss.") in body(reply)
+
+
 def test_a_join_on_the_list_names_the_game_by_its_tag_and_other_games_are_untouched(
         club: Club) -> None:
     tag = tournament(club, ANN)
@@ -145,12 +234,21 @@ def test_a_former_member_joining_again_gets_nothing(club: Club) -> None:
     assert kinds(mails) == [("table", ANN), ("table", BEN)]
     assert body(mails[0]) == (
         "Since your last mail:\n  You: deal me in (done)\n"
-        f"  Ann 2 deals emself in again and draws nothing\n\n{SIGNATURE}")
+        f"  Ann deals emself in again and draws nothing\n\n{SIGNATURE}")
     assert body(mails[1]) == (
-        f"Since your last mail:\n  Ann 2 deals emself in again and draws nothing\n\n{SIGNATURE}")
+        f"Since your last mail:\n  Ann deals emself in again and draws nothing\n\n{SIGNATURE}")
     members = {mb["name"]: mb for mb in state(club, tag)["members"]}
-    assert sum(members["Ann 2"]["hand"].values()) == 0
-    assert members["Ann"]["bot"] and members["Ann"]["hand"] == before
+    assert sum(members["Ann"]["hand"].values()) == 0 and not members["Ann"]["bot"]
+    assert members["Ann (bot)"]["bot"] and members["Ann (bot)"]["hand"] == before
+    assert club.referee.reading.replay(tag) == state(club, tag)
+    # Another person of the same name is told apart by a number.
+    club.send("Ann <ann@else.test>", "deal me in", subject=f"[{tag}] me too")
+    club.poll(T0 + DAY)
+    with club.referee.sessions() as db:
+        seats = db.scalars(select(m.Seat).where(m.Seat.game_id == 1).order_by(m.Seat.position))
+        assert [(s.name, s.bot, s.player.address) for s in seats] == [
+            ("Ann (bot)", True, "ann@club.test"), ("Ben", False, "ben@club.test"),
+            ("Ann", False, "ann@club.test"), ("Ann 2", False, "ann@else.test")]
     assert club.referee.reading.replay(tag) == state(club, tag)
 
 
@@ -186,7 +284,7 @@ def test_a_trade_confirmation_goes_to_exactly_the_executions_audience(club: Club
     trade = ("Ben executes offer 1 of Ann: 1 ore\nfor 1 wool (rule 10).\n\n"
              "The trade succeeded: Ann gives 1 ore to Ben,\nand Ben gives 1 wool to Ann.\n"
              "(Private: this answer goes to Ann, Ben, who saw the request.)\n\n"
-             "Round 1 of 8 is under way. Next: Round Report 1.")
+             "Round 1 of 8 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.")
     assert section(mails[0], "Trade 1 done (private)") == trade
     assert body(mails[1]) == (
         "Since your last mail:\n  You: accept 1 (done)\n\n"
@@ -256,12 +354,15 @@ def test_bot_members_act_once_a_day_from_the_sweep_and_get_no_mail(club: Club) -
     with club.referee.sessions() as db:
         logged = [(a.seat, a.source) for a in db.scalars(select(m.ActionLog))]
     assert logged == [(2, "bot"), (3, "bot")]
-    for mail in mails:
-        assert addressed(mail) in (LIST, ANN)
-        # A bot's turn is nobody's deadline in the players' mail.
-        assert "due" not in body(mail).split("Next: ")[-1].splitlines()[0]
+    # A bot owes nothing, so it acts quietly, on its own hand: nobody is mailed.
+    assert mails == []
     for day in range(2, 8):
-        club.poll(T0 + day * DAY)
+        mails = club.poll(T0 + day * DAY)
+        assert [mail["X-Referee-Mail"] for mail in mails] == (["round_report"] if day == 7 else [])
+    # A bot's turn is nobody's deadline in the players' mail: the report's
+    # next due date is the Dealor's.
+    assert "The next Round Report (Round Report 2) is due Mon 16 Mar 2026 12:00 UTC." \
+        in body(mails[0])
     with club.referee.sessions() as db:
         sources = [a.source for a in db.scalars(select(m.ActionLog))]
     assert sources.count("bot") == 14 and sources.count("timeout") == 1
@@ -295,3 +396,84 @@ def test_game_new_reads_the_instructions_file_and_names_a_bad_line(
     assert "2 Scoring Instructions" in str(opening["Subject"]) and addressed(opening) == LIST
     assert state(club, "loatcg-1")["members"] == []
     assert state(club, "loatcg-1")["report_days"] == 5
+
+
+#: A Hand Score told in a mail: "Your Hand Score: 4 points", "score is 4",
+#: "Scores: Ann 4, Ben 11", "scores Ann 4" (as status or history would write
+#: them), or a report's table ("  Ann: 4").
+SCORE_TOLD = re.compile(
+    r"(?im)\bscores?\b[ \t]*(?:is|was|of|:)[ \t]*-?\d"
+    r"|\bscores?\b[^\n.]*\b(?:Ann|Ben|Dan|Bot \d)\b[ \t]+-?\d"
+    r"|^[ \t]+(?:Ann|Ben|Dan|Bot \d):[ \t]*-?\d")
+#: The mails that tell Hand Scores (ruling TCG-22): the Round Reports, the
+#: Final Report, and the 3 cards dealt each round (rule 7).
+TELLS_SCORES = ("round_report", "final_report")
+
+
+def rule_7_deal(mail: EmailMessage) -> bool:
+    return mail["X-Referee-Mail"] == "dealt" and "deals each Member 3 cards (rule 7)" in " ".join(
+        body(mail).split())
+
+
+def test_tcg_22_a_hand_score_is_told_only_in_the_reports_and_the_deal_of_rule_7(
+        club: Club) -> None:
+    """Ruling TCG-22: a member learns Hand Scores only in the Round Reports,
+    in the deal of rule 7 (eir own) and in the Final Report. Not on
+    joining, not in any answer to a command (``hand`` shows the cards, a
+    ``score`` is refused saying where scores are told), not in a deal of a
+    draw, a reveal or a failed trade or take, and not on the game page or
+    in ``status`` but as a report published them."""
+    tag = tournament(club, ANN, BEN, bots=1, seed="scores")
+    mails = club.poll(T0)
+    club.send(DAN, "deal me in", subject=f"[{tag}] me too")
+    mails += club.poll(T0 + DAY)
+    set_hands(club, tag, ann={"apple": 9, "ore": 2, "lumber": 1, "wool": 1},
+              ben={"ore": 1, "diamond": 1})
+    club.send(ANN, "hand\nscore\nhelp\nstatus\nhistory\nresend\ndraw\ntake fabric\n"
+                   "buy random\ncraft steel\ndiscard wool", subject=f"[{tag}] probing")
+    mails += club.poll(T0 + DAY)
+    club.send(BEN, "offer 1 diamond for 1 steel", subject=f"[{tag}] steel?", to=LIST)
+    club.send(DAN, "accept 1\nmy score", subject=f"[{tag}] yes", to=LIST)
+    mails += club.poll(T0 + 2 * DAY)
+    answers = [x for x in mails if x["X-Referee-Mail"] == "transcript" and addressed(x) == ANN]
+    assert "REFUSED (score): The Dealor tells Hand Scores only in the Round Reports (rule 5), " \
+           "with the 3 cards dealt each round (rule 7) and in the Final Report (rule 6); " \
+           "'hand' shows your cards." in " ".join(body(answers[0]).split())
+    hand = next(x for x in mails if x["X-Referee-Mail"] == "hand")
+    assert hand["Subject"] == f"[{tag}] Your hand (secret)"
+    told = {str(x["X-Referee-Mail"]) for x in mails}
+    assert {"transcript", "joined", "dealt", "hand", "resent", "reveal",
+            "take_failed", "craft", "discard", "offer", "trade", "trade_failed"} <= told
+    # No report is out yet: no mail and no status tells any score.
+    for mail in mails:
+        assert not SCORE_TOLD.search(body(mail)), (mail["X-Referee-Mail"], body(mail))
+        assert "Hand Score:" not in body(mail)
+    assert club.referee.reading.status(tag)[0]["scores"] == {}
+    # The reports and the deal of rule 7 tell them; the rest still does not.
+    mails = club.poll(T0 + 7 * DAY) + club.poll(T0 + 14 * DAY)
+    club.send(ANN, "hand\nscore\nhelp\ndraw", subject=f"[{tag}] again")
+    mails += club.poll(T0 + 15 * DAY)
+    for day in (21, 28, 35, 42, 49, 56):
+        mails += club.poll(T0 + day * DAY)
+    assert state(club, tag)["frozen"]
+    reports = [x for x in mails if x["X-Referee-Mail"] in TELLS_SCORES]
+    assert len(reports) == 8 and all(SCORE_TOLD.search(body(x)) for x in reports)
+    deals = [x for x in mails if rule_7_deal(x)]
+    assert len(deals) == 3 * 6  # Ann, Ben, Dan after reports 2 to 7; bots get no mail
+    for deal in deals:
+        assert re.search(r"\nYour Hand Score: -?\d+ points?\.\n", body(deal))
+    for mail in mails:
+        if mail["X-Referee-Mail"] not in TELLS_SCORES and not rule_7_deal(mail):
+            assert not SCORE_TOLD.search(body(mail)), (mail["X-Referee-Mail"], body(mail))
+    published = state(club, tag)["final_scores"]
+    assert club.referee.reading.status(tag)[0]["scores"] == dict(published)
+
+
+def test_an_extension_lists_the_dealors_next_report_and_no_bots_turn(club: Club) -> None:
+    tag = tournament(club, ANN, bots=1, seed="away")
+    club.send(ANN, "away 2d", subject=f"[{tag}] travelling")
+    mails = club.poll(T0 + DAY)
+    (extended,) = [x for x in mails if x["X-Referee-Mail"] == "extended"]
+    assert addressed(extended) == LIST
+    lines = [line for line in body(extended).splitlines() if "now due" in line]
+    assert lines == ["  the referee          Round Report 1, now due Wed 11 Mar 2026 12:00 UTC"]

@@ -185,7 +185,7 @@ class BiddingRules(Game[BiddingState]):
         if state.over:
             return []
         return [
-            Pending(i + 1, f"round-{state.round}", f"your bid for round {state.round}")
+            Pending(i + 1, f"round-{state.round}", f"a bid for round {state.round}")
             for i in range(len(state.names))
             if str(i + 1) not in state.bids
         ]

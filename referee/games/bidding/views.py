@@ -101,6 +101,32 @@ class BiddingViews(BiddingRules):
             ),
         }
 
+    def status(self, state: BiddingState) -> str:
+        """The round and its prize, the carried pot, each total in points and
+        who has sealed a bid (never what: PS-12, G2-9); the result once over."""
+        scores = self.scores(state)
+        totals = ", ".join(f"{name}{' (bot)' if bot else ''} {score}" for name, bot, score
+                           in zip(state.names, state.bots, scores, strict=True))
+        if state.over:
+            winner = self.winner(state)
+            result = (f"{state.names[winner - 1]} wins." if winner else
+                      "no single player has the highest total, so there is no winner.")
+            return (f"The game is over after {len(state.history)} rounds: {result}\n"
+                    f"Final points: {totals}.")
+        lines = [f"Round {state.round} of {state.options['cards']}: the prize is "
+                 f"{self._prize(state.prize or 0)}."]
+        if state.carry:
+            lines.append(f"Carried over from tied rounds: {self._cards(state.carry)} "
+                         f"({sum(state.carry)} points), to this round's winner.")
+        lines.append(f"Points: {totals}.")
+        if (clinched := self.clinched(state)) is not None:
+            lines.append(f"{state.names[clinched - 1]} has clinched the game: nobody can "
+                         "catch up now.")
+        sealed = [state.names[i] for i in range(len(state.names)) if str(i + 1) in state.bids]
+        if sealed:
+            lines.append(f"Sealed bids are in from {', '.join(sealed)}.")
+        return "\n".join(lines)
+
     def _range_text(self, top: int) -> str:
         if self._ranks():
             return f"A (1) to {self._name(top)} ({top})"

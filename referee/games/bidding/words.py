@@ -9,14 +9,17 @@ bidder holds it is for the rules (:mod:`referee.games.bidding.rules`).
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from referee.games.base import Action, ParseError
 from referee.games.bidding.rules import BiddingRules, BiddingState
-from referee.games.cards import Card, parse_rank, rank_value_ace_low
+from referee.games.cards import SUITS, Card, parse_rank, rank_value_ace_low
 
 
 class BiddingWords(BiddingRules):
     """The command grammar of the sealed-bid games, and their help text."""
+
+    verbs: ClassVar[frozenset[str]] = frozenset({"bid", "bids", "play"})
 
     _BID = re.compile(r"^(?:i\s+)?(?:bid|bids|play|my bid is)\s*[:=]?\s*(.*?)[.!]*$", re.I)
 
@@ -38,6 +41,14 @@ class BiddingWords(BiddingRules):
             )
         return Action("bid", (rank_value_ace_low(card.rank), card.suit))
 
+    def read_as(self, action: Action) -> str:
+        """A bid as its bidder writes it: ``bid 5``, ``bid QH`` (the referee's
+        own choice at a deadline, marked in its arguments, reads the same)."""
+        if action.verb == "bid" and action.args:
+            suit = action.args[1] if len(action.args) > 1 and action.args[1] in SUITS else ""
+            return f"bid {self._name(int(action.args[0]))}{suit}"
+        return super().read_as(action)
+
     def help(self, state: BiddingState, seat: int | None) -> str:
         if state.over:
             return "The game is over; the final report has the result."
@@ -55,5 +66,4 @@ class BiddingWords(BiddingRules):
             else:
                 lines.append("Bid one card of your pack in a mail to the referee alone, "
                              f"for example:\n\n  bid {self._name(state.packs[i][-1])}\n")
-        lines.append("Other commands: help, resign (a bot that bids at random takes your seat).")
         return "\n".join(lines)

@@ -1,5 +1,5 @@
 """The Land of Agora trading-card tournament (LoAtTCG), rule text 002, as
-its rulings TCG-1 … TCG-21 read it (docs/rulings.md).
+its rulings TCG-1 … TCG-22 read it (docs/rulings.md).
 
 The referee is the Dealor (seat 0). Members deal themselves in at any time
 and draw 5 basic cards; they discard, draw, take from the Discard Pile,
@@ -40,5 +40,6 @@ class Loatcg(LoatcgWords, LoatcgViews):
     routine_notices: ClassVar[frozenset[str]] = frozenset(
         {"joined", "discard", "draw", "craft", "withdrawn", "take"})
     takes_members_by_mail: ClassVar[bool] = True
+    join_command: ClassVar[str] = "deal me in"
     #: A transcript says only what the request's audience saw (ruling TCG-15).
     secret_transcripts: ClassVar[bool] = False

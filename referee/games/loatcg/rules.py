@@ -1,6 +1,6 @@
 """The rules of the Land of Agora trading-card tournament (rule text 002):
 the state, the Dealor's timetable, each member's actions and trades, and
-the Hand Scores, in the rule text's words, with rulings TCG-1 … TCG-21
+the Hand Scores, in the rule text's words, with rulings TCG-1 … TCG-22
 (docs/rulings.md).
 
 Members owe nothing: the only obligations are the Dealor's timetable, a
@@ -51,6 +51,7 @@ from referee.games.loatcg.instructions import (
     parse_instructions,
     score,
 )
+from referee.games.names import Nameable, find_seat
 
 DEALOR = 0  # seat 0 is the referee itself (engine contract)
 DAY = 24 * 60 * 60
@@ -96,6 +97,9 @@ class Member:
     known: list[int] = field(default_factory=list)
     #: How many actions e has taken as a bot; a bot's next turn is keyed by it.
     acts: int = 0
+    #: Other names e goes by, from the service (the local part of eir
+    #: address), which members may write to name em in an offer.
+    aliases: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -161,6 +165,14 @@ def cards_text(cards: Mapping[str, int]) -> str:
     return ", ".join(parts) or "no cards"
 
 
+def counted(count: int, kind: str) -> str:
+    """A count of one type as players read it: ``1 apple``, ``2 apples``,
+    ``no apples``."""
+    if count == 0:
+        return f"no {PLURALS[kind]}"
+    return f"{count} {kind if count == 1 else PLURALS[kind]}"
+
+
 def cards_list(cards: Mapping[str, int]) -> list[dict[str, JSON]]:
     """Cards as the mails' data: ``[{"type": "ore", "count": 2}, ...]``."""
     return [{"type": t, "count": cards[t]} for t in CARD_TYPES if cards.get(t, 0)]
@@ -176,6 +188,12 @@ def _move(source: dict[str, int], target: dict[str, int], cards: Mapping[str, in
         source[t] -= n
         target[t] += n
 
+
+#: Ruling TCG-22: where a member learns a Hand Score, in the rules' words.
+SCORE_TOLD = (
+    "The Dealor tells Hand Scores only in the Round Reports (rule 5), with the 3 cards "
+    "dealt each round (rule 7) and in the Final Report (rule 6); 'hand' shows your cards."
+)
 
 CARDS_HELP = (
     "Write cards like '2 wool, 1 ore' or 'an apple'; the types are ore, wool, lumber, "
@@ -258,7 +276,7 @@ class LoatcgRules(Game[LoatcgState]):
         events = [opening]
         later: list[Notice] = []
         for info in seats:
-            member = Member(info.position, info.name, bot=info.bot)
+            member = Member(info.position, info.name, bot=info.bot, aliases=list(info.aliases))
             s.members.append(member)
             dealt = self._deal(s, member, JOIN_CARDS, rng)
             events.append(self._deal_event(member, dealt, "join"))
@@ -312,6 +330,7 @@ class LoatcgRules(Game[LoatcgState]):
             )
         handlers = {
             "hand": self._hand,
+            "score": self._score_asked,
             "discard": self._discard,
             "draw": self._draw,
             "take": self._take,
@@ -373,56 +392,66 @@ class LoatcgRules(Game[LoatcgState]):
         return self.bot_action(state, seat, rng)
 
     def bot_action(self, state: LoatcgState, seat: int, rng: random.Random) -> Action:
-        """A random legal action of a bot member: one of the kinds of action
-        open to it now, chosen uniformly, with random arguments. Bots save
-        apples to buy reveals: they discard and offer other cards while they
-        hold any, draw or take only with apples to spare beyond a reveal's
-        price, and one that can pay for a reveal does so half the time."""
+        """A bot member's turn (a member who resigned, or one seated as a
+        bot). It owes nothing, so it acts quietly: in secret, on its own
+        hand, so nobody is mailed. It crafts when it holds the inputs, saves
+        apples for reveals (buying one half the time it can), draws or takes
+        a card the Discard Pile holds only with apples beyond a reveal's
+        price, or does nothing (``hand``). It trades only what it can meet:
+        it accepts an offer open to it only when it holds what the offer
+        asks and no type is on both sides, privately with the offer's maker
+        (rule 10); it offers one card it holds for one of another
+        type, privately, to the other bot members alone, and withdraws such
+        offers. Every choice is drawn from ``rng``."""
         if seat == DEALOR:
             return self.timeout_action(state, seat, rng)
         member = member_at(state, seat)
         if member is None or state.frozen:
             raise IllegalAction("Nothing is open to this seat.")
         hand = member.hand
-        held = [t for t in CARD_TYPES if hand[t]]
-        spare = [t for t in held if t != "apple"] or held
         apples = hand["apple"]
-        options: list[Action] = [Action("hand")]
-        if held:
-            options.append(Action("discard", (rng.choice(spare),)))
-        # Apples beyond a reveal's price may go on draws and takes.
-        if apples > REVEAL_APPLES:
-            options.append(Action("draw"))
-        if apples >= TAKE_APPLES + REVEAL_APPLES:
-            in_pile = [t for t in CARD_TYPES if state.discard_pile[t]]
-            # Now and then a card the Pile lacks, as a member may ask for one.
-            options.append(Action("take", (rng.choice(in_pile or list(CARD_TYPES)),)))
+
+        def quietly(verb: str, *args: JSON) -> Action:
+            return Action(verb, args, Scope.SECRET, frozenset({seat}))
+
         craftable = [r for r, need in RECIPES.items() if all(hand[t] for t in need)]
-        if craftable:
-            options.append(Action("craft", (rng.choice(craftable),)))
+        if craftable and rng.random() < 0.5:
+            return quietly("craft", rng.choice(craftable))
+        purchases: list[Action] = []
         if apples >= REVEAL_APPLES:
-            options.append(Action("reveal"))
+            purchases.append(quietly("reveal"))
             if state.reports:
-                options.append(Action("number", (rng.randint(1, len(state.reports)),)))
+                purchases.append(quietly("number", rng.randint(1, len(state.reports))))
         if apples >= INSTRUCTION_APPLES:
-            options.append(Action("instruction", (rng.randint(1, state.rounds),)))
-        purchases = [o for o in options if o.verb in ("reveal", "number", "instruction")]
+            purchases.append(quietly("instruction", rng.randint(1, state.rounds)))
         if purchases and rng.random() < 0.5:
             return rng.choice(purchases)
-        open_to_me = [
-            o for o in state.offers if o.maker != seat and (not o.takers or seat in o.takers)
+        options: list[Action] = [quietly("hand"), *purchases]
+        options += [quietly("craft", kind) for kind in craftable]
+        # Apples beyond a reveal's price may go on draws and takes.
+        if apples > REVEAL_APPLES:
+            options.append(quietly("draw"))
+        in_pile = [t for t in CARD_TYPES if state.discard_pile[t]]
+        if apples >= TAKE_APPLES + REVEAL_APPLES and in_pile:
+            options.append(quietly("take", rng.choice(in_pile)))
+        options += [
+            Action("execute", (o.number,), Scope.PRIVATE, frozenset({o.maker}))
+            for o in state.offers
+            if o.maker != seat and (not o.takers or seat in o.takers)
+            and (not o.audience or seat in o.audience)
+            and not set(o.give) & set(o.want) and not _lacking(hand, o.want)
+            and member_at(state, o.maker) is not None
         ]
-        if open_to_me:
-            options.append(Action("execute", (rng.choice(open_to_me).number,)))
-        mine = [o for o in state.offers if o.maker == seat]
-        if mine:
-            options.append(Action("withdraw", (rng.choice(mine).number,)))
-        give: dict[str, int] = {}
-        for _ in range(rng.randint(1, 2) if held else 0):
-            kind = rng.choice(spare)
-            give[kind] = min(give.get(kind, 0) + 1, hand[kind])
-        want = {rng.choice(CARD_TYPES): rng.randint(1, 2)}
-        options.append(Action("offer", (give, want, [])))
+        bots = frozenset(m.seat for m in state.members if m.bot and m.seat != seat)
+        mine = [o for o in state.offers if o.maker == seat and o.audience
+                and set(o.audience) - {seat} <= bots]
+        options += [Action("withdraw", (o.number,), Scope.PRIVATE,
+                           frozenset(o.audience) - {seat}) for o in mine]
+        held = [t for t in CARD_TYPES if hand[t] and t != "apple"]
+        if bots and held:
+            give = rng.choice(held)
+            want = rng.choice([t for t in CARD_TYPES if t != give])
+            options.append(Action("offer", ({give: 1}, {want: 1}, []), Scope.PRIVATE, bots))
         return rng.choice(options)
 
     def replace_with_bot(self, state: LoatcgState, seat: int) -> Result[LoatcgState]:
@@ -542,15 +571,23 @@ class LoatcgRules(Game[LoatcgState]):
     ) -> Result[LoatcgState]:
         """Rule 1, rule 3, ruling TCG-5: a person who has never been a member
         draws 5 cards; one who has been a member before (the service says so
-        in the second argument) draws nothing."""
+        in the second argument) draws nothing. The service gives, too, the
+        names the newcomer goes by and, for a person who comes back, the
+        names eir earlier memberships (held by bots) go by from now on, so
+        that e keeps eir own name."""
         if member_at(state, seat) is not None:
             raise IllegalAction(
                 "You are a Member already; dealing yourself in again draws nothing (rule 3)."
             )
-        name = str(action.args[0]) if action.args else f"Member {seat}"
-        former = bool(action.args[1]) if len(action.args) > 1 else False
+        args = list(action.args) + [None] * (4 - len(action.args))
+        name = str(args[0]) if args[0] else f"Member {seat}"
+        former = bool(args[1])
         s = evolve(state)
-        member = Member(seat, name)
+        for earlier, renamed in args[3] or []:
+            held = member_at(s, int(earlier))
+            if held is not None:
+                held.name = str(renamed)
+        member = Member(seat, name, aliases=[str(a) for a in args[2] or []])
         s.members.append(member)
         count = 0 if former else JOIN_CARDS
         dealt = self._deal(s, member, count, rng)
@@ -572,9 +609,18 @@ class LoatcgRules(Game[LoatcgState]):
     def _hand(
         self, state: LoatcgState, member: Member, action: Action, rng: random.Random
     ) -> Result[LoatcgState]:
+        """The member's cards, secretly; not eir Hand Score (ruling TCG-22)."""
         context = {**self._common(state), "you": self._you(state, member)}
         notice = Notice(Audience.only(member.seat), "hand", context)
-        return Result(state, [], [notice], "Your hand and score follow in a secret mail.")
+        return Result(state, [], [notice], "Your hand follows in a secret mail.")
+
+    def _score_asked(
+        self, state: LoatcgState, member: Member, action: Action, rng: random.Random
+    ) -> Result[LoatcgState]:
+        """Ruling TCG-22: a score on request would let a member probe the
+        hidden instructions by discarding or trading and asking again, the
+        clarification rule 11 forbids."""
+        raise IllegalAction(SCORE_TOLD)
 
     def _discard(
         self, state: LoatcgState, member: Member, action: Action, rng: random.Random
@@ -1020,13 +1066,10 @@ def names_text(names: Sequence[str]) -> str:
 
 
 def _seat_named(s: LoatcgState, name: str) -> int:
-    wanted = name.strip().lower()
-    found = [m.seat for m in s.members if m.name.strip().lower() == wanted]
-    if len(found) != 1:
-        members = ", ".join(m.name for m in s.members) or "none yet"
-        raise IllegalAction(f"No single Member is named {name.strip()!r}; the Members are "
-                            f"{members}.")
-    return found[0]
+    """The seat of the Member ``name`` names, as people name each other
+    (``referee.games.names``)."""
+    return find_seat(name, [Nameable(m.seat, m.name, tuple(m.aliases)) for m in s.members],
+                     who="Member")
 
 
 def _require(member: Member, need: Mapping[str, int], doing: str) -> None:

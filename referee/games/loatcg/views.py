@@ -3,8 +3,11 @@ tournament (rule text 002), and the data each of its mails is written from.
 
 Nothing public shows a hand, a deal, a score no report has published or an
 instruction no report has shown before the Freeze; a member's own view adds
-eir hand, score and the instructions the Dealor revealed to em (rule 9,
-definition C; rulings TCG-3 and TCG-20, docs/rulings.md).
+eir hand and the instructions the Dealor revealed to em (rule 9, definition
+C; rulings TCG-3 and TCG-20, docs/rulings.md). A member's own Hand Score is
+in no view and no mail but the 3-card deal of rule 7 (ruling TCG-22): a
+score on demand would clarify the hidden instructions, which rule 11
+forbids and rule 8 sells.
 """
 
 from __future__ import annotations
@@ -36,8 +39,8 @@ class LoatcgViews(LoatcgRules):
     def view(self, state: LoatcgState, seat: int | None) -> dict[str, JSON]:
         """The public view holds no hand, no deal and no instruction a report
         has not shown (and no report's instruction number) until the Freeze.
-        A member's view adds eir hand, score, the instructions revealed to em
-        and the offers e saw."""
+        A member's view adds eir hand, the instructions revealed to em and
+        the offers e saw; never eir Hand Score (ruling TCG-22)."""
         view = self._common(state)
         view["reports"] = [self._report_json(r) for r in state.reports]
         view["offers"] = [self._offer_json(state, o) for o in state.offers if not o.audience]
@@ -76,16 +79,51 @@ class LoatcgViews(LoatcgRules):
             "result": self._result_text(state) if state.frozen else None,
         }
 
+    def status(self, state: LoatcgState) -> str:
+        """The round, the members, the Hand Scores only as the latest report
+        published them (ruling TCG-20, TCG-22: the current ones are secret),
+        the instructions published so far and the open public offers; the
+        winners once frozen."""
+        s = state
+        members = names_text([m.name for m in s.members]) or "nobody yet"
+        if s.frozen:
+            scores = ", ".join(f"{n} {p}" for n, p in s.final_scores)
+            return (f"The tournament is over (rule 6): {self._result_text(s)}\n"
+                    + (f"Final Hand Scores: {scores}." if scores else ""))
+        lines = [f"Round {s.round} of {s.rounds}; Members: {members}."]
+        if s.reports:
+            last = s.reports[-1]
+            scores = ", ".join(f"{n} {p}" for n, p in last.scores)
+            lines.append(f"Hand Scores as Round Report {last.number} published them: "
+                         f"{scores or 'no members'}.")
+            lines.append("Scoring Instructions published so far (rule 5):")
+            lines += [f"  Report {r.number}: {r.text}" for r in s.reports]
+        else:
+            lines.append("No Round Report yet: Hand Scores are published in the Round Reports.")
+        public = [o for o in s.offers if not o.audience]
+        if public:
+            lines.append("Open public offers (rule 10):")
+            lines += [f"  #{o.number} {seat_name(s, o.maker)} gives {cards_text(o.give)} for "
+                      f"{cards_text(o.want)}"
+                      + (f", to {names_text([seat_name(s, t) for t in o.takers])}"
+                         if o.takers else "")
+                      for o in public]
+        return "\n".join(lines)
+
     # -- the data of each mail, for the rules' notices -----------------------
 
     def _dealt_notice(
         self, s: LoatcgState, member: Member, dealt: Mapping[str, int], reason: str
     ) -> Notice:
         """Definition C, rule 7, ruling TCG-3: a deal is secret and carries the
-        member's whole hand and score."""
+        member's whole hand; the 3 cards dealt each round (rule 7) carry eir
+        score too, and no other deal does (ruling TCG-22)."""
+        you = self._you(s, member)
+        if reason == "round":
+            you["score"] = self._score(s, member.hand)
         context = {
             **self._common(s),
-            "you": self._you(s, member),
+            "you": you,
             "reason": reason,
             "dealt": cards_list(dealt),
             "dealt_text": cards_text(dealt),
@@ -116,8 +154,9 @@ class LoatcgViews(LoatcgRules):
         }
 
     def _you(self, s: LoatcgState, member: Member) -> dict[str, JSON]:
-        """What only ``member`` may see: eir hand, score and the instructions
-        the Dealor revealed to em."""
+        """What only ``member`` may see: eir hand and the instructions the
+        Dealor revealed to em. Not eir Hand Score (ruling TCG-22): only the
+        deal of rule 7 adds it."""
         instructions = instructions_of(s)
         return {
             "name": member.name,
@@ -125,7 +164,6 @@ class LoatcgViews(LoatcgRules):
             "hand": cards_list(member.hand),
             "hand_text": cards_text(member.hand),
             "cards": sum(member.hand.values()),
-            "score": score(instructions, member.hand),
             "apples": member.hand["apple"],
             "known": [
                 {"number": n, "text": instructions[n - 1].english()} for n in sorted(member.known)
@@ -168,9 +206,10 @@ class LoatcgViews(LoatcgRules):
         if not s.winners:
             return "the tournament ends with no members, so nobody wins."
         top = max(p for _, p in s.final_scores)
+        points = f"{top} point{'' if abs(top) == 1 else 's'}"
         if len(s.winners) == 1:
-            return f"{s.winners[0]} wins the tournament with {top} points."
-        return f"{names_text(s.winners)} win the tournament, tied with {top} points."
+            return f"{s.winners[0]} wins the tournament with {points}."
+        return f"{names_text(s.winners)} win the tournament, tied with {points}."
 
     def _how(self, s: LoatcgState, audience: Audience, seat: int) -> dict[str, JSON]:
         """How a request came, for the answer's wording: its scope (definition

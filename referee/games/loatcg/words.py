@@ -6,6 +6,7 @@ how the transcript reads an offer back, and the help a seat gets.
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from referee.games.base import Action, ParseError, polite
 from referee.games.loatcg.instructions import PLURALS, card_type
@@ -20,6 +21,7 @@ from referee.games.loatcg.rules import (
     LoatcgRules,
     LoatcgState,
     cards_text,
+    counted,
     member_at,
     seat_name,
 )
@@ -30,6 +32,11 @@ _NUMBER_WORDS = {
         ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
     )
 }
+
+#: Rule 1: dealing oneself in, anywhere in a line ("Is it too late? Deal me
+#: in, please"), as long as the sentence does not say the opposite.
+_DEAL_ME_IN = re.compile(r"(?<![\w'])deal\s+(?:me|myself)\s+in(?![\w'])")
+_NOT = re.compile(r"(?<![\w'])(?:not|don'?t|do not|never|won'?t|no longer|rather not)(?![\w'])")
 
 _BUY_HELP = (
     "Write 'buy random' (3 apples: a random instruction, with its number), 'buy number "
@@ -86,6 +93,16 @@ def _number(word: str, what: str) -> int:
     raise ParseError(f"I cannot read {word or 'nothing'!r} as {what}.")
 
 
+def asks_to_be_dealt_in(text: str) -> bool:
+    """Whether a line says "deal me in" in a sentence of its own words
+    ("Is it too late? Deal me in, please"), not "please don't deal me in"."""
+    for found in _DEAL_ME_IN.finditer(text.lower()):
+        sentence = re.split(r"[.!?;]", text.lower()[:found.start()])[-1]
+        if not _NOT.search(sentence):
+            return True
+    return False
+
+
 def _parse_offer(rest: str) -> Action:
     """``2 wool, an ore for 1 steel to Bob, Cat`` -> give, want, names."""
     m = re.fullmatch(r"(.+?)\s+for\s+(.+?)(?:\s+to\s+(.+))?", rest.strip(), re.IGNORECASE)
@@ -101,6 +118,10 @@ def _parse_offer(rest: str) -> Action:
 class LoatcgWords(LoatcgRules):
     """The rules with their words: ``parse``, ``read_as`` and ``help``."""
 
+    verbs: ClassVar[frozenset[str]] = frozenset(
+        {"deal", "join", "hand", "discard", "draw", "take", "craft", "buy", "reveal", "offer",
+         "accept", "withdraw"})
+
     def parse(self, line: str) -> Action | None:
         """Read one command of rule 8 or rule 10 (see :meth:`help`)."""
         original = polite(line.strip().rstrip(".!;"))
@@ -111,8 +132,12 @@ class LoatcgWords(LoatcgRules):
         verb, rest = words[0].rstrip(":"), " ".join(words[1:])
         if text in ("deal me in", "deal myself in", "deal in", "deal themselves in", "join"):
             return Action("join")
-        if text in ("hand", "my hand", "show hand", "show my hand", "score", "my score"):
+        if asks_to_be_dealt_in(text):
+            return Action("join")
+        if text in ("hand", "my hand", "show hand", "show my hand"):
             return Action("hand")
+        if text in ("score", "my score", "hand score", "my hand score", "show my score"):
+            return Action("score")
         if re.fullmatch(
             r"(?:discard (?:an? |one |1 )?apples? )?(?:to )?draw(?: (?:2|two)(?: cards)?)?", text
         ):
@@ -189,14 +214,16 @@ class LoatcgWords(LoatcgRules):
             )
         hand = member.hand
         lines = [
-            f"You hold {cards_text(hand)}; your Hand Score is {self._score(state, hand)}.",
+            f"You hold {cards_text(hand)}.",
             "Write one action a line, publicly, privately or secretly (rule 8, definition F):",
             "  discard wool              discard one card",
         ]
         a = hand["apple"]
 
         def can(n: int) -> str:
-            return "" if a >= n else f"  (needs {n} apples; you hold {a})"
+            if a >= n:
+                return ""
+            return f"  (needs {counted(n, 'apple')}; you hold {counted(a, 'apple')})"
 
         lines += [
             f"  draw                      discard an apple to draw 2 cards{can(1)}",
@@ -215,7 +242,7 @@ class LoatcgWords(LoatcgRules):
         lines += [
             f"  buy instruction 5         7 apples: instruction 5 (1 to {state.rounds})"
             f"{can(INSTRUCTION_APPLES)}",
-            "  hand                      your hand and score, in a secret reply",
+            "  hand                      your hand, in a secret reply",
             "Trades (rule 10), publicly or privately:",
             "  offer 2 wool for 1 steel [to Bob]     the offer gets a number",
             "  accept 3                  execute offer 3; privately only if every party is in "

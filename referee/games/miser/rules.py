@@ -96,7 +96,10 @@ class Auction:
     """A bid for the centre, opened by the turn player."""
 
     bids: list[Bid]
-    done: list[int] = field(default_factory=list)  # bidders done since the last bid or raise
+    #: Bidders done since the last bid or raise. A bid or a raise is its
+    #: bidder's "done" too (house reading of ruling MI-8): she has nothing to
+    #: answer until someone else bids or raises, when she owes a step again.
+    done: list[int] = field(default_factory=list)
     declined: list[int] = field(default_factory=list)  # others who said they will not join
     step: int = 1  # bids and raises so far
 
@@ -126,6 +129,9 @@ class MiserState:
     over: bool = False
     winners: list[int] = field(default_factory=list)  # one, or several on a tie
     knocked_out: list[int] = field(default_factory=list)
+    #: Other names each player goes by, from the service (the local part of
+    #: her address), which others may write to name her; empty for a bot.
+    aliases: list[list[str]] = field(default_factory=list)
 
 
 def evolve_state(state: MiserState) -> MiserState:
@@ -617,6 +623,7 @@ class MiserRules(Game[MiserState]):
         state = MiserState(
             seats=[s.position for s in ordered],
             names=[s.name for s in ordered],
+            aliases=[list(s.aliases) for s in ordered],
             pennies_each=pennies,
             wager_cap=int(options.get("wager") or WAGER_CAP),
             first=first,
@@ -697,7 +704,7 @@ class MiserRules(Game[MiserState]):
         raise NotImplementedError
 
     def _resolve_name(self, s: MiserState, written: str) -> int:
-        """The player a written name, prefix or seat number means: words.py."""
+        """The player a written name, alias, prefix or seat number means: words.py."""
         raise NotImplementedError
 
     # -- play -----------------------------------------------------------------
@@ -1006,7 +1013,7 @@ class MiserRules(Game[MiserState]):
         s = evolve_state(state)
         s.hands[player].remove(card)
         if s.auction is None:
-            s.auction = Auction([Bid(player, card, amount)])
+            s.auction = Auction([Bid(player, card, amount)], done=[player])
             what = "open"
             text = (
                 f"{s.names[player]} bids {pennies_text(amount)} for the centre "
@@ -1014,7 +1021,7 @@ class MiserRules(Game[MiserState]):
             )
         else:
             s.auction.bids.append(Bid(player, card, amount))
-            s.auction.done = []
+            s.auction.done = [player]
             s.auction.step += 1
             if player in s.auction.declined:
                 s.auction.declined.remove(player)
@@ -1055,7 +1062,7 @@ class MiserRules(Game[MiserState]):
         s = evolve_state(state)
         assert s.auction is not None
         next(b for b in s.auction.bids if b.player == player).pennies = total
-        s.auction.done = []
+        s.auction.done = [player]
         s.auction.step += 1
         text = f"{s.names[player]} raises to {pennies_text(total)}."
         return self._auction_step(s, player, "raise", text)
@@ -1073,7 +1080,10 @@ class MiserRules(Game[MiserState]):
             s.auction.declined.append(player)
             text = f"{s.names[player]} will not join the bidding."
         elif state.auction is not None and is_bidder(state, player):
-            raise IllegalAction("You have said done since the last raise; wait for the others.")
+            raise IllegalAction(
+                "Your bid stands, and you owe nothing until someone else bids or raises; you "
+                "may still raise it ('raise 1')."
+            )
         elif state.auction is not None and state.hands[player]:
             raise IllegalAction(
                 "You have said you will not join; you still may, with 'bid 7H 2', "

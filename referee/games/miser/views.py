@@ -36,6 +36,7 @@ from referee.games.miser.rules import (
     contract_side,
     hand_text,
     owed_step,
+    pennies_text,
     result_text,
     sees_offer,
     shown_cards,
@@ -75,6 +76,42 @@ class MiserViews(MiserRules):
             "over": state.over,
             "result": result_text(state) if state.over else None,
         }
+
+    def status(self, state: MiserState) -> str:
+        """The turn and what is under way in it, every player's pennies and
+        cards and the centre (ruling MI-14: all public); an offer only if it
+        was made in public, and face-down cards only by their count."""
+        s, public = state, self._common(state)
+        n = len(s.names)
+        pennies = ", ".join(f"{s.names[p]} {s.pennies[p]}" for p in range(n))
+        cards = ", ".join(f"{s.names[p]} {len(s.hands[p])}" for p in range(n))
+        if s.over:
+            return f"The game is over after turn {s.turn_number}: {result_text(s)}"
+        lines = [f"Turn {s.turn_number}, {s.names[s.turn]}'s turn.",
+                 f"Pennies: {pennies}; the centre holds {pennies_text(s.centre)}.",
+                 f"Cards in hand: {cards}."]
+        stage, c, a, au = public["stage"], s.contract, s.attack, s.auction
+        if stage == OFFER and c is not None:
+            lines.append(f"{s.names[s.turn]} offers {s.names[c.partner]} a contract against "
+                         f"{s.names[c.victim]}: wagers {c.wagers[0]} and {c.wagers[1]}; "
+                         f"{s.names[c.partner]} has yet to answer.")
+        elif c is not None and c.accepted:
+            down = [s.names[p] for p, x in zip((s.turn, c.partner), c.cards, strict=True) if x]
+            lines.append(f"Contract: {s.names[s.turn]} and {s.names[c.partner]} against "
+                         f"{s.names[c.victim]}; "
+                         + (f"a card is face down from {' and '.join(down)}." if down
+                            else "no card is face down yet."))
+        elif a is not None:
+            lines.append(f"Attack: {s.names[s.turn]} on {s.names[a.victim]}, a wager of "
+                         f"{a.wager}; face down: {s.names[s.turn]} {len(a.cards[0])}, "
+                         f"{s.names[a.victim]} {len(a.cards[1])}.")
+        elif au is not None:
+            bids = ", ".join(f"{s.names[b.player]} {pennies_text(b.pennies)} (with "
+                             f"{card_text(b.card)} face up)" for b in au.bids)
+            lines.append(f"Bids for the centre: {bids}."
+                         + (f" Done: {_names_text([s.names[p] for p in au.done])}."
+                            if au.done else ""))
+        return "\n".join(lines)
 
     def _common(self, s: MiserState, *, offer: bool = False) -> dict[str, JSON]:
         """The public facts every notice and view carries. A contract offer

@@ -3,10 +3,12 @@ action (:meth:`MiserWords.parse`), and the help each seat gets, for rule
 text 004 (Miser) and its rulings (docs/rulings.md).
 
 Parsing is stateless, so a partner or a victim is kept as written (a name, a
-prefix or a seat number) and resolved against the seats by :func:`resolve_name`
-when the action is applied. A contract or an attack with a word that is
-skipped unless a player bears it as a name ("will", "penny") is kept as its
-text and read when it is applied, once the players' names are known
+part of one, the part of an address before the @, or a seat number) and
+resolved against the seats by :func:`resolve_name` (``referee.games.names``,
+which every game shares) when the action is applied. A contract or an attack
+with a word that is skipped unless a player bears it as a name ("will",
+"penny"), or with two names in a row that may be one ("ann lee"), is kept as
+its text and read when it is applied, once the players' names are known
 (:func:`read_contract`, :func:`read_attack`): a name wins over a word to skip.
 Every action's text form (its verb and arguments joined by spaces) reads back
 as the same action.
@@ -16,8 +18,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from itertools import pairwise
+from typing import ClassVar
 
-from referee.games.base import JSON, Action, AmbiguousAction, IllegalAction, ParseError
+from referee.games.base import JSON, Action, AmbiguousAction, ParseError
 from referee.games.cards import Card
 from referee.games.miser.rules import (
     PASS_COST,
@@ -32,6 +36,8 @@ from referee.games.miser.rules import (
     result_text,
     sort_hand,
 )
+from referee.games.names import Nameable, find_seat, name_words
+from referee.games.names import words as words_of
 
 CARD_HELP = "Write a card as QS, Q♠, 10D, TD or queen of spades."
 CONTRACT_HELP = (
@@ -66,6 +72,7 @@ _PARTNER_MARKERS = frozenset(("with", "partner", "partnering", "alongside"))
 _VICTIM_MARKERS = frozenset(("against", "vs", "vs.", "versus", "victim", "target", "on", "onto"))
 _MINE_MARKERS = frozenset(("i", "me", "my", "mine", "myself"))
 _YOURS_MARKERS = frozenset(("you", "your", "yours", "you'll", "partner's", "he", "she", "they"))
+_ROLE_MARKERS = _PARTNER_MARKERS | _VICTIM_MARKERS | _MINE_MARKERS | _YOURS_MARKERS
 
 _ACCEPT = frozenset(
     ("accept", "accepted", "i accept", "accept contract", "accept the contract",
@@ -164,17 +171,48 @@ def _number(word: str) -> int | None:
 
 def _read_now_or_keep(verb: str, text: str, read: Callable[[str], tuple[JSON, ...]]) -> Action:
     """A contract or an attack, read now, or kept as its words when one of
-    them might be a player's name (read once the names are known, by
-    :func:`read_contract` or :func:`read_attack`)."""
+    them might be a player's name, or when it reads only if two names in a
+    row are one ("ann lee"): read once the names are known, by
+    :func:`read_contract` or :func:`read_attack`."""
     words = _words(text)
     if _NAMEABLE.intersection(words):
         return Action(verb, (" ".join(words),))
-    return Action(verb, read(text))
+    try:
+        return Action(verb, read(text))
+    except ParseError:
+        if any(_plain(a) and _plain(b) for a, b in pairwise(words)):
+            return Action(verb, (" ".join(words),))
+        raise
 
 
-def read_contract(
-    text: str, names: Sequence[str] = (), positions: Sequence[int] = ()
-) -> tuple[str, str, int, int]:
+def _plain(word: str) -> bool:
+    """Whether ``word`` can only be (a part of) a name: no number, and no
+    word a contract or an attack gives a meaning or skips."""
+    return not (word in _FILLER or word in _ROLE_MARKERS or word in _SEAT_WORDS
+                or _number(word) is not None)
+
+
+def _glued(words: Sequence[str], people: Sequence[Nameable]) -> list[str]:
+    """``words`` with each run of two or more that is part of one player's
+    name made one word ("ann lee"), the longest run first."""
+    names = [words_of(p.name) for p in people]
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        for n in range(len(words) - i, 1, -1):
+            run = [w.casefold() for w in words[i:i + n]]
+            if all(_plain(w) for w in run) and any(
+                    name[j:j + n] == run for name in names for j in range(len(name) - n + 1)):
+                out.append(" ".join(words[i:i + n]))
+                i += n
+                break
+        else:
+            out.append(words[i])
+            i += 1
+    return out
+
+
+def read_contract(text: str, people: Sequence[Nameable] = ()) -> tuple[str, str, int, int]:
     """``contract with bob against carol 2 1``, ``offer bob: victim carol, I
     wager 2, you wager 1``, ``contract bob carol 2/1`` (one number: both wager
     it): the partner and the victim as written, the offerer's wager and the
@@ -185,19 +223,20 @@ def read_contract(
     right after one of those words, or after "seat", is a seat. A number
     after "I" is the offerer's wager, after "you" the partner's; otherwise
     the first number is the offerer's. A word that is usually skipped
-    ("will", "penny") is a name if one of ``names`` is that word.
+    ("will", "penny") is a name if one of ``people`` bears it, and words in
+    a row that are one player's name are that name ("ann lee").
 
     :raises ParseError: the text cannot be read, or a name that is also a
         word to skip leaves it unclear; the message says how to write it.
     """
-    words = _words(text)
-    named = _name_words(names)
+    words = _glued(_words(text), people)
+    named = name_words(people)
     doubtful = [w for w in words if w in _NAMEABLE and w in named]
     try:
         return _read_contract(words, named)
     except ParseError:
         if doubtful:
-            raise _doubt(doubtful[0], names, positions, "contract with seat 2 against seat 3 1 2",
+            raise _doubt(doubtful[0], people, "contract with seat 2 against seat 3 1 2",
                          "and only the two wagers as numbers") from None
         raise
 
@@ -281,18 +320,17 @@ def _read_contract(words: Sequence[str], named: frozenset[str]) -> tuple[str, st
     return partner, victim, mine, yours
 
 
-def read_attack(
-    text: str, names: Sequence[str] = (), positions: Sequence[int] = ()
-) -> tuple[str, int]:
+def read_attack(text: str, people: Sequence[Nameable] = ()) -> tuple[str, int]:
     """``attack carol 2``, ``attack carol for 2``, ``attack seat 3 with 2
     pennies``: the victim as written and the wager. A word that is usually
-    skipped ("will", "penny") is a name if one of ``names`` is that word.
+    skipped ("will", "penny") is a name if one of ``people`` bears it, and
+    words in a row that are one player's name are that name.
 
     :raises ParseError: the text cannot be read, or a name that is also a
         word to skip leaves it unclear; the message says how to write it.
     """
-    named = _name_words(names)
-    all_words = _words(text)
+    named = name_words(people)
+    all_words = _glued(_words(text), people)
     doubtful = [w for w in all_words if w in _NAMEABLE and w in named]
     words = [w for w in all_words if w not in _FILLER or w == "seat" or w in named]
     victims: list[str] = []
@@ -309,7 +347,7 @@ def read_attack(
         victims.append(str(numbers.pop(0)))
     if len(victims) != 1 or len(numbers) != 1:
         if doubtful:
-            raise _doubt(doubtful[0], names, positions, "attack seat 3 2",
+            raise _doubt(doubtful[0], people, "attack seat 3 2",
                          "and only the wager as a number")
         if len(victims) != 1:
             raise ParseError(f"An attack names one victim. {ATTACK_HELP}")
@@ -317,15 +355,9 @@ def read_attack(
     return victims[0], numbers[0]
 
 
-def _name_words(names: Sequence[str]) -> frozenset[str]:
-    """What a word may be to name a player: a whole name, or one word of it."""
-    return frozenset(w for name in names for w in (name.lower(), *name.lower().split()))
-
-
-def _doubt(word: str, names: Sequence[str], positions: Sequence[int], example: str,
-           numbers: str) -> ParseError:
+def _doubt(word: str, people: Sequence[Nameable], example: str, numbers: str) -> ParseError:
     """The error for a line that a name which is also a word to skip leaves unclear."""
-    players = ", ".join(f"{name} (seat {pos})" for name, pos in zip(names, positions, strict=True))
+    players = ", ".join(f"{p.name} (seat {p.seat})" for p in people)
     return AmbiguousAction(
         f"I cannot be sure how to read this: '{word}' is a player's name and also a word "
         f"I skip. Write each player by seat number, {numbers}, for example "
@@ -389,30 +421,23 @@ def _down(text: str) -> Action:
     return Action("down", tuple(cards))
 
 
-def resolve_name(written: str, names: Sequence[str], positions: Sequence[int]) -> int:
-    """The player (an index into ``names``) that ``written`` means: a name in
-    any case, a unique prefix of one, or a seat number.
+def resolve_name(written: str, people: Sequence[Nameable]) -> int:
+    """The player (an index into ``people``, in seat order) that ``written``
+    means: a seat number, or a name as people name each other
+    (``referee.games.names``: the whole name, a word of it, the part of the
+    address before the @, the start of a name).
 
     :raises IllegalAction: no player or more than one is meant; the message
-        lists the players.
+        lists them.
     """
-    wanted = str(written).strip().lower().lstrip("#")
-    players = ", ".join(f"{name} (seat {pos})" for name, pos in zip(names, positions, strict=True))
-    if wanted.isdecimal() and int(wanted) in positions:
-        return list(positions).index(int(wanted))
-    exact = [i for i, name in enumerate(names) if name.lower() == wanted]
-    if len(exact) == 1:
-        return exact[0]
-    found = [i for i, name in enumerate(names) if wanted and name.lower().startswith(wanted)]
-    if not found:
-        # A word of a longer name ("ann" for "Mary Ann").
-        found = [i for i, name in enumerate(names) if wanted in name.lower().split()]
-    if len(found) == 1:
-        return found[0]
-    if found:
-        several = " or ".join(names[i] for i in found)
-        raise IllegalAction(f"'{written}' could be {several}. The players are {players}.")
-    raise IllegalAction(f"There is no player '{written}'. The players are {players}.")
+    seat = find_seat(written, people, numbered=True)
+    return next(i for i, p in enumerate(people) if p.seat == seat)
+
+
+def people_of(s: MiserState) -> list[Nameable]:
+    """The players as they may be named, in seat order."""
+    return [Nameable(pos, name, tuple(s.aliases[i]) if i < len(s.aliases) else ())
+            for i, (pos, name) in enumerate(zip(s.seats, s.names, strict=True))]
 
 
 # -- the words of the game -----------------------------------------------------------
@@ -420,6 +445,11 @@ def resolve_name(written: str, names: Sequence[str], positions: Sequence[int]) -
 
 class MiserWords(MiserRules):
     """How a Miser player writes each move, and the help she gets."""
+
+    #: "play" is left out: "play nice" is talk (see :func:`_names_cards`).
+    verbs: ClassVar[frozenset[str]] = frozenset(
+        {"pass", "contract", "offer", "propose", "attack", "bid", "raise", "accept", "decline",
+         "down", "flip", "done", "hand"})
 
     def parse(self, line: str) -> Action | None:
         """See :func:`parse_line` for every spelling read."""
@@ -429,13 +459,13 @@ class MiserWords(MiserRules):
         return _help_text(state, seat)
 
     def _read_contract(self, s: MiserState, text: str) -> tuple[str, str, int, int]:
-        return read_contract(text, s.names, s.seats)
+        return read_contract(text, people_of(s))
 
     def _read_attack(self, s: MiserState, text: str) -> tuple[str, int]:
-        return read_attack(text, s.names, s.seats)
+        return read_attack(text, people_of(s))
 
     def _resolve_name(self, s: MiserState, written: str) -> int:
-        return resolve_name(written, s.names, s.seats)
+        return resolve_name(written, people_of(s))
 
 
 # -- help -------------------------------------------------------------------------------
@@ -471,12 +501,15 @@ def _help_text(s: MiserState, seat: int | None) -> str:
                 )
             lines.append(f"  attack {victim} {cap}")
             lines.append(f"      a wager of 1 to {s.wager_cap}; {victim} matches it")
-            bid = min(2, s.pennies[player])
-            lines.append(f"  bid {low} {bid}")
-            lines.append(
-                f"      bid {pennies_text(bid)} for the centre ({pennies_text(s.centre)} now),\n"
-                f"      with {card_text(low)} face up"
-            )
+            # A bid wins the pennies in the centre (004, Making a Bid): with
+            # none there, it could only cost the bidder, so it is not offered.
+            if s.centre:
+                bid = min(2, s.pennies[player])
+                lines.append(f"  bid {low} {bid}")
+                lines.append(
+                    f"      bid {pennies_text(bid)} for the centre ({pennies_text(s.centre)} "
+                    f"now),\n      with {card_text(low)} face up"
+                )
         else:
             lines.append("You have no cards left, so passing is all you can do.")
     elif owes == "answer":
@@ -503,9 +536,9 @@ def _help_text(s: MiserState, seat: int | None) -> str:
         lines.append(f"Your cards: {hand_text(hand)}")
     elif owes == "auction_bid":
         lines.append(
-            "You are bidding for the centre. Write 'raise 1' to add a\n"
-            f"penny, 'raise to N' (up to {s.pennies[player or 0]}), or 'done' (you may\n"
-            "raise again if anyone else bids or raises)."
+            "Someone else has bid or raised since your last bid. Write\n"
+            f"'raise 1' to add a penny, 'raise to N' (up to {s.pennies[player or 0]}), or 'done'\n"
+            "(you are asked again if anyone else bids or raises)."
         )
     elif owes == "auction_join" or (
         player is not None and s.auction is not None and hand and not is_bidder(s, player)
@@ -517,8 +550,8 @@ def _help_text(s: MiserState, seat: int | None) -> str:
         )
     elif player is not None and s.auction is not None and is_bidder(s, player):
         lines.append(
-            "You have said done. You may still raise your bid ('raise 1'),\n"
-            "until every bidder has said done since the last bid or raise."
+            "Your bid stands: you owe nothing until someone else bids or\n"
+            "raises. You may still raise it ('raise 1') until the bidding ends."
         )
     else:
         waiting = (

@@ -33,6 +33,8 @@ class Spades(SpadesWords, SpadesViews):
     #: ("your turn", the round report) unless they ask for ``mail all``.
     routine_notices: ClassVar[frozenset[str]] = frozenset({"play", "bid", "trick"})
     default_mail_mode: ClassVar[str] = "turns"
+    #: Its mails name the bidding and the tricks, never a turn's number.
+    shows_turn_numbers: ClassVar[bool] = False
     state_type = SpadesState
 
 

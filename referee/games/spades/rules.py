@@ -35,6 +35,7 @@ from referee.games.base import (
     SeatInfo,
 )
 from referee.games.cards import SUIT_NAMES, Card, full_deck, rank_value_ace_high
+from referee.games.names import Nameable, find_seat
 
 PLAYERS = 4  # "Players: exactly 4 players and 1 referee are needed."
 HAND_SIZE = 13  # rule 1: "deals 13 cards to each player"
@@ -314,7 +315,7 @@ def team_label(state: SpadesState, team: int) -> str:
     return f"team {team + 1} ({state.names[a]} & {state.names[b]})"
 
 
-def _bid_text(bid: int) -> str:
+def bid_text(bid: int) -> str:
     return "nil" if bid == 0 else str(bid)
 
 
@@ -393,7 +394,7 @@ class SpadesRules(Game[SpadesState]):
     ) -> Result[SpadesState]:
         if len(seats) != PLAYERS or len({s.position for s in seats}) != PLAYERS:
             raise OptionError("Spades needs exactly 4 players")
-        same, apart = _team_constraints(options.get("teams"), seats)
+        same, apart, first = _team_constraints(options.get("teams"), seats)
         positions = [s.position for s in seats]
         pairings = [p for p in _pairings(positions) if _fits(p, same, apart)]
         if not pairings:
@@ -411,6 +412,8 @@ class SpadesRules(Game[SpadesState]):
             rng.shuffle(teams)
             for team in teams:
                 rng.shuffle(team)
+            if first is not None and first not in teams[0]:
+                teams.reverse()  # the first pair named is team 1
             order = [teams[0][0], teams[1][0], teams[0][1], teams[1][1]]
         by_position = {s.position: s.name for s in seats}
         state = SpadesState(
@@ -480,7 +483,7 @@ class SpadesRules(Game[SpadesState]):
             return []
         seat = state.order[state.turn]
         if state.phase == BIDDING:
-            return [Pending(seat, f"r{state.round}-bid-{seat}", "your bid")]
+            return [Pending(seat, f"r{state.round}-bid-{seat}", f"a bid for round {state.round}")]
         number = len(state.tricks) + 1
         # The misplay count is in the key: a player told to play again after
         # a misplay gets a fresh deadline.
@@ -527,6 +530,15 @@ class SpadesRules(Game[SpadesState]):
     def is_over(self, state: SpadesState) -> bool:
         return state.phase == OVER
 
+    def turn_name(self, turn: int, now: int | None = None) -> str:
+        """The players' mails never number a turn: the bidding of a round, or
+        one of its tricks ("trick 5 of round 2"; "trick 5" beside a turn of
+        the same round)."""
+        number, step = divmod(turn - 1, TURNS_PER_ROUND)
+        name = "the bidding" if step == 0 else f"trick {step}"
+        same = now is not None and (now - 1) // TURNS_PER_ROUND == number
+        return name if same else f"{name} of round {number + 1}"
+
     def turn(self, state: SpadesState) -> int:
         """Each player moves once in a round's bidding and once a trick, so
         the turns count them through the game: 14 a round, the bidding
@@ -552,14 +564,14 @@ class SpadesRules(Game[SpadesState]):
             s.phase, s.turn, s.leader = PLAYING, leader, leader
         else:
             s.turn = (player + 1) % PLAYERS
-        text = f"{s.names[player]} bids {_bid_text(bid)}."
+        text = f"{s.names[player]} bids {bid_text(bid)}."
         if leader is not None:
             text += f" The bidding is over; {s.names[leader]} leads to trick 1."
         context = {
             **self._common(s),
             "name": s.names[player],
             "bid": bid,
-            "bid_text": _bid_text(bid),
+            "bid_text": bid_text(bid),
             "bidding_over": done,
             "leader": s.names[leader] if leader is not None else None,
         }
@@ -842,45 +854,53 @@ class SpadesRules(Game[SpadesState]):
 
 
 def _check_teams_option(value: str) -> str | None:
-    """``teams`` is "A+C,B+D" (or just "A+C"): checked for shape here and
-    matched against the players' names in :meth:`SpadesRules.new`."""
+    """``teams`` is "A+C,B+D" (or just "A+C"), each player named by
+    address, name, a word of the name or the part of the address before the
+    @: checked for shape here and matched against the players in
+    :meth:`SpadesRules.new`, the first pair given being team 1."""
     text = value.strip()
     if not text:
         return None
     groups = [g.split("+") for g in text.split(",")]
-    names = [n.strip().lower() for g in groups for n in g]
-    if (
-        len(groups) > 2
-        or any(len(g) != 2 for g in groups)
-        or any(not n for n in names)
-        or len(set(names)) != len(names)
-    ):
+    names = [" ".join(n.split()).lower() for g in groups for n in g]
+    if len(groups) > 2 or any(len(g) != 2 for g in groups) or any(not n for n in names):
         raise OptionError(
-            f"teams: {value!r} should name two pairs of different players, like A+C,B+D"
+            f"teams: {value!r} should be two pairs of players, each pair joined by '+' and "
+            "the pairs by ',', like ann@example.org+cat@example.org,ben@example.org+dan@example.org"
         )
+    for n in names:
+        if names.count(n) > 1:
+            raise OptionError(f"teams: {n!r} is named twice in {value!r}")
     return text
 
 
 def _team_constraints(
     teams: JSON, seats: Sequence[SeatInfo]
-) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int | None]:
     """The pairs of seats that must be partners and that must not be, from
     teams given with the seats (``SeatInfo.team``) and from the ``teams``
-    option. Players in different teams of the same source must not be
-    partners; the two sources may repeat each other, and if they disagree
-    no seating fits them both."""
+    option, and a seat of team 1 (the first named in the option). Players
+    in different teams of the same source must not be partners; the two
+    sources may repeat each other, and if they disagree no seating fits
+    them both."""
     labelled: dict[str, list[int]] = {}
     for s in seats:
         if s.team:
             labelled.setdefault(s.team, []).append(s.position)
     sources = [list(labelled.items())]
+    first: int | None = None
     if isinstance(teams, str) and teams:
-        sources.append(
-            [
-                (group, [_seat_named(name, seats) for name in group.split("+")])
-                for group in teams.split(",")
-            ]
-        )
+        named = [
+            (group.strip(), [_seat_named(name, seats) for name in group.split("+")])
+            for group in teams.split(",")
+        ]
+        everyone = [seat for _, pair in named for seat in pair]
+        for seat in everyone:
+            if everyone.count(seat) > 1:
+                who = next(s.name for s in seats if s.position == seat)
+                raise OptionError(f"teams: {teams!r} names {who} twice")
+        sources.append(named)
+        first = everyone[0]
     same: list[tuple[int, int]] = []
     apart: list[tuple[int, int]] = []
     for groups in sources:
@@ -892,24 +912,17 @@ def _team_constraints(
         for i, (_, one) in enumerate(groups):
             for _, other in groups[i + 1 :]:
                 apart.extend((a, b) for a in one for b in other)
-    return same, apart
+    return same, apart, first
 
 
 def _seat_named(name: str, seats: Sequence[SeatInfo]) -> int:
-    """The seat a player is called by in the ``teams`` option: by name, any
-    case. House reading: an address names the seat whose name is its local
-    part, as the service names players given by a bare address."""
-    wanted = name.strip().lower()
-    found = [s.position for s in seats if s.name.strip().lower() == wanted]
-    if not found and "@" in wanted:
-        local = wanted.partition("@")[0]
-        found = [s.position for s in seats if s.name.strip().lower() == local]
-    if len(found) != 1:
-        players = ", ".join(s.name for s in seats)
-        raise OptionError(
-            f"teams: no single player is named {name.strip()!r}; the players are {players}"
-        )
-    return found[0]
+    """The seat a player is called by in the ``teams`` option, as players
+    name each other (``referee.games.names``): an address by the part
+    before the @, which the service gives each seat as an alias."""
+    try:
+        return find_seat(name, [Nameable(s.position, s.name, s.aliases) for s in seats])
+    except IllegalAction as e:
+        raise OptionError(f"teams: {e}") from None
 
 
 def _pairings(positions: Sequence[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:

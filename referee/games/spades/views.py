@@ -19,6 +19,7 @@ from referee.games.spades.rules import (
     SpadesRules,
     SpadesState,
     Trick,
+    bid_text,
     bidding_order,
     card_text,
     legal_plays,
@@ -61,6 +62,43 @@ class SpadesViews(SpadesRules):
             "over": state.phase == OVER,
             "result": self._result_text(state) if state.phase == OVER else None,
         }
+
+    def status(self, state: SpadesState) -> str:
+        """The round, each team's score and bags against the target, the
+        bids, the tricks taken and the trick on the table (ruling SP-17: no
+        unplayed card); the result once over."""
+        s = state
+        teams = "; ".join(f"{team_label(s, t)} {s.scores[t]} points, {s.bags[t]} "
+                          f"bag{'s' if s.bags[t] != 1 else ''}" for t in (0, 1))
+        if s.phase == OVER:
+            return f"The game is over: {self._result_text(s)}\nFinal scores: {teams}."
+        lines = [f"Round {s.round}, in a game to {s.target}.", f"Scores: {teams}."]
+        bids = [f"{s.names[p]} {bid_text(bid)}" for p in bidding_order(s)
+                if (bid := s.bids[p]) is not None]
+        if s.phase == BIDDING:
+            lines.append(f"Bidding: {', '.join(bids)}; {s.names[s.turn]} bids next." if bids
+                         else f"Bidding: {s.names[s.turn]} bids first.")
+        else:
+            lines.append(f"Bids: {', '.join(bids)}.")
+            lines.append("Tricks taken: " + ", ".join(
+                f"team {t + 1} {sum(s.tricks_won[p] for p in team_members(t))} (bid "
+                f"{sum(s.bids[p] or 0 for p in team_members(t))})" for t in (0, 1))
+                + f"; {len(s.tricks)} of {TRICKS_PER_ROUND} tricks played.")
+            number = len(s.tricks) + 1
+            if s.trick:
+                played = ", ".join(f"{s.names[(s.leader + i) % PLAYERS]} {card_text(c)}"
+                                   for i, c in enumerate(s.trick))
+                lines.append(f"Trick {number}: {played}; {s.names[s.turn]} plays next.")
+            else:
+                lines.append(f"Trick {number}: {s.names[s.turn]} leads.")
+        misplays = [f"team {t + 1} {s.hand_misplays[t]} this round, {s.game_misplays[t]} "
+                    "this game" for t in (0, 1) if s.game_misplays[t]]
+        if misplays:
+            lines.append(f"Misplays: {'; '.join(misplays)}.")
+        if s.conceded:
+            lines.append(f"Conceded: {', '.join(s.names[p] for p in s.conceded)} (the game "
+                         "ends when both partners concede).")
+        return "\n".join(lines)
 
     # -- the data of the notices ----------------------------------------------
 

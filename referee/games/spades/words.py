@@ -7,6 +7,7 @@ that cannot be read is refused, never a misplay.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from referee.games.base import Action, ParseError
 from referee.games.cards import SUIT_NAMES, Card
@@ -32,6 +33,8 @@ _NUMBER_WORDS = {
 
 class SpadesWords(SpadesRules):
     """The commands a player writes, and the help that says how."""
+
+    verbs: ClassVar[frozenset[str]] = frozenset({"bid", "nil", "play", "hand", "concede"})
 
     def parse(self, line: str) -> Action | None:
         """Read ``bid 4``, ``bid nil``, ``nil``, ``play QH`` (any card spelling),

@@ -33,6 +33,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from referee.config import Config
+from referee.games.base import Scope
 from referee.mail.inbound import Automation
 from referee.service.intake.budgets import Allowance, Budgets, loop_digest
 from referee.service.intake.joining import Joining
@@ -42,7 +43,7 @@ from referee.service.intake.senders import Senders
 from referee.service.outgoing.addresses import new_token
 from referee.service.outgoing.bounces import Bounces
 from referee.service.outgoing.delivery import Delivery
-from referee.service.play.commands import MAX_LISTED, done_line, run_commands
+from referee.service.play.commands import MAX_LISTED, closing_help, done_line, run_commands
 from referee.service.play.session import GameSession
 from referee.store import models as m
 
@@ -194,12 +195,12 @@ class Strangers:
 
     name = "strangers"
 
-    def __init__(self, routing: Routing) -> None:
-        self.routing = routing
+    def __init__(self, routing: Routing, joining: Joining) -> None:
+        self.routing, self.joining = routing, joining
 
     def check(self, db: Session, letter: Letter) -> Outcome | None:
         if letter.player is None or letter.verdict is None or not letter.games:
-            return self.routing.stranger(db, letter)
+            return self.routing.stranger(db, letter, lambda: self.joining.open_games(db, letter))
         return None
 
 
@@ -348,16 +349,20 @@ class Play:
         transcript = run_commands(gs, seat.position, msg.lines, scope, seen_by,
                                   letter.record.id, letter.answers)
         gs.settle()
-        # Asked for, or owed: after a refusal the player sees what they can
-        # do now (for a bid, the cards they still hold; PS-7).
-        helped = not transcript or any(t.read_as == "help" or t.result == "refused"
-                                       for t in transcript)
+        # Table talk among players (a mail to the list or to others too, with
+        # no command in it) is theirs: the referee does not answer it.
+        if not transcript and scope is not Scope.SECRET:
+            gs.send_notices()
+            return Outcome("processed", game.tag, transcript)
+        # What the player can write now, after a refusal or a line not read
+        # (for a bid, the cards they still hold; PS-7), unless it was asked.
+        helped = closing_help(gs, seat.position, transcript)
         answer = self.delivery.answer(gs, msg, seat.position, {
             "lines": [t.__dict__ for t in transcript[:MAX_LISTED]],
             "more": max(len(transcript) - MAX_LISTED, 0),
-            "help": gs.engine.help(gs.state, seat.position) if helped else None,
+            "help": helped,
             "over": gs.engine.is_over(gs.state) or game.status != "active",
-        }, done=None if helped else done_line(transcript))
+        }, done=done_line(transcript) if helped is None else None)
         gs.send_notices((player, answer))  # the answer first, then what it caused
         return Outcome("processed", game.tag, transcript)
 
@@ -374,7 +379,7 @@ class Chain:
         self.checks: list[Check] = [
             ToVerp(bounces), Automated(bounces), OtherList(), NoSender(),
             Sender(joining, routing), WhoWrote(senders), ShownAddresses(delivery, senders),
-            Strangers(routing), Verification(config, delivery, budgets),
+            Strangers(routing, joining), Verification(config, delivery, budgets),
             Budget(config, delivery, budgets), Size(config, delivery), PlainText(delivery),
             Route(delivery, routing), Play(config, delivery, joining),
         ]

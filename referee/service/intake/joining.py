@@ -28,8 +28,11 @@ from referee.games.base import Game, ParseError
 from referee.service.intake.letter import Letter
 from referee.service.intake.senders import Senders
 from referee.service.play.commands import MAX_LINES
-from referee.service.play.session import GameSession
+from referee.service.play.session import GameSession, unique_name
 from referee.store import models as m
+
+#: A stranger is told of at most so many games to join.
+OPEN_GAMES_TOLD = 5
 
 
 class Joining:
@@ -77,6 +80,20 @@ class Joining:
             return None
         return game if asks_to_join(get_game(game.kind), msg.lines) else None
 
+    def open_games(self, db: Session, letter: Letter) -> list[dict[str, str]]:
+        """What a stranger may join by mail, to be told how: the game the
+        mail names if it takes members by mail (none if it names another),
+        else every active one (a few, oldest first); each its tag, title and
+        the line that joins it."""
+        if not self.kinds:
+            return []
+        q = select(m.Game).where(m.Game.status == "active", m.Game.kind.in_(self.kinds))
+        if letter.tag:
+            q = q.where(m.Game.tag == letter.tag)
+        games = db.scalars(q.order_by(m.Game.id).limit(OPEN_GAMES_TOLD))
+        return [{"tag": g.tag, "title": get_game(g.kind).title,
+                 "join": get_game(g.kind).join_command} for g in games]
+
     def newcomer(self, db: Session, letter: Letter) -> m.Player | None:
         """A player row for a stranger dealing themselves in; None, and
         nothing stored, if verified mode cannot vouch for the sender (they
@@ -92,17 +109,17 @@ class Joining:
 
     @staticmethod
     def seat(gs: GameSession, player: m.Player, sender_name: str) -> m.Seat:
-        """A seat for ``player`` at the next position, under a name no other
-        seat of the game has (their name, else the mail's From name, else
-        their address's local part; a number added if taken)."""
+        """A seat for ``player`` at the next position, under their name
+        (their name, else the mail's From name, else their address's local
+        part). Another person's seat of the same name adds a number to it
+        ("Ann 2"); the person's own earlier seat does not: someone who comes
+        back keeps their name, and the earlier seat, a bot's now, gets
+        another (``GameSession.join_args``)."""
         game = gs.row
         base = (player.name or sender_name or player.address.partition("@")[0]).strip()
         base = base or "Member"
-        taken = {s.name.strip().lower() for s in game.seats}
-        name, n = base, 1
-        while name.lower() in taken:
-            n += 1
-            name = f"{base} {n}"
+        taken = {s.name.strip().casefold() for s in game.seats if s.player_id != player.id}
+        name = unique_name(base, taken)
         seat = m.Seat(position=len(game.seats) + 1, player=player, name=name)
         game.seats.append(seat)
         gs.db.flush()

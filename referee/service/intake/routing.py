@@ -7,6 +7,7 @@ Runs inside intake's transaction.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from sqlalchemy import select
@@ -59,8 +60,10 @@ class Routing:
                 return named
         return list(db.scalars(q))
 
-    def stranger(self, db: Session, letter: Letter) -> Outcome:
-        """Mail from an address in no game changes nothing; answered once a day."""
+    def stranger(self, db: Session, letter: Letter,
+                 open_games: Callable[[], list[dict[str, str]]] = list) -> Outcome:
+        """Mail from an address in no game changes nothing; answered once a
+        day, with how to join the games anyone may join (``open_games``)."""
         msg, now = letter.msg, letter.now
         if letter.from_referee or not msg.sender:
             return Outcome("ignored")
@@ -79,7 +82,9 @@ class Routing:
         else:
             row.replied_at = now
         self.delivery.queue.put(db, None, [(msg.sender, msg.sender_name)],
-                                *self.delivery.composer.render("common", "stranger", {}),
+                                *self.delivery.composer.render("common", "stranger", {
+                                    "open": open_games(),
+                                    "list": self.config.referee.public_list}),
                                 auto="auto-replied", in_reply_to=msg.message_id,
                                 references=msg.references, now=now, kind="stranger")
         return Outcome("stranger")

@@ -145,17 +145,22 @@ class Delivery:
         owing = gs.new_obligations()
         answered = reply is None
         for seat in gs.row.seats:
-            if seat.bot or seat.player is None:
+            if seat.bot:
                 continue
-            items = [Item.of(gs.tag, *render(i, None if n.audience.public else seat.position),
-                             n, gs.engine)
-                     for i, n in enumerate(notices)
-                     if (n.audience.public and not listed(n))
-                     or (not n.audience.public and seat.position in n.audience.seats)]
-            mine = reply is not None and reply[0].id == seat.player.id
+            theirs = [(i, n) for i, n in enumerate(notices)
+                      if (n.audience.public and not listed(n))
+                      or (not n.audience.public and seat.position in n.audience.seats)]
+            # A seat made by this mail (a newcomer's) has its player, not yet its id.
+            mine = reply is not None and (seat.player_id == reply[0].id
+                                          if seat.player_id is not None
+                                          else seat.player is reply[0])
+            if not theirs and not mine:
+                continue  # not even their player row is read
+            if seat.player is None:
+                continue
             answered = answered or mine
-            if not items and not mine:
-                continue
+            items = [Item.of(gs.tag, *render(i, None if n.audience.public else seat.position),
+                             n, gs.engine) for i, n in theirs]
             must_act = seat.position in owing
             self.quiet.deliver(
                 db, gs.row, seat.player, items, mail_mode(gs.engine, gs.row, seat, lst),

@@ -163,7 +163,8 @@ class QuietTable:
                                   headline=item.headline, personal=item.secret,
                                   body="" if item.routine else item.body, created_at=now))
             return
-        held = self.take_held(db, game.id, player.id)
+        # Nothing is held for a player in mail all: it went out when they chose it.
+        held = self.take_held(db, game.id, player.id) if mode != "all" else []
         if reply and reply.done and mode != "all":
             held, reply = [*held, reply.done], None
         self._send(db, game, player, held, items, mode=mode, over=over, now=now, turn=turn,

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from email import message_from_string
 from email.policy import default
+
+from sqlalchemy import func, select
 
 from referee.games.base import (
     Action,
@@ -24,16 +28,27 @@ from referee.games.base import (
     Scope,
     polite,
 )
+from referee.games.cards import Card
 from referee.service.play.session import GameSession
-from referee.service.play.table import TABLE_COMMANDS, run_table, table_command
+from referee.service.play.table import (
+    ROOM,
+    TABLE_COMMANDS,
+    help_text,
+    run_table,
+    table_command,
+    waiting,
+)
+from referee.store import models as m
 
 #: Lines the referee understands in every game, besides the game's own.
 GENERIC_COMMANDS = ("help", "resign")  # and the table's (``table.TABLE_COMMANDS``)
-#: The answer to "help": the game's own help follows the transcript.
-HELP_TABLE = ("Help is below. In every game you may also write: status, history,\n"
-              "resend, games, away 3d, and mail all, mail turns or mail digest.")
-#: Stop reading a mail after this many lines in a row that are no command.
+#: Stop reading a mail after this many lines in a row that are no command
+#: (a pasted text, a long letter): its later lines are not run, and the
+#: answer names the first of them that looked like a move.
 MAX_UNKNOWN_LINES = 5
+#: A line of at most so many words that starts with a command word, but is
+#: no command, looked like a move; a longer one is talk.
+COMMAND_WORDS = 5
 #: A mail is read up to this many command lines: no reply, and no pass,
 #: grows with what one mail holds.
 MAX_LINES = 100
@@ -53,6 +68,11 @@ class TranscriptLine:
     result: str  # applied | penalty | refused | ignored
     message: str
 
+    @property
+    def answers(self) -> bool:
+        """The line's answer holds what the player can write now."""
+        return self.read_as in ("help", "status") and self.result == "applied"
+
 
 #: The turn a move is for: "#12 play QH", "round 3: bid 5", "turn 12 play QH".
 _TURN_BEFORE = re.compile(r"^(?:#\s*(\d+)|(?:round|turn|move)\s*#?\s*(\d+))\s*[:,.)-]?\s+(.+)$",
@@ -69,14 +89,19 @@ VERBS = ("bid", "play", "pass", "hand", "concede", "help", "resign", "contract",
 
 
 def did_you_mean(gs: GameSession, command: str) -> str | None:
-    """A command of this game one slip away from ``command`` ("bdi 3"):
-    a misspelt first word whose line, spelt right, the game reads. Prose
+    """A command of this game one slip away from ``command``: a misspelt
+    first word whose line, spelt right, the game reads ("bdi 3"), or a card
+    or a number with no verb ("Q♥": a card alone is never played). Prose
     ("Hello referee") reads as no command either way."""
     first, _, rest = command.strip().partition(" ")
     if not rest:
-        return None
-    for verb in difflib.get_close_matches(first.lower(), VERBS, n=3, cutoff=0.6):
-        guess = f"{verb} {rest}"
+        if not (any(c.isdigit() for c in first) or Card.parse(first) is not None):
+            return None
+        guesses = [f"{verb} {first}" for verb in ("play", "bid") if verb in gs.engine.verbs]
+    else:
+        guesses = [f"{verb} {rest}" for verb in
+                   difflib.get_close_matches(first.lower(), VERBS, n=3, cutoff=0.6)]
+    for guess in guesses:
         try:
             if gs.engine.parse(guess) is not None:
                 return guess
@@ -114,8 +139,9 @@ def run_commands(
     """
     answered = gs.answered(answers)
     seen = answered.turn if answered is not None else None
-    out, stopped = _run(gs, seat, lines[:MAX_LINES], scope, seen_by, inbound_id,
-                        seen if seen is not None else gs.turn())
+    read = Reading(seen if seen is not None else gs.turn(),
+                   answered.created_at if answered is not None else None)
+    out, stopped = _run(gs, seat, lines[:MAX_LINES], scope, seen_by, inbound_id, read)
     player = gs.row.seats[seat - 1].player
     if (answered is not None and answered.secret and scope is not Scope.SECRET
             and player is not None and player.address in answered.recipients):
@@ -128,52 +154,147 @@ def run_commands(
         out.append(TranscriptLine("", "", "ignored", f"Only the first {MAX_LINES} lines of a "
                                   f"mail are read; {len(lines) - MAX_LINES} more were not."))
     for t in out:
-        t.text, t.message = _cut(t.text, MAX_QUOTE), _cut(t.message, MAX_ANSWER)
+        mine = t.read_as in TABLE_COMMANDS or t.read_as == "help"
+        t.text, t.message = _cut(t.text, MAX_QUOTE), _cut(t.message, ROOM if mine else MAX_ANSWER)
     return out
+
+
+def closing_help(gs: GameSession, seat: int, transcript: Sequence[TranscriptLine]) -> str | None:
+    """What the player can write now, to end the answer with: for a mail with
+    no command, or after a line refused or not read (for a bid, the cards
+    they still hold; PS-7). None when the answer holds it already (``help``,
+    ``status``), or when all went well."""
+    if any(t.answers for t in transcript) or gs.row.seats[seat - 1].bot:
+        return None
+    if transcript and not any(t.result in ("refused", "ignored") for t in transcript):
+        return None
+    return gs.engine.help(gs.state, seat)
 
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " …"
 
 
-def _stale(gs: GameSession, seen: int | None, named: int | None,
-           command: str) -> str | None:
-    """Why a move for turn ``named`` (written in its line) or ``seen`` (the
-    turn its mail answered or found) may not be applied now; None if it may.
-    A move is never carried to a turn its player had not seen."""
-    now = gs.turn()
-    if now is None:
+@dataclass(frozen=True)
+class Reading:
+    """The turn a mail's moves are tied to when a line names none (the turn
+    its answered mail showed, else the turn when it was read), and when the
+    mail it answers was sent, if it answers one."""
+
+    seen: int | None
+    answered_at: datetime | None
+
+
+def _stale(gs: GameSession, seat: int, action: Action, command: str, read: Reading,
+           named: int | None) -> str | None:
+    """Why a move for turn ``named`` (written in its line) or ``read.seen``
+    may not be applied now, in the players' words; None if it may. A move is
+    never carried to a turn its player had not seen. Says what happened
+    meanwhile (the referee moved for them at a deadline), where play stands,
+    and whether the line would do now."""
+    now, engine = gs.turn(), gs.engine
+    meant = named if named is not None else read.seen
+    if now is None or meant is None or meant == now:
         return None
-    word = gs.engine.turn_word
-    again = (f"If you still want it, send it again, answering the latest mail or "
-             f"naming the {word}: '{command} {word} {now}'.")
-    if named is not None:
-        if named == now:
-            return None
-        if named > now:
-            return (f"{word.capitalize()} {named} has not begun: it is {word} {now} now, so "
-                    f"this line was not applied. {again}")
-        return (f"{word.capitalize()} {named} is over: it is {word} {now} now, so this line "
-                f"was not applied to {word} {now}. {again}")
-    if seen is None or seen == now:
+    if meant > now:
+        return (f"{_capital(engine.turn_name(meant, now))} has not begun (it is "
+                f"{engine.turn_name(now, now)} now), so this line was not applied. Send it again "
+                "once it has begun.")
+    said = []
+    if moved := _moved_for(gs, seat, read.answered_at if named is None else None):
+        said.append(f"The deadline passed, so the referee made your move for you: {moved}.")
+    where = waiting(gs, seat, deadlines=False)
+    said.append(f"{_capital(engine.turn_name(meant, now))} is over: it is "
+                f"{engine.turn_name(now, now)} now"
+                + (f", {where[0][0].lower()}{where[0][1:-1]}" if where else "")
+                + ". This line was not applied.")
+    if _would_apply(gs, seat, action):
+        said.append(f"If you still want it for {engine.turn_name(now, now)}, send it again, "
+                    f"answering the latest mail or writing '{command} {engine.turn_word} {now}'."
+                    if engine.shows_turn_numbers else
+                    "If you still want it now, send it again in a new mail.")
+    return " ".join(said)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _moved_for(gs: GameSession, seat: int, since: datetime | None) -> str | None:
+    """The latest move the referee made for ``seat`` at a deadline after
+    ``since`` (the mail the player answered), else after the seat's own last
+    move, as the transcript reads a move ("bid 2"); None if it made none."""
+    log = m.ActionLog
+    q = select(log.action).where(log.game_id == gs.row.id, log.seat == seat,
+                                 log.source == "timeout")
+    if since is not None:
+        q = q.where(log.at > since)
+    else:
+        own = select(func.coalesce(func.max(log.step), 0)).where(
+            log.game_id == gs.row.id, log.seat == seat, log.source == "player")
+        q = q.where(log.step > own.scalar_subquery())
+    done = gs.db.scalars(q.order_by(log.step.desc()).limit(1)).first()
+    return gs.engine.read_as(Action.from_json(done)) if done is not None else None
+
+
+def _would_apply(gs: GameSession, seat: int, action: Action) -> bool:
+    """Whether the rules would take ``action`` of ``seat`` now as a move,
+    not refuse or punish it (a Spades misplay), tried on the state, which
+    ``apply`` never changes."""
+    try:
+        return not gs.engine.apply(gs.state, seat, action, random.Random(0)).penalty
+    except EngineError:
+        return False
+
+
+def _looks_like_a_command(gs: GameSession, command: str) -> str | None:
+    """Why a line that is no command, but looks like one (a short line that
+    starts with a command word of the game or the table), was not read;
+    None for talk."""
+    words = command.lower().split()
+    first = words[0].strip(":,.!?") if words else ""
+    if len(words) > COMMAND_WORDS:
         return None
-    return (f"This line was meant for {word} {seen}, which is over: it is {word} {now} now, "
-            f"so it was not applied to {word} {now}. {again}")
+    if first in TABLE_COMMANDS or first in GENERIC_COMMANDS:
+        return f"Not read: '{first}' is written alone on its line."
+    if first in gs.engine.verbs:
+        return (f"Not read: this looks like a move of {gs.engine.title}, but I could not "
+                "read it, so nothing was done. How to write each move is below.")
+    return None
+
+
+def _unread_moves(gs: GameSession, lines: Sequence[str]) -> list[str]:
+    """The lines among ``lines`` (left unread) that look like commands."""
+    out = []
+    for line in lines:
+        command = polite(line)
+        if gs.turn() is not None:
+            command = turn_of(command)[0]
+        try:
+            parsed = gs.engine.parse(command) is not None
+        except ParseError:
+            parsed = True
+        if (parsed or table_command(command) or command.lower().rstrip(".!?") in
+                GENERIC_COMMANDS or _looks_like_a_command(gs, command)
+                or did_you_mean(gs, command)):
+            out.append(line)
+    return out
 
 
 def _run(
     gs: GameSession, seat: int, lines: Sequence[str], scope: Scope,
-    seen_by: frozenset[int], inbound_id: int, seen: int | None,
+    seen_by: frozenset[int], inbound_id: int, read: Reading,
 ) -> tuple[list[TranscriptLine], bool]:
     """The transcript, and whether reading stopped before the last line.
-    ``seen`` is the turn the mail's moves are tied to when they name none."""
+    Talk (a greeting, a sign-off, a name) is passed over without a word; a
+    line that looks like a move but is none is answered with why."""
     out: list[TranscriptLine] = []
     unknown = 0
-    for line in lines:
+    for i, line in enumerate(lines):
         command, named = polite(line), None
         if gs.turn() is not None:
             command, named = turn_of(command)
-        word = command.lower().rstrip(".!")
+        word = command.lower().rstrip(".!?")
         if verb := table_command(command):
             out.append(TranscriptLine(command, verb, *run_table(gs, seat, command)))
             unknown = 0
@@ -187,23 +308,23 @@ def _run(
                 out.append(TranscriptLine(line, "?", "refused", str(e)))
                 unknown = 0
                 continue
-        if action is None and (guess := did_you_mean(gs, command)):
-            out.append(TranscriptLine(line, "", "refused",
-                                      f"Not a command: did you mean '{guess}'?"))
-            unknown = 0
-            continue
         if action is None:
-            unknown += 1
-            if unknown >= MAX_UNKNOWN_LINES:
-                out.append(TranscriptLine(line, "", "ignored",
-                                          "Not a command; the rest of the mail was ignored."))
-                return out, True
-            out.append(TranscriptLine(line, "", "ignored", "Not a command."))
+            if guess := did_you_mean(gs, command):
+                out.append(TranscriptLine(line, "", "refused",
+                                          f"Not a command: did you mean '{guess}'?"))
+                unknown = 0
+            elif why := _looks_like_a_command(gs, command):
+                out.append(TranscriptLine(line, "", "ignored", why))
+                unknown = 0
+            else:
+                unknown += 1
+                if unknown >= MAX_UNKNOWN_LINES:
+                    return out + _stopped(gs, lines[i + 1:]), True
             continue
         unknown = 0
         read_as = gs.engine.read_as(action)
         if action.verb == "help":
-            out.append(TranscriptLine(line, "help", "applied", HELP_TABLE))
+            out.append(TranscriptLine(line, "help", "applied", help_text(gs, seat)))
             continue
         if gs.row.status == "cancelled":
             out.append(TranscriptLine(line, read_as, "refused", "The game was cancelled."))
@@ -212,7 +333,7 @@ def _run(
             out.append(TranscriptLine(line, read_as, "refused", "The game is over."))
             continue
         if action.verb not in gs.engine.untimed_verbs and action.verb != "resign" and (
-                why := _stale(gs, seen, named, command)):
+                why := _stale(gs, seat, action, command, read, named)):
             out.append(TranscriptLine(line, read_as, "refused", why))
             continue
         try:
@@ -227,11 +348,13 @@ def _run(
         except EngineError as e:
             out.append(TranscriptLine(line, read_as, "refused", str(e)))
             if action.verb == "resign":
-                return out, True
+                return out, i + 1 < len(lines)
         if action.verb == "resign":
-            out.append(TranscriptLine("", "", "ignored",
-                                      "You have left the game; the rest was ignored."))
-            return out, True
+            # Only a command after it is worth a word: a "bye all" is not.
+            if _unread_moves(gs, lines[i + 1:]):
+                out.append(TranscriptLine("", "", "ignored",
+                                          "You have left the game; the rest was ignored."))
+            return out, i + 1 < len(lines)
     return out, False
 
 
@@ -244,3 +367,17 @@ def done_line(transcript: Sequence[TranscriptLine]) -> str | None:
             *TABLE_COMMANDS, *GENERIC_COMMANDS) for t in moves):
         return None
     return f"You: {'; '.join(t.text for t in moves)} (done)"
+
+
+def _stopped(gs: GameSession, rest: Sequence[str]) -> list[TranscriptLine]:
+    """Reading stopped after ``MAX_UNKNOWN_LINES`` lines of talk in a row:
+    the first of the lines left that looked like a move, and how many more."""
+    unread = _unread_moves(gs, rest)
+    if not unread:
+        return []
+    more = len(unread) - 1
+    return [TranscriptLine(unread[0], "", "ignored", (
+        f"Not read: I stop reading a mail after {MAX_UNKNOWN_LINES} lines in a row that are "
+        "no command, and this line came after them"
+        + (f", with {more} more like it" if more else "")
+        + ". Send it again at the top of a mail."))]

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from referee.config import Config, checked_duration
 from referee.games import get_game
 from referee.games.base import Action, Audience, Notice, OptionError, SeatInfo, rng_for
+from referee.games.names import local_part
 from referee.service.errors import RefereeError
 from referee.service.outgoing.addresses import new_token
 from referee.service.outgoing.delivery import Delivery
@@ -69,12 +70,16 @@ class Operator:
         parsed = [parse_player(p) for p in players]
         if len({a for a, _ in parsed}) != len(parsed):
             raise RefereeError("The same address is given twice.")
+        # The name each player goes by besides their display name, for the
+        # players to name them by (``referee.games.names``); kept with the
+        # options so a replay sees the same after a player's new address.
+        aliases = [[i, [local_part(addr)]] for i, (addr, _) in enumerate(parsed, start=1)]
         with self.sessions.begin() as db:
             number = (db.scalar(select(m.Game.id).order_by(m.Game.id.desc()).limit(1)) or 0) + 1
             game = m.Game(
                 tag=f"{kind}-{number}", kind=kind,
                 options={**opts, **({"mail": mail} if mail else {}), "deadline": str(deadline),
-                         "reminder": str(reminder)},
+                         "reminder": str(reminder), "aliases": aliases},
                 seed=seed or secrets.token_hex(16), state={}, step=0, status="active",
                 deadline_seconds=int(deadline.total_seconds()),
                 reminder_seconds=int(reminder.total_seconds()), created_at=now,
@@ -85,7 +90,7 @@ class Operator:
                 player = _player(db, addr, name, now)
                 team = teams[i - 1] if i - 1 < len(teams) else None
                 game.seats.append(m.Seat(position=i, player=player, name=name, team=team))
-                infos.append(SeatInfo(i, name, False, team))
+                infos.append(SeatInfo(i, name, False, team, (local_part(addr),)))
             for j in range(bots):
                 pos = len(parsed) + j + 1
                 game.seats.append(m.Seat(position=pos, name=f"Bot {pos}", bot=True))

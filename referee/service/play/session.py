@@ -19,10 +19,21 @@ from sqlalchemy.orm import Session
 from referee.config import format_duration
 from referee.games import get_game
 from referee.games.base import REFEREE_SEAT_NAME, Action, Audience, Game, Notice, rng_for
+from referee.games.names import local_part
 from referee.mail.compose import format_when
 from referee.service.outgoing.delivery import Delivery
 from referee.service.outgoing.quiet import Reply
 from referee.store import models as m
+
+
+def unique_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``name 2``, ``name 3``... the first that no seat of
+    ``taken`` (names in lower case) has."""
+    base, n = name, 1
+    while name.casefold() in taken:
+        n += 1
+        name = f"{base} {n}"
+    return name
 
 
 class GameSession:
@@ -91,14 +102,25 @@ class GameSession:
                 return seat
         return None
 
-    def join_args(self, seat: int) -> tuple[str, bool]:
+    def join_args(self, seat: int) -> tuple[str, bool, list[str], list[list[Any]]]:
         """The arguments of a join by mail (``Game.takes_members_by_mail``):
-        the seat's name, and whether its player held another seat of this
-        game before (002 rule 3: a former member draws nothing)."""
+        the seat's name; whether its player held another seat of this game
+        before (002 rule 3: a former member draws nothing); the names they
+        go by besides (the local part of their address); and, for a person
+        who comes back under the name of an earlier seat (now a bot's), that
+        seat's new name, so two seats never share one: ``[[seat, name]]``."""
         row = self.row.seats[seat - 1]
-        former = row.player_id is not None and any(
-            s.player_id == row.player_id and s.position != seat for s in self.row.seats)
-        return row.name, former
+        earlier = [s for s in self.row.seats if row.player_id is not None
+                   and s.player_id == row.player_id and s.position != seat]
+        taken = {s.name.casefold() for s in self.row.seats}
+        renamed: list[list[Any]] = []
+        for old in earlier:
+            if old.name.casefold() == row.name.casefold():
+                name = unique_name(f"{row.name} (bot)", taken)
+                taken.add(name.casefold())
+                renamed.append([old.position, name])
+        aliases = [local_part(row.player.address)] if row.player is not None else []
+        return row.name, bool(earlier), aliases, renamed
 
     def apply(
         self, seat: int, action: Action, source: str, inbound_id: int | None
@@ -111,6 +133,9 @@ class GameSession:
             self.row.seats[seat - 1].bot = True
         else:
             result = self.engine.apply(self.state, seat, action, rng_for(self.row.seed, step))
+            if action.verb == "join" and len(action.args) > 3:
+                for position, name in action.args[3]:  # see ``join_args``
+                    self.row.seats[int(position) - 1].name = str(name)
         self.state = result.state
         self.row.step = step
         # Logged at once, as rows of their own: they are only ever added to,
@@ -230,8 +255,10 @@ class GameSession:
             self.schedule_reminder(d)
         if deadlines:
             self.changed()
+            # A bot's turn is nobody's deadline in the players' mail.
             listed = [{"name": self.seat_name(owes), "what": what, "due": format_when(d.due_at)}
-                      for d, owes, what in self.engine.public_obligations(self.state, deadlines)]
+                      for d, owes, what in self.engine.public_obligations(self.state, deadlines)
+                      if not owes or not self.row.seats[owes - 1].bot]
             self.notices.append(Notice(Audience.everyone(), "extended", {
                 "by": format_duration(by), "reason": reason, "deadlines": listed,
                 "asked_by": asked_by}))
@@ -250,7 +277,8 @@ class GameSession:
 
     def context(self, seat: int | None) -> dict[str, Any]:
         """What every mail of this game can show, for ``seat`` or the public;
-        the referee's timetable and bots' turns are nobody's deadline."""
+        the referee's timetable and bots' turns are nobody's deadline, but
+        the timetable's next act and when it is due are in ``timetable``."""
         deadlines = [d for d in self.deadlines()
                      if d.seat and not self.row.seats[d.seat - 1].bot]
         # A mail for everyone shows only what everyone may know is owed.
@@ -258,6 +286,9 @@ class GameSession:
         deadlines_for = ([d for d, _ in public] if seat is None
                          else [d for d in deadlines if d.seat == seat])
         due = deadlines_for[0] if deadlines_for else None
+        # What the referee's own timetable owes next (seat 0: a tournament's
+        # Round Report or Freeze), for every mail: public by the rules.
+        timetable = next((d for d in self.deadlines() if not d.seat), None)
         return {
             "tag": self.tag,
             "game_title": self.engine.title,
@@ -265,6 +296,8 @@ class GameSession:
             "seat_name": self.seat_name(seat) if seat else None,
             "deadline": format_when(due.due_at) if due else None,
             "waiting_for": sorted({self.seat_name(owes) for _, owes in public}),
+            "timetable": ({"what": timetable.what, "due": format_when(timetable.due_at)}
+                          if timetable else None),
             "public_list": self.delivery.config.referee.public_list,
             # Set in mails caused by the referee's move for an absent seat.
             "timeout_for": None,

@@ -17,7 +17,7 @@ from email.parser import HeaderParser
 from email.policy import default
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from referee.config import format_duration, parse_duration
 from referee.games import get_game
@@ -31,13 +31,13 @@ from referee.store import models as m
 TABLE_COMMANDS = ("status", "history", "resend", "away", "games", "mail")
 #: The table commands that take a word after them ("away 3d", "mail turns").
 _WITH_ARGUMENT = ("away", "mail")
-#: An answer fits the transcript's quote of it (``commands.MAX_ANSWER``).
-ROOM = 900
+#: The most an answer of the table holds.
+ROOM = 3000
 
 
 def table_command(line: str) -> str | None:
     """The table command ``line`` is ("away 3d": "away"), if it is one."""
-    first, _, rest = line.strip().lower().rstrip(".!").partition(" ")
+    first, _, rest = line.strip().lower().rstrip(".!?").partition(" ")
     if first in TABLE_COMMANDS and (first in _WITH_ARGUMENT or not rest.strip()):
         return first
     return None
@@ -50,7 +50,7 @@ Answer = tuple[str, str]
 def run_table(gs: GameSession, seat: int, line: str) -> Answer:
     """Answer one table command of ``seat``'s mail."""
     verb = table_command(line) or ""
-    arg = line.strip().rstrip(".!").partition(" ")[2].strip()
+    arg = line.strip().rstrip(".!?").partition(" ")[2].strip()
     if verb == "away":
         return _away(gs, seat, arg)
     if verb == "mail":
@@ -61,37 +61,138 @@ def run_table(gs: GameSession, seat: int, line: str) -> Answer:
 
 
 def _status(gs: GameSession, seat: int) -> str:
-    """The game's public state: the engine's ``summary``, and who owes what by when."""
-    lines = [f"{gs.tag} ({gs.engine.title}) is {gs.row.status}."]
-    for key, value in gs.engine.summary(gs.state).items():
-        if value is None or value == [] or value == {}:
+    """The game as a page of it: the engine's ``status`` in the game's
+    words, who owes what by when, the latest public events, and what the
+    sender can write now."""
+    lines = []
+    if gs.row.status == "cancelled":
+        lines.append("The game was cancelled by the person who runs this referee, with no "
+                     "winner. It stood so:")
+    lines += gs.engine.status(gs.state).splitlines()
+    lines += waiting(gs, seat)
+    texts, _ = latest_events(gs, STATUS_EVENTS)
+    if texts:
+        lines.append("Lately:")
+        lines += [f"  {t}" for t in texts]
+    if not _ended(gs):
+        lines += ["", "What you can write now:",
+                  *(f"  {x}" if x else "" for x in gs.engine.help(gs.state, seat).splitlines())]
+    return _fit([f"{gs.tag}, {gs.engine.title}", *(f"  {x}" if x else "" for x in lines)])
+
+
+#: ``status`` shows the latest so many public events; ``history`` more.
+STATUS_EVENTS = 4
+HISTORY_EVENTS = 30
+
+
+def _ended(gs: GameSession) -> bool:
+    return gs.engine.is_over(gs.state) or gs.row.status != "active"
+
+
+def latest_events(gs: GameSession, most: int) -> tuple[list[str], int]:
+    """The game's latest ``most`` public events, the newest last, and how
+    many came before them."""
+    where = (m.Event.game_id == gs.row.id, m.Event.public)
+    texts = list(gs.db.scalars(select(m.Event.text).where(*where)
+                               .order_by(m.Event.id.desc()).limit(most)))[::-1]
+    total = gs.db.scalar(select(func.count()).select_from(m.Event).where(*where)) or 0
+    return texts, total - len(texts)
+
+
+def waiting(gs: GameSession, seat: int, deadlines: bool = True) -> list[str]:
+    """Who owes what and by when (unless not ``deadlines``), as everyone may
+    know it, the sender called "you": one line a kind of move and deadline
+    ("Waiting for Bob's bid for round 2, by …"). The referee's own timetable
+    says what comes next; a bot's move is nobody's wait."""
+    if _ended(gs):
+        return []
+    rows = {(d.seat, d.key): d for d in gs.deadlines()}
+    groups: dict[tuple[str, str], list[int]] = {}
+    for p in gs.engine.pending(gs.state):
+        # The sender's own obligation is theirs to know, private or not.
+        shown = (p.seat, p.what) if p.seat == seat else p.shown_publicly()
+        if shown is None or (shown[0] and gs.row.seats[shown[0] - 1].bot):
             continue
-        if isinstance(value, dict):
-            value = ", ".join(f"{k} {v}" for k, v in value.items())
-        elif isinstance(value, list):
-            value = ", ".join(str(v) for v in value)
-        lines.append(f"{key.replace('_', ' ').capitalize()}: {value}")
-    for d, owes, what in gs.engine.public_obligations(gs.state, gs.deadlines()):
-        if owes and not gs.row.seats[owes - 1].bot:
-            lines.append(f"Waiting for {gs.seat_name(owes)} to {what}, "
-                         f"by {format_when(d.due_at)}.")
-    return _fit(lines)
+        # An obligation that arose in this very mail has its deadline made
+        # when the mail is settled: it runs from now.
+        d = rows.get((p.seat, p.key))
+        due = d.due_at if d is not None else gs.now + timedelta(
+            seconds=gs.row.deadline_seconds if p.due_in is None else p.due_in)
+        groups.setdefault((shown[1], format_when(due)), []).append(shown[0])
+    lines = []
+    for (what, by), seats in groups.items():
+        when = f", by {by}" if deadlines else ""
+        if seats == [0]:
+            lines.append(f"Next: {what}{when}.")
+            continue
+        names = ["you" if s == seat else gs.seat_name(s)
+                 for s in sorted(set(seats), key=lambda s: (s != seat, s))]
+        rest = what.removeprefix("your ")
+        if rest == what:
+            lines.append(f"Waiting for {names_text(names)}: {what}{when}.")
+        elif len(names) == 1:
+            whose = "your" if names == ["you"] else f"{names[0]}'s"
+            lines.append(f"Waiting for {whose} {rest}{when}.")
+        else:
+            lines.append(f"Waiting for {names_text(names)}: {_a(rest)} each{when}.")
+    return lines
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
+def names_text(names: list[str]) -> str:
+    """``Ann``, ``Ann and Ben``, ``Ann, Ben and Cat``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _history(gs: GameSession, seat: int) -> str:
-    """The public events of the game, the latest that fit, oldest first."""
-    texts = list(gs.db.scalars(select(m.Event.text).where(
-        m.Event.game_id == gs.row.id, m.Event.public).order_by(m.Event.id)))
+    """The latest public events of the game, the newest last, and how many
+    came before them."""
+    texts, earlier = latest_events(gs, HISTORY_EVENTS)
     shown: list[str] = []
     size = 0
     for text in reversed(texts):
-        size += len(text) + 1
-        if size > ROOM - 80:
+        size += len(text) + 3
+        if size > ROOM - 120:
             break
         shown.insert(0, text)
-    head = (f"The last {len(shown)} of {len(texts)} public moves and reports:"
-            if len(shown) < len(texts) else "The public moves and reports so far:")
-    return "\n".join([head, *shown]) if texts else "Nothing public has happened yet."
+    earlier += len(texts) - len(shown)
+    if not shown:
+        return "Nothing public has happened yet."
+    head = (f"The latest {len(shown)} public moves and reports, the newest last "
+            f"({earlier} earlier one{'s' if earlier != 1 else ''} not shown):" if earlier
+            else "The public moves and reports so far, the newest last:")
+    return "\n".join([head, *(f"  {t}" for t in shown)])
+
+
+def help_text(gs: GameSession, seat: int) -> str:
+    """The answer to ``help``: what this seat can write now (the engine's
+    help), whose move it is when it is not theirs, and the table's commands,
+    which work at any time."""
+    lines = gs.engine.help(gs.state, seat).splitlines()
+    if _ended(gs):
+        if gs.row.status == "cancelled":
+            lines = ["The game was cancelled; nothing more can be played."]
+        return "\n".join([*lines, "You may still write: status, history, games."])
+    owed = [p for p in gs.engine.pending(gs.state) if p.seat == seat]
+    if not owed:
+        lines += waiting(gs, seat)
+    lines += ["", "At any time you may also write:", *TABLE_HELP]
+    return "\n".join(lines)
+
+
+#: The table's commands, as ``help`` lists them.
+TABLE_HELP = (
+    "  status      the game as it stands: scores, whose move, by when",
+    "  history     the latest public moves and reports",
+    "  resend      the last report and your hand again, in a secret mail",
+    "  games       the games you play in, and whose move in each",
+    "  away 3d     more time: every open deadline moves 3 days later",
+    "  mail turns  less mail (or mail all, mail digest)",
+    "  resign      leave the game: a bot plays your seat",
+)
 
 
 def _last_report(gs: GameSession, seat: int) -> m.Outbox | None:

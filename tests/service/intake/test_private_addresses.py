@@ -35,7 +35,7 @@ def test_an_address_copied_to_another_player_is_rotated_and_its_owner_told(
     # Alice copies Bob on her reply: her mail counts, her address does not any more.
     strict.send(ALICE, "help", to=old, cc=BOB, subject=f"[{tag}] copied")
     notice, reply = strict.poll()
-    assert "Help is below" in body(reply)
+    assert "> help\n  DONE (help): Round 1 of 6: the prize is 5." in body(reply)
     assert to(notice) == "Alice <alice@club.test>"
     assert notice["Subject"] == "Your private referee address has changed (secret)"
     new = notice["Reply-To"].addresses[0].addr_spec
@@ -56,7 +56,7 @@ referee's mails to you, and never copy those replies to anyone else.
     assert strict.poll() == []  # not applied (and Alice was told so once today already)
     assert strict.count(m.ActionLog) == 0
     strict.send(ALICE, "help", to=new, subject=f"[{tag}]")
-    assert "Help is below" in body(strict.poll()[0])
+    assert "> help\n  DONE (help): Round 1 of 6: the prize is 5." in body(strict.poll()[0])
 
 
 def test_another_sender_using_an_address_rotates_it(strict: Club) -> None:

@@ -83,7 +83,7 @@ def test_a_misspelt_command_gets_did_you_mean_and_the_help(listed: Club) -> None
     listed.send(ALICE, "Hello referee\nbdi 3\nbid 6 please", subject=f"[{tag}] bids")
     (reply,) = listed.poll()
     text = body(reply)
-    assert "> Hello referee\n  IGNORED: Not a command." in text
+    assert "Hello referee" not in text  # talk is not echoed back
     assert "> bdi 3\n  REFUSED: Not a command: did you mean 'bid 3'?" in text
     assert "> bid 6 please\n  DONE (bid 6): Your bid of 6 for round 1 is sealed." in text
     assert "Round 1 of 6: the prize is 5." in text  # the help
@@ -108,7 +108,8 @@ def test_after_the_game_is_over_no_help_is_offered(listed: Club) -> None:
     listed.send(ALICE, "bid 3", subject=f"[{tag}] late")
     (reply,) = listed.poll()
     assert "REFUSED (bid 3): The game was cancelled." in body(reply)
-    assert "Other commands:" not in body(reply) and "The game is over." in body(reply)
+    assert "What you can write now" not in body(reply) and "The game is over." in body(reply)
+    assert "Your pack" not in body(reply)
 
 
 def test_pure_skill_cites_its_rule_numbers_and_one_point_is_singular(listed: Club) -> None:

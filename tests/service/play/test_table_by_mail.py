@@ -4,12 +4,14 @@ alone, and show nothing secret to anyone but its holder."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 
 import pytest
 from sqlalchemy import select
 
+from referee.games import get_game
 from referee.service.outgoing.queue import SECRET_NOTE
 from referee.store import models as m
 from tests.test_referee import ALICE, BOB, CAROL, Club, body, new_goofspiel
@@ -66,28 +68,100 @@ def due_dates(club: Club) -> list[datetime]:
 GAMES = ["goofspiel", "pure-skill", "spades", "miser", "loatcg"]
 
 
+#: What each game's ``status`` says first, in its own words, at the start
+#: of the games ``new_game`` makes, and what it waits for.
+STATUS = {
+    "goofspiel": ("Round 1 of 6: the prize is 5.\n    Points: Alice 0, Bob 0.",
+                  "Waiting for you and Bob: a bid for round 1 each, by Thu 05 Mar 2026 12:00 UTC."),
+    "pure-skill": ("Round 1 of 13: the prize is 10♠ (10 points).\n"
+                   "    Points: Alice 0, Bob 0, Bot 3 (bot) 0.\n"
+                   "    Sealed bids are in from Bot 3.",
+                   "Waiting for you and Bob: a bid for round 1 each, by Thu 05 Mar 2026 "
+                   "12:00 UTC."),
+    "spades": ("Round 1, in a game to 500.\n    Scores: team 1 (Alice & Dave) 0 points, 0 bags; "
+               "team 2 (Carol & Bob) 0 points, 0 bags.\n    Bidding: Alice bids first.",
+               "Waiting for your bid, by Thu 05 Mar 2026 12:00 UTC."),
+    "miser": ("Turn 1, Bob's turn.\n"
+              "    Pennies: Alice 20, Bob 20, Carol 20; the centre holds 0 pennies.\n"
+              "    Cards in hand: Alice 17, Bob 17, Carol 17.",
+              "Waiting for Bob: a turn (pass, contract, attack or bid), by Thu 05 Mar 2026 "
+              "12:00 UTC."),
+    "loatcg": ("Round 1 of 8; Members: Alice, Bob and Carol.\n"
+               "    No Round Report yet: Hand Scores are published in the Round Reports.",
+               "Next: Round Report 1, by Mon 09 Mar 2026 12:00 UTC."),
+}
+#: What each game's help tells Bob first, at the start.
+HELP = {
+    "goofspiel": "Round 1 of 6: the prize is 5.\n  Your pack: 1 2 3 4 5 6.",
+    "pure-skill": "Round 1 of 13: the prize is 10♠ (10 points).\n"
+                  "  Your pack: A 2 3 4 5 6 7 8 9 10 J Q K.",
+    "spades": "It is Alice's turn to bid.",
+    "miser": "It is your turn. Write one of:\n    pass",
+    "loatcg": "You hold 2 wool, 1 lumber, 1 apple, 1 diamond.",
+}
+
+
 @pytest.mark.parametrize("game", GAMES)
-def test_status_shows_the_public_state(club: Club, game: str) -> None:
+def test_status_reads_like_a_page_of_the_game(club: Club, game: str) -> None:
     tag = new_game(club, game)
     text, mails = ask(club, ALICE, tag, "status")
-    assert f"DONE (status): {tag} (" in text
-    assert "is active." in text
+    title = get_game(game).title
+    page, waits = STATUS[game]
+    assert f"> status\n  DONE (status): {tag}, {title}\n    {page}\n    {waits}\n" in text
+    assert "\n    Lately:\n      " in text
+    assert "\n    What you can write now:\n      " in text
+    assert "Over:" not in text and "False" not in text  # no key dump
     assert len(mails) == 1  # the answer alone
-    if game == "goofspiel":
-        assert "Round: 1" in text and "Prize: 5" in text
-        assert "Waiting for Alice to" in text and "Waiting for Bob to" in text
+    # The public facts, never a card of a hand, nor a score not yet published.
     if game == "spades":
-        # The public facts, never a card of a hand.
         state = club.referee.reading.stored_state(tag)
         assert not any(f" {c} " in text for hand in state["hands"] for c in hand)
+    if game == "loatcg":
+        assert "Hand Score is" not in text
 
 
 @pytest.mark.parametrize("game", GAMES)
-def test_history_shows_the_public_moves_so_far(club: Club, game: str) -> None:
+def test_history_shows_the_latest_public_events_the_newest_last(club: Club, game: str) -> None:
     tag = new_game(club, game)
+    with club.referee.sessions() as db:
+        events = list(db.scalars(select(m.Event.text).where(m.Event.public)
+                                 .order_by(m.Event.id)))
     text, _ = ask(club, BOB, tag, "history")
-    assert "DONE (history):" in text
-    assert "The public moves and reports so far:" in text or "Nothing public" in text
+    assert ("DONE (history): The public moves and reports so far, the newest last:\n"
+            + "".join(f"    {e}\n" for e in events)) in text
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_help_says_what_the_player_can_write_and_the_tables_commands(
+        club: Club, game: str) -> None:
+    tag = new_game(club, game)
+    text, _ = ask(club, BOB, tag, "help")
+    assert f"> help\n  DONE (help): {HELP[game]}" in text
+    assert "Help is below" not in text
+    assert ("\n  At any time you may also write:\n"
+            "    status      the game as it stands: scores, whose move, by when\n"
+            "    history     the latest public moves and reports\n") in text
+    # Said once: the answer does not end with the help again.
+    assert text.count(HELP[game].split("\n")[0]) == 1
+
+
+def test_history_of_a_long_game_shows_the_latest_and_how_many_came_before(club: Club) -> None:
+    tag = new_game(club, "spades")
+    for sender, bid in ((ALICE, 3), (CAROL, 3), (DAVE, 4), (BOB, 4)):
+        club.send(sender, f"bid {bid}", subject=f"[{tag}] bid")
+        club.poll()
+    for _ in range(40):  # cards, as the referee plays them at each deadline
+        club.poll(club.now + timedelta(days=3, minutes=1))
+    with club.referee.sessions() as db:
+        events = list(db.scalars(select(m.Event.text).where(m.Event.public)
+                                 .order_by(m.Event.id)))
+    text, _ = ask(club, BOB, tag, "history")
+    head = re.search(r"DONE \(history\): The latest (\d+) public moves and reports, the newest "
+                     r"last \((\d+) earlier ones not shown\):\n", text)
+    assert head, text
+    shown, earlier = int(head.group(1)), int(head.group(2))
+    assert shown + earlier == len(events) and earlier > 0
+    assert "".join(f"    {e}\n" for e in events[-shown:]) in text
 
 
 def test_history_never_shows_a_sealed_bid(club: Club) -> None:
@@ -187,3 +261,61 @@ def test_away_needs_a_duration(club: Club) -> None:
     tag = new_game(club, "goofspiel")
     text, _ = ask(club, ALICE, tag, "away")
     assert "REFUSED (away): Say for how long, like 'away 3d' or 'away 12h'." in text
+
+
+def test_help_to_a_player_not_to_move_says_whose_move_it_is_and_by_when(club: Club) -> None:
+    tag = new_game(club, "goofspiel")
+    club.send(ALICE, "bid 3", subject=f"[{tag}] bid")
+    club.poll()
+    text, _ = ask(club, ALICE, tag, "help")
+    assert ("> help\n  DONE (help): Round 1 of 6: the prize is 5.\n"
+            "  Your pack: 1 2 3 4 5 6.\n"
+            "  You have bid 3 this round; bids are final. Wait for the round report.\n"
+            "  Waiting for Bob's bid for round 1, by Thu 05 Mar 2026 12:00 UTC.\n") in text
+    text, _ = ask(club, ALICE, tag, "status")
+    assert "    Sealed bids are in from Alice.\n" in text
+    assert "    Waiting for Bob's bid for round 1, by Thu 05 Mar 2026 12:00 UTC.\n" in text
+
+
+def test_status_between_rounds_shows_the_last_round_and_the_next_prize(club: Club) -> None:
+    tag = new_game(club, "goofspiel")
+    club.send(ALICE, "bid 3", subject=f"[{tag}] bid")
+    club.send(BOB, "bid 2", subject=f"[{tag}] bid")
+    club.poll()
+    text, _ = ask(club, BOB, tag, "status")
+    assert ("    Round 2 of 6: the prize is 1.\n    Points: Alice 10, Bob 0.\n"
+            "    Waiting for you and Alice: a bid for round 2 each, by Thu 05 Mar 2026 "
+            "12:00 UTC.\n    Lately:\n      Round 1: the prize is 5.\n"
+            "      Round 1, prize 5: Alice 3, Bob 2; Alice takes 2 3 5 (10).\n"
+            "      Round 2: the prize is 1.\n") in text
+
+
+def test_status_and_help_once_the_game_is_over(club: Club) -> None:
+    tag = new_game(club, "goofspiel")
+    for card in (6, 5, 4, 3, 2):
+        club.send(ALICE, f"bid {card}", subject=f"[{tag}] bid")
+        club.send(BOB, f"bid {card - 1 if card > 1 else card}", subject=f"[{tag}] bid")
+        club.poll()
+    assert club.referee.reading.stored_state(tag)["over"]
+    text, _ = ask(club, BOB, tag, "status\nhelp")
+    assert (f"DONE (status): {tag}, Goofspiel\n"
+            "    The game is over after 6 rounds: Alice wins.\n"
+            "    Final points: Alice 54, Bob 9.\n    Lately:\n") in text
+    assert "What you can write now" not in text and "Waiting for" not in text
+    assert ("> help\n  DONE (help): The game is over; the final report has the result.\n"
+            "  You may still write: status, history, games.\n") in text
+
+
+def test_status_and_help_of_a_cancelled_game(club: Club) -> None:
+    tag = new_game(club, "spades")
+    club.referee.operator.cancel_game(tag, "the club closed", now=club.now)
+    club.poll()
+    text, _ = ask(club, CAROL, tag, "status\nhelp\nhistory")
+    assert (f"DONE (status): {tag}, Spades\n"
+            "    The game was cancelled by the person who runs this referee, with no winner. "
+            "It stood so:\n    Round 1, in a game to 500.\n") in text
+    assert "Waiting for" not in text and "What you can write now" not in text
+    assert ("> help\n  DONE (help): The game was cancelled; nothing more can be played.\n"
+            "  You may still write: status, history, games.\n") in text
+    assert "      The game was cancelled. the club closed\n" in text  # status's Lately
+    assert "    The game was cancelled. the club closed\n" in text  # history

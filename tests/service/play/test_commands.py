@@ -1,0 +1,226 @@
+"""The command lines of one mail (``referee.service.play.commands``), in
+the player's words: table talk is passed over, a line that looks like a
+move but is none says why, a move for a turn that is over says what
+happened meanwhile in the game's terms, and the answer's subject is one
+"Re: " before the subject the player wrote."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+
+from tests.test_referee import ALICE, BOB, CAROL, T0, Club, body, new_goofspiel
+
+DAVE = "dave@club.test"
+FOUR = [f"Alice <{ALICE}>", f"Bob <{BOB}>", f"Carol <{CAROL}>", f"Dave <{DAVE}>"]
+LIST = "players@club.test"
+LIST_ID = {"List-Id": f"<{LIST.replace('@', '.')}>"}
+
+
+def kind(msg: EmailMessage) -> str:
+    return str(msg["X-Referee-Mail"])
+
+
+def answer(club: Club, sender: str, text: str, subject: str = "move", **mail: object) -> str:
+    club.send(sender, text, subject=subject, **mail)  # type: ignore[arg-type]
+    (reply,) = [x for x in club.poll() if "transcript" in kind(x).split()]
+    return body(reply)
+
+
+def spades(club: Club) -> str:
+    """Spades with seed "s": Alice bids first, then Carol, Dave and Bob;
+    teams Alice & Dave, Carol & Bob."""
+    tag = club.referee.operator.create_game("spades", FOUR, now=club.now, seed="s")
+    club.poll()
+    return tag
+
+
+@pytest.fixture
+def listed(tmp_path: Path) -> Iterator[Club]:
+    c = Club(tmp_path, public_list=LIST)
+    yield c
+    c.referee.close()
+
+
+# -- table talk -------------------------------------------------------------------
+
+
+def test_greetings_chat_and_sign_offs_are_not_echoed_back(club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    text = answer(club, ALICE, "Hi Bob,\nhere is my bid, good luck!\nbid 5\nThanks!\n"
+                  "Best regards\nViele Grüße\nCordialement\nAlice", subject=f"[{tag}] r1")
+    assert text.split("goofspiel-1.\n\n", 1)[1] == (
+        "> bid 5\n  DONE (bid 5): Your bid of 5 for round 1 is sealed.\n\n"
+        "-- \nClub Referee <referee@club.test>\n"
+        'Write "help" to the referee for what you can do now.\n')
+
+
+def test_a_mail_with_no_command_is_told_so_once_with_what_to_write(club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    text = answer(club, BOB, "Hello referee,\nwhen does this start?\nBob", subject=f"[{tag}] ?")
+    assert text.split("goofspiel-1.\n\n", 1)[1].startswith(
+        "I found no command in your mail. Talk and greetings are fine; I answer\n"
+        "only the lines that are commands.\n\n"
+        "What you can write now:\nRound 1 of 6: the prize is 5.\nYour pack: 1 2 3 4 5 6.\n")
+    assert "IGNORED" not in text and text.count("I found no command") == 1
+
+
+def test_table_talk_on_the_list_gets_no_answer(listed: Club) -> None:
+    tag = listed.referee.operator.create_game("spades", FOUR, now=listed.now, seed="s",
+                                              options={"mail": "all"})
+    listed.poll()
+    listed.send(ALICE, "Good luck everyone!\nAlice", subject=f"[{tag}] hello", to=LIST,
+                headers=LIST_ID)
+    assert listed.poll() == []
+    # A move in the same kind of mail is answered as ever.
+    listed.send(ALICE, "Good luck everyone!\nbid 3\nAlice", subject=f"[{tag}] bid", to=LIST,
+                headers=LIST_ID)
+    (reply,) = [x for x in listed.poll() if "transcript" in kind(x).split()]
+    assert "> bid 3\n  DONE (bid 3): Alice bids 3." in body(reply)
+    assert "Good luck" not in body(reply)
+
+
+def test_a_line_that_looks_like_a_move_but_is_none_says_why(club: Club) -> None:
+    tag = spades(club)
+    text = answer(club, BOB, "status of the game?\nconcede the trick\nplay nice, all\nbdi 3\n"
+                  "Q♥\nhave a nice day", subject=f"[{tag}] x")
+    assert ("> status of the game?\n  IGNORED: Not read: 'status' is written alone on its "
+            "line.\n") in text
+    assert ("> concede the trick\n  IGNORED: Not read: this looks like a move of Spades, but "
+            "I could not read it, so nothing was done. How to write each move is below.\n"
+            ) in text
+    assert "> play nice, all\n  REFUSED: I cannot read 'nice, all' as a card." in text
+    assert "> bdi 3\n  REFUSED: Not a command: did you mean 'bid 3'?\n" in text
+    assert "> Q♥\n  REFUSED: Not a command: did you mean 'play Q♥'?\n" in text
+    assert "have a nice day" not in text
+    assert "What you can write now:\nIt is Alice's turn to bid." in text
+
+
+def test_a_table_command_may_end_with_a_question_mark(club: Club) -> None:
+    tag = spades(club)
+    text = answer(club, BOB, "status?\nhelp?", subject=f"[{tag}] x")
+    assert f"> status?\n  DONE (status): {tag}, Spades\n" in text
+    assert "> help?\n  DONE (help): It is Alice's turn to bid.\n" in text
+
+
+def test_reading_stops_after_five_lines_of_talk_saying_which_move_was_not_read(
+        club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    text = answer(club, ALICE, "Dear all,\nI was away.\nThe weather was fine.\nWe walked.\n"
+                  "It rained once.\nbid 5\nbid 4\nAlice", subject=f"[{tag}] news")
+    assert ("> bid 5\n  IGNORED: Not read: I stop reading a mail after 5 lines in a row that "
+            "are no command, and this line came after them, with 1 more like it. Send it "
+            "again at the top of a mail.\n") in text
+    assert club.referee.reading.stored_state(tag)["bids"] == {}
+
+
+# -- resign ---------------------------------------------------------------------
+
+
+def test_resign_alone_has_no_empty_ignored_line_and_the_rest_after_it_is_named(
+        club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    text = answer(club, ALICE, "resign\nBye all", subject=f"[{tag}] bye")
+    assert "IGNORED" not in text
+    assert "DONE (resign): Alice has left the game" in text
+    tag = new_goofspiel(club)
+    club.poll()
+    text = answer(club, BOB, "resign\nbid 3", subject=f"[{tag}] bye")
+    assert "\n  IGNORED: You have left the game; the rest was ignored.\n" in text
+
+
+# -- a move for a turn that is over --------------------------------------------------
+
+
+def test_a_late_spades_bid_says_the_referee_bid_for_the_player_and_play_moved_on(
+        club: Club) -> None:
+    """The issue's case: Alice answers her hand mail after the deadline, when
+    the referee has bid 2 for her and the bidding is over."""
+    club.referee.operator.create_game("spades", FOUR, now=club.now, seed="s")
+    (hand,) = [x for x in club.poll() if "hand" in kind(x).split() and ALICE in str(x["To"])]
+    club.poll(T0 + timedelta(days=3, minutes=1))  # the referee bids 2 for Alice
+    for sender in (CAROL, DAVE, BOB):
+        club.send(sender, "bid 3", subject="[spades-1] bid")
+        club.poll()
+    text = answer(club, ALICE, "bid 3", subject=f"RE: {hand['Subject']}",
+                  headers={"In-Reply-To": str(hand["Message-ID"])})
+    assert ("> bid 3\n  REFUSED (bid 3): The deadline passed, so the referee made your move "
+            "for you: bid 2. The bidding is over: it is trick 1 now, waiting for Carol: a card "
+            "to trick 1. This line was not applied.\n") in text
+    assert "turn 1" not in text.lower() and "turn 2" not in text.lower()
+    assert "What you can write now:\nIt is Carol's turn to play a card." in text
+
+
+def test_a_spades_card_after_the_bid_that_closed_the_bidding_waits_for_a_new_mail(
+        club: Club) -> None:
+    tag = spades(club)
+    for sender in (ALICE, CAROL, DAVE):
+        club.send(sender, "bid 3", subject=f"[{tag}] bid")
+        club.poll()
+    text = answer(club, BOB, "bid 4\nplay AS\nplay 2C", subject=f"[{tag}] bid")
+    # Bob's bid closed the bidding: his card waits for a mail written
+    # after he has seen the bids. A card he holds may be sent again...
+    assert ("> play AS\n  REFUSED (play AS): The bidding is over: it is trick 1 now, waiting "
+            "for you: a card to trick 1. This line was not applied. If you still want it now, "
+            "send it again in a new mail.\n") in text
+    # ... one he does not hold (a misplay, rule 6) is not suggested again.
+    assert ("> play 2C\n  REFUSED (play 2C): The bidding is over: it is trick 1 now, waiting "
+            "for you: a card to trick 1. This line was not applied.\n") in text
+    assert club.referee.reading.stored_state(tag)["scores"] == [0, 0]
+
+
+def test_a_late_goofspiel_bid_names_the_round_and_how_to_bid_in_this_one(club: Club) -> None:
+    tag = new_goofspiel(club)
+    (opening, _) = club.poll()
+    club.send(BOB, "bid 3", subject=f"[{tag}] bid")
+    club.poll()
+    club.poll(T0 + timedelta(days=3, minutes=1))  # the referee bids for Alice
+    text = answer(club, ALICE, "bid 4", subject=f"AW: Re: {opening['Subject']}",
+                  headers={"In-Reply-To": str(opening["Message-ID"])})
+    assert " ".join(text.split()).count(
+        "REFUSED (bid 4): The deadline passed, so the referee made your move for you: bid 3. "
+        "Round 1 is over: it is round 2 now, waiting for you and Bob: a bid for round 2 each. "
+        "This line was not applied. If you still want it for round 2, send it again, answering "
+        "the latest mail or writing 'bid 4 round 2'.") == 1
+
+
+def test_a_bid_for_a_round_not_begun_says_so(club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    text = answer(club, ALICE, "bid 5 round 2", subject=f"[{tag}] early")
+    assert ("REFUSED (bid 5): Round 2 has not begun (it is round 1 now), so this line was not "
+            "applied. Send it again once it has begun.") in " ".join(text.split())
+
+
+# -- the answer's subject ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("subject", [
+    "RE: [goofspiel-1] my bid", "AW: Re: [goofspiel-1] my bid", "Re: Fwd: [goofspiel-1] my bid",
+    "Réf. : [goofspiel-1] my bid", "SV: [goofspiel-1] my bid", "Antw: [goofspiel-1] my bid",
+    "R: [goofspiel-1] my bid", "Re[2]: [goofspiel-1] my bid", "re:RE: [goofspiel-1] my bid",
+    "TR : WG: [goofspiel-1] my bid", "[goofspiel-1] my bid",
+])
+def test_the_answers_subject_is_one_re_before_the_players_subject(
+        club: Club, subject: str) -> None:
+    new_goofspiel(club)
+    club.poll()
+    club.send(ALICE, "bid 5", subject=subject)
+    (reply,) = club.poll()
+    assert reply["Subject"] == "Re: [goofspiel-1] my bid (secret)"
+
+
+def test_a_subject_that_is_only_reply_prefixes_becomes_your_mail(club: Club) -> None:
+    new_goofspiel(club)
+    club.poll()
+    club.send(ALICE, "bid 5", subject="RE: AW:")
+    (reply,) = club.poll()
+    assert reply["Subject"] == "Re: your mail [goofspiel-1] (secret)"

@@ -48,6 +48,9 @@ DIGEST_EVERY = timedelta(days=1)
 COMPOSITE = "table"
 #: What heads the moves a mail carries.
 SINCE = "Since your last mail:"
+#: The key in a transaction's ``Session.info`` of the (game, player) pairs
+#: whose held mail goes out with their next mail of the batch.
+_RELEASED = "quiet_released"
 
 
 def mail_mode(engine: Game[object], game: m.Game, seat: m.Seat,
@@ -163,8 +166,12 @@ class QuietTable:
                                   headline=item.headline, personal=item.secret,
                                   body="" if item.routine else item.body, created_at=now))
             return
-        # Nothing is held for a player in mail all: it went out when they chose it.
-        held = self.take_held(db, game.id, player.id) if mode != "all" else []
+        # In mail all nothing is held, but what was held before the player
+        # chose it (``release``), which comes in this batch's mail.
+        released: set[tuple[int, int]] = db.info.get(_RELEASED, set())
+        take = mode != "all" or (game.id, player.id) in released
+        released.discard((game.id, player.id))
+        held = self.take_held(db, game.id, player.id) if take else []
         if reply and reply.done and mode != "all":
             held, reply = [*held, reply.done], None
         self._send(db, game, player, held, items, mode=mode, over=over, now=now, turn=turn,
@@ -184,10 +191,15 @@ class QuietTable:
         return [Item(r.headline, r.body, personal=False, routine=not r.body, secret=r.personal)
                 for r in rows]
 
-    def holds(self, db: Session, game_id: int, player_id: int) -> bool:
-        """Whether anything is held for a player in a game."""
-        return db.scalar(select(m.HeldMail.id).where(
-            m.HeldMail.game_id == game_id, m.HeldMail.player_id == player_id).limit(1)) is not None
+    def release(self, db: Session, game_id: int, player_id: int) -> bool:
+        """Whether anything is held for a player in a game, who now asked
+        for all mail: if so, their mail of this batch (this transaction)
+        takes it, though mail all holds nothing and looks for nothing."""
+        if db.scalar(select(m.HeldMail.id).where(
+                m.HeldMail.game_id == game_id, m.HeldMail.player_id == player_id).limit(1)) is None:
+            return False
+        db.info.setdefault(_RELEASED, set()).add((game_id, player_id))
+        return True
 
     def drop_held(self, db: Session, game_id: int) -> None:
         """Forget what is held for the players of a game the list told the

@@ -312,9 +312,8 @@ def _mail(gs: GameSession, seat: int, mode: str) -> Answer:
         return "refused", f"You get '{current}' now. Choose one: {choices}."
     row.mail_mode = mode
     said = f"From now on you get {MODES[mode]}."
-    if mode == "all" and row.player is not None and gs.delivery.quiet.holds(
+    if mode == "all" and row.player is not None and gs.delivery.quiet.release(
             gs.db, gs.row.id, row.player.id):
-        # Delivery takes it into the mail this answer goes in (mail all).
         said += " What was held for you heads this mail."
     return "applied", said
 

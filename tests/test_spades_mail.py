@@ -175,7 +175,8 @@ def table(club: MailClub) -> Table:
 
 
 def kind(msg: EmailMessage) -> str:
-    return str(msg["X-Referee-Mail"])
+    # A long value is folded (RFC 5322 2.2.3): unfolded, it may start with a space.
+    return str(msg["X-Referee-Mail"]).strip()
 
 
 def kinds(msg: EmailMessage) -> list[str]:
@@ -191,7 +192,9 @@ def sections(msg: EmailMessage) -> list[tuple[str, str]]:
     part is its subject (less the tag and "(secret)") and its text; a mail
     of several, each part under its underlined headline, the moves it
     carries as lines under "Since your last mail:" ("", their lines)."""
-    text = body(msg).partition("\n-- \n")[0].removeprefix(SECRET_NOTE).strip("\n")
+    # The mail's own signature is its last: a resent report keeps its own.
+    head, sep, _ = body(msg).rpartition("\n-- \n")
+    text = (head if sep else body(msg)).removeprefix(SECRET_NOTE).strip("\n")
     if not kind(msg).startswith(COMPOSITE):
         head = re.sub(r"^\[[^]]+\] |^Re: | \(secret\)$", "", str(msg["Subject"]))
         return [(head, text)]

@@ -21,7 +21,7 @@ from referee.games.loatcg.instructions import CARD_TYPES, EXAMPLE_INSTRUCTIONS, 
 from referee.service.outgoing.queue import SECRET_NOTE
 from referee.store import models as m
 from tests.test_referee import REF, SIGNATURE, T0, Club, body
-from tests.test_spades_mail import section, sections
+from tests.test_spades_mail import kind, section, sections
 
 LIST = "players@club.test"
 ANN, BEN, CAT = "Ann <ann@club.test>", "Ben <ben@club.test>", "Cat <cat@club.test>"
@@ -70,7 +70,7 @@ def addressed(msg: EmailMessage) -> str:
 
 def kinds(mails: list[EmailMessage]) -> list[tuple[str, str]]:
     """(template, To) of each mail, in the order sent."""
-    return [(str(x["X-Referee-Mail"]), addressed(x)) for x in mails]
+    return [(kind(x), addressed(x)) for x in mails]
 
 
 def test_a_stranger_deals_themselves_in_by_mail_to_the_referee_alone(club: Club) -> None:
@@ -110,10 +110,12 @@ def test_a_stranger_asking_to_be_dealt_in_anywhere_in_a_mail_joins(club: Club) -
     club.send("Frank Fisher <ffisher@club.test>", "Hi all,\n\nIs it too late? deal me in, "
               "please\n\nFrank\n", subject="the card game")
     mails = club.poll(T0 + DAY)
-    assert kinds(mails) == [("transcript", "Frank Fisher <ffisher@club.test>"),
-                            ("joined", LIST), ("dealt", "Frank Fisher <ffisher@club.test>")]
-    assert ("> Is it too late? deal me in, please\n  DONE (join): Frank Fisher deals emself in "
-            "and draws 5 cards.") in body(mails[0])
+    # One mail to Frank: his answer and the join as lines (mail turns, a
+    # list game's default), then his cards; a join never goes to the list.
+    assert kinds(mails) == [("table transcript joined dealt", "Frank Fisher <ffisher@club.test>")]
+    assert ("Since your last mail:\n  You: Is it too late? deal me in, please (done)\n"
+            "  Frank Fisher deals emself in\n\n") in body(mails[0])
+    assert "the Dealor deals you 5 cards (rule 3)" in section(mails[0], "Cards dealt to you")
     assert [mb["name"] for mb in state(club, tag)["members"]] == ["Ann", "Frank Fisher"]
     assert state(club, tag)["members"][1]["aliases"] == ["ffisher"]
 
@@ -176,10 +178,14 @@ def test_an_offer_names_a_member_as_people_do(club: Club) -> None:
     set_hands(club, tag, **{"ann lee": {"wool": 4}, "bob baker": {"steel": 2}})
     club.send(lee, "offer 2 wool for 1 steel to Bob\noffer 1 wool for 1 steel to bbaker",
               subject=f"[{tag}] steel", to=LIST)
-    reply = club.poll(T0 + DAY)[0]
-    assert "DONE (offer 2 wool for 1 steel to Bob): Offer 1: Ann Lee gives 2 wool for 1 steel " \
-           "to Bob Baker." in body(reply)
-    assert "Offer 2: Ann Lee gives 1 wool for 1 steel to Bob Baker." in body(reply)
+    # The list's one post of the two offers, each to Bob Baker, however
+    # named; Ann Lee's answer, that both were made, is a line of her next
+    # mail (mail turns).
+    (post,) = club.poll(T0 + DAY)
+    assert addressed(post) == LIST
+    for number, give in ((1, 2), (2, 1)):
+        offer = section(post, f"Offer {number}: Ann Lee gives {give} wool for 1 steel")
+        assert "It may be accepted by Bob Baker." in offer
     club.send(bob, "accept 1", subject=f"[{tag}] yes", to=LIST)
     club.poll(T0 + DAY)
     assert hand_of(club, tag, "Bob Baker")["wool"] == 2
@@ -230,20 +236,20 @@ def test_a_former_member_joining_again_gets_nothing(club: Club) -> None:
     # Ann's next mail, and the others hear of it with theirs, here the
     # day's digest, as the list never does.
     assert club.poll(T0 + DAY) == []
-    mails = club.poll(T0 + 2 * DAY)
+    members = {mb["name"]: mb for mb in state(club, tag)["members"]}
+    assert sum(members["Ann"]["hand"].values()) == 0 and not members["Ann"]["bot"]
+    assert members["Ann (bot)"]["bot"] and members["Ann (bot)"]["hand"] == before
+    assert club.referee.reading.replay(tag) == state(club, tag)
+    mails = club.poll(T0 + 2 * DAY)  # the day's digests (the bot's move of today waits)
     assert kinds(mails) == [("table", ANN), ("table", BEN)]
     assert body(mails[0]) == (
         "Since your last mail:\n  You: deal me in (done)\n"
         f"  Ann deals emself in again and draws nothing\n\n{SIGNATURE}")
     assert body(mails[1]) == (
         f"Since your last mail:\n  Ann deals emself in again and draws nothing\n\n{SIGNATURE}")
-    members = {mb["name"]: mb for mb in state(club, tag)["members"]}
-    assert sum(members["Ann"]["hand"].values()) == 0 and not members["Ann"]["bot"]
-    assert members["Ann (bot)"]["bot"] and members["Ann (bot)"]["hand"] == before
-    assert club.referee.reading.replay(tag) == state(club, tag)
     # Another person of the same name is told apart by a number.
     club.send("Ann <ann@else.test>", "deal me in", subject=f"[{tag}] me too")
-    club.poll(T0 + DAY)
+    club.poll(T0 + 2 * DAY)
     with club.referee.sessions() as db:
         seats = db.scalars(select(m.Seat).where(m.Seat.game_id == 1).order_by(m.Seat.position))
         assert [(s.name, s.bot, s.player.address) for s in seats] == [
@@ -405,14 +411,21 @@ SCORE_TOLD = re.compile(
     r"(?im)\bscores?\b[ \t]*(?:is|was|of|:)[ \t]*-?\d"
     r"|\bscores?\b[^\n.]*\b(?:Ann|Ben|Dan|Bot \d)\b[ \t]+-?\d"
     r"|^[ \t]+(?:Ann|Ben|Dan|Bot \d):[ \t]*-?\d")
-#: The mails that tell Hand Scores (ruling TCG-22): the Round Reports, the
-#: Final Report, and the 3 cards dealt each round (rule 7).
-TELLS_SCORES = ("round_report", "final_report")
+#: The parts of mails that tell Hand Scores (ruling TCG-22), by their
+#: headlines: the Round Reports, the Final Report, and the 3 cards dealt
+#: each round (rule 7).
+TELLS_SCORES = ("Round Report ", "Final Report")
 
 
-def rule_7_deal(mail: EmailMessage) -> bool:
-    return mail["X-Referee-Mail"] == "dealt" and "deals each Member 3 cards (rule 7)" in " ".join(
-        body(mail).split())
+def parts(mails: list[EmailMessage]) -> list[tuple[str, str]]:
+    """Each part of each mail, as (headline, text): a mail of one part is
+    its subject and text, a mail of several each part under its headline."""
+    return [part for mail in mails for part in sections(mail)]
+
+
+def rule_7_deal(headline: str, text: str) -> bool:
+    return headline.startswith("Cards dealt to you") and (
+        "deals each Member 3 cards (rule 7)" in " ".join(text.split()))
 
 
 def test_tcg_22_a_hand_score_is_told_only_in_the_reports_and_the_deal_of_rule_7(
@@ -435,13 +448,14 @@ def test_tcg_22_a_hand_score_is_told_only_in_the_reports_and_the_deal_of_rule_7(
     club.send(BEN, "offer 1 diamond for 1 steel", subject=f"[{tag}] steel?", to=LIST)
     club.send(DAN, "accept 1\nmy score", subject=f"[{tag}] yes", to=LIST)
     mails += club.poll(T0 + 2 * DAY)
-    answers = [x for x in mails if x["X-Referee-Mail"] == "transcript" and addressed(x) == ANN]
+    # Ann's answer heads the one mail her probing brought her, with all it
+    # caused for her (her hand, what was resent, dealt, revealed).
+    answers = [x for x in mails if "transcript" in kind(x).split() and addressed(x) == ANN]
     assert "REFUSED (score): The Dealor tells Hand Scores only in the Round Reports (rule 5), " \
            "with the 3 cards dealt each round (rule 7) and in the Final Report (rule 6); " \
-           "'hand' shows your cards." in " ".join(body(answers[0]).split())
-    hand = next(x for x in mails if x["X-Referee-Mail"] == "hand")
-    assert hand["Subject"] == f"[{tag}] Your hand (secret)"
-    told = {str(x["X-Referee-Mail"]) for x in mails}
+           "'hand' shows your cards." in " ".join(section(answers[0], "Your mail").split())
+    assert "Your hand (secret)" in [h for h, _ in sections(answers[0])]
+    told = {k for x in mails for k in kind(x).split()}
     assert {"transcript", "joined", "dealt", "hand", "resent", "reveal",
             "take_failed", "craft", "discard", "offer", "trade", "trade_failed"} <= told
     # No report is out yet: no mail and no status tells any score.
@@ -456,15 +470,17 @@ def test_tcg_22_a_hand_score_is_told_only_in_the_reports_and_the_deal_of_rule_7(
     for day in (21, 28, 35, 42, 49, 56):
         mails += club.poll(T0 + day * DAY)
     assert state(club, tag)["frozen"]
-    reports = [x for x in mails if x["X-Referee-Mail"] in TELLS_SCORES]
-    assert len(reports) == 8 and all(SCORE_TOLD.search(body(x)) for x in reports)
-    deals = [x for x in mails if rule_7_deal(x)]
+    # Each part on its own: a report or a deal of rule 7 may share a mail
+    # with parts that must not tell a score.
+    reports = [t for h, t in parts(mails) if h.startswith(TELLS_SCORES)]
+    assert len(reports) == 8 and all(SCORE_TOLD.search(t) for t in reports)
+    deals = [t for h, t in parts(mails) if rule_7_deal(h, t)]
     assert len(deals) == 3 * 6  # Ann, Ben, Dan after reports 2 to 7; bots get no mail
     for deal in deals:
-        assert re.search(r"\nYour Hand Score: -?\d+ points?\.\n", body(deal))
-    for mail in mails:
-        if mail["X-Referee-Mail"] not in TELLS_SCORES and not rule_7_deal(mail):
-            assert not SCORE_TOLD.search(body(mail)), (mail["X-Referee-Mail"], body(mail))
+        assert re.search(r"\nYour Hand Score: -?\d+ points?\.\n", deal)
+    for headline, text in parts(mails):
+        if not headline.startswith(TELLS_SCORES) and not rule_7_deal(headline, text):
+            assert not SCORE_TOLD.search(text), (headline, text)
     published = state(club, tag)["final_scores"]
     assert club.referee.reading.status(tag)[0]["scores"] == dict(published)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -35,6 +36,7 @@ from referee.store import models as m
 from referee.store.db import upgrade
 from tests.mailstack import PLAYERS, REPO_ROOT, MailStack
 from tests.test_referee import bounce_of
+from tests.test_spades_mail import kinds, section, sections
 
 T0 = datetime(2026, 3, 2, 12, 0)  # a Monday
 REF = "referee@example.test"
@@ -82,6 +84,15 @@ def body(msg: EmailMessage) -> str:
 
 def kind(msg: EmailMessage) -> str:
     return str(msg["X-Referee-Mail"])
+
+
+def as_part(msg: EmailMessage) -> tuple[str, str]:
+    """A mail of one part as it reads among the parts of a mail of several:
+    (its headline, its text); the headline is the subject less the tag and
+    what it asks the player to do (": your bid"), which a mail of several
+    says once, in its own subject."""
+    ((head, text),) = sections(msg)
+    return re.sub(r": your \w+$", "", head), text
 
 
 def quoted(msg: EmailMessage) -> str:
@@ -186,17 +197,13 @@ ALICE, BOB = person("alice"), person("bob")
 
 # -- 1. a whole game of Goofspiel ---------------------------------------------------
 
-BOB_ROUND_1_TRANSCRIPT = f"""\
-{SECRET_NOTE}
-
+BOB_ROUND_1_ANSWER = """\
 Bob, here is what I did with your mail for goofspiel-1.
 
 > bid 3
   DONE (bid 3): Your bid of 3 for round 1 is sealed.
 
 Next deadline for you: Thu 05 Mar 2026 13:00 UTC.
-
-{SIGNATURE}Write "help" to the referee for what you can do now.
 """
 
 ROUND_1_REPORT = f"""\
@@ -221,6 +228,19 @@ Deadline: Thu 05 Mar 2026 13:00 UTC. If your bid has not arrived by then,
 the referee bids a random card of your pack for you.
 
 {SIGNATURE}"""
+
+#: Bob's bid ends round 1: one mail to him, secret (it echoes his sealed
+#: bid), the answer to his mail and then his copy of the report, each under
+#: its headline.
+BOB_ROUND_1 = f"""\
+{SECRET_NOTE}
+
+Your mail
+---------
+{BOB_ROUND_1_ANSWER}
+Round 1: Alice takes 13 — round 2 prize 1
+-----------------------------------------
+{ROUND_1_REPORT}"""
 
 FINAL_REPORT = f"""\
 ROUND 5: THE PRIZE WAS 3
@@ -252,7 +272,8 @@ def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_th
     assert (tag, other) == ("goofspiel-1", "goofspiel-2")
     post.poll(T0)
     (opening,) = post.new_mail("alice", 1)
-    assert opening["Subject"] == "[goofspiel-1] Goofspiel begins: round 1, the prize is 5"
+    # It asks Alice for a bid, and its subject says so.
+    assert opening["Subject"] == "[goofspiel-1] Goofspiel begins: round 1, the prize is 5: your bid"
     assert kind(opening) == "opening" and opening["Auto-Submitted"] == "auto-generated"
     assert str(opening["To"]) == ALICE  # each player's own copy: a reply-all reaches us alone
     assert opening["Reply-To"].addresses[0].addr_spec.startswith("referee+")
@@ -263,24 +284,30 @@ def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_th
 
     def play_round(n: int, alice: dict[str, Any],
                    bob: dict[str, Any]) -> tuple[dict[str, EmailMessage], EmailMessage]:
-        """Alice bids, then Bob; each gets a transcript and their copy of the report."""
+        """Alice bids, then Bob; each gets the answer to their bid and the
+        report. Alice's bid causes only her answer, a mail of its own; Bob's
+        ends the round, so his answer and his copy of the report come in one
+        mail, the answer first: two mails to Alice, one to Bob. Returns the
+        answers and Alice's report."""
         ids = {"alice": post.write("alice", **alice)}
         post.stack.wait_for("referee", post.in_referee_inbox)  # so Bob's bid ends the round
         ids["bob"] = post.write("bob", **bob)
         post.poll(T0 + timedelta(hours=n))
-        replies, reports = {}, []
-        for user in ("alice", "bob"):
-            mails = {kind(x): x for x in post.new_mail(user, 2)}
-            assert set(mails) == {"transcript", "round_report"}
-            reply = replies[user] = mails["transcript"]
+        alices = {kind(x): x for x in post.new_mail("alice", 2)}
+        assert set(alices) == {"transcript", "round_report"}
+        (bobs,) = post.new_mail("bob", 1)
+        assert kinds(bobs) == ["transcript", "round_report"]
+        replies = {"alice": alices["transcript"], "bob": bobs}
+        for user, reply in replies.items():
             assert str(reply["To"]) == (ALICE if user == "alice" else BOB)
             assert reply["In-Reply-To"] == ids[user]
             assert reply["Auto-Submitted"] == "auto-replied"
-            assert "DONE (bid " in body(reply), body(reply)
-            reports.append(mails["round_report"])
-        assert body(reports[0]) == body(reports[1])
-        assert reports[0]["Message-ID"] != reports[1]["Message-ID"]  # a copy each
-        return replies, reports[1]
+            answer = section(reply, "Your mail") if user == "bob" else body(reply)
+            assert "DONE (bid " in answer, body(reply)
+        report = alices["round_report"]
+        assert str(report["To"]) == ALICE  # her own copy: a reply-all reaches us alone
+        assert sections(bobs)[1] == as_part(report)  # Bob's copy: the same report
+        return replies, report
 
     # Round 1, prize 5: Alice tags her subject; Bob answers the opening without a tag,
     # quoting it (its quoted "bid 3" example must not count).
@@ -289,9 +316,10 @@ def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_th
         {"text": f"bid 3\n\nOn Mon, 2 Mar 2026 at 12:00, {NAME} wrote:\n{quoted(last_to_bob)}",
          "subject": "Re: Goofspiel begins", "reply_to": last_to_bob},
     )
-    assert replies["bob"]["Subject"] == "Re: Goofspiel begins [goofspiel-1] (secret)"
-    assert body(replies["bob"]) == BOB_ROUND_1_TRANSCRIPT
-    assert report["Subject"] == "[goofspiel-1] Round 1: Alice takes 13 — round 2 prize 1"
+    # Its subject is the answer's, and says that Bob's next bid is due.
+    assert replies["bob"]["Subject"] == "Re: Goofspiel begins [goofspiel-1]: your bid (secret)"
+    assert body(replies["bob"]) == BOB_ROUND_1
+    assert report["Subject"] == "[goofspiel-1] Round 1: Alice takes 13 — round 2 prize 1: your bid"
     assert report["References"].split()[0] == "<pbm.game.goofspiel-1@example.test>"
     assert body(report) == ROUND_1_REPORT
     # Round 2, prize 1: an HTML-only mail and a quoted-printable one.
@@ -305,13 +333,15 @@ def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_th
     )
     assert "Bob wins the round and takes 1 1 2 (4 points)." in body(report)
     # Round 3, prize 6: Alice sits in one game only, so no tag is needed; a tie carries.
-    _, report = play_round(3, {"text": "bid 6", "subject": "round three"},
-                        {"text": "I bid 6", "subject": f"[{tag}] 3"})
+    replies, report = play_round(3, {"text": "bid 6", "subject": "round three"},
+                                 {"text": "I bid 6", "subject": f"[{tag}] 3"})
     assert "Tie for the highest bid: 6 6 6 (18 points) carries over" in body(report)
-    # Round 4, prize 4: Bob replies to the round 3 report, again without a tag.
+    # Round 4, prize 4: Bob replies to his mail of the round 3 report, again without a
+    # tag, quoting it all (his answer's "> I bid 6" too).
+    bobs = replies["bob"]
     _, report = play_round(
         4, {"text": "bid 4", "subject": f"Re: [{tag}] round 4"},
-        {"text": f"bid five\n\n{quoted(report)}", "subject": "Re: round 3", "reply_to": report},
+        {"text": f"bid five\n\n{quoted(bobs)}", "subject": "Re: round 3", "reply_to": bobs},
     )
     assert "Bob wins the round and takes 4 4 5 6 6 6 (31 points)." in body(report)
     # Round 5, prize 3; round 6 plays itself from the last cards (G2-10).
@@ -342,7 +372,7 @@ def test_a_long_report_subject_reads_with_single_spaces_in_the_players_mailbox(
     post.poll(T0 + timedelta(hours=1))
     (report,) = [x for x in post.new_mail("alice", 2) if kind(x) == "round_report"]
     assert report["Subject"] == (
-        "[goofspiel-1] Round 1: Maximiliane von Hohenberg takes 12 — round 2 prize 1")
+        "[goofspiel-1] Round 1: Maximiliane von Hohenberg takes 12 — round 2 prize 1: your bid")
 
 
 # -- 2. a whole game of Pure Skill, with a bot seat and a missed deadline ------------
@@ -376,10 +406,15 @@ def test_a_pure_skill_game_with_a_bot_and_a_missed_deadline_is_won_by_a_human(
             post.write("bob", f"bid {packs[1][0]}", subject=f"[{tag}] round {r}")
             started += timedelta(hours=1)
             post.poll(started)
-            for user in ("alice", "bob"):
-                mails = post.new_mail(user, 2)
-                assert sorted(map(kind, mails)) == ["round_report", "transcript"]
-                report = next(x for x in mails if kind(x) == "round_report")
+            # Alice's bid is answered alone; Bob's ends the round: the report to
+            # Alice, and to Bob in one mail with the answer to his bid.
+            mails = post.new_mail("alice", 2)
+            assert sorted(map(kind, mails)) == ["round_report", "transcript"]
+            report = next(x for x in mails if kind(x) == "round_report")
+            (bobs,) = post.new_mail("bob", 1)
+            assert kinds(bobs) == ["transcript", "round_report"]
+            assert "DONE (bid " in section(bobs, "Your mail")
+            assert sections(bobs)[1] == as_part(report)  # the same report
             continue
         # Bob stays silent: a reminder one day before the deadline, a random card at it.
         post.poll(started + timedelta(hours=1))
@@ -529,19 +564,34 @@ def test_a_referee_killed_mid_pass_loses_no_move_applies_none_twice_and_answers_
                            .where(m.Outbox.sent_at.is_(None)))
         assert unsent == 0
 
+    # Whose bid ended each round: the answer to it carries the round's report,
+    # one mail (the other player gets the report alone).
+    ended = dict.fromkeys(PLAYERS, 0)
+    for tag, pair in zip(tags, CRASH_GAMES, strict=True):
+        actions = post.actions(tag)
+        for r in range(CRASH_ROUNDS):
+            ended[pair[actions[2 * r + 1][0] - 1]] += 1
+    assert sum(ended.values()) == len(CRASH_GAMES) * CRASH_ROUNDS
+
     # Every mail got exactly one reply: a resend may repeat it, with the same Message-ID.
     per_player = {u: sum(u in g for g in CRASH_GAMES) for u in PLAYERS}
     for user, games in per_player.items():
         mine = [mid for mid, sender in sent.items() if sender == user]
-        expected = games + len(mine) + games * CRASH_ROUNDS  # openings, replies, reports
+        # Openings, replies, and the reports but those that rode in a reply.
+        expected = games + len(mine) + games * CRASH_ROUNDS - ended[user]
         msgs = mail_with_distinct_ids(post.stack, user, expected)
         assert len({str(x["Message-ID"]) for x in msgs}) == expected, user
         for mid in mine:
-            replies = {(kind(x), str(x["Message-ID"])) for x in msgs if x["In-Reply-To"] == mid}
-            assert len(replies) == 1 and next(iter(replies))[0] == "transcript", (user, replies)
+            replies = {(tuple(kinds(x)), str(x["Message-ID"]))
+                       for x in msgs if x["In-Reply-To"] == mid}
+            assert len(replies) == 1 and next(iter(replies))[0][0] == "transcript", (
+                user, replies)
         reports = {(x["Subject"].split("]")[0], str(x["Message-ID"]))
-                   for x in msgs if kind(x) == "round_report"}
+                   for x in msgs if "round_report" in kinds(x)}
         assert len(reports) == games * CRASH_ROUNDS
+        carried = {str(x["Message-ID"]) for x in msgs
+                   if x["In-Reply-To"] in sent and "round_report" in kinds(x)}
+        assert len(carried) == ended[user], user
 
 
 # -- 4. automated mail gets no answer ------------------------------------------------

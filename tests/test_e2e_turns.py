@@ -21,7 +21,8 @@ from sqlalchemy import select
 from referee.games import get_game
 from referee.store import models as m
 from tests.mailstack import MailStack
-from tests.test_e2e import T0, Post, body, kind, person
+from tests.test_e2e import T0, Post, body, person
+from tests.test_spades_mail import kinds, section, sections
 
 
 @pytest.fixture
@@ -44,8 +45,26 @@ def arrived(post: Post, user: str) -> list[EmailMessage]:
 
 
 def only(mails: list[EmailMessage], what: str) -> EmailMessage:
-    (mail,) = [x for x in mails if kind(x) == what]
+    """The one mail of ``mails`` that carries a part of kind ``what``."""
+    (mail,) = [x for x in mails if what in kinds(x)]
     return mail
+
+
+def answer(mails: list[EmailMessage]) -> str:
+    """The text of the answer to the player's mail: a mail of its own, or
+    the first part of the one mail of all their mail caused for them."""
+    mail = only(mails, "transcript")
+    if kinds(mail) == ["transcript"]:
+        return sections(mail)[0][1]
+    assert sections(mail)[0][0] == "Your mail", sections(mail)
+    return section(mail, "Your mail")
+
+
+def moves(mail: EmailMessage) -> list[str]:
+    """The lines of the moves a mail of a quiet mode carries, first."""
+    head, text = sections(mail)[0]
+    assert head == "" and text.startswith("Since your last mail:\n"), sections(mail)
+    return text.splitlines()[1:]
 
 
 def bids(post: Post, tag: str, seat: int) -> list[int]:
@@ -71,8 +90,9 @@ def test_two_bids_in_one_mail_across_a_rounds_end_seal_only_the_first(post: Post
     post.write("bob", "bid 3\nbid 1", subject=f"[{tag}] bids")
     post.poll(T0 + timedelta(hours=2))
     mails = arrived(post, "bob")
-    assert [kind(x) for x in mails] == ["transcript", "round_report"]
-    text = body(only(mails, "transcript"))
+    # One mail: the answer to his, then the report of the round his bid closed.
+    assert [kinds(x) for x in mails] == [["transcript", "round_report"]]
+    text = answer(mails)
     assert "> bid 3\n  DONE (bid 3): Your bid of 3 for round 1 is sealed." in text
     assert ("> bid 1 REFUSED (bid 1): Round 1 is over: it is round 2 now, waiting for you "
             "and Alice: a bid for round 2 each. This line was not applied. If you still want "
@@ -95,9 +115,10 @@ def test_a_late_reply_to_an_earlier_report_is_refused_with_the_current_round(
     post.write("alice", "bid 5", subject=f"[{tag}] bid")
     post.write("bob", "bid 3", subject=f"[{tag}] bid")
     post.poll(T0 + timedelta(hours=1))
+    # Bob's bid closed round 1: the report rides in his answer's mail.
     round_1 = only(arrived(post, "bob"), "round_report")  # shows round 2's prize, 1
-    arrived(post, "alice")
-    post.write("alice", "bid 1", subject=f"[{tag}] bid", reply_to=round_1)
+    alices = only(arrived(post, "alice"), "round_report")
+    post.write("alice", "bid 1", subject=f"[{tag}] bid", reply_to=alices)
     post.write("bob", "bid 2", subject=f"Re: {round_1['Subject']}", reply_to=round_1)
     post.poll(T0 + timedelta(hours=2))
     round_2 = only(arrived(post, "bob"), "round_report")  # round 3's prize, 6
@@ -117,7 +138,7 @@ def test_a_late_reply_to_an_earlier_report_is_refused_with_the_current_round(
     # The same bid answering the latest report counts.
     post.write("bob", "bid 1", subject=f"Re: {round_2['Subject']}", reply_to=round_2)
     post.poll(T0 + timedelta(hours=4))
-    assert "DONE (bid 1)" in body(only(arrived(post, "bob"), "transcript"))
+    assert "DONE (bid 1)" in answer(arrived(post, "bob"))
     assert bids(post, tag, 2) == [3, 2, 1]
 
 
@@ -125,7 +146,7 @@ def test_a_goofspiel_bid_for_a_round_over_or_not_begun_is_refused(post: Post) ->
     tag, _ = goofspiel(post)
     post.write("alice", "bid 5 round 2", subject=f"[{tag}] early")
     post.poll(T0 + timedelta(hours=1))
-    text = " ".join(body(only(arrived(post, "alice"), "transcript")).split())
+    text = " ".join(answer(arrived(post, "alice")).split())
     assert ("REFUSED (bid 5): Round 2 has not begun (it is round 1 now), so this line was "
             "not applied. Send it again once it has begun.") in text
     post.write("alice", "round 1: bid 5", subject=f"[{tag}] now")
@@ -135,7 +156,7 @@ def test_a_goofspiel_bid_for_a_round_over_or_not_begun_is_refused(post: Post) ->
     arrived(post, "bob")
     post.write("alice", "bid 4 round 1", subject=f"[{tag}] stale")
     post.poll(T0 + timedelta(hours=3))
-    text = " ".join(body(only(arrived(post, "alice"), "transcript")).split())
+    text = " ".join(answer(arrived(post, "alice")).split())
     assert ("REFUSED (bid 4): Round 1 is over: it is round 2 now, waiting for you and "
             "Bob: a bid for round 2 each. This line was not applied.") in text
     assert bids(post, tag, 1) == [5] and bids(post, tag, 2) == [3]
@@ -147,13 +168,17 @@ def test_a_spades_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> No
     arrived(post, "alice")
     post.write("alice", "#2 bid 3", subject=f"[{tag}] early")
     post.poll(T0 + timedelta(hours=1))
-    text = " ".join(body(only(arrived(post, "alice"), "transcript")).split())
+    text = " ".join(answer(arrived(post, "alice")).split())
     # Its mails never number a turn: the refusal names the bidding and the trick.
     assert ("REFUSED (bid 3): Trick 1 has not begun (it is the bidding now), so this line "
             "was not applied.") in text
     post.write("alice", "bid 3 turn 1", subject=f"[{tag}] bid")
     post.poll(T0 + timedelta(hours=2))
-    assert "DONE (bid 3)" in body(only(arrived(post, "alice"), "transcript"))
+    # Alice is in mail turns, Spades' default: the answer that only says her
+    # bid was done is a line among the moves of the mail that asks her to play.
+    (mail,) = arrived(post, "alice")
+    assert mail["Subject"] == f"[{tag}] Spades: your card (secret)"  # shows her hand
+    assert "  You: bid 3 turn 1 (done)" in moves(mail)
     # The bots have bid and played up to Alice: trick 1 is turn 2.
     spades = get_game("spades")
     state = spades.load(post.state(tag))
@@ -163,7 +188,7 @@ def test_a_spades_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> No
     assert isinstance(card, str)
     post.write("alice", f"#1 play {card}", subject=f"[{tag}] stale")
     post.poll(T0 + timedelta(hours=3))
-    text = " ".join(body(only(arrived(post, "alice"), "transcript")).split())
+    text = " ".join(answer(arrived(post, "alice")).split())
     assert ("The bidding is over: it is trick 1 now, waiting for you: a card to trick 1. "
             "This line was not applied. If you still want it now, send it again in a new "
             "mail.") in text
@@ -171,7 +196,9 @@ def test_a_spades_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> No
     assert not [a for a in post.actions(tag) if a[0] == 1 and a[1] == "play"]
     post.write("alice", f"#2 play {card}", subject=f"[{tag}] now")
     post.poll(T0 + timedelta(hours=4))
-    assert "REFUSED" not in body(only(arrived(post, "alice"), "transcript"))
+    (mail,) = arrived(post, "alice")  # done, so a line again: nothing refused
+    assert f"  You: #2 play {card} (done)" in moves(mail)
+    assert "REFUSED" not in body(mail)
     assert [a[2] for a in post.actions(tag) if a[0] == 1 and a[1] == "play"] == [[card]]
 
 
@@ -186,11 +213,11 @@ def test_a_miser_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> Non
     first = users[state.turn]
     post.write(first, "pass turn 2", subject=f"[{tag}] early")
     post.poll(T0 + timedelta(hours=1))
-    text = " ".join(body(only(arrived(post, first), "transcript")).split())
+    text = " ".join(answer(arrived(post, first)).split())
     assert "REFUSED (pass): Turn 2 has not begun (it is turn 1 now)" in text
     post.write(first, "#1 pass", subject=f"[{tag}] pass")
     post.poll(T0 + timedelta(hours=2))
-    assert "DONE (pass)" in body(only(arrived(post, first), "transcript"))
+    assert "DONE (pass)" in answer(arrived(post, first))
     assert miser.turn(miser.load(post.state(tag))) == 2
     second = users[miser.load(post.state(tag)).turn]
     for u in users:
@@ -198,6 +225,6 @@ def test_a_miser_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> Non
             arrived(post, u)
     post.write(second, "pass turn 1", subject=f"[{tag}] stale")
     post.poll(T0 + timedelta(hours=3))
-    text = " ".join(body(only(arrived(post, second), "transcript")).split())
+    text = " ".join(answer(arrived(post, second)).split())
     assert "REFUSED (pass): Turn 1 is over: it is turn 2 now" in text
     assert [a[:2] for a in post.actions(tag)] == [(users.index(first) + 1, "pass")]

@@ -15,8 +15,9 @@ from sqlalchemy import select
 from referee.games import get_game
 from referee.service.outgoing.queue import SECRET_NOTE
 from referee.store import models as m
-from tests.test_e2e import ALICE, BOB, T0, Post, body, kind, person, post
+from tests.test_e2e import ALICE, BOB, T0, Post, as_part, body, kind, person, post
 from tests.test_e2e_turns import arrived
+from tests.test_spades_mail import kinds, section, sections
 
 __all__ = ["post"]
 
@@ -35,9 +36,12 @@ def test_status_history_games_and_resend_answer_their_sender_alone(post: Post) -
     post.new_mail("bob", 1)
     post.write("alice", "status\nhistory\ngames\nresend", subject=f"[{tag}] the table")
     post.poll(T0 + timedelta(minutes=5))
-    reply, resent = post.new_mail("alice", 2)
-    assert (kind(reply), kind(resent)) == ("transcript", "resent")
-    text = body(reply)
+    # One mail: the answer, then what was resent; secret, as the resent part is.
+    (reply,) = post.new_mail("alice", 1)
+    assert kinds(reply) == ["transcript", "resent"]
+    assert [h for h, _ in sections(reply)] == [
+        "Your mail", "The last report again, and what you hold"]
+    text = section(reply, "Your mail")
     assert (f"DONE (status): {tag}, Goofspiel\n    Round 1 of 6: the prize is 5.\n"
             "    Points: Alice 0, Bob 0.\n"
             "    Waiting for you and Bob: a bid for round 1 each, by Thu 05 Mar 2026 12:00 UTC.\n"
@@ -45,9 +49,11 @@ def test_status_history_games_and_resend_answer_their_sender_alone(post: Post) -
     assert ("DONE (history): The public moves and reports so far, the newest last:\n"
             "    Round 1: the prize is 5.\n") in text
     assert f"DONE (games): Your games:\n    [{tag}] Goofspiel: waiting for Alice, Bob" in text
-    assert str(resent["Subject"]).endswith("(secret)")
-    assert body(resent).startswith(SECRET_NOTE)
-    assert "Your pack: 1 2 3 4 5 6." in body(resent)
+    assert str(reply["Subject"]).endswith("(secret)")
+    assert body(reply).startswith(SECRET_NOTE)
+    resent = section(reply, "The last report again, and what you hold")
+    assert f"  [{tag}] Goofspiel begins: round 1, the prize is 5: your bid\n" in resent
+    assert "Your pack: 1 2 3 4 5 6." in resent
     post.assert_no_more_mail("bob")
 
 
@@ -60,13 +66,15 @@ def test_away_moves_the_deadlines_the_table_is_told_and_past_the_limit_is_refuse
     before = due_dates(post)
     post.write("bob", "away 3d", subject=f"[{tag}] holiday")
     post.poll(T0 + timedelta(minutes=5))
-    mails = post.new_mail("bob", 2)
-    (reply,) = [x for x in mails if kind(x) == "transcript"]
+    # Bob's answer and the table's notice come to him in one mail.
+    (reply,) = post.new_mail("bob", 1)
+    assert kinds(reply) == ["transcript", "extended"]
     assert ("DONE (away): The open deadlines are extended by 3 days; the table is told."
-            in body(reply))
+            in section(reply, "Your mail"))
     (told,) = post.new_mail("alice", 1)
     assert told["Subject"] == f"[{tag}] Deadlines extended by 3 days"
     assert "Bob is away and asked for more time" in " ".join(body(told).split())
+    assert sections(reply)[1] == as_part(told)  # the table's notice, the same to Bob
     assert due_dates(post) == ["2026-03-08 12:00"] * 2 != before
     post.write("bob", "away 5d", subject=f"[{tag}] longer")
     post.poll(T0 + timedelta(minutes=10))

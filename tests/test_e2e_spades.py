@@ -13,6 +13,7 @@ checked for secrecy (rule 6, SP-17).
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -29,6 +30,7 @@ from referee.games.spades import Spades
 from referee.games.spades.rules import card_text
 from referee.passes import PassReport
 from referee.service.outgoing.queue import SECRET_NOTE
+from referee.service.outgoing.quiet import COMPOSITE
 from referee.store import models as m
 from tests.mailstack import MailStack
 from tests.test_e2e import SIGNATURE, T0, Post, body, kind, person
@@ -44,13 +46,32 @@ from tests.test_spades_mail import (
     cards_named,
     hand_of,
     hand_text,
+    kinds,
     latest_cards,
+    sections,
 )
 
 USER = {name: name.lower() for name in NAMES}  # the mail stack's users
 ADDRESS = {name: f"{USER[name]}@example.test" for name in NAMES}
 EVERYONE = [ADDRESS[n] for n in NAMES]
 SECRET_KINDS = {"hand", "your_turn", "transcript", "reminder"}
+#: Those that show a hand or say what the player may play: a mail that
+#: carries one says it is secret (a reminder shows neither).
+MARKED_SECRET = SECRET_KINDS - {"reminder"}
+#: What each part of a mail of several is, by its headline (in mail all
+#: every part comes whole, under its subject less the tag); the first that fits.
+PART_KINDS = (
+    ("transcript", re.compile(r"Your mail$")),
+    ("your_turn", re.compile(r"(Trick \d+: your card|Round \d+: your bid)$")),
+    ("opening", re.compile(r"Spades begins: ")),
+    ("play", re.compile(r"Trick \d+: .+ plays ")),
+    ("trick", re.compile(r"Trick \d+ to ")),
+    ("bid", re.compile(r".+ bids ")),
+    ("hand", re.compile(r"Your hand for round \d+")),
+    ("misplay", re.compile(r"Misplay by ")),
+    ("round_report", re.compile(r"Round \d+ scored: ")),
+    ("reminder", re.compile(r"Reminder: ")),
+)
 
 
 def rcpts(msg: EmailMessage) -> list[str]:
@@ -58,11 +79,32 @@ def rcpts(msg: EmailMessage) -> list[str]:
         [a.addr_spec for a in msg["Cc"].addresses] if msg["Cc"] else [])
 
 
-def is_public(msg: EmailMessage) -> bool:
-    """Sent to more than one player, to anyone but one player, or a player's
-    own copy of a mail to all (any kind but those for one player's eyes)."""
-    return (len(rcpts(msg)) > 1 or rcpts(msg)[0] not in EVERYONE
-            or kind(msg) not in SECRET_KINDS)
+def part_kind(headline: str) -> str:
+    """The kind of the first of ``PART_KINDS`` whose pattern ``headline`` fits."""
+    return next(k for k, pattern in PART_KINDS if pattern.match(headline))
+
+
+def parts(msg: EmailMessage) -> list[tuple[str, str, str]]:
+    """Each part of a mail as (kind, headline, text), in order: a mail of
+    one part is its kind, its subject and its text (less the secret note
+    and the signature)."""
+    if not kind(msg).startswith(COMPOSITE):
+        ((_, text),) = sections(msg)
+        return [(kind(msg), str(msg["Subject"]), text)]
+    found = [(part_kind(head), head, text) for head, text in sections(msg)]
+    assert list(dict.fromkeys(k for k, _, _ in found)) == kinds(msg), found
+    return found
+
+
+def part(msg: EmailMessage, what: str) -> str:
+    """The text of the one part of kind ``what`` of a mail."""
+    (text,) = [t for k, _, t in parts(msg) if k == what]
+    return text
+
+
+def unsigned(text: str) -> str:
+    """A mail's text as a part of a mail of several reads: no signature."""
+    return text.removesuffix(SIGNATURE).rstrip("\n")
 
 
 def outbox_order(msg: EmailMessage) -> int:
@@ -81,7 +123,8 @@ class Players:
         self.played: list[str] = []  # the cards played in round 1, in order (event log)
         self.last_trick: set[str] = set()
         self.announced = dict.fromkeys(NAMES, 0)  # card announcements each has read
-        self.received: dict[str, tuple[str, set[str]]] = {}  # Message-ID: kind, readers
+        self.received: dict[str, tuple[str, list[str]]] = {}  # Message-ID: reader, parts
+        self.public = {name: Counter[str]() for name in NAMES}  # public parts each has read
         self.report = PassReport()
 
     def write(self, name: str, text: str) -> str:
@@ -125,51 +168,57 @@ class Players:
         return mail
 
     def check(self, name: str, msg: EmailMessage, hands: list[list[str]]) -> None:
-        """A public mail goes to all four, lists no hand and names only cards
-        played by then in the round; a secret one goes to ``name`` alone and
-        lists or names no card of another player that is not yet played."""
+        """Every mail goes to ``name`` alone: their own copy of what is
+        public, with what is theirs alone. A mail with a secret part (a
+        hand, a prompt, an answer) says it is secret; no mail lists a hand
+        but theirs, no part for them alone (those, or a reminder) names a
+        card of another player not yet played, and each public part lists
+        no hand and names only cards played by then in the round."""
         mid = str(msg["Message-ID"])
-        seen = self.received.setdefault(mid, (kind(msg), set()))[1]
-        assert name not in seen, f"{name} got {mid} twice"
-        seen.add(name)
-        text = f"{msg['Subject']}\n{body(msg)}"
-        if not is_public(msg):
-            assert kind(msg) in SECRET_KINDS, text
-            assert rcpts(msg) == [ADDRESS[name]], msg["To"]
-            own = HANDS[name] | set(hands[NAMES.index(name)])  # round 1 and the hand now
-            assert set(hand_of(msg)) <= own, text
-            assert cards_named(text) <= own | set(self.played), text
-            return
-        assert kind(msg) not in SECRET_KINDS, text
-        assert rcpts(msg) == [ADDRESS[name]], msg["To"]  # each player's own copy
-        text = text.replace(OPENING_EXAMPLES, "")  # "play QH", the same in every game
-        assert not HAND_LINE.search(text), text
-        for cards in (*HANDS.values(), *hands):
-            assert not cards or hand_text(cards) not in text, text
-        named = cards_named(text)
-        if kind(msg) in ("play", "trick", "round_report"):
-            # The k-th card announced in the round: it names the k-th card
-            # played, and no card played after it.
-            self.announced[name] += 1
-            k = self.announced[name]
-            assert self.played[k - 1] in named, (self.played[k - 1], text)
-        allowed = set(self.played[:self.announced[name]])
-        if kind(msg) == "round_report":
-            assert named == self.last_trick, text  # the report shows the last trick only
-        assert named <= allowed, (named - allowed, text)
+        assert mid not in self.received, f"{name} got {mid} twice"
+        mine = parts(msg)
+        self.received[mid] = (name, [k for k, _, _ in mine])
+        assert rcpts(msg) == [ADDRESS[name]], msg["To"]
+        secret = any(k in MARKED_SECRET for k, _, _ in mine)
+        assert (str(msg["Subject"]).endswith(" (secret)"), body(msg).startswith(SECRET_NOTE)
+                ) == (secret, secret), (msg["Subject"], mine)
+        own = HANDS[name] | set(hands[NAMES.index(name)])  # round 1 and the hand now
+        assert set(hand_of(body(msg))) <= own, body(msg)
+        for what, headline, text in mine:
+            text = f"{headline}\n{text}"
+            if what in SECRET_KINDS:
+                assert cards_named(text) <= own | set(self.played), text
+                continue
+            self.public[name][what] += 1
+            text = text.replace(OPENING_EXAMPLES, "")  # "play QH", the same in every game
+            assert not HAND_LINE.search(text), text
+            for cards in (*HANDS.values(), *hands):
+                assert not cards or hand_text(cards) not in text, text
+            named = cards_named(text)
+            if what in ("play", "trick", "round_report"):
+                # The k-th card announced in the round: it names the k-th card
+                # played, and no card played after it.
+                self.announced[name] += 1
+                k = self.announced[name]
+                assert self.played[k - 1] in named, (self.played[k - 1], text)
+            allowed = set(self.played[:self.announced[name]])
+            if what == "round_report":
+                assert named == self.last_trick, text  # the report shows the last trick only
+            assert named <= allowed, (named - allowed, text)
 
     def send(self, moves: Sequence[tuple[str, str]], now: datetime,
              penalised: tuple[str, str] | None = None) -> dict[str, list[EmailMessage]]:
         """Each move by mail, in order, then one pass; each mail gets one
-        transcript, to its writer alone, saying the move was done (or, for
-        the one move ``penalised``, that it cost a penalty)."""
+        answer, to its writer alone, saying the move was done (or, for the
+        one move ``penalised``, that it cost a penalty), at the head of the
+        one mail of what that move caused for its writer."""
         ids = [(name, text, self.write(name, text)) for name, text in moves]
         mail = self.poll(now)
         for name, text, mid in ids:
             (answer,) = [x for x in mail[name] if x["In-Reply-To"] == mid]
-            assert kind(answer) == "transcript"
+            assert parts(answer)[0][0] == "transcript"
             verdict = "PENALTY" if (name, text) == penalised else "DONE"
-            assert f"> {text}\n  {verdict} (" in body(answer), body(answer)
+            assert f"> {text}\n  {verdict} (" in part(answer, "transcript"), body(answer)
         return mail
 
     def hand(self, name: str) -> set[str]:
@@ -186,12 +235,12 @@ def post(mailstack: MailStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     p.close()
 
 
-def to_all(mail: dict[str, list[EmailMessage]], what: str) -> list[EmailMessage]:
-    """The mails of kind ``what`` of one pass, which each player received alike:
-    a copy each, of the same subject and text."""
-    found = {n: [x for x in mail[n] if kind(x) == what] for n in NAMES}
-    assert len({tuple(f"{x['Subject']}\n{body(x)}" for x in xs)
-                for xs in found.values()}) == 1
+def to_all(mail: dict[str, list[EmailMessage]], what: str) -> list[tuple[str, str]]:
+    """The parts of kind ``what`` of one pass, which each player received
+    alike, each in their own mail: (headline, text) of each, in order."""
+    found = {n: [(h.removeprefix("[spades-1] "), t) for x in mail[n]
+                 for k, h, t in parts(x) if k == what] for n in NAMES}
+    assert len({tuple(xs) for xs in found.values()}) == 1, found
     return found[NAMES[0]]
 
 
@@ -223,21 +272,6 @@ Next: Alice, a card to trick 2 (due Sun 08 Mar 2026 14:00 UTC).
 {SIGNATURE}"""
 
 
-BOB_MISPLAY_TRANSCRIPT = f"""\
-{SECRET_NOTE}
-
-Bob, here is what I did with your mail for spades-1.
-
-> play AS
-  PENALTY (play AS): Misplay: Clubs were led and you hold clubs: you must follow suit. \
-The card is void and your team scores -100 (misplays this hand: 1, this game: 1). \
-Please play again.
-
-Next deadline for you: Sun 08 Mar 2026 14:00 UTC.
-
-{SIGNATURE}Write "help" to the referee for what you can do now.
-"""
-
 MISPLAY_NOTICE = f"""\
 Bob misplayed. The card is void and team 2 scores -100.
 Team 2 misplays: 1 this hand, 1 this game.
@@ -247,6 +281,43 @@ Team 1 (Alice & Carol): 0 points, 0 bags; this round bid 7, took 3
 Team 2 (Bob & Dave): -100 points, 0 bags; this round bid 4, took 0
 
 Next: Bob, a card to trick 4 (due Sun 08 Mar 2026 14:00 UTC).
+
+{SIGNATURE}"""
+
+#: Bob's misplay: the answer to his mail, the table's notice of it, his
+#: turn again, in one mail for him alone.
+BOB_MISPLAYED = f"""\
+{SECRET_NOTE}
+
+Your mail
+---------
+Bob, here is what I did with your mail for spades-1.
+
+> play AS
+  PENALTY (play AS): Misplay: Clubs were led and you hold clubs: you must follow suit. \
+The card is void and your team scores -100 (misplays this hand: 1, this game: 1). \
+Please play again.
+
+Next deadline for you: Sun 08 Mar 2026 14:00 UTC.
+
+Misplay by Bob: team 2 scores -100
+----------------------------------
+{unsigned(MISPLAY_NOTICE)}
+
+Trick 4: your card
+------------------
+Clubs were led and you hold clubs: you must follow suit.
+
+Bob, it is your turn, by Sun 08 Mar 2026 14:00 UTC.
+
+Trick 4: Alice 2♣.
+You may play: A♣ K♣ Q♣ J♣
+
+Your hand:
+♠ A 10 8 5
+♥ -
+♣ A K Q J
+♦ K 2
 
 {SIGNATURE}"""
 
@@ -289,18 +360,18 @@ def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_s
                                    seed="e2e", options={"mail": "all"})
     players = Players(post, tag)
     mail = players.poll(T0)
-    for name in NAMES:
-        assert [kind(x) for x in mail[name]] == ["opening", "hand"]
-        assert hand_text(HANDS[name]) in body(mail[name][1])
+    for name in NAMES:  # the opening and their hand: one mail
+        assert [kinds(x) for x in mail[name]] == [["opening", "hand"]]
+        assert hand_text(HANDS[name]) in part(mail[name][0], "hand")
 
     # The four bids, and Alice leads A♥ to trick 1: one pass reads the five mails in order.
     t1 = T0 + timedelta(hours=1)
     mail = players.send([*BIDS, SCRIPT[0]], t1)
     assert post.state(tag)["bids"] == [4, 4, 3, 0]
-    turn = mail["Bob"][-1]
-    assert (kind(turn), turn["Subject"]) == (
-        "your_turn", "[spades-1] Your turn: a card to trick 1 (secret)")
-    legal = latest_cards({"Bob": turn}, "Bob", "You may play:")
+    turn = mail["Bob"][-1]  # Alice's card, and Bob's turn: one mail
+    assert (kinds(turn), turn["Subject"]) == (
+        ["play", "your_turn"], "[spades-1] Trick 1: your card (secret)")
+    legal = latest_cards({"Bob": body(turn)}, "Bob", "You may play:")
     assert sorted(legal) == ["3H", "5H", "8H"]
 
     # Bob stays silent: a reminder, to him alone, before the deadline; nothing is played.
@@ -318,9 +389,8 @@ def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_s
     assert [a for a in post.actions(tag) if a[3] == "timeout"] == [
         (2, "play", [card], "timeout")]
     (news,) = to_all(mail, "play")
-    assert news["Subject"] == f"[spades-1] Trick 1: Bob plays {card_text(card)}"
-    assert body(news) == timeout_play(card)
-    assert [kind(x) for x in mail["Carol"]] == ["play", "your_turn"]
+    assert news == (f"Trick 1: Bob plays {card_text(card)}", unsigned(timeout_play(card)))
+    assert [kinds(x) for x in mail["Carol"]] == [["play", "your_turn"]]  # and her turn
     assert post.state(tag)["scores"] == [0, 0]
 
     # The script goes on, with Bob's hearts swapped if the referee played another than
@@ -333,49 +403,46 @@ def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_s
     mail = players.send([*rest[:11], ("Bob", "play AS")], t2 + timedelta(hours=1),
                         penalised=("Bob", "play AS"))
     trick = to_all(mail, "trick")[0]
-    assert trick["Subject"] == "[spades-1] Trick 1 to Alice"
-    assert body(trick) == trick_1(card)
-    answer = [x for x in mail["Bob"] if kind(x) == "transcript"][-1]
-    assert body(answer) == BOB_MISPLAY_TRANSCRIPT
+    assert trick == ("Trick 1 to Alice", unsigned(trick_1(card)))
+    # Bob's misplay brings him one mail: the answer, the table's notice, his turn again.
+    misplayed = mail["Bob"][-1]
+    assert kinds(misplayed) == ["transcript", "misplay", "your_turn"]
+    assert body(misplayed) == BOB_MISPLAYED
     (notice,) = to_all(mail, "misplay")
-    assert notice["Subject"] == "[spades-1] Misplay by Bob: team 2 scores -100"
-    assert body(notice) == MISPLAY_NOTICE  # it names neither the card nor the reason
-    turn = mail["Bob"][-1]
-    assert kind(turn) == "your_turn"
-    assert body(turn).startswith(
-        f"{SECRET_NOTE}\n\nClubs were led and you hold clubs: you must follow suit.\n\n"
-        "Bob, it is your turn, by Sun 08 Mar 2026 14:00 UTC.\n\n"
-        "Trick 4: Alice 2♣.\nYou may play: A♣ K♣ Q♣ J♣\n")
+    # It names neither the card nor the reason.
+    assert notice == ("Misplay by Bob: team 2 scores -100", unsigned(MISPLAY_NOTICE))
     state = post.state(tag)
     assert (state["scores"], state["trick"], state["game_misplays"]) == ([0, -100], ["2C"], [0, 1])
     assert "AS" in players.hand("Bob")
 
     # Bob plays again, and the round is played out: 39 mails, one pass.
     mail = players.send(rest[11:], t2 + timedelta(hours=2))
-    answer = [x for x in mail["Bob"] if kind(x) == "transcript"][-1]
+    answer = [x for x in mail["Bob"] if "transcript" in kinds(x)][-1]
     assert ("Round 1: team 1 bid 7, took 8 (made), scores +71, now 71; team 2 bid 4, took 5 "
-            "(made), scores +141, misplays -100, now 41.") in body(answer)
+            "(made), scores +141, misplays -100, now 41.") in part(answer, "transcript")
     for name in NAMES:
-        assert [kind(x) for x in mail[name][-2:]] == ["round_report", "hand"]
+        # The last card's mail ends with the report and the new hand.
+        assert [k for k, _, _ in parts(mail[name][-1])][-2:] == ["round_report", "hand"]
     (report,) = to_all(mail, "round_report")
-    assert report["Subject"] == "[spades-1] Round 1 scored: team 1 71, team 2 41"
-    assert body(report) == ROUND_1_REPORT
+    assert report == ("Round 1 scored: team 1 71, team 2 41", unsigned(ROUND_1_REPORT))
     state = post.state(tag)
     assert (state["round"], state["scores"], state["bags"]) == (2, [71, 41], [1, 1])
     for name, cards in zip(NAMES, state["hands"], strict=True):
         deal = mail[name][-1]
-        assert deal["Subject"] == "[spades-1] Your hand for round 2 (secret)"
-        assert hand_text(cards) in body(deal)
-    assert "It is your turn to bid" in body(mail["Bob"][-1])  # SP-3: Bob bids first
+        (head,) = [h for k, h, _ in parts(deal) if k == "hand"]
+        assert head == "Your hand for round 2 (secret)"
+        assert hand_text(cards) in part(deal, "hand")
+    assert "It is your turn to bid" in part(mail["Bob"][-1], "hand")  # SP-3: Bob bids first
 
     # Over the whole round: 52 cards, each announced to all four in the order played;
-    # every secret mail reached one mailbox, every public one all four, and nobody else.
+    # every secret part reached one mailbox, every public one all four, and nobody else.
     assert sorted(players.played) == sorted(str(c) for c in full_deck())
     assert players.announced == dict.fromkeys(NAMES, 52)
-    public = {mid for mid, (k, _) in players.received.items() if k not in SECRET_KINDS}
-    # The opening, the bids, the cards, the misplay: a copy to each of the four.
-    assert len(public) == 4 * (1 + 4 + 52 + 1)
-    for what, names in players.received.values():
-        assert len(names) == 1, (what, names)  # every mail reached one mailbox
+    # The opening, the bids, the cards (as plays, tricks and the report), the
+    # misplay: each player read each once, in their own mails.
+    for name in NAMES:
+        public = players.public[name]
+        assert (public["opening"], public["bid"], public["misplay"]) == (1, 4, 1), public
+        assert public["play"] + public["trick"] + public["round_report"] == 52, public
     post.assert_no_more_mail(*USER.values(), "erin", "frank")
     assert post.referee.reading.replay(tag) == state

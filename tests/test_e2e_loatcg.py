@@ -33,9 +33,14 @@ import pytest
 from sqlalchemy import select
 
 from referee.games.loatcg.instructions import parse_instructions
+from referee.service.outgoing.queue import SECRET_NOTE
+from referee.service.outgoing.quiet import COMPOSITE
 from referee.store import models as m
 from tests.mailstack import PLAYERS, REPO_ROOT, MailStack
-from tests.test_e2e import REF, SIGNATURE, T0, Post, body, kind, referee_command
+from tests.test_e2e import REF, SIGNATURE, T0, Post, as_part, body, kind, referee_command
+from tests.test_e2e_turns import moves
+from tests.test_spades_mail import kinds as mail_kinds
+from tests.test_spades_mail import section, sections
 
 SEED = "agora-88"  # Alice is dealt an ore, 3 apples and a diamond; Bob 2 ore, 2 wool, a diamond
 INSTRUCTIONS = "1. points ore wool lumber 2\n2. pairs diamond 5 odd -15\n3. points apple 1\n"
@@ -107,8 +112,14 @@ class Tournament:
         return mail
 
 
-def kinds(mails: list[EmailMessage]) -> list[str]:
-    return [kind(x) for x in mails]
+def kinds(mails: list[EmailMessage]) -> list[list[str]]:
+    """What each mail carries: its one kind, or each kind of a mail of several."""
+    return [mail_kinds(x) for x in mails]
+
+
+def unsigned(text: str) -> str:
+    """A mail's text as a part of a mail of several reads: no signature."""
+    return text.removesuffix(SIGNATURE).rstrip("\n")
 
 
 @pytest.fixture
@@ -118,16 +129,9 @@ def post(mailstack: MailStack, tmp_path: Path) -> Iterator[Post]:
     p.close()
 
 
-JOINED_ALICE = f"""\
-Alice deals emself in and draws 5 cards (rule 3). The cards
-are dealt secretly.
-
-Members: Alice.
-
-Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
-
-{SIGNATURE}"""
-
+#: Alice's mail when she deals herself in: her answer only says it was
+#: done, so it rides as a line with the join (a single move, which the list
+#: does not hear) above her five cards, in one mail for her alone.
 DEALT_ALICE = f"""\
 Alice,
 you have dealt yourself in: the Dealor deals you 5 cards (rule 3).
@@ -159,7 +163,7 @@ def test_a_tournament_by_email_joins_trades_a_secret_reveal_and_the_reports(
     assert (done.returncode, done.stdout, done.stderr) == (0, "loatcg-1\n", "")
     tag = "loatcg-1"
     got = t.received()
-    assert all(kinds(got[u]) == ["opening"] for u in PLAYERS)
+    assert all(kinds(got[u]) == [["opening"]] for u in PLAYERS)
     opening = body(got["carol"][0])
     assert "There are 3 numbered Scoring Instructions" in flat(opening)
     assert opening.startswith(f"""\
@@ -196,26 +200,39 @@ Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 {SIGNATURE}""")
 
     # Alice deals herself in on the list; Bob in a mail to the referee alone.
+    # Joining is a single move: the list does not hear it, and members
+    # (mail turns, the default with a list) get it as a line of their next
+    # mail; an answer that only says the mail's moves were done is a line too.
     t.write("alice", "deal me in", f"Re: [{tag}] The tournament begins", [t.list])
     got = t.poll(T0 + timedelta(hours=1))
-    assert kinds(got["alice"]) == ["transcript", "joined", "dealt"]
-    assert [kinds(got[u]) for u in ("bob", "carol")] == [["joined"], ["joined"]]
-    transcript, joined, dealt = got["alice"]
-    assert "> deal me in\n  DONE (join): Alice deals emself in and draws 5 cards." in body(
-        transcript)
-    assert str(joined["To"]) == t.list and body(joined) == JOINED_ALICE
-    assert str(dealt["To"]) == "Alice <alice@example.test>" and body(dealt) == DEALT_ALICE
+    assert kinds(got["alice"]) == [["transcript", "joined", "dealt"]]
+    assert not any(got[u] for u in PLAYERS if u != "alice")  # no list post
+    (mine,) = got["alice"]
+    assert str(mine["To"]) == "Alice <alice@example.test>"
+    assert mine["Subject"] == f"[{tag}] Land of Agora tournament (secret)"
+    assert body(mine) == f"""\
+{SECRET_NOTE}
+
+Since your last mail:
+  You: deal me in (done)
+  Alice deals emself in
+
+Cards dealt to you (secret)
+---------------------------
+{DEALT_ALICE}"""
     t.write("bob", "count me in, please:\n\ndeal me in", "The card game", [REF])
     got = t.poll(T0 + timedelta(hours=2))
-    assert kinds(got["bob"]) == ["transcript", "joined", "dealt"]
-    assert "Dealt to you: 2 ore, 2 wool, 1 diamond" in body(got["bob"][2])
-    assert kinds(got["alice"]) == kinds(got["carol"]) == ["joined"]
+    assert kinds(got["bob"]) == [["transcript", "joined", "dealt"]]
+    assert moves(got["bob"][0]) == ["  You: deal me in (done)", "  Bob deals emself in"]
+    assert "Dealt to you: 2 ore, 2 wool, 1 diamond" in section(got["bob"][0], "Cards dealt")
+    # Alice is told with her next mail; Carol, no member, is not told.
+    assert got["alice"] == got["carol"] == []
 
     # A private trade: offered with Bob on Cc, executed with Alice on Cc.
     t.write("alice", "offer 1 diamond for 1 wool", f"[{tag}] a trade, Bob?",
             [REF, ADDRESS["bob"]])
     got = t.poll(T0 + timedelta(hours=3))
-    assert kinds(got["alice"]) == ["transcript", "offer"] and kinds(got["bob"]) == ["offer"]
+    assert kinds(got["alice"]) == [["transcript", "offer"]] and kinds(got["bob"]) == [["offer"]]
     offer = got["bob"][0]
     assert str(offer["To"]) == "Bob <bob@example.test>"
     assert offer["Subject"] == f"[{tag}] Offer 1: Alice gives 1 diamond for 1 wool (private)"
@@ -235,23 +252,23 @@ by Alice), and lapses at the Freeze.
 Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
-    assert got["alice"][0]["Subject"] == f"Re: [{tag}] a trade, Bob?"
-    assert body(got["alice"][0]) == f"""\
-Alice, here is what I did with your mail for {tag}.
-
-> offer 1 diamond for 1 wool
-  DONE (offer 1 diamond for 1 wool): Offer 1: Alice gives 1 diamond for 1 wool to Bob.
-
-{SIGNATURE}Write "help" to the referee for what you can do now.
-"""
+    # Alice's mail: Bob's join, which was held for her, then her answer, as
+    # lines; then her copy of the offer, the same as Bob's.
+    (mine,) = got["alice"]
+    assert str(mine["To"]) == "Alice <alice@example.test>"
+    assert mine["Subject"] == f"[{tag}] Land of Agora tournament"
+    assert moves(mine) == ["  Bob deals emself in", "  You: offer 1 diamond for 1 wool (done)"]
+    assert sections(mine)[1:] == [as_part(offer)]
     assert not got["carol"]
     t.write("bob", "accept 1", f"[{tag}] deal", [REF, ADDRESS["alice"]])
     got = t.poll(T0 + timedelta(hours=4))
-    assert kinds(got["bob"]) == ["transcript", "trade"] and kinds(got["alice"]) == ["trade"]
+    assert kinds(got["bob"]) == [["transcript", "trade"]] and kinds(got["alice"]) == [["trade"]]
     assert not got["carol"]
     trade = got["alice"][0]
     assert trade["Subject"] == f"[{tag}] Trade 1 done (private)"
-    assert body(trade) == body(got["bob"][1]) == f"""\
+    assert moves(got["bob"][0]) == ["  You: accept 1 (done)"]
+    assert sections(got["bob"][0])[1:] == [as_part(trade)]  # Bob's copy, the same
+    assert body(trade) == f"""\
 Bob executes offer 1 of Alice: 1 diamond
 for 1 wool (rule 10).
 
@@ -266,11 +283,14 @@ Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
     # A public trade that fails: the list hears who, Alice alone why.
     t.write("bob", "offer 1 ore for 2 lumber", f"[{tag}] lumber wanted", [t.list])
     got = t.poll(T0 + timedelta(hours=5))
-    assert kinds(got["bob"]) == ["transcript", "offer"] and kinds(got["carol"]) == ["offer"]
+    # The list's post, to all; Bob's answer only says his offer was made: it
+    # is held for his next mail.
+    assert kinds(got["bob"]) == kinds(got["carol"]) == [["offer"]]
+    assert str(got["bob"][0]["To"]) == t.list
     t.write("alice", "accept 2", f"[{tag}] yes", [t.list])
     got = t.poll(T0 + timedelta(hours=6))
-    assert kinds(got["alice"]) == ["transcript", "trade", "trade_failed"]
-    assert kinds(got["bob"]) == kinds(got["carol"]) == ["trade"]
+    assert kinds(got["alice"]) == [["trade"], ["transcript", "trade_failed"]]
+    assert kinds(got["bob"]) == kinds(got["carol"]) == [["trade"]]
     failed = got["carol"][0]
     assert str(failed["To"]) == t.list
     assert body(failed) == f"""\
@@ -283,9 +303,17 @@ for the trade. No cards moved, and offer 2 stays open.
 Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
-    why = got["alice"][2]
+    why = got["alice"][1]
     assert str(why["To"]) == "Alice <alice@example.test>"
+    assert why["Subject"] == f"[{tag}] Land of Agora tournament (secret)"
     assert body(why) == f"""\
+{SECRET_NOTE}
+
+Since your last mail:
+  You: accept 2 (done)
+
+Why trade 2 failed (secret)
+---------------------------
 Alice, trade 2 (Bob gives 1 ore
 for 2 lumber) failed because you did not meet its conditions.
 You were short of: 2 lumber.
@@ -300,12 +328,14 @@ secret information privately or publicly (rule 9).
     # A paid reveal, secretly: Alice alone hears it; nothing goes to the list.
     t.write("alice", "buy random", f"[{tag}] a secret", [REF])
     got = t.poll(T0 + timedelta(hours=7))
-    assert kinds(got["alice"]) == ["transcript", "reveal"]
+    assert kinds(got["alice"]) == [["transcript", "reveal"]]
     assert not any(got[u] for u in PLAYERS if u != "alice")
-    reveal = got["alice"][1]
+    (reveal,) = got["alice"]
     assert post.state(tag)["members"][0]["known"] == [1]
-    assert reveal["Subject"] == f"[{tag}] Scoring Instruction 1 (secret)"
-    assert body(reveal) == f"""\
+    assert reveal["Subject"] == f"[{tag}] Land of Agora tournament (secret)"
+    assert moves(reveal) == ["  You: buy random (done)"]
+    assert sections(reveal)[1][0] == "Scoring Instruction 1 (secret)"
+    assert section(reveal, "Scoring Instruction 1") == unsigned(f"""\
 Alice, you discarded 3 apples for the Dealor to reveal
 a randomly-chosen Scoring Instruction, with its number (rule 8). It is:
 
@@ -319,16 +349,23 @@ This mail is SECRET: it went to you alone. The Dealor never reveals
 secret information privately or publicly (rule 9).
 You may tell others what you learned, truly or not: the Dealor will not.
 
-{SIGNATURE}"""
+{SIGNATURE}""")
 
     # The Dealor's timetable, by `referee poll --now`: two reports, the Final Report.
-    assert t.poll(T0 + timedelta(days=7) - timedelta(minutes=1), cli=True)["alice"] == []
+    # Bob's answer to his public offer was held: a day on, the sweep sends it
+    # to him alone, the one line.
+    got = t.poll(T0 + timedelta(days=7) - timedelta(minutes=1), cli=True)
+    assert not any(got[u] for u in PLAYERS if u != "bob")
+    (held,) = got["bob"]
+    assert (str(held["To"]), held["Subject"]) == (
+        "Bob <bob@example.test>", f"[{tag}] Land of Agora tournament")
+    assert sections(held) == [("", "Since your last mail:\n  You: offer 1 ore for 2 lumber (done)")]
     got = t.poll(T0 + timedelta(days=7), cli=True)
-    assert all(kinds(got[u]) == ["round_report"] for u in PLAYERS)
+    assert all(kinds(got[u]) == [["round_report"]] for u in PLAYERS)
     report_1 = got["carol"][0]
     got = t.poll(T0 + timedelta(days=14), cli=True)
-    assert kinds(got["alice"]) == kinds(got["bob"]) == ["round_report", "dealt"]
-    assert kinds(got["carol"]) == ["round_report"]
+    assert kinds(got["alice"]) == kinds(got["bob"]) == [["round_report"], ["dealt"]]
+    assert kinds(got["carol"]) == [["round_report"]]
     # The last Round Report says the Freeze comes next, and when.
     assert ("This was the last Round Report. Instead of another, the tournament\n"
             "freezes on Mon 23 Mar 2026 12:00 UTC, with the Final Report (rule 6).\n"
@@ -336,7 +373,7 @@ You may tell others what you learned, truly or not: the Dealor will not.
     assert "round 3 begins: the Dealor deals each Member 3 cards (rule 7)" in flat(
         body(got["bob"][1]))
     got = t.poll(T0 + timedelta(days=21), cli=True)
-    assert all(kinds(got[u]) == ["final_report"] for u in PLAYERS)
+    assert all(kinds(got[u]) == [["final_report"]] for u in PLAYERS)
     final = body(got["carol"][0])
     state = post.state(tag)
     assert state["frozen"] and f"salt: {state['salt']}\n" + INSTRUCTIONS in final
@@ -396,10 +433,27 @@ The tournament has ended: nothing more is accepted.
     assert time.monotonic() - started < 60
 
 
+def public_texts(msg: EmailMessage) -> list[str]:
+    """The text of each part of a mail that is not for its reader alone: a
+    mail of one kind, unless that kind is secret; of a mail of several, each
+    part but the answer and those marked "(secret)", and each move line but
+    the reader's own ("You: ...")."""
+    if not kind(msg).startswith(COMPOSITE):
+        return [] if kind(msg) in SECRET_KINDS else [f"{msg['Subject']}\n{body(msg)}"]
+    texts = []
+    for head, text in sections(msg):
+        if not head:
+            texts += [line for line in text.splitlines()[1:] if not line.startswith("  You: ")]
+        elif head != "Your mail" and not head.endswith("(secret)"):
+            texts.append(f"{head}\n{text}")
+    return texts
+
+
 def scan_every_mailbox(post: Post, list_address: str, state: dict[str, object]) -> None:
     """No mail to anyone but its holder shows a hand, a deal or an
-    instruction before a Round Report (or the Final Report) published it;
-    the salt appears only in the Final Report."""
+    instruction before a Round Report (or the Final Report) published it,
+    nor a part of a mail that is not for its reader alone; the salt appears
+    only in the Final Report."""
     hands: set[str] = set()  # every hand and deal a secret mail showed, of two types or more
     mails: list[tuple[str, EmailMessage]] = []
     for user in PLAYERS:
@@ -408,7 +462,7 @@ def scan_every_mailbox(post: Post, list_address: str, state: dict[str, object]) 
                 mails.append((user, msg))
     mails.sort(key=lambda um: outbox_order(um[1]))
     for user, msg in mails:
-        if kind(msg) in SECRET_KINDS:
+        if set(mail_kinds(msg)) & SECRET_KINDS:
             assert str(msg["To"]) == f"{user.capitalize()} <{ADDRESS[user]}>"
             for line in body(msg).splitlines():
                 found = re.match(r"(?:Your hand \(\d+ cards?\)|Dealt to you): (.+)$", line)
@@ -417,16 +471,16 @@ def scan_every_mailbox(post: Post, list_address: str, state: dict[str, object]) 
     published: set[str] = set()
     once = {str(msg["Message-ID"]): msg for _user, msg in reversed(mails)}  # the list's copies
     for msg in sorted(once.values(), key=outbox_order):
-        text, k = flat(body(msg)), kind(msg)
-        if k == "final_report":
+        what = mail_kinds(msg)
+        if "final_report" in what:
             break
-        if k in SECRET_KINDS:
-            continue
-        assert "Your hand" not in text and "Dealt to you" not in text, msg["Subject"]
-        assert str(state["salt"]) not in text
-        for hand in hands:
-            assert hand not in text, (hand, msg["Subject"])
-        if k == "round_report":  # publishes one instruction not reported before
+        for text in map(flat, public_texts(msg)):
+            assert "Your hand" not in text and "Dealt to you" not in text, msg["Subject"]
+            assert str(state["salt"]) not in text
+            for hand in hands:
+                assert hand not in text, (hand, msg["Subject"])
+        text = flat("\n".join(public_texts(msg)))
+        if "round_report" in what:  # publishes one instruction not reported before
             (new,) = {i for i in ENGLISH if i not in published and flat(i) in text}
             published.add(new)
         for instruction in ENGLISH:
@@ -451,10 +505,14 @@ def test_strangers_deal_in_anywhere_in_a_mail_and_members_are_named_as_people_do
     t.write("carol", "Hi all,\n\nIs it too late? deal me in, please", "The card game", [REF],
             name="Carol Cole")
     got = t.poll(T0 + timedelta(hours=1))
-    assert kinds(got["carol"]) == ["transcript", "joined", "dealt"]
-    assert ("> Is it too late? deal me in, please\n  DONE (join): Carol Cole deals emself in "
-            "and draws 5 cards.") in body(got["carol"][0])
-    assert "Members: Alice Archer, Bob Baker, Carol Cole." in body(got["alice"][0])
+    # One mail: her answer (only that her line was done, so a line), her
+    # join, her cards. The members hear of the join with their next mail.
+    assert kinds(got["carol"]) == [["transcript", "joined", "dealt"]]
+    assert moves(got["carol"][0]) == ["  You: Is it too late? deal me in, please (done)",
+                                      "  Carol Cole deals emself in"]
+    assert section(got["carol"][0], "Cards dealt").startswith(
+        "Carol Cole,\nyou have dealt yourself in: the Dealor deals you 5 cards (rule 3).")
+    assert got["alice"] == got["bob"] == []
 
     t.write("dave", "What is this list about?", "hello", [REF])
     got = t.poll(T0 + timedelta(hours=2))
@@ -470,16 +528,25 @@ def test_strangers_deal_in_anywhere_in_a_mail_and_members_are_named_as_people_do
     t.write("alice", f"offer 1 {give} for 1 wool to Bob\noffer 1 {give} for 1 ore to carol",
             f"[{tag}] trades", [t.list], name="Alice Archer")
     got = t.poll(T0 + timedelta(hours=3))
-    assert kinds(got["alice"]) == ["transcript", "offer", "offer"]
-    reply = flat(body(got["alice"][0]))
-    assert f"Offer 1: Alice Archer gives 1 {give} for 1 wool to Bob Baker." in reply
-    assert f"Offer 2: Alice Archer gives 1 {give} for 1 ore to Carol Cole." in reply
+    # Both offers in one post to the list; Alice's answer only says they
+    # were made, so it waits for her next mail.
+    (posted,) = got["alice"]
+    assert (str(posted["To"]), kinds(got["alice"])) == (t.list, [["offer"]])
+    offers = [(h, flat(x)) for h, x in sections(posted)]
+    assert [h for h, _ in offers] == [f"Offer 1: Alice Archer gives 1 {give} for 1 wool",
+                                      f"Offer 2: Alice Archer gives 1 {give} for 1 ore"]
+    assert "It may be accepted by Bob Baker." in offers[0][1]
+    assert "It may be accepted by Carol Cole." in offers[1][1]
     assert [o["takers"] for o in post.state(tag)["offers"]] == [[2], [3]]
 
     t.write("bob", "offer 1 wool for 1 ore to Al\noffer 1 wool for 1 ore to Zed",
             f"[{tag}] more", [t.list], name="Bob Baker")
     got = t.poll(T0 + timedelta(hours=4))
-    reply = flat(body(got["bob"][0]))
+    # A refusal is news: Bob's answer comes at once, with Carol's join,
+    # held for him, above it.
+    (mine,) = [x for x in got["bob"] if "transcript" in mail_kinds(x)]
+    assert moves(mine) == ["  Carol Cole deals emself in"]
+    reply = flat(section(mine, "Your mail"))
     assert "Offer 3: Bob Baker gives 1 wool for 1 ore to Alice Archer." in reply
     assert ("REFUSED (offer 1 wool for 1 ore to Zed): There is no Member 'Zed'. You may "
             "name Alice Archer, Bob Baker or Carol Cole.") in reply

@@ -92,7 +92,8 @@ def test_failed_inbound_mail_shows_in_status_and_inbound_reads_it_again_from_ima
     mailstack.send(f"From: {alice}\r\nTo: {REF}\r\nSubject: [goofspiel-1] my bid\r\n"
                    f"Message-ID: <bid-1@example.test>\r\n\r\nbid 4\r\n", alice, REF)
     mailstack.wait_for("referee", 1)
-    monkeypatch.setattr(Delivery, "reply", lambda *_a, **_k: 1 / 0)  # a fault of ours
+    for built in ("answer", "reply"):  # a fault of ours: the answer, and the note of a fault
+        monkeypatch.setattr(Delivery, built, lambda *_a, **_k: 1 / 0)
     later = (now_utc() + timedelta(minutes=1)).isoformat()
     assert main([*cli, "poll", "--now", later]) == 0
     monkeypatch.undo()

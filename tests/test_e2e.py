@@ -83,7 +83,8 @@ def body(msg: EmailMessage) -> str:
 
 
 def kind(msg: EmailMessage) -> str:
-    return str(msg["X-Referee-Mail"])
+    # A long value is folded (RFC 5322 2.2.3): unfolded, it may start with a space.
+    return str(msg["X-Referee-Mail"]).strip()
 
 
 def as_part(msg: EmailMessage) -> tuple[str, str]:

@@ -189,7 +189,7 @@ def test_a_spades_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> No
     post.write("alice", f"#1 play {card}", subject=f"[{tag}] stale")
     post.poll(T0 + timedelta(hours=3))
     text = " ".join(answer(arrived(post, "alice")).split())
-    assert ("The bidding is over: it is trick 1 now, waiting for you: a card to trick 1. "
+    assert ("The bidding is over: it is trick 1 now, waiting for your card to trick 1. "
             "This line was not applied. If you still want it now, send it again in a new "
             "mail.") in text
     assert "turn 1" not in text.lower() and "turn 2" not in text.lower()

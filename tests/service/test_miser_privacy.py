@@ -88,7 +88,7 @@ def test_mi_14_a_private_offer_shows_in_no_answer_to_status_or_games_by_mail(
     club.send(ALICE, "status\ngames", subject=f"[{tag}] table")
     (reply,) = club.poll(club.now + timedelta(hours=2))
     text = body(reply)
-    assert f"Waiting for Bob: {TURN}, by" in text
+    assert f"Waiting for Bob's {TURN.removeprefix('a ')}, by" in text
     assert f"[{tag}] Miser: waiting for Bob" in text
     assert "Carol:" not in text and ANSWER not in text and "waiting for Carol" not in text
     assert "Waiting for Carol" not in text and "offer" not in text

@@ -127,19 +127,15 @@ def waiting(gs: GameSession, seat: int, deadlines: bool = True) -> list[str]:
             continue
         names = ["you" if s == seat else gs.seat_name(s)
                  for s in sorted(set(seats), key=lambda s: (s != seat, s))]
-        rest = what.removeprefix("your ")
-        if rest == what:
+        article, _, rest = what.partition(" ")
+        if article not in ("a", "an"):
             lines.append(f"Waiting for {names_text(names)}: {what}{when}.")
         elif len(names) == 1:
             whose = "your" if names == ["you"] else f"{names[0]}'s"
             lines.append(f"Waiting for {whose} {rest}{when}.")
         else:
-            lines.append(f"Waiting for {names_text(names)}: {_a(rest)} each{when}.")
+            lines.append(f"Waiting for {names_text(names)}: {what} each{when}.")
     return lines
-
-
-def _a(noun: str) -> str:
-    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
 def names_text(names: list[str]) -> str:

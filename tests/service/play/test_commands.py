@@ -153,7 +153,7 @@ def test_a_late_spades_bid_says_the_referee_bid_for_the_player_and_play_moved_on
     text = answer(club, ALICE, "bid 3", subject=f"RE: {hand['Subject']}",
                   headers={"In-Reply-To": str(hand["Message-ID"])})
     assert ("> bid 3\n  REFUSED (bid 3): The deadline passed, so the referee made your move "
-            "for you: bid 2. The bidding is over: it is trick 1 now, waiting for Carol: a card "
+            "for you: bid 2. The bidding is over: it is trick 1 now, waiting for Carol's card "
             "to trick 1. This line was not applied.\n") in text
     assert "turn 1" not in text.lower() and "turn 2" not in text.lower()
     assert "What you can write now:\nIt is Carol's turn to play a card." in text
@@ -169,11 +169,11 @@ def test_a_spades_card_after_the_bid_that_closed_the_bidding_waits_for_a_new_mai
     # Bob's bid closed the bidding: his card waits for a mail written
     # after he has seen the bids. A card he holds may be sent again...
     assert ("> play AS\n  REFUSED (play AS): The bidding is over: it is trick 1 now, waiting "
-            "for you: a card to trick 1. This line was not applied. If you still want it now, "
+            "for your card to trick 1. This line was not applied. If you still want it now, "
             "send it again in a new mail.\n") in text
     # ... one he does not hold (a misplay, rule 6) is not suggested again.
     assert ("> play 2C\n  REFUSED (play 2C): The bidding is over: it is trick 1 now, waiting "
-            "for you: a card to trick 1. This line was not applied.\n") in text
+            "for your card to trick 1. This line was not applied.\n") in text
     assert club.referee.reading.stored_state(tag)["scores"] == [0, 0]
 
 

@@ -80,11 +80,11 @@ STATUS = {
                    "12:00 UTC."),
     "spades": ("Round 1, in a game to 500.\n    Scores: team 1 (Alice & Dave) 0 points, 0 bags; "
                "team 2 (Carol & Bob) 0 points, 0 bags.\n    Bidding: Alice bids first.",
-               "Waiting for your bid, by Thu 05 Mar 2026 12:00 UTC."),
+               "Waiting for your bid for round 1, by Thu 05 Mar 2026 12:00 UTC."),
     "miser": ("Turn 1, Bob's turn.\n"
               "    Pennies: Alice 20, Bob 20, Carol 20; the centre holds 0 pennies.\n"
               "    Cards in hand: Alice 17, Bob 17, Carol 17.",
-              "Waiting for Bob: a turn (pass, contract, attack or bid), by Thu 05 Mar 2026 "
+              "Waiting for Bob's turn (pass, contract, attack or bid), by Thu 05 Mar 2026 "
               "12:00 UTC."),
     "loatcg": ("Round 1 of 8; Members: Alice, Bob and Carol.\n"
                "    No Round Report yet: Hand Scores are published in the Round Reports.",

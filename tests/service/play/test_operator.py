@@ -13,7 +13,8 @@ import pytest
 from referee.cli import main
 from referee.service.errors import RefereeError
 from referee.store import models as m
-from tests.test_referee import T0, Club, body
+from tests.test_referee import T0, Club
+from tests.test_spades_mail import kinds, section
 
 PLAYERS = ["Ann Lee <ann@club.test>", "Ben Ray <bray@club.test>",
            "Cat Moss <cat@club.test>", "dan@club.test"]
@@ -30,8 +31,9 @@ def opening(club: Club, teams: str, seed: str) -> str:
     """The opening mail of a new game of Spades with these teams."""
     tag = club.referee.operator.create_game(
         "spades", PLAYERS, options={"teams": teams, "mail": "all"}, now=T0, seed=seed)
-    return body(next(x for x in club.poll(T0) if x["X-Referee-Mail"] == "opening"
-                     and str(x["Subject"]).startswith(f"[{tag}]")))
+    # Each player's opening comes with their hand in one mail: its opening part.
+    return section(next(x for x in club.poll(T0) if "opening" in kinds(x)
+                        and str(x["Subject"]).startswith(f"[{tag}]")), "Spades begins")
 
 
 @pytest.mark.parametrize("teams", [

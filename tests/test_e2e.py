@@ -83,8 +83,7 @@ def body(msg: EmailMessage) -> str:
 
 
 def kind(msg: EmailMessage) -> str:
-    # A long value is folded (RFC 5322 2.2.3): unfolded, it may start with a space.
-    return str(msg["X-Referee-Mail"]).strip()
+    return str(msg["X-Referee-Mail"])
 
 
 def as_part(msg: EmailMessage) -> tuple[str, str]:

@@ -175,8 +175,7 @@ def table(club: MailClub) -> Table:
 
 
 def kind(msg: EmailMessage) -> str:
-    # A long value is folded (RFC 5322 2.2.3): unfolded, it may start with a space.
-    return str(msg["X-Referee-Mail"]).strip()
+    return str(msg["X-Referee-Mail"])
 
 
 def kinds(msg: EmailMessage) -> list[str]:

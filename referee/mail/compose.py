@@ -217,8 +217,9 @@ class Composer:
                 ("Precedence", "bulk", True),
                 ("X-Auto-Response-Suppress", "OOF, AutoReply", True)]
         if kind:
-            # Which mail this is (a template name), for players' filters.
-            out.append(("X-Referee-Mail", kind, False))
+            # Which mail this is (template names), for players' filters;
+            # folded here between words, so the first line is never empty.
+            out.append(("X-Referee-Mail", _fold_words("X-Referee-Mail", kind), True))
         if to_list:
             # RFC 2919 and 2369: which list, and where a reply to the list
             # goes (mutt's list-reply, Thunderbird's Reply List).
@@ -249,6 +250,19 @@ def _plain_value(name: str, value: str) -> bool:
     """Whether a header value is set as it is: short plain ASCII, what
     parsing it would give back."""
     return value.isascii() and value.isprintable() and len(name) + len(value) < 76
+
+
+def _fold_words(name: str, value: str, width: int = 78) -> str:
+    """``value``, ASCII words, folded between words into lines of at most
+    ``width`` characters, the header's name on the first line counted."""
+    lines = [""]
+    room = width - len(name) - 2
+    for word in value.split():
+        if lines[-1] and len(lines[-1]) + 1 + len(word) > room:
+            lines.append("")
+            room = width - 1
+        lines[-1] = f"{lines[-1]} {word}" if lines[-1] else word
+    return "\n ".join(lines)
 
 
 def _set(msg: EmailMessage, name: str, value: str) -> None:

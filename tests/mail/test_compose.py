@@ -81,3 +81,20 @@ def test_a_plain_subject_of_any_length_reads_back_without_a_leading_space(length
     words = "[miser-1] Turn 4: Alice passes - GAME OVER: Bob wins with 20 pennies and a lot more"
     subject = (words * 2)[:length].rstrip()
     assert subject_round_trip(subject) == subject
+
+
+@given(st.lists(st.from_regex(r"[a-z][a-z_]{0,30}", fullmatch=True), min_size=1, max_size=40))
+def test_a_mail_of_many_parts_names_each_kind_and_its_header_never_starts_with_a_space(
+        kinds: list[str]) -> None:
+    """A mail of many parts names each in X-Referee-Mail; folded or not,
+    as stored (plain text) or composed, it reads back word for word."""
+    composer = Composer("referee@example.test", "The Referee")
+    kind = " ".join(["table", *kinds])
+    common = dict(outbox_id=7, to=[("alice@example.test", "Alice")], subject="[miser-1] Miser",
+                  body="Hello.\n", tag="miser-1", auto="auto-generated", in_reply_to=None,
+                  references=[], now=T0, kind=kind)
+    for raw in (composer.message(**common).as_bytes(), composer.text(**common).encode()):
+        parsed = message_from_bytes(raw, policy=default)
+        assert str(parsed["X-Referee-Mail"]) == kind
+        assert all(len(line) <= 78 for line in raw.decode().splitlines())
+        assert b"X-Referee-Mail: \r\n" not in raw

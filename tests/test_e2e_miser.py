@@ -400,7 +400,7 @@ CAROL_HAND_ANSWER = f"""\
 Carol, here is what I did with your mail for miser-1.
 
 > hand
-  DONE (hand): Your hand follows in a secret mail.
+  DONE (hand): Your hand is below, for you alone.
 
 {SIGNATURE}Write "help" to the referee for what you can do now.
 """

@@ -613,7 +613,7 @@ def test_hand_is_answered_in_a_secret_mail_with_the_cards_still_held(table: Tabl
     table.bid()
     table.play(SCRIPT[:20])  # five tricks
     mails = table.move("Dave", "hand")
-    assert "> hand\n  DONE (hand): Your hand follows in a secret mail." in section(
+    assert "> hand\n  DONE (hand): Your hand is below, for you alone." in section(
         reply(mails, "Dave"), "Your mail")
     secret = only(mails, "hand")
     assert rcpts(secret) == [ADDRESS["Dave"]]

@@ -1024,7 +1024,7 @@ def test_hand_answers_in_secret_and_changes_nothing() -> None:
     result = table.act(DAN, "hand")
     assert result.state is before
     assert result.events == []
-    assert result.reply == "Your hand follows in a secret mail."
+    assert result.reply == "Your hand is below, for you alone."
     (notice,) = result.notices
     assert notice.audience.seats == {DAN} and not notice.audience.public
     assert notice.context["reason"] == "request"

@@ -612,7 +612,7 @@ class LoatcgRules(Game[LoatcgState]):
         """The member's cards, secretly; not eir Hand Score (ruling TCG-22)."""
         context = {**self._common(state), "you": self._you(state, member)}
         notice = Notice(Audience.only(member.seat), "hand", context)
-        return Result(state, [], [notice], "Your hand follows in a secret mail.")
+        return Result(state, [], [notice], "Your hand is below, for you alone.")
 
     def _score_asked(
         self, state: LoatcgState, member: Member, action: Action, rng: random.Random

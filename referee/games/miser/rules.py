@@ -727,7 +727,7 @@ class MiserRules(Game[MiserState]):
         player = self._player(state, seat)
         if action.verb == "hand":
             notice = self._hand_notice(state, player, "request")
-            return Result(state, notices=[notice], reply="Your hand follows in a secret mail.")
+            return Result(state, notices=[notice], reply="Your hand is below, for you alone.")
         if state.over:
             raise IllegalAction(f"The game is over: {result_text(state)}")
         verb = action.verb

@@ -467,7 +467,7 @@ class SpadesRules(Game[SpadesState]):
         player = self._player(state, seat)
         if action.verb == "hand":
             notice = self._hand_notice(state, player, "request")
-            return Result(state, notices=[notice], reply="Your hand follows in a secret mail.")
+            return Result(state, notices=[notice], reply="Your hand is below, for you alone.")
         if state.phase == OVER:
             raise IllegalAction(f"The game is over: {self._result_text(state)}")
         if action.verb == "concede":

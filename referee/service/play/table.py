@@ -23,6 +23,7 @@ from referee.config import format_duration, parse_duration
 from referee.games import get_game
 from referee.games.base import Action, Audience, EngineError, Notice, ParseError
 from referee.mail.compose import format_when
+from referee.service.outgoing.queue import SECRET_NOTE
 from referee.service.outgoing.quiet import COMPOSITE, MODES, mail_mode
 from referee.service.play.session import GameSession
 from referee.store import models as m
@@ -208,7 +209,10 @@ def _last_report(gs: GameSession, seat: int) -> m.Outbox | None:
         kinds = str(head["X-Referee-Mail"] or "").split()
         if row.secret and kinds[:1] != [COMPOSITE]:
             continue  # a hand or a sealed bid, not the table's news
-        if head["Auto-Submitted"] == "auto-generated" and not set(kinds) & set(_NO_REPORT):
+        if set(kinds) & set(_NO_REPORT):
+            continue
+        # The table's news, alone or riding in the answer to a mail of theirs.
+        if set(kinds) - {COMPOSITE, "transcript"}:
             return row
     return None
 
@@ -227,9 +231,11 @@ def _resend(gs: GameSession, seat: int) -> str:
         msg = message_from_string(report.raw, policy=default)
         context["report_subject"] = str(msg["Subject"] or "")
         part = msg.get_body(("plain",))
-        context["report_body"] = part.get_content() if part is not None else ""
+        text = part.get_content() if part is not None else ""
+        # The resent mail is marked secret itself; the report's note would be twice.
+        context["report_body"] = text.removeprefix(f"{SECRET_NOTE}\n\n")
     gs.notices.append(Notice(Audience.only(seat), "resent", context))
-    said = "The last report and what you hold follow in a secret mail."
+    said = "The last report and what you hold are below."
     try:
         hand = gs.engine.parse("hand")
     except ParseError:
@@ -237,7 +243,7 @@ def _resend(gs: GameSession, seat: int) -> str:
     if hand is not None and hand.verb == "hand" and not gs.engine.is_over(gs.state):
         try:
             gs.apply(seat, Action("hand"), "player", None)
-            said += " Your hand follows in a secret mail too."
+            said += " Your hand too."
         except EngineError:
             pass
     return said

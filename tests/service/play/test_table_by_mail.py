@@ -181,7 +181,7 @@ def test_resend_sends_the_last_report_and_the_hand_to_its_holder_alone(
         club: Club, game: str) -> None:
     tag = new_game(club, game)
     text, mails = ask(club, ALICE, tag, "resend")
-    assert "DONE (resend): The last report and what you hold follow in a secret mail." in text
+    assert "DONE (resend): The last report and what you hold are below." in text
     # One mail, to Alice alone and marked secret: the answer, the report
     # and what she holds, and her hand where the game has a hand mail.
     (resent,) = mails
@@ -194,6 +194,24 @@ def test_resend_sends_the_last_report_and_the_hand_to_its_holder_alone(
     if game == "goofspiel":  # after the report, which keeps its own signature line
         assert ("\nFor you alone:\n\nRound 1 of 6: the prize is 5.\n"
                 "Your pack: 1 2 3 4 5 6.\n") in body(resent)
+
+
+@pytest.mark.parametrize("mode", ["all", "turns"])
+def test_resend_sends_the_latest_report_even_one_that_came_with_an_answer(
+        club: Club, mode: str) -> None:
+    """Bob's bid ends round 1: its report reaches him in the answer to his
+    mail, and that report, not the opening, is the one he gets again."""
+    tag = new_goofspiel(club, mail=mode)
+    club.poll()
+    club.send(ALICE, "bid 3", subject=f"[{tag}] r1")
+    club.poll()
+    club.send(BOB, "bid 2", subject=f"[{tag}] r1")
+    (answer,) = [x for x in club.poll() if to_of(x) == [BOB]]
+    assert carries(answer, "transcript") and carries(answer, "round_report")
+    _, (resent,) = ask(club, BOB, tag, "resend")
+    again = body(resent).split("The last report of", 1)[1].split("For you alone:")[0]
+    assert "ROUND 1: THE PRIZE WAS 5" in again and "Alice wins the round" in again, again
+    assert SECRET_NOTE not in again  # the resent mail says it once, at its top
 
 
 @pytest.mark.parametrize("game", GAMES)

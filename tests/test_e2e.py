@@ -240,7 +240,8 @@ Your mail
 {BOB_ROUND_1_ANSWER}
 Round 1: Alice takes 13 — round 2 prize 1
 -----------------------------------------
-{ROUND_1_REPORT}"""
+{ROUND_1_REPORT}Write "help" to the referee for what you can do now.
+"""
 
 FINAL_REPORT = f"""\
 ROUND 5: THE PRIZE WAS 3

@@ -319,7 +319,8 @@ Your hand:
 ♣ A K Q J
 ♦ K 2
 
-{SIGNATURE}"""
+{SIGNATURE}Write "help" to the referee for what you can do now.
+"""
 
 ROUND_1_REPORT = f"""\
 Trick 13: Carol 10♣, Dave Q♦, Alice J♥, Bob J♣.

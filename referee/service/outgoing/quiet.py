@@ -239,8 +239,12 @@ class QuietTable:
             subject, body = parts[0].subject, parts[0].text
         else:
             composer = self.queue.composer
+            signature = f"{composer.name} <{composer.address}>"
+            if reply is not None and "\n-- \n" in reply.item.text:
+                # The answer's own signature, with its hint to write "help".
+                signature = reply.item.text.partition("\n-- \n")[2].rstrip("\n")
             # In mail all every part comes whole, a move too.
-            body = compose(parts, f"{composer.name} <{composer.address}>", lines=mode != "all")
+            body = compose(parts, signature, lines=mode != "all")
             subject = self._subject(game, parts, mode=mode, over=over, reply=reply)
             if secret:
                 body = f"{SECRET_NOTE}\n\n{body}"  # heads the mail, whatever its parts say

@@ -164,6 +164,13 @@ Your hand:
 ♦ K 2
 
 {SIGNATURE}"""
+    # A refusal comes at once, with what was held for her, and ends as
+    # every answer does: with the hint to write "help".
+    (carols,) = table.move("Carol", "play 2C")
+    assert kind(carols).startswith("table transcript")
+    assert "REFUSED" in body(carols) and "Since your last mail:" in body(carols)
+    assert body(carols).endswith(
+        f'{SIGNATURE}Write "help" to the referee for what you can do now.\n')
 
 
 def test_mail_all_sends_what_was_held_at_once_and_then_every_move(tmp_path: Path) -> None:

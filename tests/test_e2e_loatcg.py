@@ -305,12 +305,17 @@ Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 {SIGNATURE}"""
     why = got["alice"][1]
     assert str(why["To"]) == "Alice <alice@example.test>"
-    assert why["Subject"] == f"[{tag}] Land of Agora tournament (secret)"
+    # The answer says FAILED, not "(done)": it is news, and comes whole.
+    assert why["Subject"] == f"Re: [{tag}] yes (secret)"
     assert body(why) == f"""\
 {SECRET_NOTE}
 
-Since your last mail:
-  You: accept 2 (done)
+Your mail
+---------
+Alice, here is what I did with your mail for loatcg-1.
+
+> accept 2
+  FAILED (execute 2): Trade 2 failed: Alice did not meet the conditions for the trade.
 
 Why trade 2 failed (secret)
 ---------------------------
@@ -323,7 +328,8 @@ Your hand (5 cards): 1 ore, 1 wool, 3 apples
 This mail is SECRET: it went to you alone. The Dealor never reveals
 secret information privately or publicly (rule 9).
 
-{SIGNATURE}"""
+{SIGNATURE}Write "help" to the referee for what you can do now.
+"""
 
     # A paid reveal, secretly: Alice alone hears it; nothing goes to the list.
     t.write("alice", "buy random", f"[{tag}] a secret", [REF])

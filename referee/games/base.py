@@ -218,6 +218,10 @@ class Result(Generic[StateT]):
     #: The action was not a move but an offence the rules punish (a Spades
     #: misplay): the state changed, and the transcript says PENALTY, not DONE.
     penalty: bool = False
+    #: The action was taken but came to nothing (a trade a party could not
+    #: meet, a take from an empty Discard Pile): the transcript says FAILED,
+    #: and the answer is news to the player, never a mere "(done)".
+    failed: bool = False
 
 
 @dataclass(frozen=True)

@@ -664,7 +664,7 @@ class LoatcgRules(Game[LoatcgState]):
             event = Event("take_failed", f"{member.name}: {text}", public=False,
                           data={"member": member.name, "card": kind})
             notice = Notice(Audience.only(member.seat), "take_failed", context)
-            return Result(state, [event], [notice], text)
+            return Result(state, [event], [notice], text, failed=True)
         s = evolve(state)
         m = _same(s, member)
         s.discard_pile[kind] -= 1
@@ -904,7 +904,7 @@ class LoatcgRules(Game[LoatcgState]):
                                data={"offer": number, "done": not failing,
                                      "failed": context["failed"]}))
         notices.insert(0, Notice(audience_, "trade", context))
-        return Result(s, events, notices, text)
+        return Result(s, events, notices, text, failed=bool(failing))
 
     def _withdraw(
         self, state: LoatcgState, member: Member, action: Action, rng: random.Random

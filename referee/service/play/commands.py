@@ -65,7 +65,7 @@ class TranscriptLine:
 
     text: str
     read_as: str
-    result: str  # applied | penalty | refused | ignored
+    result: str  # applied | penalty | failed | refused | ignored
     message: str
 
     @property

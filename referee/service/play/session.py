@@ -126,7 +126,7 @@ class GameSession:
         self, seat: int, action: Action, source: str, inbound_id: int | None
     ) -> tuple[str, str]:
         """Apply one action and log it; returns the transcript's verdict
-        ("applied" or "penalty") and line."""
+        ("applied", "penalty" or "failed") and line."""
         step = self.row.step + 1
         if action.verb == "resign":
             result = self.engine.replace_with_bot(self.state, seat)
@@ -149,7 +149,7 @@ class GameSession:
                 "public": ev.public, "data": dict(ev.data), "at": self.now}
                 for ev in result.events])
         self.notices += result.notices
-        verdict = "penalty" if result.penalty else "applied"
+        verdict = "penalty" if result.penalty else "failed" if result.failed else "applied"
         if result.reply:
             return verdict, result.reply
         return verdict, " ".join(e.text for e in result.events if e.public) or "Done."

@@ -307,6 +307,9 @@ def test_a_trade_confirmation_goes_to_exactly_the_executions_audience(club: Club
     why = section(mails[1], "Why trade 2 failed (secret)")
     assert "1 steel" in why and "SECRET" in why
     assert str(mails[1]["Subject"]).endswith(" (secret)")
+    # Her answer says the trade failed, never that her "accept" was done.
+    assert "FAILED (execute 2): Trade 2 failed" in body(mails[1])
+    assert "(done)" not in body(mails[1])
 
 
 def test_a_reveal_paid_for_publicly_is_delivered_secretly(club: Club) -> None:

@@ -357,12 +357,16 @@ class Play:
         # What the player can write now, after a refusal or a line not read
         # (for a bid, the cards they still hold; PS-7), unless it was asked.
         helped = closing_help(gs, seat.position, transcript)
+        # An answer that only says "done" rides with the player's next mail,
+        # if one comes soon: while another player owes a move. Else (a
+        # tournament, where members owe nothing) it comes at once.
         answer = self.delivery.answer(gs, msg, seat.position, {
             "lines": [t.__dict__ for t in transcript[:MAX_LISTED]],
             "more": max(len(transcript) - MAX_LISTED, 0),
             "help": helped,
             "over": gs.engine.is_over(gs.state) or game.status != "active",
-        }, done=done_line(transcript) if helped is None else None)
+        }, done=done_line(transcript) if helped is None else None,
+            wait=gs.others_owe(seat.position))
         gs.send_notices((player, answer))  # the answer first, then what it caused
         return Outcome("processed", game.tag, transcript)
 

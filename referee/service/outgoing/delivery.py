@@ -10,6 +10,7 @@ action): a mail is queued in the same commit as the change it reports.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -85,11 +86,12 @@ class Delivery:
                              turn=gs.turn() if gs else None)
 
     def answer(self, gs: Table, msg: InboundMessage, seat: int, context: dict[str, Any],
-               *, done: str | None) -> Reply:
+               *, done: str | None, wait: bool = True) -> Reply:
         """The answer to a player's mail (the transcript), to head the mail
         of what it caused for them. ``done`` is the line it comes to when
         it only says that the mail's moves were done: in a quiet mode that
-        line rides with the player's next mail instead of a mail of its own."""
+        line rides with the player's next mail instead of a mail of its own,
+        if ``wait`` says one comes soon, else goes now as a line."""
         folder = gs.engine.templates or gs.engine.kind
         ctx = {"subject": echo_subject(msg.subject), **gs.context(seat), **context}
         subject, body = self.composer.render(folder, "transcript", ctx)
@@ -103,7 +105,7 @@ class Delivery:
         line = (None if done is None else
                 Item(done, "", personal=False, routine=True, kind="transcript",
                      secret=item.secret))
-        return Reply(item, msg.message_id, tuple(msg.references), line)
+        return Reply(item, msg.message_id, tuple(msg.references), line, wait)
 
     def deliver(self, db: Session, gs: Table, notice: Notice) -> None:
         """Mail one engine notice to its audience, never wider."""
@@ -140,8 +142,12 @@ class Delivery:
 
         over = gs.engine.is_over(gs.state) or gs.row.status != "active"
         if lst:
-            self._post(db, gs, lst, [(*render(i, None), n.template)
-                                     for i, n in enumerate(notices) if listed(n)])
+            posts = [(*render(i, None), n.template) for i, n in enumerate(notices) if listed(n)]
+            self._post(db, gs, lst, posts)
+            if posts and reply is not None:
+                # The sender reads what their mail did in the list's post:
+                # the line saying it was done can wait for their next mail.
+                reply = (reply[0], replace(reply[1], wait=True))
         owing = gs.new_obligations()
         answered = reply is None
         for seat in gs.row.seats:

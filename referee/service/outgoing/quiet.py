@@ -109,6 +109,10 @@ class Reply:
     #: When all the answer says is that the mail's moves were done: that as
     #: one line, which rides with the player's next mail in a quiet mode.
     done: Item | None = None
+    #: Whether that line may wait for the player's next mail: only while
+    #: news of the game comes soon (another player owes a move). Else it
+    #: goes now, still as a line.
+    wait: bool = True
 
 
 def strip_signature(body: str) -> str:
@@ -159,7 +163,8 @@ class QuietTable:
         else:
             parts = [reply.item, *items] if reply else items
         due = (mode == "all" or must_act or over or any(i.personal for i in parts)
-               or (mode == "turns" and any(not i.routine for i in parts)))
+               or (mode == "turns" and any(not i.routine for i in parts))
+               or (reply is not None and reply.done is not None and not reply.wait))
         if not due:
             for item in parts:
                 db.add(m.HeldMail(game_id=game.id, player_id=player.id,

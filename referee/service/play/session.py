@@ -66,6 +66,13 @@ class GameSession:
             return frozenset()
         return frozenset((p.seat, p.key) for p in self.engine.pending(self.state))
 
+    def others_owe(self, seat: int) -> bool:
+        """Whether a player other than ``seat``'s owes a move now: then news
+        of the game comes to ``seat`` soon, and a line of theirs can wait
+        for it (a bot moves at once; the referee's timetable may be days)."""
+        return any(s != seat and not self.row.seats[s - 1].bot
+                   for s, _ in self._owed() if s)
+
     def new_obligations(self) -> set[int]:
         """The seats that owe something now that they did not owe before."""
         return {seat for seat, key in self._owed() - self.owed_before}

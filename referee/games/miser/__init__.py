@@ -34,7 +34,9 @@ class Miser(MiserWords, MiserViews):
     title = "Miser"
     state_type = MiserState
     demo_with_bots: ClassVar[bool] = True
-    #: A card put face down, a raise in an auction, a side's flip: lines in
-    #: the next mail of a player in ``mail turns``, and never a post to the
-    #: list, which hears what the turn came to.
-    routine_notices: ClassVar[frozenset[str]] = frozenset({"down", "auction", "flip"})
+    #: The steps of an exchange (an attack declared, a contract accepted, a
+    #: card put face down, a bid or raise in an auction, a side's flip):
+    #: lines in the next mail of a player in ``mail turns``, and never a post
+    #: to the list, which hears what the turn came to in the turn's report.
+    routine_notices: ClassVar[frozenset[str]] = frozenset(
+        {"attack", "contract", "down", "auction", "flip"})

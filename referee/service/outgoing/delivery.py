@@ -141,10 +141,12 @@ class Delivery:
             return bool(lst) and notice.audience.public and notice.template not in routine
 
         over = gs.engine.is_over(gs.state) or gs.row.status != "active"
+        posted = False
         if lst:
             posts = [(*render(i, None), n.template) for i, n in enumerate(notices) if listed(n)]
             self._post(db, gs, lst, posts)
-            if posts and reply is not None:
+            posted = bool(posts)
+            if posted and reply is not None:
                 # The sender reads what their mail did in the list's post:
                 # the line saying it was done can wait for their next mail.
                 reply = (reply[0], replace(reply[1], wait=True))
@@ -165,11 +167,18 @@ class Delivery:
             if seat.player is None:
                 continue
             answered = answered or mine
+            mode = mail_mode(gs.engine, gs.row, seat, lst)
+            if (posted and not theirs and mode != "all" and reply is not None
+                    and reply[1].done is not None):
+                # All the sender would get is the line saying their moves
+                # were done, which the list's post shows; the post asks them,
+                # as everyone, for what comes next.
+                continue
             items = [Item.of(gs.tag, *render(i, None if n.audience.public else seat.position),
                              n, gs.engine) for i, n in theirs]
             must_act = seat.position in owing
             self.quiet.deliver(
-                db, gs.row, seat.player, items, mail_mode(gs.engine, gs.row, seat, lst),
+                db, gs.row, seat.player, items, mode,
                 must_act=must_act, over=over, now=gs.now, turn=gs.turn(),
                 asks=gs.engine.asks(gs.state, seat.position) if must_act else None,
                 reply=reply[1] if reply is not None and mine else None)
@@ -179,6 +188,8 @@ class Delivery:
                                now=gs.now, turn=gs.turn(), reply=reply[1])
         if over and lst:
             self.quiet.drop_held(db, gs.row.id)
+        elif posted:
+            self.quiet.drop_done(db, gs.row.id)
 
     def _post(self, db: Session, gs: Table, lst: str,
               posts: list[tuple[str, str, str]]) -> None:

@@ -48,6 +48,9 @@ DIGEST_EVERY = timedelta(days=1)
 COMPOSITE = "table"
 #: What heads the moves a mail carries.
 SINCE = "Since your last mail:"
+#: The line an answer comes to when all it says is that the mail's moves
+#: were done ("You: play QH (done)"): held, it rides with the next mail.
+DONE = "You: {} (done)"
 #: The key in a transaction's ``Session.info`` of the (game, player) pairs
 #: whose held mail goes out with their next mail of the batch.
 _RELEASED = "quiet_released"
@@ -210,6 +213,16 @@ class QuietTable:
         """Forget what is held for the players of a game the list told the
         end of: a digest of its moves after the Final Report is noise."""
         db.execute(delete(m.HeldMail).where(m.HeldMail.game_id == game_id))
+
+    def drop_done(self, db: Session, game_id: int) -> None:
+        """Forget the held lines of a game that only say a player's moves
+        were done: the list's post, which every player reads, shows where
+        those moves led, so a digest of them a day later is noise."""
+        prefix, _, suffix = DONE.partition("{}")
+        db.execute(delete(m.HeldMail).where(
+            m.HeldMail.game_id == game_id, m.HeldMail.body == "",
+            m.HeldMail.headline.startswith(prefix, autoescape=True),
+            m.HeldMail.headline.endswith(suffix, autoescape=True)))
 
     def send_held(self, db: Session, game: m.Game, player: m.Player, now: datetime) -> bool:
         """Send what was held for ``player`` in ``game`` at once (they asked

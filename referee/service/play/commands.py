@@ -29,6 +29,7 @@ from referee.games.base import (
     polite,
 )
 from referee.games.cards import Card
+from referee.service.outgoing.quiet import DONE
 from referee.service.play.session import GameSession
 from referee.service.play.table import (
     ROOM,
@@ -366,7 +367,7 @@ def done_line(transcript: Sequence[TranscriptLine]) -> str | None:
     if not moves or any(t.result != "applied" or not t.text or t.read_as in (
             *TABLE_COMMANDS, *GENERIC_COMMANDS) for t in moves):
         return None
-    return f"You: {'; '.join(t.text for t in moves)} (done)"
+    return DONE.format("; ".join(t.text for t in moves))
 
 
 def _stopped(gs: GameSession, rest: Sequence[str]) -> list[TranscriptLine]:

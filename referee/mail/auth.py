@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 import authres
 
+#: The methods whose "fail" says a mail is not from its From domain.
+FAILS = ("dmarc", "dkim", "spf")
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -28,6 +31,9 @@ class Verdict:
 
     method: str | None
     detail: str
+    #: The trusted header says the mail is NOT from the From domain (a
+    #: DMARC, DKIM or SPF fail, and no aligned pass): a forgery.
+    failed: bool = False
 
     @property
     def passed(self) -> bool:
@@ -86,7 +92,8 @@ def verify(values: Sequence[str], authserv_id: str, from_domain: str,
                 return Verdict(method, f"{method}=pass for {domain}")
             if method == "dkim" and also_trusted and aligned(domain, also_trusted):
                 return Verdict(method, f"dkim=pass for the list's domain {domain}")
-    return Verdict(None, ", ".join(seen) or "no results")
+    failed = any(r.endswith("=fail") and r.split("=")[0] in FAILS for r in seen)
+    return Verdict(None, ", ".join(seen) or "no results", failed)
 
 
 def _domains(result: authres.AuthenticationResultBase, method: str) -> list[str]:

@@ -176,15 +176,21 @@ class ShownAddresses:
         if not letter.tokens:
             return None
         msg = letter.msg
+        forged = letter.verdict is not None and letter.verdict.failed
         for owner in db.scalars(select(m.Player).where(m.Player.token.in_(letter.tokens))):
-            if not self.senders.shown_to_others(letter, owner):
+            # A mail in the owner's name that their own domain disowns came
+            # from someone who knows the address: it stops counting too.
+            disowned = forged and owner is letter.player
+            if not disowned and not self.senders.shown_to_others(letter, owner):
                 continue
             old = self.delivery.addresses.private_address(owner)
             owner.token = new_token()
-            log.warning("private address of %s was shown to others; rotated", owner.address)
+            log.warning("private address of %s was %s; rotated", owner.address,
+                        "used by a forged mail" if disowned else "shown to others")
             self.delivery.reply(db, None, owner, msg, "private_address_shown", {
                 "old": old, "sender": msg.sender,
                 "others": sorted(letter.others - {owner.address}),
+                "forged": letter.verdict.detail if disowned and letter.verdict else None,
             }, letter.now)
         return None
 

@@ -35,16 +35,22 @@ class Senders:
         address, or the trusted Authentication-Results show an aligned pass."""
         msg = letter.msg
         private = self.addresses.private_address(player) if player.token else None
-        if private and private in (*msg.to, *msg.cc):
-            return Verdict("token", "sent to the player's private address")
         authserv_id = self.config.auth.authserv_id
-        if not authserv_id:
-            return Verdict(None, "no [auth] authserv_id to trust")
-        list_domain = None
-        if letter.from_our_list and self.config.referee.public_list:
-            list_domain = self.config.referee.public_list.rpartition("@")[2]
-        return verify(msg.auth_results, authserv_id, msg.sender.rpartition("@")[2],
-                      also_trusted=list_domain)
+        verdict = Verdict(None, "no [auth] authserv_id to trust")
+        if authserv_id:
+            list_domain = None
+            if letter.from_our_list and self.config.referee.public_list:
+                list_domain = self.config.referee.public_list.rpartition("@")[2]
+            verdict = verify(msg.auth_results, authserv_id, msg.sender.rpartition("@")[2],
+                             also_trusted=list_domain)
+        if private and private in (*msg.to, *msg.cc):
+            if verdict.failed:
+                # The address vouches for the player only on mail that could
+                # be theirs: this one came by a path their domain disowns.
+                return Verdict(None, f"sent to the player's private address, but "
+                                     f"{verdict.detail}", failed=True)
+            return Verdict("token", "sent to the player's private address")
+        return verdict
 
     @staticmethod
     def shown_to_others(letter: Letter, owner: m.Player) -> bool:

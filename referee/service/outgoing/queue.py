@@ -43,10 +43,13 @@ class MailQueue:
         self.addresses = addresses
 
     def to_player(self, db: Session, game: m.Game | None, player: m.Player,
-                  subject: str, body: str, **kw: Any) -> None:
-        """Queue a mail to one player alone; their replies go to their private address."""
+                  subject: str, body: str, *, private: bool = True, **kw: Any) -> None:
+        """Queue a mail to one player alone. A ``private`` mail (for them
+        alone: an answer, their hand, a prompt) takes their replies to their
+        private address; their copy of a public report, which they may
+        forward, never shows it (replies go to the referee's own address)."""
         self.put(db, game, [(player.address, player.name)], subject, body,
-                 reply_to=self.addresses.private_address(player), **kw)
+                 reply_to=self.addresses.private_address(player) if private else None, **kw)
 
     def put(
         self, db: Session, game: m.Game | None, to: list[tuple[str, str]], subject: str,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from referee.store import models as m
-from tests.test_referee import ALICE, BOB, SIGNATURE, Club, body, new_goofspiel, to
+from tests.test_referee import ALICE, BOB, REF, SIGNATURE, Club, body, new_goofspiel, to
 
 STRICT = {"require": "verified", "authserv_id": "mx.club.test"}
 
@@ -77,3 +77,48 @@ def test_mail_to_the_referee_alone_keeps_the_address(strict: Club) -> None:
     strict.send(ALICE, "bid 6", to=address, subject=f"[{tag}]")
     (reply,) = strict.poll()
     assert reply["Reply-To"].addresses[0].addr_spec == address
+
+
+def test_a_forged_mail_to_the_address_is_refused_and_the_address_rotated(
+        strict: Club) -> None:
+    """Someone who learnt Alice's private address writes in her name from a
+    server her domain disowns (the trusted Authentication-Results say
+    dmarc=fail): nothing is done, the address stops counting, and Alice is
+    told secretly, with her new address to reply to."""
+    tag = new_goofspiel(strict)
+    strict.poll()
+    old = private_address_of(strict, ALICE, tag)
+    strict.send(ALICE, "bid 6", to=old, subject=f"[{tag}]", headers={
+        "Authentication-Results": "mx.club.test; dmarc=fail header.from=club.test; "
+                                  "spf=fail smtp.mailfrom=club.test"})
+    mails = strict.poll()
+    assert strict.count(m.ActionLog) == 0
+    notice = next(x for x in mails if x["Subject"] == "Your private referee address "
+                                                      "has changed (secret)")
+    assert to(notice) == "Alice <alice@club.test>"
+    new = notice["Reply-To"].addresses[0].addr_spec
+    assert new != old
+    text = " ".join(body(notice).split())
+    assert (f"A mail in your name came to your private referee address ({old}) from a "
+            "server that does not send your mail (your mail server's check: sent to the "
+            "player's private address, but dmarc=fail, spf=fail). Nothing in it was done."
+            ) in text
+    # Alice's own mail to the new address counts.
+    strict.send(ALICE, "bid 6", to=new, subject=f"[{tag}]")
+    strict.poll()
+    assert strict.count(m.ActionLog) == 1
+
+
+def test_a_players_copy_of_a_public_report_does_not_show_the_address(club: Club) -> None:
+    """A report a player may forward (their copy of the opening, a round's
+    report) takes replies to the referee's own address; the answer to
+    their mail, for them alone, to their private one."""
+    tag = new_goofspiel(club)
+    opening = club.poll()
+    assert opening and all(x["Reply-To"].addresses[0].addr_spec == REF for x in opening)
+    club.send(ALICE, "bid 6", subject=f"[{tag}]")
+    (answer,) = club.poll()
+    assert "referee+" in answer["Reply-To"].addresses[0].addr_spec
+    club.send(BOB, "bid 5", subject=f"[{tag}]")
+    reports = [x for x in club.poll() if x["X-Referee-Mail"] == "round_report"]
+    assert reports and all(x["Reply-To"].addresses[0].addr_spec == REF for x in reports)

@@ -20,6 +20,11 @@ from referee.service.intake.letter import Letter
 from referee.store import models as m
 
 HOUR, DAY = timedelta(hours=1), timedelta(days=1)
+#: The budget of a player's mail that nothing verified is kept under the
+#: address with this mark in front (no address starts with it).
+UNVERIFIED = "?"
+#: The longest key the correspondents' table holds.
+ADDRESS_MAX = 320
 
 
 class Allowance(Enum):
@@ -88,6 +93,19 @@ class Budgets:
                                   day_start=now, day_count=0, last_digest="", repeats=0)
             db.add(row)
         return row
+
+
+def budget_key(letter: Letter) -> str:
+    """Whose budget a mail spends: what the referee can trust of who sent
+    it. Mail verified as the player's (to their private address, or an
+    aligned pass of the trusted Authentication-Results) spends the
+    player's own; any other mail in their name spends a budget of its own,
+    so a flood forged in a player's name cannot silence their real mail."""
+    assert letter.player is not None
+    address = letter.player.address
+    if letter.verdict is not None and letter.verdict.passed:
+        return address
+    return f"{UNVERIFIED}{address}"[:ADDRESS_MAX]
 
 
 def content_digest(msg: InboundMessage) -> str:

@@ -35,7 +35,7 @@ from sqlalchemy.orm import Session
 from referee.config import Config
 from referee.games.base import Scope
 from referee.mail.inbound import Automation
-from referee.service.intake.budgets import Allowance, Budgets, loop_digest
+from referee.service.intake.budgets import Allowance, Budgets, budget_key, loop_digest
 from referee.service.intake.joining import Joining
 from referee.service.intake.letter import Letter, Outcome
 from referee.service.intake.routing import Routing
@@ -247,13 +247,14 @@ class Budget:
     def check(self, db: Session, letter: Letter) -> Outcome | None:
         assert letter.player is not None
         player, now = letter.player, letter.now
-        allowance = self.budgets.charge(db, player.address, loop_digest(letter), now)
+        key = budget_key(letter)
+        allowance = self.budgets.charge(db, key, loop_digest(letter), now)
         if allowance is Allowance.ANSWER:
             return None
         if allowance is Allowance.LOOP:
             letter.record.note = "not answered: the same mail again and again (a loop?)"
             return Outcome("ignored")
-        reopens = self.budgets.reopens_at(db, player.address)
+        reopens = self.budgets.reopens_at(db, key)
         letter.record.note = f"not read: over the reply budget until {reopens:%Y-%m-%d %H:%M} UTC"
         if allowance is Allowance.TELL:
             limits = self.config.limits

@@ -110,3 +110,23 @@ def test_forged_mail_in_verified_mode_brings_one_notice_a_day_and_spends_no_budg
     assert club.poll(club.now + timedelta(days=1, minutes=1))[0]["Subject"].endswith(
         "(not applied)")
     club.referee.close()
+
+
+def test_a_flood_forged_in_a_players_name_does_not_silence_their_own_mail(
+        club: Club) -> None:
+    """Mail in Alice's name that nothing verifies spends a budget of its
+    own: once a forger has used it up, Alice's bid to her private reply
+    address (the Reply-To of the mails for her alone) is still read."""
+    tag = new_goofspiel(club)
+    club.poll()
+    club.send(ALICE, "help", subject=f"[{tag}] help")
+    (answer,) = club.poll()
+    private = answer["Reply-To"].addresses[0].addr_spec
+    for n in range(12):
+        club.send(ALICE, f"hello {n}", subject=f"[{tag}] forged {n}")
+    club.poll()
+    assert notes(club)[-1].startswith("not read: over the reply budget")
+    club.send(ALICE, "bid 5", to=private, subject=f"Re: [{tag}] help")
+    (reply,) = club.poll()
+    assert "DONE (bid 5)" in body(reply)
+    assert club.count(m.ActionLog) == 1

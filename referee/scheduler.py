@@ -28,7 +28,7 @@ from imapclient.exceptions import IMAPClientError
 
 from referee.check import EX_CONFIG, EX_NOPERM, explain
 from referee.mail.imap import ImapSource
-from referee.passes import intake, publish_pages, reread, send_outbox
+from referee.passes import intake, many_workers, publish_pages, reread, send_outbox
 from referee.problems import ServerProblem
 from referee.service import Referee, now_utc
 from referee.store.db import DATABASE_AWAY
@@ -150,7 +150,8 @@ class Daemon:
         self._guarded("outbox", self._send)
 
     def watch_mail(self) -> None:
-        """Intake forever: after each pass wait for IDLE news or the poll interval."""
+        """Intake forever: after each pass that read mail another at once;
+        after one that read nothing wait for IDLE news or the poll interval."""
         cfg = self.referee.config.mailbox
         delay = RECONNECT_FIRST
         lost_since: float | None = None  # monotonic time the connection was lost
@@ -175,6 +176,8 @@ class Daemon:
                     log.warning("the database answers again after %.1f s; reading mail again",
                                 time.monotonic() - busy_since)
                     busy_since = None
+                if self._look_again(source, read, processed):
+                    continue  # at once: no wait, and the backoff stays as it is
                 if source is not None and source.has_idle():
                     self._idle(source)
                 else:
@@ -220,6 +223,25 @@ class Daemon:
                 delay = min(delay * 2, MAX_BACKOFF)
         if source is not None:
             source.close()
+
+    def _look_again(self, source: ImapSource | None, read: int, processed: int) -> bool:
+        """Whether to look for mail again at once rather than wait: mail that
+        came during a pass was announced by the server in the middle of it
+        (and IDLE never tells it again), or not at all if a poll is next.
+
+        So a pass that read mail is followed by another, until one reads
+        nothing; that one ends with its SEARCH, and what comes after it is
+        announced to the IDLE that follows (or was announced with the SEARCH
+        itself: :meth:`ImapSource.announced`). This ends: each mail read
+        moves the mailbox's cursor past it, a failed one too. With several
+        workers the cursor moves only past mail recorded, so a mail another
+        worker holds is read again and again: there only mail this worker
+        processed counts.
+        """
+        if self.stop.is_set():
+            return False
+        fresh = processed if many_workers(self.referee) else read
+        return fresh > 0 or (source is not None and source.announced())
 
     def _idle(self, source: ImapSource) -> None:
         """IDLE until news, the re-issue interval (RFC 2177) or a stop."""

@@ -1,14 +1,22 @@
-"""The daemon's mail watcher outlives any one failed pass."""
+"""The daemon's mail watcher outlives any one failed pass, and reads mail that
+arrives during a pass without waiting for more."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from referee import scheduler
 from referee.scheduler import Daemon
 from referee.service import Referee
+from tests.mailstack import MailStack
+from tests.test_e2e import Post, opened_game
 from tests.test_referee import Club
 
 
@@ -31,3 +39,50 @@ def test_the_mail_watcher_lives_on_after_a_pass_that_failed(
     daemon.watch_mail()  # returns once the second pass sets stop
     assert calls == ["pass", "pass"]
     club.referee.close()
+
+
+# -- on the real servers --------------------------------------------------------------
+
+@pytest.fixture
+def post(mailstack: MailStack, tmp_path: Path) -> Iterator[Post]:
+    p = Post(mailstack, tmp_path)
+    yield p
+    p.close()
+
+
+def test_a_mail_that_arrives_during_a_pass_is_read_without_another_mail_or_a_keepalive(
+        post: Post, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22: Dovecot announces a mail that arrives during a pass at the
+    end of the pass's next command (here the STORE of \\Seen), not to the
+    IDLE after it, so a daemon that went to IDLE read it only when another
+    mail or the server's keepalive woke it (17-113 s; a whole idle_timeout
+    with a server that sends none)."""
+    assert post.config.mailbox.idle_timeout >= timedelta(minutes=10)
+    tag = opened_game(post)
+    process = post.referee.process
+    arrived: list[str] = []
+
+    def process_while_bob_writes(raw: bytes, source_key: str, **kw: Any) -> Any:
+        # The pass has fetched Alice's mail: Bob's bid reaches the mailbox now.
+        if not arrived:
+            arrived.append(post.write("bob", "bid 2", subject=f"[{tag}]"))
+            post.stack.wait_for("referee", post.in_referee_inbox)
+        return process(raw, source_key, **kw)
+
+    monkeypatch.setattr(post.referee, "process", process_while_bob_writes)
+    daemon = Daemon(post.referee)  # its mail watcher alone: no other job wakes it
+    watcher = threading.Thread(target=daemon.watch_mail, name="mail", daemon=True)
+    watcher.start()
+    try:
+        post.write("alice", "bid 4", subject=f"[{tag}]")
+        give_up = time.monotonic() + 15
+        while len(post.actions(tag)) < 2 and time.monotonic() < give_up:
+            time.sleep(0.1)
+    finally:
+        daemon.stop.set()
+        watcher.join(timeout=15)
+    assert not watcher.is_alive()
+    assert arrived, "Alice's mail was never processed"
+    assert [a[1:3] for a in post.actions(tag)] == [("bid", [4]), ("bid", [2])], (
+        "Bob's bid, which arrived during the pass that read Alice's, was not read")
+    assert post.inbound_notes()[arrived[0].strip("<>")] == "processed"

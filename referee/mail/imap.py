@@ -118,6 +118,13 @@ def _keepalive(sock: socket.socket) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3)
 
 
+def _pending(client: IMAPClient) -> dict[str, Any]:
+    """Untagged responses imaplib keeps aside for no one in particular (an
+    EXISTS that came with a FETCH), by name: ``{"EXISTS": [b"12"]}``."""
+    pending: dict[str, Any] = client._imap.untagged_responses
+    return pending
+
+
 class ImapSource:
     """One connection to the referee's mailbox folder."""
 
@@ -177,6 +184,9 @@ class ImapSource:
         """
         client = self.connect()
         client.noop()
+        # Whatever the server announces from here on may be mail this SEARCH
+        # does not find: see :meth:`announced`.
+        _pending(client).pop("EXISTS", None)
         if cursor and cursor[0] == self.uidvalidity:
             uids = [u for u in client.search(["UID", f"{cursor[1] + 1}:*"]) if u > cursor[1]]
         else:
@@ -219,6 +229,19 @@ class ImapSource:
         uids = [uids] if isinstance(uids, int) else list(uids)
         if self.client is not None and uids:
             self.client.add_flags(uids, [b"\\Seen"], silent=True)
+
+    def announced(self) -> bool:
+        """Whether the server announced new mail (an untagged EXISTS) since
+        the last pass's SEARCH, and so perhaps mail that SEARCH did not find.
+
+        A server tells a client of new mail once, at the end of whichever
+        command comes next (a FETCH, a STORE, the SEARCH itself); imaplib
+        keeps such news aside, and IDLE would never tell it again. Forgets
+        the news: the next pass looks for the mail itself.
+        """
+        if self.client is None:
+            return False
+        return _pending(self.client).pop("EXISTS", None) is not None
 
     def has_idle(self) -> bool:
         return self.client is not None and self.client.has_capability("IDLE")

@@ -276,8 +276,8 @@ class QuietTable:
         kinds = [*dict.fromkeys(i.kind for i in parts if i.kind)]
         kind = kinds[0] if len(parts) == 1 and kinds else " ".join([COMPOSITE, *kinds])
         self.queue.to_player(db, game, player, subject, body,
-                             private=reply is not None or any(i.personal or i.secret
-                                                              for i in parts),
+                             private=reply is not None or asks is not None
+                             or any(i.personal or i.secret for i in parts),
                              auto="auto-replied" if reply else "auto-generated",
                              in_reply_to=reply.in_reply_to if reply else None,
                              references=reply.references if reply else (),

@@ -109,16 +109,22 @@ def test_a_forged_mail_to_the_address_is_refused_and_the_address_rotated(
     assert strict.count(m.ActionLog) == 1
 
 
-def test_a_players_copy_of_a_public_report_does_not_show_the_address(club: Club) -> None:
-    """A report a player may forward (their copy of the opening, a round's
-    report) takes replies to the referee's own address; the answer to
-    their mail, for them alone, to their private one."""
-    tag = new_goofspiel(club)
+def test_a_players_copy_of_a_public_report_shows_the_address_only_when_it_asks_them(
+        club: Club) -> None:
+    """A report a player may forward takes replies to the referee's own
+    address, unless it asks them to act (their reply is a move, which in
+    verified mode the private address vouches for); the answer to their
+    mail, for them alone, always to their private one. Here the game's last
+    report asks nobody for anything."""
+    tag = new_goofspiel(club, cards="2", prize_order="1,2")
     opening = club.poll()
-    assert opening and all(x["Reply-To"].addresses[0].addr_spec == REF for x in opening)
-    club.send(ALICE, "bid 6", subject=f"[{tag}]")
+    assert opening and all("referee+" in x["Reply-To"].addresses[0].addr_spec
+                           for x in opening)  # "your bid"
+    club.send(ALICE, "bid 1", subject=f"[{tag}]")
     (answer,) = club.poll()
     assert "referee+" in answer["Reply-To"].addresses[0].addr_spec
-    club.send(BOB, "bid 5", subject=f"[{tag}]")
-    reports = [x for x in club.poll() if x["X-Referee-Mail"] == "round_report"]
-    assert reports and all(x["Reply-To"].addresses[0].addr_spec == REF for x in reports)
+    club.send(BOB, "bid 2", subject=f"[{tag}]")
+    last = club.poll()
+    alices = next(x for x in last if to(x) == f"Alice <{ALICE}>")
+    assert "GAME OVER" in str(alices["Subject"]), alices["Subject"]
+    assert alices["Reply-To"].addresses[0].addr_spec == REF

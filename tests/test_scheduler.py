@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from imapclient import IMAPClient
 
 from referee import scheduler
 from referee.scheduler import Daemon
@@ -86,3 +87,35 @@ def test_a_mail_that_arrives_during_a_pass_is_read_without_another_mail_or_a_kee
     assert [a[1:3] for a in post.actions(tag)] == [("bid", [4]), ("bid", [2])], (
         "Bob's bid, which arrived during the pass that read Alice's, was not read")
     assert post.inbound_notes()[arrived[0].strip("<>")] == "processed"
+
+
+def test_a_mail_that_arrives_during_the_search_of_a_pass_that_reads_nothing_is_read(
+        post: Post, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dovecot's SEARCH does not see a mail that came after the pass's NOOP,
+    and announces it with the SEARCH's answer, not to the IDLE after it: a
+    pass that read nothing looks again when the server announced mail."""
+    tag = opened_game(post)
+    search = IMAPClient.search
+    arrived: list[str] = []
+
+    def search_while_alice_writes(client: IMAPClient, *args: Any, **kw: Any) -> Any:
+        if threading.current_thread().name == "mail" and not arrived:
+            arrived.append(post.write("alice", "bid 4", subject=f"[{tag}]"))
+            post.stack.wait_for("referee", post.in_referee_inbox)
+        return search(client, *args, **kw)
+
+    monkeypatch.setattr(IMAPClient, "search", search_while_alice_writes)
+    daemon = Daemon(post.referee)
+    watcher = threading.Thread(target=daemon.watch_mail, name="mail", daemon=True)
+    watcher.start()
+    try:
+        give_up = time.monotonic() + 15
+        while not post.actions(tag) and time.monotonic() < give_up:
+            time.sleep(0.1)
+    finally:
+        daemon.stop.set()
+        watcher.join(timeout=15)
+    assert not watcher.is_alive()
+    assert arrived, "the daemon made no pass"
+    assert [a[1:3] for a in post.actions(tag)] == [("bid", [4])], (
+        "Alice's bid, which arrived during the SEARCH of an empty pass, was not read")

@@ -137,6 +137,11 @@ class Inbound(Base):
     #: position: the same mail read again (a new UIDVALIDITY) or replayed
     #: under a new Message-ID is recognised by it.
     digest: Mapped[str | None] = mapped_column(String(64), index=True)
+    #: What the mail says (a SHA-256 of its command lines, which leave out
+    #: what a list adds: its headers, a subject prefix, a footer). A mail
+    #: under a Message-ID seen before is a copy of that mail only when it
+    #: has the same sender and says the same; NULL in records made before.
+    body_digest: Mapped[str | None] = mapped_column(String(64))
     sender: Mapped[str] = mapped_column(String(320))
     subject: Mapped[str] = mapped_column(Text, default="")
     game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"))

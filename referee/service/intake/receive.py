@@ -1,6 +1,13 @@
 """One inbound mail, one transaction: advance the mailbox cursor, skip what
-was seen before (source key, Message-ID, digest), record the mail, work out
-its facts (``letter``) and take it through the ``chain`` of checks.
+was seen before (source key, digest, or Message-ID with the same sender and
+body), record the mail, work out its facts (``letter``) and take it through
+the ``chain`` of checks.
+
+A Message-ID is the sender's word, and anyone may send any: a mail under a
+Message-ID seen before is a copy (delivered twice, or the list's copy of a
+mail also sent to the referee) only when it comes from the same sender and
+says the same (the same command lines: a list's headers, subject prefix and
+footer change none). Any other is a mail of its own, read and answered.
 
 ``Intake.process`` opens the message's transaction and commits it with the
 mailbox cursor; a fault of ours rolls it back and records the message as
@@ -22,7 +29,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -171,16 +178,21 @@ class Intake:
             msg = dataclasses.replace(msg, size=size)
         record = failed or m.Inbound(source_key=source_key, received_at=now)
         record.message_id, record.digest = msg.message_id, mail_digest(msg, raw)
+        record.body_digest = content_digest(msg)
         record.sender, record.subject = msg.sender, msg.subject
         record.status, record.note = "processed", ""
         # One query for every way this mail may have been seen: its mailbox
-        # position; its Message-ID; or, read again after a mailbox reset or
-        # replayed under a new Message-ID, the same sender, Date and commands.
-        # A mail read again is not its own duplicate, nor a copy of it that
-        # came while it had failed.
+        # position; its Message-ID, from the same sender saying the same (a
+        # record from before bodies were kept: the same sender); or, read
+        # again after a mailbox reset or replayed under a new Message-ID, the
+        # same sender, Date and commands. A mail read again is not its own
+        # duplicate, nor a copy of it that came while it had failed.
         same = [m.Inbound.source_key == source_key, m.Inbound.digest == record.digest]
         if msg.message_id:
-            same.append(m.Inbound.message_id == msg.message_id)
+            same.append(and_(m.Inbound.message_id == msg.message_id,
+                             m.Inbound.sender == msg.sender,
+                             or_(m.Inbound.body_digest == record.body_digest,
+                                 m.Inbound.body_digest.is_(None))))
         q = select(m.Inbound.id, m.Inbound.source_key).where(or_(*same))
         if failed is not None:
             q = q.where(m.Inbound.id != failed.id,
@@ -224,6 +236,7 @@ class Intake:
                 if cursor is not None:
                     _advance_cursor(db, *cursor)
                 db.add(m.Inbound(source_key=source_key, message_id=msg and msg.message_id,
+                                 body_digest=content_digest(msg) if msg else None,
                                  sender=msg.sender if msg else "",
                                  subject=msg.subject if msg else "", status="failed",
                                  note=note, received_at=now))

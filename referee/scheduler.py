@@ -44,6 +44,9 @@ MAX_BACKOFF = 300.0
 #: Reconnecting to the mailbox: first wait, and the cap of the doubling.
 RECONNECT_FIRST = 1.0
 RECONNECT_MAX = 30.0
+#: Between a pass that read mail and the next, the lock is free this long
+#: (seconds), so a job waiting for it runs before that next pass.
+PASS_GAP = 0.02
 #: Reading mail again after the database was busy or away: from
 #: RECONNECT_FIRST, doubling to this.
 DATABASE_RETRY_MAX = 10.0
@@ -177,7 +180,12 @@ class Daemon:
                                 time.monotonic() - busy_since)
                     busy_since = None
                 if self._look_again(source, read, processed):
-                    continue  # at once: no wait, and the backoff stays as it is
+                    # At once, but for a moment without the lock: a job that
+                    # waits for it (the outbox, the deadlines) goes first, or
+                    # a flood would hold it from them pass after pass. The
+                    # backoff stays as it is.
+                    self.stop.wait(PASS_GAP)
+                    continue
                 if source is not None and source.has_idle():
                     self._idle(source)
                 else:

@@ -3,6 +3,7 @@ arrives during a pass without waiting for more."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -39,6 +40,49 @@ def test_the_mail_watcher_lives_on_after_a_pass_that_failed(
     monkeypatch.setattr(scheduler, "MAX_BACKOFF", 0.01)
     daemon.watch_mail()  # returns once the second pass sets stop
     assert calls == ["pass", "pass"]
+    club.referee.close()
+
+
+def test_a_job_waiting_for_the_lock_runs_between_passes_that_read_mail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Passes follow one another at once while they read mail (a flood), but
+    not so close that the outbox or the deadlines never get the lock."""
+    club = Club(tmp_path)
+    daemon = Daemon(club.referee)
+    passes: list[int] = []
+    job_ran_after: list[int] = []
+    waiting: list[threading.Thread] = []
+
+    def job() -> None:
+        with daemon.lock:
+            job_ran_after.append(len(passes))
+
+    def intake(referee: Referee, **_: object) -> tuple[int, int, int]:
+        passes.append(1)
+        if len(passes) == 1:
+            waiting.append(threading.Thread(target=job))
+            waiting[0].start()
+            time.sleep(0.2)  # it waits for the lock this pass holds
+        if len(passes) == 50:
+            daemon.stop.set()
+            return 0, 0, 0
+        return 1, 1, 0  # every pass read a mail
+
+    monkeypatch.setattr(scheduler, "intake", intake)
+    monkeypatch.setattr(Daemon, "_send", lambda self: None)
+    monkeypatch.setattr(Daemon, "_note_pass", lambda self, text: None)
+    monkeypatch.setattr(scheduler, "publish_pages", lambda referee: None)
+    # On one CPU, where the waiting thread wakes only when this one lets it.
+    cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cpus)})
+    try:
+        daemon.watch_mail()
+    finally:
+        os.sched_setaffinity(0, cpus)
+    waiting[0].join(timeout=5)
+    assert len(passes) == 50
+    assert job_ran_after == [1]  # right after the first pass
     club.referee.close()
 
 

@@ -1,0 +1,221 @@
+"""Benchmark: a player's bid under ``referee run`` while a flood comes in.
+
+Starts the real Postfix + Dovecot of the test suite (``tests/mailstack.py``,
+as root), measures the raw delivery rate of the servers alone as a
+yardstick, then starts ``referee run`` (the real daemon, a process of its
+own, on SQLite, with the default [limits]) over a goofspiel game of Alice
+and Bob. Once the daemon has answered Alice (so it waits in IDLE), it
+floods the referee's mailbox with mails from a stranger (Carol, in no
+game), then sends Bob's bid, and prints:
+
+* the flood's submission and delivery (msg/s, against the raw rate);
+* how many seconds after its delivery Bob's bid was applied (target:
+  within 5 s), and after its submission;
+* how long the daemon took to read the whole flood, and what it answered;
+* the daemon's peak RSS (GNU ``time``, read when it exits: outside anything
+  timed).
+
+Bob's bid is "delivered" when the referee's INBOX holds every mail sent so
+far (STATUS from an unselected connection, every 20 ms); "applied" when its
+action is in the database (a read-only SQLite query, every 20 ms).
+
+Usage (as root, from the checkout)::
+
+    .venv/bin/python bench/flood.py [--flood 1000] [--raw 600]
+
+Exits 1 when the bid missed the target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.throughput import (  # noqa: E402
+    REF,
+    machine,
+    mail,
+    raw_rates,
+    say,
+    submit,
+    wait_inbox,
+)
+from referee.config import load_config  # noqa: E402
+from referee.service import Referee  # noqa: E402
+from referee.store.db import upgrade  # noqa: E402
+from tests.mailstack import MailStack, _short_tmpdir  # noqa: E402
+
+#: Bob's bid must be applied this soon after its delivery.
+TARGET_SECONDS = 5.0
+
+
+def write_config(folder: Path, stack: MailStack) -> Path:
+    """IMAP in, SMTP out, SQLite; the default limits and IDLE re-issue (10 min)."""
+    path = folder / "referee.toml"
+    path.write_text(f"""\
+[referee]
+address = "{REF}"
+name = "Bench Referee"
+database = "sqlite:///{folder / 'referee.db'}"
+
+[mailbox]
+kind = "imap"
+host = "{stack.host}"
+port = {stack.imap_port}
+username = "{REF}"
+password = "{stack.password}"
+security = "none"
+
+[smtp]
+kind = "smtp"
+host = "{stack.host}"
+port = {stack.smtp_port}
+security = "none"
+timeout = 30.0
+""", encoding="utf-8")
+    return path
+
+
+def query(db: Path, sql: str, *args: object) -> int:
+    """One count from the daemon's SQLite file, read-only (it never waits for a writer)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        return int(conn.execute(sql, args).fetchone()[0])
+    finally:
+        conn.close()
+
+
+def wait_until(what: str, check: object, timeout: float, log: Path) -> float:
+    """Poll ``check()`` every 20 ms; the monotonic time it first held."""
+    assert callable(check)
+    give_up = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > give_up:
+            raise TimeoutError(f"no {what} after {timeout} s; end of the daemon's log:\n"
+                               f"{log.read_text()[-3000:]}")
+        time.sleep(0.02)
+    return time.monotonic()
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started (the referee, under GNU time)."""
+    with contextlib.suppress(OSError):
+        return [int(x) for x in
+                Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    return []
+
+
+def flood(stack: MailStack, folder: Path, count: int, raw: float) -> bool:
+    """The run itself; True when the bid was applied within the target."""
+    config = write_config(folder, stack)
+    db = folder / "referee.db"
+    cfg = load_config(config)
+    upgrade(cfg.database_url)
+    alice, bob, stranger = (stack.address(u) for u in ("alice", "bob", "carol"))
+    ref = Referee(cfg)
+    try:
+        tag = ref.operator.create_game("goofspiel", [alice, bob], seed="flood")
+        ref.send_outbox()
+    finally:
+        ref.close()
+    stack.wait_for("alice", 1)
+    stack.wait_for("bob", 1)
+    stack.clear_all()
+    log = folder / "run.log"
+    rss = folder / "run.rss"
+    cmd = [sys.executable, "-m", "referee.cli", "--config", str(config), "-v", "run"]
+    if Path("/usr/bin/time").exists():
+        cmd = ["/usr/bin/time", "-f", "%M", "-o", str(rss), *cmd]
+    with log.open("w") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        # The daemon's first pass reads Alice's "help" and answers it; then it
+        # waits in IDLE.
+        submit(stack, [mail(alice, f"[{tag}]", "help\n")])
+        wait_until("answer to Alice", lambda: stack.count("alice") >= 1, 60, log)
+        time.sleep(0.5)
+        inbox = 1
+        before = query(db, "select count(*) from inbound")
+        msgs = [mail(stranger, f"hello {i}", f"help\nwho are you? ({i})\n")
+                for i in range(count)]
+        start = time.monotonic()
+        submit(stack, msgs)
+        submitted = time.monotonic()
+        bid = mail(bob, f"[{tag}]", "bid 3\n")
+        submit(stack, [bid])
+        sent_at = time.monotonic()
+        inbox += count + 1
+        delivered = wait_inbox(stack, "referee", inbox, timeout=600)
+        applied = wait_until("bid applied",
+                             lambda: query(db, "select count(*) from actions") >= 1, 600, log)
+        drained = wait_until(
+            "flood read",
+            lambda: query(db, "select count(*) from inbound") >= before + count + 1, 600, log)
+        answered = query(db, "select count(*) from outbox where recipients like ?",
+                         f"%{stranger}%")
+    finally:
+        # To the referee itself: GNU time, its parent, would die of it and
+        # never write the peak RSS.
+        for pid in children(proc.pid) or [proc.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    took = applied - delivered
+    rate = (count + 1) / (delivered - start)
+    say(f"flood: {count} mails from {stranger} submitted in {submitted - start:.2f} s "
+        f"(one SMTP connection), delivered with Bob's bid at {rate:.1f} msg/s "
+        f"= {rate / raw:.2f} of raw")
+    say(f"Bob's bid applied {took:.2f} s after its delivery "
+        f"({applied - sent_at:.2f} s after its submission); target {TARGET_SECONDS:.0f} s: "
+        + ("met" if took <= TARGET_SECONDS else "MISSED"))
+    say(f"the daemon read the whole flood {drained - start:.2f} s after it began "
+        f"({(count + 1) / (drained - start):.1f} msg/s; "
+        f"{drained - delivered:.2f} s after the last delivery); "
+        f"{answered} answer(s) queued to the stranger (default [limits])")
+    if rss.exists() and rss.read_text().split():
+        say(f"the daemon's peak RSS: {int(rss.read_text().split()[-1]) / 1024:.0f} MB")
+    if proc.returncode != 0:
+        say(f"the daemon exited {proc.returncode}; end of its log:\n{log.read_text()[-3000:]}")
+    return took <= TARGET_SECONDS
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--flood", type=int, default=1000, help="mails of the flood (1000)")
+    p.add_argument("--raw", type=int, default=600, help="messages of the raw run (600)")
+    args = p.parse_args()
+    say(f"machine: {machine()}")
+    path = _short_tmpdir()
+    stack = MailStack.start(path)
+    folder = Path(tempfile.mkdtemp(prefix="bench-flood-"))
+    try:
+        say(f"mail stack: Postfix + Dovecot on 127.0.0.1 in {path}")
+        delivery, _, _ = raw_rates(stack, args.raw)
+        say(f"raw: Postfix -> Dovecot delivery {delivery:.1f} msg/s "
+            f"({args.raw} messages, one SMTP connection)")
+        ok = flood(stack, folder, args.flood, delivery)
+    finally:
+        stack.stop()
+        shutil.rmtree(path, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

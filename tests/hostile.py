@@ -19,6 +19,8 @@ MB = 1024 * 1024
 #: The mails with no sender the referee could answer: no From at all, or one
 #: over SMTP's length. Every other mail is a player's, read and answered.
 NO_SENDER = frozenset({"long-from", "no-headers-at-all", "binary-garbage"})
+#: The mails the referee will not read, and why: their record's note.
+UNREADABLE = {"too-deep-mime": "unreadable: MIME parts nested more than 100 deep"}
 
 
 def expected(name: str) -> tuple[str, str]:
@@ -26,6 +28,8 @@ def expected(name: str) -> tuple[str, str]:
     note) of its record. Never "duplicate of ..." nor "the same mail again"."""
     if name in NO_SENDER:
         return "ignored", "not answered: no sender address"
+    if name in UNREADABLE:
+        return "failed", UNREADABLE[name]
     return "processed", "processed"
 
 
@@ -84,9 +88,13 @@ def corpus(sender: str, to: str, n: int = 0) -> list[tuple[str, bytes]]:
         mail("2mb-line", b"hi", body=b"bid " * (MB // 2) + b"\r\n"),
         mail("2mb-of-bad-lines", b"hi", body=b"bid x\r\n" * (2 * MB // 7)),
         mail("bad-charset", b"=?x-unknown?q?bid_5?=", body=b"\xff\xfe bid 5\r\n"),
+        # As deep as the referee reads (and Postfix takes), and deeper.
         ("deep-mime", (f"From: {sender}\r\nTo: {to}\r\nSubject: deep\r\n".encode() +
                        b"Message-ID: " + mid("deep-mime") + b"\r\nDate: " + date("deep-mime") +
-                       b"\r\nMIME-Version: 1.0\r\n" + _deep(400))),
+                       b"\r\nMIME-Version: 1.0\r\n" + _deep(100))),
+        ("too-deep-mime", (f"From: {sender}\r\nTo: {to}\r\nSubject: deeper\r\n".encode() +
+                           b"Message-ID: " + mid("too-deep-mime") + b"\r\nDate: " +
+                           date("too-deep-mime") + b"\r\nMIME-Version: 1.0\r\n" + _deep(500))),
         ("wide-mime", (f"From: {sender}\r\nTo: {to}\r\nSubject: wide\r\n".encode() +
                        b"Message-ID: " + mid("wide-mime") + b"\r\nDate: " + date("wide-mime") +
                        b"\r\nMIME-Version: 1.0\r\n"

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email import policy
+from email.headerregistry import Address
 from email.message import Message
 from email.parser import HeaderParser
 from email.utils import getaddresses, parsedate_to_datetime
@@ -57,9 +58,19 @@ MAX_TEXT = 1024 * 1024
 MAX_HTML = 256 * 1024
 MAX_BODY_LINES = 20_000
 
+#: MIME parts nested deeper than this make a mail unreadable (Postfix
+#: refuses such mail by default too): the parts are read by recursion,
+#: which must stay far from Python's limit wherever it is called.
+MAX_MIME_DEPTH = 100
+
 #: The local part every Message-ID the referee sends starts with (see
 #: ``compose.Composer.message_id``: ``pbm.<outbox id>.<tag>@<domain>``).
 OUR_MESSAGE_ID_PREFIX = "pbm."
+
+
+class Unreadable(ValueError):
+    """A mail the referee will not read, and why: its From is not one
+    sender it can answer, or its parts are nested too deep."""
 
 
 class Automation(StrEnum):
@@ -120,12 +131,23 @@ def parse_message(
 
     ``referee_address`` is the bot's own address, ``list_address`` the game's
     public list (if any), ``our_domain`` the domain of the Message-IDs we send.
-    Never raises on malformed mail: unreadable parts read as no text.
+    Unreadable parts read as no text; a From that names no address, or
+    one over SMTP's length, reads as no sender.
+
+    :raises Unreadable: the From is a group, names more than one address,
+        or one no mail can be addressed to (a local part outside ASCII);
+        or the MIME parts are nested more than :data:`MAX_MIME_DEPTH` deep.
+        Nothing else is raised on malformed mail.
     """
-    msg = email.message_from_bytes(raw, policy=policy.compat32)
+    try:
+        msg = email.message_from_bytes(raw, policy=policy.compat32)
+    except RecursionError:  # the stdlib's parser recurses a level a part
+        raise Unreadable(f"MIME parts nested more than {MAX_MIME_DEPTH} deep") from None
+    if _nesting(msg) > MAX_MIME_DEPTH:
+        raise Unreadable(f"MIME parts nested more than {MAX_MIME_DEPTH} deep")
     headers = _headers(msg)
+    sender_name, sender = _sender(headers.get("from", []))
     body = _body_text(msg, _Budget()) or ""
-    sender_name, sender = _first_address(headers.get("from", []))
     message_id = _first_id(_first(headers, "message-id"))
     subject = one_line(_decode_words((_first(headers, "subject") or "")[:MAX_ENCODED]))
     subject = subject[:MAX_SUBJECT]
@@ -217,6 +239,94 @@ def _parsed_addresses(values: Sequence[str]) -> Iterator[tuple[str, str]]:
 
 def _first_address(values: Sequence[str]) -> tuple[str, str]:
     return next(_parsed_addresses(values), ("", ""))
+
+
+def _sender(values: Sequence[str]) -> tuple[str, str]:
+    """(display name, address) of the one mailbox of the From header; ("", "")
+    when it names no address ("<>", a bare "MAILER-DAEMON": a bounce is
+    still read as one) or one SMTP cannot take (see :func:`_parsed_addresses`).
+
+    Only the one mailbox counts: an address inside a quoted name, a
+    comment or a group is never the sender. ``getaddresses`` reads
+    ``Mallory: victim@example.org; <mallory@evil.test>`` as the group
+    "Mallory" holding victim@example.org, then another address.
+
+    :raises Unreadable: there are several From headers, or the From is a
+        group, names more than one address, or one no mail can be sent to.
+    """
+    given = [v for v in values if v.strip()]
+    if not given:
+        return "", ""
+    if len(given) > 1:
+        raise Unreadable(f"{len(given)} From headers, not one sender")
+    text = given[0]
+    if len(text) > MAX_LIST_HEADER:
+        raise Unreadable("a From header too long to read")
+    if re.search(r"[:;]", _outside_quotes(text)):
+        raise Unreadable("the From is a group of addresses, not one sender")
+    found = [addr for _, addr in getaddresses([text]) if "@" in addr]
+    if len(found) > 1:
+        raise Unreadable(f"the From names {len(found)} addresses, not one sender")
+    name, address = _first_address([text])
+    if address and not _writable(address):
+        raise Unreadable("the From address is one no mail can be sent to")
+    return name, address
+
+
+def _outside_quotes(text: str) -> str:
+    """``text`` without its quoted strings, comments, domain literals and what
+    is between ``<`` and ``>``: what is left of an address header is its
+    structure (names, commas, a group's colon and semicolon)."""
+    out: list[str] = []
+    quoted = escaped = False
+    comment = angle = 0
+    literal = False
+    for c in text:
+        if escaped:
+            escaped = False
+        elif c == "\\" and (quoted or comment or literal):
+            escaped = True
+        elif quoted:
+            quoted = c != '"'
+        elif comment:
+            comment += {"(": 1, ")": -1}.get(c, 0)
+        elif literal:
+            literal = c != "]"
+        elif c == '"':
+            quoted = True
+        elif c == "(":
+            comment = 1
+        elif c == "[":
+            literal = True
+        elif c == "<":
+            angle += 1
+        elif c == ">" and angle:
+            angle -= 1
+        elif not angle:
+            out.append(c)
+    return "".join(out)
+
+
+def _writable(address: str) -> bool:
+    """Whether a mail can be addressed to ``address``: Python's email, which
+    writes the referee's mail, cannot write a local part outside ASCII
+    (RFC 6532), nor one that is no dot-atom ("a..b")."""
+    try:
+        Address(addr_spec=address)
+    except Exception:  # the stdlib raises defects, parse errors, even AttributeError
+        return False
+    return True
+
+
+def _nesting(msg: Message) -> int:
+    """How deep the parts of ``msg`` are nested, counted without recursion
+    and only as far as :data:`MAX_MIME_DEPTH` and one more."""
+    deepest, todo = 0, [(msg, 0)]
+    while todo and deepest <= MAX_MIME_DEPTH:
+        part, depth = todo.pop()
+        deepest = max(deepest, depth)
+        todo += [(child, depth + 1) for child in _children(part)]
+    return deepest
 
 
 def _addresses(values: Sequence[str]) -> tuple[str, ...]:

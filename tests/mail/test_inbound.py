@@ -24,6 +24,7 @@ from referee.mail.inbound import (
     Automation,
     Bounce,
     InboundMessage,
+    Unreadable,
     find_tag,
     parse_message,
     recipients,
@@ -1240,6 +1241,77 @@ def test_a_message_without_from_has_an_empty_sender() -> None:
     assert msg.lines == ("bid 5",)
 
 
+# -- the sender: the one mailbox of From (issue 22) ----------------------------------
+
+@pytest.mark.parametrize(("sender", "why"), [
+    # A display name that parses as a group: getaddresses took the address
+    # inside it (victim@) for the sender.
+    (b"Mallory: victim@example.org; <mallory@evil.test>", "a group"),
+    (b"Mallory: victim@example.org;", "a group"),
+    (b"Undisclosed recipients:;", "a group"),
+    (b"Mallory:victim@example.org, <mallory@evil.test>;", "a group"),
+    (b"victim@example.org, mallory@evil.test", "2 addresses"),
+    (b"Mallory victim@example.org <mallory@evil.test>", "2 addresses"),
+    (b"<victim@example.org> <mallory@evil.test>", "2 addresses"),
+    # No mail can be written to these (Python's email refuses the local part).
+    ("zo\u00eb@example.org".encode(), "no mail can be sent to"),
+    ("Zo\u00eb <zo\u00eb@example.org>".encode(), "no mail can be sent to"),
+    (b"Eve <a..b@example.org>", "no mail can be sent to"),
+])
+def test_a_from_that_is_not_one_answerable_mailbox_is_unreadable(sender: bytes,
+                                                                  why: str) -> None:
+    with pytest.raises(Unreadable, match=why):
+        parse(simple(sender=sender))
+
+
+def test_two_from_headers_are_unreadable() -> None:
+    with pytest.raises(Unreadable, match="2 From headers"):
+        parse(simple(b"From: Mallory <mallory@evil.test>\n",
+                     sender=b"victim@example.org"))
+
+
+@pytest.mark.parametrize(("sender", "name", "address"), [
+    # Quoted, encoded or in a comment, an address in the name is only a name.
+    (b'"Mallory: victim@example.org;" <mallory@evil.test>',
+     "Mallory: victim@example.org;", "mallory@evil.test"),
+    (b"=?utf-8?q?Mallory=3A_victim=40example=2Eorg=3B?= <mallory@evil.test>",
+     "Mallory: victim@example.org;", "mallory@evil.test"),
+    (b"mallory@evil.test (victim@example.org; x:y)", "victim@example.org; x:y",
+     "mallory@evil.test"),
+    (b"<@relay.example.org:ann@example.org>", "", "ann@example.org"),  # a source route
+    ("Zo\u00eb <zoe@z\u00f6.example>".encode(), "Zo\u00eb", "zoe@z\u00f6.example"),
+    (b"Doe, John <john@example.org>", "John", "john@example.org"),  # a name left unquoted
+    # No address at all: no sender, so a bare MAILER-DAEMON's bounce is still read.
+    (b"<>", "", ""),
+    (b"MAILER-DAEMON", "", ""),
+])
+def test_the_sender_is_the_one_mailbox_of_from(sender: bytes, name: str,
+                                               address: str) -> None:
+    msg = parse(simple(sender=sender))
+    assert (msg.sender_name, msg.sender) == (name, address)
+
+
+def test_mime_nested_deeper_than_the_limit_is_unreadable_wherever_it_is_read() -> None:
+    def nested(depth: int) -> bytes:
+        head = b"".join(b"Content-Type: multipart/mixed; boundary=b%d\n\n--b%d\n" % (i, i)
+                        for i in range(depth))
+        tail = b"".join(b"\n--b%d--\n" % i for i in reversed(range(depth)))
+        return (b"From: Alice <alice@example.com>\nMIME-Version: 1.0\n" + head
+                + b"Content-Type: text/plain\n\nbid 5\n" + tail)
+
+    assert parse(nested(inbound.MAX_MIME_DEPTH)).lines == ("bid 5",)
+
+    def deep_in_the_stack(frames: int, depth: int) -> InboundMessage:
+        return parse(nested(depth)) if not frames else deep_in_the_stack(frames - 1, depth)
+
+    # However deep the stack it is read from: the stdlib's parser, then the
+    # referee's, recursed too deep, at a depth that depended on the caller.
+    for depth in (inbound.MAX_MIME_DEPTH + 1, 500, 5000):
+        for frames in (0, 300):
+            with pytest.raises(Unreadable, match="nested more than 100 deep"):
+                deep_in_the_stack(frames, depth)
+
+
 # -- find_tag ------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("subject", "tag"), [
@@ -1278,7 +1350,10 @@ bid 5 \xc3\xa9
 
 @given(st.binary(max_size=2000))
 def test_any_bytes_parse_without_error(raw: bytes) -> None:
-    msg = parse_message(raw, referee_address=REFEREE, our_domain=DOMAIN)
+    try:
+        msg = parse_message(raw, referee_address=REFEREE, our_domain=DOMAIN)
+    except Unreadable:
+        return  # refused, saying why: a From that is no one sender
     assert msg.size == len(raw)
     assert all(line and line == line.strip() for line in msg.lines)
 
@@ -1438,7 +1513,11 @@ def test_any_mime_message_parses_to_valid_text(raw: bytes, envelope: bytes, crlf
         raw = raw.replace(b"\n", b"\r\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # not even a warning
-        msg = parse_message(raw, referee_address=REFEREE, list_address=LIST, our_domain=DOMAIN)
+        try:
+            msg = parse_message(raw, referee_address=REFEREE, list_address=LIST,
+                                our_domain=DOMAIN)
+        except Unreadable:
+            return  # refused, saying why: a From that is no one sender
     assert msg.size == len(raw)
     assert all(line and line == line.strip() for line in msg.lines)
     for text in (*msg.lines, msg.subject, msg.sender_name):

@@ -25,6 +25,7 @@ Runs inside intake's transaction for the mail.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from datetime import UTC
 from typing import Protocol
@@ -43,7 +44,13 @@ from referee.service.intake.senders import Senders
 from referee.service.outgoing.addresses import new_token
 from referee.service.outgoing.bounces import Bounces
 from referee.service.outgoing.delivery import Delivery
-from referee.service.play.commands import MAX_LISTED, closing_help, done_line, run_commands
+from referee.service.play.commands import (
+    MAX_LISTED,
+    TranscriptLine,
+    closing_help,
+    done_line,
+    run_commands,
+)
 from referee.service.play.session import GameSession
 from referee.store import models as m
 
@@ -343,9 +350,9 @@ class Play:
         assert letter.player is not None and letter.game is not None
         msg, player, game, now = letter.msg, letter.player, letter.game, letter.now
         gs = GameSession(self.delivery, db, game, now)
-        seat = gs.seat_of(player)
+        seat, note = gs.seat_of(player), None
         if seat is None and game is letter.joining:
-            seat = self.joining.seat(gs, player, msg.sender_name)
+            seat, note = self.joining.seat(gs, player, msg.sender_name)
         if seat is None:
             self.delivery.reply(db, None, player, msg, "which_game", {
                 "problem": f"You have no seat in {game.tag}.",
@@ -355,6 +362,8 @@ class Play:
         scope, seen_by = letter.scope(game, self.config.referee.public_list)
         transcript = run_commands(gs, seat.position, msg.lines, scope, seen_by,
                                   letter.record.id, letter.answers)
+        if note is not None:  # the joiner's name was shortened: said in the join's line
+            transcript = _noted(transcript, note)
         gs.settle()
         # Table talk among players (a mail to the list or to others too, with
         # no command in it) is theirs: the referee does not answer it.
@@ -372,10 +381,20 @@ class Play:
             "more": max(len(transcript) - MAX_LISTED, 0),
             "help": helped,
             "over": gs.engine.is_over(gs.state) or game.status != "active",
-        }, done=done_line(transcript) if helped is None else None,
+        }, done=done_line(transcript) if helped is None and note is None else None,
             wait=gs.others_owe(seat.position))
         gs.send_notices((player, answer))  # the answer first, then what it caused
         return Outcome("processed", game.tag, transcript)
+
+
+def _noted(transcript: list[TranscriptLine], note: str) -> list[TranscriptLine]:
+    """``transcript`` with ``note`` said after what its join came to, or
+    as a line of its own before it if no line joined."""
+    for i, line in enumerate(transcript):
+        if line.read_as.split()[:1] == ["join"]:
+            noted = dataclasses.replace(line, message=f"{line.message}\n{note}")
+            return [*transcript[:i], noted, *transcript[i + 1:]]
+    return [TranscriptLine("", "", "applied", note), *transcript]
 
 
 class Chain:

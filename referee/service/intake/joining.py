@@ -15,6 +15,7 @@ Runs inside intake's transaction.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
@@ -28,11 +29,14 @@ from referee.games.base import Game, ParseError
 from referee.service.intake.letter import Letter
 from referee.service.intake.senders import Senders
 from referee.service.play.commands import MAX_LINES
-from referee.service.play.session import GameSession, unique_name
+from referee.service.play.session import MAX_SEAT_NAME, GameSession, unique_name
 from referee.store import models as m
 
 #: A stranger is told of at most so many games to join.
 OPEN_GAMES_TOLD = 5
+#: A name that holds an address ("victim@example.org", from a From's
+#: quoted name or comment) is no name of a player (:func:`own_name`).
+_ADDRESS = re.compile(r"[^\s@]@[^\s@]")
 
 
 class Joining:
@@ -99,7 +103,8 @@ class Joining:
         nothing stored, if verified mode cannot vouch for the sender (they
         are then a stranger like any other)."""
         msg = letter.msg
-        player = m.Player(address=msg.sender, name=msg.sender_name, created_at=letter.now)
+        player = m.Player(address=msg.sender, name=own_name(msg.sender_name),
+                          created_at=letter.now)
         verdict = self.senders.verify(letter, player)
         if self.config.auth.require == "verified" and not verdict.passed:
             return None
@@ -108,22 +113,37 @@ class Joining:
         return player
 
     @staticmethod
-    def seat(gs: GameSession, player: m.Player, sender_name: str) -> m.Seat:
+    def seat(gs: GameSession, player: m.Player, sender_name: str) -> tuple[m.Seat, str | None]:
         """A seat for ``player`` at the next position, under their name
         (their name, else the mail's From name, else their address's local
-        part). Another person's seat of the same name adds a number to it
-        ("Ann 2"); the person's own earlier seat does not: someone who comes
-        back keeps their name, and the earlier seat, a bot's now, gets
-        another (``GameSession.join_args``)."""
+        part; never a name that holds an address, which the others would
+        read as the player's). Another person's seat of the same name adds a
+        number to it ("Ann 2"); the person's own earlier seat does not:
+        someone who comes back keeps their name, and the earlier seat, a
+        bot's now, gets another (``GameSession.join_args``).
+
+        Returns the seat and, when the name had to be shortened to fit
+        (:data:`MAX_SEAT_NAME`, with its number), a note that tells the
+        player so, else None."""
         game = gs.row
-        base = (player.name or sender_name or player.address.partition("@")[0]).strip()
-        base = base or "Member"
+        base = (own_name(player.name) or own_name(sender_name)
+                or player.address.partition("@")[0].strip() or "Member")
         taken = {s.name.strip().casefold() for s in game.seats if s.player_id != player.id}
         name = unique_name(base, taken)
         seat = m.Seat(position=len(game.seats) + 1, player=player, name=name)
         game.seats.append(seat)
         gs.db.flush()
-        return seat
+        if name.startswith(base):
+            return seat, None
+        return seat, (f"Your name is too long for a seat here (at most {MAX_SEAT_NAME} "
+                      f"characters), so you play as: {name}")
+
+
+def own_name(name: str) -> str:
+    """``name`` stripped, or "" if it holds an address: a From's quoted name
+    or comment ("victim@example.org") is no name to seat or greet anyone by."""
+    name = name.strip()
+    return "" if _ADDRESS.search(name) else name
 
 
 def asks_to_join(engine: Game[Any], lines: Sequence[str]) -> bool:

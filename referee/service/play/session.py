@@ -25,15 +25,23 @@ from referee.service.outgoing.delivery import Delivery
 from referee.service.outgoing.quiet import Reply
 from referee.store import models as m
 
+#: The longest seat name: the length of the seats' name column
+#: (``store/models.py``); a longer one is shortened to fit.
+MAX_SEAT_NAME = 200
 
-def unique_name(name: str, taken: set[str]) -> str:
-    """``name``, or ``name 2``, ``name 3``... the first that no seat of
-    ``taken`` (names in lower case) has."""
-    base, n = name, 1
-    while name.casefold() in taken:
+
+def unique_name(name: str, taken: set[str], mark: str = "") -> str:
+    """``name`` and ``mark``, or ``name mark 2``, ``name mark 3``... the
+    first that no seat of ``taken`` (names in lower case) has, at most
+    :data:`MAX_SEAT_NAME` characters: ``name`` is cut short to leave room
+    for the mark and the number."""
+    n = 1
+    while True:
+        suffix = f"{mark} {n}" if n > 1 else mark
+        found = f"{name[:MAX_SEAT_NAME - len(suffix)].rstrip()}{suffix}"
+        if found.casefold() not in taken:
+            return found
         n += 1
-        name = f"{base} {n}"
-    return name
 
 
 class GameSession:
@@ -123,7 +131,7 @@ class GameSession:
         renamed: list[list[Any]] = []
         for old in earlier:
             if old.name.casefold() == row.name.casefold():
-                name = unique_name(f"{row.name} (bot)", taken)
+                name = unique_name(row.name, taken, mark=" (bot)")
                 taken.add(name.casefold())
                 renamed.append([old.position, name])
         aliases = [local_part(row.player.address)] if row.player is not None else []

@@ -88,7 +88,7 @@ def corpus(sender: str, to: str, n: int = 0) -> list[tuple[str, bytes]]:
         mail("2mb-line", b"hi", body=b"bid " * (MB // 2) + b"\r\n"),
         mail("2mb-of-bad-lines", b"hi", body=b"bid x\r\n" * (2 * MB // 7)),
         mail("bad-charset", b"=?x-unknown?q?bid_5?=", body=b"\xff\xfe bid 5\r\n"),
-        # As deep as the referee reads (and Postfix takes), and deeper.
+        # As deep as the referee reads, and deeper.
         ("deep-mime", (f"From: {sender}\r\nTo: {to}\r\nSubject: deep\r\n".encode() +
                        b"Message-ID: " + mid("deep-mime") + b"\r\nDate: " + date("deep-mime") +
                        b"\r\nMIME-Version: 1.0\r\n" + _deep(100))),

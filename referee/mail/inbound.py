@@ -58,9 +58,9 @@ MAX_TEXT = 1024 * 1024
 MAX_HTML = 256 * 1024
 MAX_BODY_LINES = 20_000
 
-#: MIME parts nested deeper than this make a mail unreadable (Postfix
-#: refuses such mail by default too): the parts are read by recursion,
-#: which must stay far from Python's limit wherever it is called.
+#: MIME parts nested deeper than this make a mail unreadable (the value of
+#: Postfix's mime_nesting_limit): the parts are read by recursion, which
+#: must stay far from Python's limit wherever it is called.
 MAX_MIME_DEPTH = 100
 
 #: The local part every Message-ID the referee sends starts with (see

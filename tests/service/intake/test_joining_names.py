@@ -16,7 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import String, select
 
 from referee.service.play.session import MAX_SEAT_NAME
 from referee.store import models as m
@@ -137,6 +137,11 @@ def test_mail_the_referee_cannot_read_or_answer_is_refused_as_unreadable(
     club.send(ANN, "hand", subject=f"[{tag}] my cards")
     (answer,) = club.poll(T0 + DAY)
     assert to(answer) == ANN
+
+
+def test_a_seat_name_is_at_most_as_long_as_its_column() -> None:
+    column = m.table_of(m.Seat).c["name"].type
+    assert isinstance(column, String) and column.length == MAX_SEAT_NAME
 
 
 def test_a_second_joiner_of_a_long_name_is_numbered_within_the_limit_and_told(

@@ -58,7 +58,8 @@ def toml_value(value: object) -> str:
 
 
 def write_config(path: Path, stack: MailStack, auth: dict[str, str] | None = None,
-                 smtp: dict[str, object] | None = None, **referee: str) -> None:
+                 smtp: dict[str, object] | None = None, limits: dict[str, int] | None = None,
+                 **referee: str) -> None:
     """The referee's TOML: IMAP in, SMTP out, SQLite next to the file."""
     sections: dict[str, dict[str, object]] = {
         "referee": {"address": REF, "name": NAME,
@@ -69,6 +70,8 @@ def write_config(path: Path, stack: MailStack, auth: dict[str, str] | None = Non
                  "security": "none", "timeout": 10.0, **(smtp or {})},
         "auth": dict(auth or {}),
     }
+    if limits:
+        sections["limits"] = dict(limits)
     path.write_text("".join(
         f"[{name}]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in keys.items()) + "\n"
         for name, keys in sections.items()
@@ -103,11 +106,12 @@ class Post:
     """A referee on the real mail servers and SQLite, and the players' side of the mail."""
 
     def __init__(self, stack: MailStack, root: Path, auth: dict[str, str] | None = None,
-                 smtp: dict[str, object] | None = None, **referee: str) -> None:
+                 smtp: dict[str, object] | None = None, limits: dict[str, int] | None = None,
+                 **referee: str) -> None:
         stack.clear_all()
         self.stack = stack
         self.config_path = root / "referee.toml"
-        write_config(self.config_path, stack, auth, smtp, **referee)
+        write_config(self.config_path, stack, auth, smtp, limits, **referee)
         self.config = load_config(self.config_path)
         upgrade(self.config.database_url)
         self.db_path = root / "referee.db"

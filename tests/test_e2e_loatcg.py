@@ -378,10 +378,15 @@ You may tell others what you learned, truly or not: the Dealor will not.
     assert all(kinds(got[u]) == [["final_report"]] for u in PLAYERS)
     final = body(got["carol"][0])
     state = post.state(tag)
-    assert state["frozen"] and f"salt: {state['salt']}\n" + INSTRUCTIONS in final
+    # What was hashed holds each instruction's words (here the rule's
+    # English, as no words were given) above its rule.
+    committed = f"salt: {state['salt']}\n" + "".join(
+        f"{n}. {words}\n   = {rule}\n" for n, (words, rule) in enumerate(
+            zip(ENGLISH, [line.split(". ", 1)[1] for line in INSTRUCTIONS.splitlines()],
+                strict=True), start=1))
+    assert state["frozen"] and committed in final
     assert state["digest"] in opening and state["digest"] in final
-    assert hashlib.sha256(f"salt: {state['salt']}\n{INSTRUCTIONS}".encode()).hexdigest() == (
-        state["digest"])
+    assert hashlib.sha256(committed.encode()).hexdigest() == state["digest"]
     assert report_1["Subject"] == f"[{tag}] Round Report 1: round 2 begins"
     assert body(report_1) == f"""\
 ROUND REPORT 1 (rule 5)
@@ -424,8 +429,9 @@ The hash published at the start was {state["digest"]}.
 It is the SHA-256 of the text between the lines below, the salt
 {state["salt"]} included, every line ending in a newline:
 -----
-salt: {state["salt"]}
-{INSTRUCTIONS}-----
+{committed}-----
+To check it, save that text (not the lines of dashes) in a file, say
+hash.txt, and run: sha256sum hash.txt
 
 The tournament has ended: nothing more is accepted.
 

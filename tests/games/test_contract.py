@@ -60,6 +60,7 @@ from referee.games.base import (
     SeatInfo,
     rng_for,
 )
+from referee.games.loatcg.instructions import parse_instructions
 
 #: An observer: a seat, or None for the public.
 Observer = int | None
@@ -211,10 +212,19 @@ def _loatcg_secrets(state: JSON) -> Secrets:
     if state["frozen"]:
         return {}
     reported = {r["instruction"] for r in state["reports"]}
-    lines = state["instructions"].splitlines()
-    hidden = [line for n, line in enumerate(lines, start=1) if n not in reported]
-    return {0: [frozenset({state["salt"]}),
-                *(frozenset({line, line.split(". ", 1)[1]}) for line in hidden)]}
+    knowers: dict[int, list[int]] = {}
+    for m in state["members"]:
+        for n in m["known"]:
+            knowers.setdefault(n, []).append(m["seat"])
+    secrets: Secrets = {0: [frozenset({state["salt"]})]}
+    for i in parse_instructions(state["instructions"]):
+        # Its words, as reports and reveals quote them, and its rule, as the
+        # Final Report writes it: the Dealor's alone, or the one member's who
+        # paid to see it (rule 8). One several members know is left unchecked.
+        if i.number not in reported and len(knowers.get(i.number, [])) <= 1:
+            owner = knowers.get(i.number, [0])[0]
+            secrets.setdefault(owner, []).append(frozenset({i.english(), i.rule.canonical()}))
+    return secrets
 
 
 def _loatcg_hide(state: JSON, knowing: Knowing, rng: random.Random) -> JSON:
@@ -245,7 +255,8 @@ def _loatcg_hide(state: JSON, knowing: Knowing, rng: random.Random) -> JSON:
             o["maker"], taker = o["audience"]
             o["takers"] = [taker]
     if not knowing & set(seats):
-        bodies = [line.split(". ", 1)[1] for line in s["instructions"].splitlines()]
+        bodies = [i.canonical().split(". ", 1)[1]
+                  for i in parse_instructions(s["instructions"])]
         reported = {r["instruction"] for r in s["reports"]}
         place = rng.sample(range(rounds), rounds)  # the new place of each instruction
         moved = [""] * rounds

@@ -169,7 +169,7 @@ def test_options_are_checked_and_name_the_bad_line() -> None:
     with pytest.raises(OptionError, match="no option 'players'"):
         GAME.parse_options({"players": "3"})
     text = GAME.parse_options({"instructions": "# c\n1.  points  ores 2\n"})["instructions"]
-    assert text == "1. points ore 2\n"
+    assert text == "1. Each ore is worth 2 points.\n   = points ore 2\n"
 
 
 def test_a_tournament_may_begin_with_no_members() -> None:

@@ -26,6 +26,7 @@ from referee.games.loatcg.instructions import (
     canonicalize,
     card_type,
     commitment,
+    committed_text,
     digest,
     parse_instructions,
     score,
@@ -64,28 +65,77 @@ def test_the_shipped_example_file_is_exactly_the_default_set() -> None:
     assert canonicalize(text) == EXAMPLE_INSTRUCTIONS
     game = Loatcg()
     assert game.parse_options({"instructions": text}) == game.parse_options({})
-    # Each instruction stands in its canonical form, as the Final Report prints it.
-    for instruction in EXAMPLE:
-        assert instruction.canonical() in text.splitlines()
+    # The words as rule text 002 sets them out, line for line.
+    assert "6. Matching Earrings:  Each pair of diamonds in a hand is worth 5\n" in text
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     package_data = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["setuptools"][
         "package-data"]["referee"]
     assert "examples/*.txt" in package_data
 
 
-def test_the_example_set_reads_as_the_rule_text_in_plain_english() -> None:
-    assert [i.english() for i in EXAMPLE] == [
+#: The EXAMPLE set in the words of rule text 002, spaces made single.
+RULE_TEXT_WORDS = [
+    "Each ore is worth 1 point.",
+    "Each wool is worth 2 points.",
+    "Each lumber is worth 3 points.",
+    "Each set of (ore-wool-lumber) is worth 5 points (a card only belongs to one such set).",
+    "Each Steel, Paper, or Fabric is worth 4 points.",
+    "Matching Earrings: Each pair of diamonds in a hand is worth 5 points, but having a "
+    "single remaining diamond (i.e. an odd number of diamonds) loses 15 points.",
+    "Spoilage: For the remainder of the scoring, all apples are considered to be ore.",
+    "No Hoarding: For each card type, if a hand has 7 or more of that type, the hand loses "
+    "10 points.",
+]
+
+
+def test_tcg_19_the_example_set_is_quoted_in_the_rule_texts_own_words() -> None:
+    assert [i.english() for i in EXAMPLE] == RULE_TEXT_WORDS
+
+
+def test_an_instruction_written_as_its_rule_alone_reads_as_plain_english() -> None:
+    rules_alone = "".join(f"{i.number}. {f'{i.title}: ' if i.title else ''}{i.rule.canonical()}\n"
+                          for i in EXAMPLE)
+    assert rules_alone.splitlines()[5] == "6. pairs diamond 5 odd -15"
+    assert [i.english() for i in parse_instructions(rules_alone)] == [
         "Each ore is worth 1 point.",
         "Each wool is worth 2 points.",
         "Each lumber is worth 3 points.",
         "Each set of (ore-wool-lumber) is worth 5 points (a card only belongs to one such set).",
         "Each steel, paper or fabric is worth 4 points.",
-        "Matching Earrings: Each pair of diamonds in a hand is worth 5 points, but having a "
+        "Each pair of diamonds in a hand is worth 5 points, but having a "
         "single remaining diamond (an odd number of diamonds) loses 15 points.",
-        "Spoilage: For the remainder of the scoring, all apples are considered to be ore.",
-        "No Hoarding: For each card type, if a hand has 7 or more of that type, the hand loses "
-        "10 points.",
+        "For the remainder of the scoring, all apples are considered to be ore.",
+        "For each card type, if a hand has 7 or more of that type, the hand loses 10 points.",
     ]
+    titled = parse_instructions("1. Spoilage: count apple as ore\n")[0]
+    assert titled.english() == ("Spoilage: For the remainder of the scoring, all apples are "
+                                "considered to be ore.")
+    # A new tournament commits to those words, so a member can check what they were told.
+    assert committed_text([titled]) == (
+        "1. Spoilage: For the remainder of the scoring, all apples are considered to be ore.\n"
+        "   = count apple as ore\n")
+
+
+def test_words_go_on_over_indented_lines_and_need_their_rule() -> None:
+    (one,) = parse_instructions("  1. Each ore\n     is worth   2 points.\n   = points ore 2\n")
+    assert (one.words, one.rule.canonical()) == ("Each ore is worth 2 points.", "points ore 2")
+    assert one.canonical() == "1. Each ore is worth 2 points.\n   = points ore 2"
+    # the rule text's own layout: every line indented, numbers included
+    two = parse_instructions("    1.  Each ore is worth 1 point.\n    = points ore 1\n"
+                             "    2.  Each wool is worth 2\n        points.\n"
+                             "    = points wool 2\n")
+    assert [i.words for i in two] == ["Each ore is worth 1 point.", "Each wool is worth 2 points."]
+    for bad, problem in [
+        ("1. Each ore is worth 1 point.\n   and more\n", r"line 2: an instruction in words "
+                                                          r"needs its rule on a line starting"),
+        ("= points ore 1\n", "line 1: a '= rule' line must follow"),
+        ("1. Each ore.\n   = points ore 1\n   = points ore 2\n", "line 3: instruction 1 has "
+                                                                 "a second"),
+        ("1. Each ore.\n   = pints ore 1\n", "line 2: unknown rule 'pints'"),
+        ("1.\n   = points ore 1\n", "line 1: the instruction has no words"),
+    ]:
+        with pytest.raises(InstructionError, match=problem):
+            parse_instructions(bad)
 
 
 def test_points_per_card_type() -> None:
@@ -239,6 +289,10 @@ def test_tcg_19_the_digest_is_sha256_of_the_salt_line_and_the_canonical_text() -
     assert digest(EXAMPLE_INSTRUCTIONS, "cd" * 32) != digest(EXAMPLE_INSTRUCTIONS, salt)
     # comments and spacing do not change what is committed to
     assert digest("# x\n 1.  points   ore 1 \n", salt) == digest("1. points ore 1\n", salt)
+    # A tournament begun before instructions had words committed to its rules
+    # alone: its Final Report's text still hashes to what it published.
+    old = "1. points ore 1\n2. Spoilage: count apple as ore\n"
+    assert commitment(old, salt) == f"salt: {salt}\n{old}"
 
 
 # -- properties -------------------------------------------------------------------

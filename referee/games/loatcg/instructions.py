@@ -4,11 +4,20 @@ its parser, its evaluation on a hand, its plain-English rendering and the
 salted hash the Dealor publishes at the start (rulings TCG-17 … TCG-19,
 docs/rulings.md).
 
-One instruction a line, numbered from 1 in order::
+Each instruction is numbered from 1 in order: the Dealor's own words (the
+words are the instruction, ruling TCG-19), which may go on over indented
+lines, then the rule the referee scores them by on a line starting with
+``=``::
 
-    6. Matching Earrings: pairs diamond 5 odd -15
+    6. Matching Earrings: Each pair of diamonds in a hand is worth 5
+       points, but having a single remaining diamond (i.e. an odd number
+       of diamonds) loses 15 points.
+       = pairs diamond 5 odd -15
 
-The number, a dot, an optional title ending in a colon, then one rule:
+An instruction may also be the rule alone, after its number and an
+optional title ending in a colon (``6. Matching Earrings: pairs diamond 5
+odd -15``); its words are then the rule in plain English (:meth:`Rule.english`).
+The rules:
 
 =============================  ==============================================
 ``points TYPES P``             each card of those types scores P
@@ -29,6 +38,7 @@ are whole numbers and may be negative. Blank lines and lines starting with
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
@@ -49,17 +59,29 @@ PLURALS: dict[str, str] = {
 MAX_INSTRUCTIONS = 100
 MAX_NUMBER = 1_000_000  # points and thresholds: a typo, not a rule, beyond this
 
-#: The EXAMPLE scoring instruction set of rule text 002, as ruling TCG-18 reads it.
-EXAMPLE_INSTRUCTIONS = """\
-1. points ore 1
-2. points wool 2
-3. points lumber 3
-4. set ore wool lumber 5
-5. points steel paper fabric 4
-6. Matching Earrings: pairs diamond 5 odd -15
-7. Spoilage: count apple as ore
-8. No Hoarding: hoard 7 all -10
-"""
+#: The EXAMPLE scoring instruction set of rule text 002 in its canonical
+#: form: its words (spaces made single), and the rules ruling TCG-18 reads
+#: them as.
+EXAMPLE_INSTRUCTIONS = (
+    "1. Each ore is worth 1 point.\n"
+    "   = points ore 1\n"
+    "2. Each wool is worth 2 points.\n"
+    "   = points wool 2\n"
+    "3. Each lumber is worth 3 points.\n"
+    "   = points lumber 3\n"
+    "4. Each set of (ore-wool-lumber) is worth 5 points (a card only belongs to one such set).\n"
+    "   = set ore wool lumber 5\n"
+    "5. Each Steel, Paper, or Fabric is worth 4 points.\n"
+    "   = points steel paper fabric 4\n"
+    "6. Matching Earrings: Each pair of diamonds in a hand is worth 5 points, but having a "
+    "single remaining diamond (i.e. an odd number of diamonds) loses 15 points.\n"
+    "   = pairs diamond 5 odd -15\n"
+    "7. Spoilage: For the remainder of the scoring, all apples are considered to be ore.\n"
+    "   = count apple as ore\n"
+    "8. No Hoarding: For each card type, if a hand has 7 or more of that type, the hand loses "
+    "10 points.\n"
+    "   = hoard 7 all -10\n"
+)
 
 _NUMBERED = re.compile(r"^\s*(\d{1,4})\s*[.)]\s*(.*?)\s*$")
 _INTEGER = re.compile(r"^[+-]?\d{1,7}$")
@@ -230,22 +252,40 @@ Rule = Points | Sets | Pairs | CountAs | Hoard
 
 @dataclass(frozen=True)
 class Instruction:
-    """One numbered Scoring Instruction: its number, an optional title
-    ("Spoilage") and its rule."""
+    """One numbered Scoring Instruction: its number, its rule, and the
+    Dealor's words for it (or, written as a rule alone, an optional title
+    such as "Spoilage")."""
 
     number: int
     rule: Rule
     title: str = ""
+    #: The Dealor's words, on one line with single spaces; "" for an
+    #: instruction written as its rule alone.
+    words: str = ""
 
     def canonical(self) -> str:
-        """The line as the canonical text writes it: ``7. Spoilage: count apple as ore``."""
+        """The instruction as the canonical text writes it, without the
+        final newline: its words, then a line ``   = RULE``; or, written as a
+        rule alone, one line ``7. Spoilage: count apple as ore``."""
+        if self.words:
+            return f"{self.number}. {self.words}\n   = {self.rule.canonical()}"
         title = f"{self.title}: " if self.title else ""
         return f"{self.number}. {title}{self.rule.canonical()}"
 
     def english(self) -> str:
-        """The instruction in plain English, without its number, for reports."""
+        """The instruction as reports quote it, without its number: the
+        Dealor's words verbatim, else the rule in plain English."""
+        if self.words:
+            return self.words
         title = f"{self.title}: " if self.title else ""
         return f"{title}{self.rule.english()}"
+
+    def worded(self) -> Instruction:
+        """The instruction with words: its own, else its plain English
+        (what a new tournament commits to, so that the words a member is
+        told are the words hashed)."""
+        return self if self.words else dataclasses.replace(
+            self, words=" ".join(self.english().split()), title="")
 
 
 # -- parsing --------------------------------------------------------------------
@@ -348,32 +388,69 @@ def parse_instructions(text: str) -> tuple[Instruction, ...]:
     """Read an instruction text. Raises :class:`InstructionError` naming the
     first line that cannot be read and what is wrong with it."""
     found: list[Instruction] = []
-    for line_no, raw in enumerate(text.splitlines(), start=1):
-        stripped = raw.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        m = _NUMBERED.match(stripped)
-        if m is None:
-            raise InstructionError(
-                line_no, "an instruction starts with its number and a dot, like '1. points ore 1'"
-            )
-        number = int(m.group(1))
-        if number != len(found) + 1:
-            raise InstructionError(
-                line_no,
-                f"expected instruction {len(found) + 1} here, found {number}: number the "
-                "instructions 1, 2, 3 … in order",
-            )
-        if number > MAX_INSTRUCTIONS:
-            raise InstructionError(line_no, f"at most {MAX_INSTRUCTIONS} instructions")
-        body = m.group(2)
+    # The instruction being read: its number, the line it starts on, its
+    # words so far, and the line of its rule (0 while none is written).
+    number, start, rule_text, rule_line = 0, 0, "", 0
+    words: list[str] = []
+
+    def finish() -> None:
+        if not number:
+            return
+        if rule_line:
+            said = " ".join(" ".join(words).split())
+            if not said:
+                raise InstructionError(start, "the instruction has no words before its '= rule'")
+            found.append(Instruction(number, _rule(rule_text, rule_line), words=said))
+            return
+        body = " ".join(words)
         title = ""
         if ":" in body:
             title, _, body = (part.strip() for part in body.partition(":"))
             if not title:
-                raise InstructionError(line_no, "a title before ':' cannot be empty")
+                raise InstructionError(start, "a title before ':' cannot be empty")
             title = " ".join(title.split())
-        found.append(Instruction(number, _rule(body, line_no), title))
+        if len(words) > 1:
+            raise InstructionError(
+                start + 1, "an instruction in words needs its rule on a line starting "
+                "with '=', like '   = points ore 1'")
+        found.append(Instruction(number, _rule(body, start), title))
+
+    for line_no, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("="):
+            if not number:
+                raise InstructionError(line_no, "a '= rule' line must follow the words of "
+                                       "its instruction")
+            if rule_line:
+                raise InstructionError(line_no, f"instruction {number} has a second '= rule' "
+                                       "line")
+            rule_text, rule_line = stripped[1:].strip(), line_no
+            continue
+        m = _NUMBERED.match(stripped)
+        if m is not None and (not raw[:1].isspace() or not number or rule_line
+                              or int(m.group(1)) == number + 1):
+            finish()
+            new_number = int(m.group(1))
+            if new_number != len(found) + 1:
+                raise InstructionError(
+                    line_no,
+                    f"expected instruction {len(found) + 1} here, found {new_number}: number "
+                    "the instructions 1, 2, 3 … in order",
+                )
+            if new_number > MAX_INSTRUCTIONS:
+                raise InstructionError(line_no, f"at most {MAX_INSTRUCTIONS} instructions")
+            number, start, words, rule_text, rule_line = new_number, line_no, [m.group(2)], "", 0
+            continue
+        if number and raw[:1].isspace() and not rule_line:
+            words.append(stripped)  # the words go on, on an indented line
+            continue
+        raise InstructionError(
+            line_no, "an instruction starts with its number and a dot, like '1. points ore 1'; "
+            "its words may go on over indented lines, then '   = RULE'"
+        )
+    finish()
     if not found:
         raise InstructionError(None, "there are no instructions: write at least one line "
                                "like '1. points ore 1'")
@@ -388,6 +465,12 @@ def canonical_text(instructions: Sequence[Instruction]) -> str:
 def canonicalize(text: str) -> str:
     """The canonical text of an instruction text (comments and spacing gone)."""
     return canonical_text(parse_instructions(text))
+
+
+def committed_text(instructions: Sequence[Instruction]) -> str:
+    """What a new tournament commits to: the canonical text of the
+    instructions, each with its words (:meth:`Instruction.worded`)."""
+    return canonical_text([i.worded() for i in instructions])
 
 
 # -- evaluation -----------------------------------------------------------------
@@ -412,7 +495,8 @@ def score(instructions: Sequence[Instruction], hand: Mapping[str, int]) -> int:
 def commitment(text: str, salt: str) -> str:
     """The exact text whose SHA-256 the Dealor publishes (ruling TCG-19): a line
     ``salt: `` and the 256-bit salt in 64 hex digits, then the canonical
-    instructions, every line ending in a newline."""
+    instructions (a new tournament's with the words of each,
+    :func:`committed_text`), every line ending in a newline."""
     return f"salt: {salt}\n{canonicalize(text)}"
 
 

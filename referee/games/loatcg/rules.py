@@ -47,6 +47,7 @@ from referee.games.loatcg.instructions import (
     Instruction,
     InstructionError,
     card_type,
+    committed_text,
     digest,
     parse_instructions,
     score,
@@ -219,7 +220,7 @@ class LoatcgRules(Game[LoatcgState]):
                     instructions = parse_instructions(value)
                 except InstructionError as e:
                     raise OptionError(f"instructions: {e}") from None
-                options["instructions"] = "".join(f"{i.canonical()}\n" for i in instructions)
+                options["instructions"] = committed_text(instructions)
             elif key == "report_days":
                 low, high = REPORT_DAYS
                 text = value.strip()
@@ -259,7 +260,7 @@ class LoatcgRules(Game[LoatcgState]):
         if len({s.position for s in seats}) != len(seats):
             raise OptionError("each seat position may be given once")
         salt = f"{rng.getrandbits(256):064x}"
-        canonical = "".join(f"{i.canonical()}\n" for i in instructions)
+        canonical = committed_text(instructions)
         s = LoatcgState(
             instructions=canonical,
             salt=salt,

@@ -38,6 +38,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 #: Inside the package (a link to the checkout's templates/ folder, copied into a wheel).
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+#: What stands for the game tag in the Message-ID of a mail about no game.
+NO_GAME = "referee-0"
 _ID = re.compile(
     "^" + re.escape(OUR_MESSAGE_ID_PREFIX)
     + r"(\d+|game)\.([a-z][a-z0-9-]*-\d+)(?:\.([0-9a-f]{10}))?@(.+)$"
@@ -123,7 +125,7 @@ class Composer:
         return f"<{OUR_MESSAGE_ID_PREFIX}game.{tag}@{self.domain}>"
 
     def message_id(self, outbox_id: int, tag: str | None) -> str:
-        return (f"<{OUR_MESSAGE_ID_PREFIX}{outbox_id}.{tag or 'referee-0'}."
+        return (f"<{OUR_MESSAGE_ID_PREFIX}{outbox_id}.{tag or NO_GAME}."
                 f"{self.mac(outbox_id)}@{self.domain}>")
 
     def message(
@@ -241,7 +243,7 @@ class Composer:
         """The game tag named by one of our own Message-IDs among ``ids``."""
         for mid in reversed(ids):
             m = _ID.match(mid.strip("<>"))
-            if m and m.group(4) == self.domain:
+            if m and m.group(4) == self.domain and m.group(2) != NO_GAME:
                 return m.group(2)
         return None
 

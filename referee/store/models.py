@@ -89,6 +89,10 @@ class Seat(Base):
     #: How much mail the seat's player gets (``all``, ``turns``, ``digest``);
     #: None: the game's default (``Game.default_mail_mode``).
     mail_mode: Mapped[str | None] = mapped_column(String(16), default=None)
+    #: The secret in the private reply address of the seat's player for this
+    #: game, ``referee+TOKEN@``: mail to it from the player's address is
+    #: their move in this game, and in no other ([auth] in the config).
+    token: Mapped[str | None] = mapped_column(String(32), unique=True, default=None)
 
     game: Mapped[Game] = relationship(back_populates="seats")
     player: Mapped[Player | None] = relationship()

@@ -74,6 +74,17 @@ def test_a_composed_message_threads_under_the_game_and_marks_itself_automatic() 
     assert composer.tag_from_ids([msg["Message-ID"]]) == "goofspiel-1"
 
 
+def test_the_id_of_a_mail_about_no_game_names_no_game() -> None:
+    """A reply to a mail of no game (a refusal, a new private address) is
+    not taken for a mail about a game called "referee-0": the thread's
+    game, if an earlier mail of it names one, else none."""
+    composer = Composer("referee@example.test", "The Referee")
+    gameless = composer.message_id(8, None)
+    assert composer.tag_from_ids([gameless]) is None
+    assert composer.tag_from_ids([composer.message_id(7, "goofspiel-1"), gameless]) == (
+        "goofspiel-1")
+
+
 @pytest.mark.parametrize("length", range(60, 100))
 def test_a_plain_subject_of_any_length_reads_back_without_a_leading_space(length: int) -> None:
     """Python folded an ASCII subject of 70 to 78 characters right after

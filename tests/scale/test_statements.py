@@ -101,8 +101,8 @@ def clone_games(club: Club, count: int) -> None:
             {**game, "id": i, "tag": f"clone-{i}", "seed": f"clone-{i}",
              "listing": game["listing"] and {**game["listing"], "tag": f"clone-{i}"}}
             for i in ids])
-        conn.execute(insert(m.Seat.__table__), [
-            {**{k: v for k, v in s.items() if k != "id"}, "game_id": i}
+        conn.execute(insert(m.Seat.__table__), [  # a seat's private address is its own
+            {**{k: v for k, v in s.items() if k != "id"}, "game_id": i, "token": None}
             for i in ids for s in seats])
         conn.execute(insert(m.Deadline.__table__), [
             {**{k: v for k, v in d.items() if k != "id"}, "game_id": i}

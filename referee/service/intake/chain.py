@@ -9,7 +9,7 @@ lets the mail go on (None) or ends its way with an :class:`Outcome`:
 ``other list``         mail from another mailing list: never answered
 ``no sender``          no From that SMTP could reach: never answered
 ``sender``             the sender's player row and games; a "deal me in" seats a newcomer
-``verdict``            whether the sender is who the From says (before any address changes)
+``verdict``            the game it is about; is the sender who the From says, in that game?
 ``shown addresses``    a private reply address shown to others is replaced
 ``strangers``          an address in no game: answered once a day
 ``verification``       verified mode: refused unless the sender is verified
@@ -155,24 +155,33 @@ class Sender:
 
 
 class WhoWrote:
-    """Whether the mail is from the player its From names, judged with the
-    private addresses as they were when it was sent."""
+    """The game the mail is about, and whether the mail is from the player
+    its From names in that game, judged with the private addresses as they
+    were when it was sent: the address of the player's seat in another game
+    vouches for nothing here (a mail replayed into another game)."""
 
     name = "verdict"
 
-    def __init__(self, senders: Senders) -> None:
-        self.senders = senders
+    def __init__(self, senders: Senders, routing: Routing) -> None:
+        self.senders, self.routing = senders, routing
 
     def check(self, db: Session, letter: Letter) -> Outcome | None:
-        if letter.player is not None:
-            letter.verdict = self.senders.verify(letter, letter.player)
+        player = letter.player
+        if player is None:
+            return None
+        if letter.tokens:
+            letter.bound = frozenset(db.scalars(select(m.Seat.game_id).where(
+                m.Seat.player_id == player.id, m.Seat.token.in_(letter.tokens))))
+        letter.routed = (letter.joining if letter.joining is not None
+                         else self.routing.find_game(db, letter))
+        letter.verdict = self.senders.verify(letter, player, letter.about)
         return None
 
 
 class ShownAddresses:
     """A private reply address works like a password: one that this mail
     showed to anyone but its owner stops counting at once, and the owner
-    is told the new one, secretly."""
+    is told the new one, secretly (a seat's, in a mail about its game)."""
 
     name = "shown addresses"
 
@@ -184,21 +193,29 @@ class ShownAddresses:
             return None
         msg = letter.msg
         forged = letter.verdict is not None and letter.verdict.failed
-        for owner in db.scalars(select(m.Player).where(m.Player.token.in_(letter.tokens))):
+        holders: list[tuple[m.Player, m.Player | m.Seat, m.Game | None]] = [
+            (p, p, None) for p in db.scalars(
+                select(m.Player).where(m.Player.token.in_(letter.tokens)))]
+        holders += [(s.player, s, s.game) for s in db.scalars(
+            select(m.Seat).where(m.Seat.token.in_(letter.tokens))) if s.player is not None]
+        for owner, holder, game in holders:
             # A mail in the owner's name that their own domain disowns came
             # from someone who knows the address: it stops counting too.
             disowned = forged and owner is letter.player
             if not disowned and not self.senders.shown_to_others(letter, owner):
                 continue
-            old = self.delivery.addresses.private_address(owner)
-            owner.token = new_token()
-            log.warning("private address of %s was %s; rotated", owner.address,
+            old = self.delivery.addresses.address_of(holder)
+            holder.token = new_token()
+            log.warning("private address of %s%s was %s; rotated", owner.address,
+                        f" in {game.tag}" if game else "",
                         "used by a forged mail" if disowned else "shown to others")
+            # Told with the new address of the game as the Reply-To.
             self.delivery.reply(db, None, owner, msg, "private_address_shown", {
-                "old": old, "sender": msg.sender,
+                "old": old, "sender": msg.sender, "owner": owner.address,
+                "game": game.tag if game else None,
                 "others": sorted(letter.others - {owner.address}),
                 "forged": letter.verdict.detail if disowned and letter.verdict else None,
-            }, letter.now)
+            }, letter.now, about=game)
         return None
 
 
@@ -238,7 +255,7 @@ class Verification:
         if self.budgets.once_a_day(db, player.address, letter.now):
             sent = msg.date.astimezone(UTC).replace(tzinfo=None) if msg.date else None
             self.delivery.reply(db, None, player, msg, "not_verified", {"date": sent},
-                                letter.now)
+                                letter.now, about=letter.about)
         return Outcome("refused")
 
 
@@ -267,7 +284,7 @@ class Budget:
             limits = self.config.limits
             self.delivery.reply(db, None, player, letter.msg, "over_budget", {
                 "per_hour": limits.replies_per_hour, "per_day": limits.replies_per_day,
-                "reopens": reopens}, now)
+                "reopens": reopens}, now, about=letter.about)
         return Outcome("refused")
 
 
@@ -285,7 +302,7 @@ class Size:
             return None
         assert letter.player is not None
         self.delivery.reply(db, None, letter.player, letter.msg, "too_large",
-                            {"limit": limit}, letter.now)
+                            {"limit": limit}, letter.now, about=letter.about)
         return Outcome("refused")
 
 
@@ -302,24 +319,24 @@ class PlainText:
             return None
         assert letter.player is not None
         self.delivery.reply(db, None, letter.player, letter.msg, "plain_text_please", {},
-                            letter.now)
+                            letter.now, about=letter.about)
         return Outcome("refused")
 
 
 class Route:
-    """Which game the mail is about (the one it deals its sender into, the
-    subject's tag, the thread of one of our mails, or the sender's only
-    game), loaded to be changed."""
+    """The game the mail is about (found with the verdict: the one it deals
+    its sender into, the subject's tag, the thread of one of our mails, the
+    game of the private address it came to, or the sender's only game),
+    loaded to be changed."""
 
     name = "routing"
 
-    def __init__(self, delivery: Delivery, routing: Routing) -> None:
-        self.delivery, self.routing = delivery, routing
+    def __init__(self, delivery: Delivery) -> None:
+        self.delivery = delivery
 
     def check(self, db: Session, letter: Letter) -> Outcome | None:
-        assert letter.player is not None
-        game = (letter.joining if letter.joining is not None
-                else self.routing.find_game(db, letter))
+        assert letter.player is not None and letter.routed is not None
+        game = letter.routed
         if isinstance(game, str):
             self.delivery.reply(db, None, letter.player, letter.msg, "which_game", {
                 "problem": game, "games": [g.tag for g in letter.seated],
@@ -408,10 +425,11 @@ class Chain:
         budgets = Budgets(config.limits)
         self.checks: list[Check] = [
             ToVerp(bounces), Automated(bounces), OtherList(), NoSender(),
-            Sender(joining, routing), WhoWrote(senders), ShownAddresses(delivery, senders),
+            Sender(joining, routing), WhoWrote(senders, routing),
+            ShownAddresses(delivery, senders),
             Strangers(routing, joining), Verification(config, delivery, budgets),
             Budget(config, delivery, budgets), Size(config, delivery), PlainText(delivery),
-            Route(delivery, routing), Play(config, delivery, joining),
+            Route(delivery), Play(config, delivery, joining),
         ]
 
     def run(self, db: Session, letter: Letter) -> Outcome:

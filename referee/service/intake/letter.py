@@ -64,6 +64,12 @@ class Letter:
     games: list[m.Game] = field(default_factory=list)
     #: The game the mail deals its sender into, if it asks to join one.
     joining: m.Game | None = None
+    #: The games whose private reply addresses of ``player``'s seats the
+    #: mail came to (each vouches for the player in its own game alone).
+    bound: frozenset[int] = frozenset()
+    #: The game the mail is about, or a sentence saying why none is (None:
+    #: no player).
+    routed: m.Game | str | None = None
     #: Whether the mail is really from ``player`` (None: no player).
     verdict: Verdict | None = None
     game: m.Game | None = None
@@ -90,6 +96,11 @@ class Letter:
             from_our_list=bool(msg.list_id) and msg.list_id == addresses.list_id(),
             from_referee=addresses.is_referee(msg.sender),
         )
+
+    @property
+    def about(self) -> m.Game | None:
+        """The game the mail is about, if one is."""
+        return self.routed if isinstance(self.routed, m.Game) else None
 
     @property
     def seated(self) -> list[m.Game]:

@@ -1,5 +1,6 @@
 """Routing: which game a player's mail is about (the subject's tag, the
-thread of one of our mails, or their only game), which games an address
+thread of one of our mails, the game of the private address it came to, or
+their only game), which games an address
 plays in, and the once-a-day answer to an address in no game.
 
 Runs inside intake's transaction.
@@ -30,7 +31,9 @@ class Routing:
         self.config, self.delivery, self.senders = config, delivery, senders
 
     def find_game(self, db: Session, letter: Letter) -> m.Game | str:
-        """The game the mail is about, or a sentence saying why none is."""
+        """The game the mail is about, or a sentence saying why none is: the
+        one its tag (subject or thread) names, else the one whose private
+        address it came to, else the sender's only game."""
         seated, tag = letter.seated, letter.tag
         if tag:
             game = next((g for g in seated if g.tag == tag), None) or db.scalar(
@@ -38,6 +41,9 @@ class Routing:
             if game is None:
                 return f"There is no game {tag}."
             return game
+        bound = [g for g in seated if g.id in letter.bound]
+        if len(bound) == 1:
+            return bound[0]
         if len(seated) == 1:
             return seated[0]
         if not seated:

@@ -1,5 +1,6 @@
 """Who wrote a mail: whether it came to the player's private reply address
-or the trusted Authentication-Results show an aligned pass (verified mode),
+for the game it is about, or the trusted Authentication-Results show an
+aligned pass (verified mode),
 and whether it showed a private reply address to anyone but its owner.
 
 Pure reads of the mail's facts and of rows the caller loaded; no transaction.
@@ -30,11 +31,13 @@ class Senders:
         msg = letter.msg
         return verify(msg.auth_results, authserv_id, msg.sender.rpartition("@")[2])
 
-    def verify(self, letter: Letter, player: m.Player) -> Verdict:
-        """Whether the mail is really from ``player``: it came to their private
-        address, or the trusted Authentication-Results show an aligned pass."""
+    def verify(self, letter: Letter, player: m.Player, game: m.Game | None = None) -> Verdict:
+        """Whether the mail is really from ``player`` in ``game``, the game it
+        is about: it came to their private address for that game (found for
+        ``letter.player``: ``letter.bound``), or the trusted
+        Authentication-Results show an aligned pass. Their address for
+        another game, or their own, vouches for nothing here."""
         msg = letter.msg
-        private = self.addresses.private_address(player) if player.token else None
         authserv_id = self.config.auth.authserv_id
         verdict = Verdict(None, "no [auth] authserv_id to trust")
         if authserv_id:
@@ -43,7 +46,7 @@ class Senders:
                 list_domain = self.config.referee.public_list.rpartition("@")[2]
             verdict = verify(msg.auth_results, authserv_id, msg.sender.rpartition("@")[2],
                              also_trusted=list_domain)
-        if private and private in (*msg.to, *msg.cc):
+        if game is not None and player is letter.player and game.id in letter.bound:
             if verdict.failed:
                 # The address vouches for the player only on mail that could
                 # be theirs: this one came by a path their domain disowns.

@@ -1,10 +1,13 @@
 """The referee's own addresses: its address and ``+`` forms, the VERP
-forms bounces come back to, each player's private reply address, and the
-public list's List-Id. Pure answers over the config; no transaction.
+forms bounces come back to, the private reply addresses, and the public
+list's List-Id. Pure answers over the config; no transaction.
 
 A private reply address, ``referee+TOKEN@domain``, works like a password:
 mail to it from the player's own address is theirs (verified mode), so it
 is only ever sent to the player, as the Reply-To of mail to them alone.
+Each seat has its own, bound to its game: it vouches for its player's
+moves in that game and no other. A player's own address, for mail about
+no game, vouches for no move.
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ _TOKEN = re.compile(r"[0-9a-f]{16}")
 def new_token() -> str:
     """The secret of a private reply address: 64 random bits, in hex."""
     return secrets.token_hex(8)
+
+
+def seat_of(game: m.Game, player: m.Player) -> m.Seat | None:
+    """The seat ``player`` plays in ``game`` (not one a bot took over)."""
+    return next((s for s in game.seats if s.player_id == player.id and not s.bot), None)
 
 
 class Addresses:
@@ -50,11 +58,19 @@ class Addresses:
             return detail
         return None
 
-    def private_address(self, player: m.Player) -> str:
-        """The player's private reply address (a token is made if they have none)."""
-        if player.token is None:
-            player.token = new_token()
-        return f"{self.local}+{player.token}@{self.domain}"
+    def private_address(self, player: m.Player, game: m.Game | None = None) -> str:
+        """The private reply address of ``player`` for mail about ``game``:
+        their seat's in it; with no game, or no seat of theirs in it, their
+        own."""
+        seat = seat_of(game, player) if game is not None else None
+        return self.address_of(seat if seat is not None else player)
+
+    def address_of(self, holder: m.Player | m.Seat) -> str:
+        """The private reply address of a seat or a player (a token is made
+        if it has none)."""
+        if holder.token is None:
+            holder.token = new_token()
+        return f"{self.local}+{holder.token}@{self.domain}"
 
     def list_id(self) -> str | None:
         """The List-Id of the public list, configured or made from its address."""

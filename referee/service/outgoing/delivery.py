@@ -72,10 +72,13 @@ class Delivery:
 
     def reply(
         self, db: Session, gs: Table | None, player: m.Player, msg: InboundMessage,
-        template: str, context: dict[str, Any], now: datetime,
+        template: str, context: dict[str, Any], now: datetime, *,
+        about: m.Game | None = None,
     ) -> None:
         """A secret answer to the sender, at their registered address only,
-        as a mail of its own (a mail that reached no game's table)."""
+        as a mail of its own (a mail that reached no game's table). With no
+        ``gs``, ``about`` is the game the mail was about, if any: a reply to
+        the answer goes to the player's private address for that game."""
         folder = (gs.engine.templates or gs.engine.kind) if gs else "common"
         ctx = {"subject": echo_subject(msg.subject),
                **(gs.context(None) if gs else {"tag": None}), **context}
@@ -83,7 +86,7 @@ class Delivery:
         self.queue.to_player(db, gs.row if gs else None, player, subject, body,
                              auto="auto-replied", in_reply_to=msg.message_id,
                              references=msg.references, now=now, kind=template,
-                             turn=gs.turn() if gs else None)
+                             turn=gs.turn() if gs else None, about=about)
 
     def answer(self, gs: Table, msg: InboundMessage, seat: int, context: dict[str, Any],
                *, done: str | None, wait: bool = True) -> Reply:

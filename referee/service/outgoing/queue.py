@@ -43,13 +43,18 @@ class MailQueue:
         self.addresses = addresses
 
     def to_player(self, db: Session, game: m.Game | None, player: m.Player,
-                  subject: str, body: str, *, private: bool = True, **kw: Any) -> None:
+                  subject: str, body: str, *, private: bool = True,
+                  about: m.Game | None = None, **kw: Any) -> None:
         """Queue a mail to one player alone. A ``private`` mail (for them
         alone: an answer, their hand, a prompt) takes their replies to their
-        private address; their copy of a public report, which they may
-        forward, never shows it (replies go to the referee's own address)."""
+        private address for its game (``game``, or for a mail of no game
+        ``about``, the game of the mail it answers); their copy of a public
+        report, which they may forward, never shows it (replies go to the
+        referee's own address)."""
+        reply_to = (self.addresses.private_address(player, game or about)
+                    if private else None)
         self.put(db, game, [(player.address, player.name)], subject, body,
-                 reply_to=self.addresses.private_address(player) if private else None, **kw)
+                 reply_to=reply_to, **kw)
 
     def put(
         self, db: Session, game: m.Game | None, to: list[tuple[str, str]], subject: str,

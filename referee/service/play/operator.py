@@ -208,13 +208,15 @@ class Operator:
             return bodies, inbound
 
     def rotate_token(self, address: str) -> None:
-        """A new private reply address for a player whose old one got out."""
+        """New private reply addresses for a player whose old ones got out:
+        their own, and their seats' (each made anew when next mailed)."""
         with self.sessions.begin() as db:
             addr, _ = parse_player(address)  # "Name <addr>" or addr
             player = db.scalar(select(m.Player).where(m.Player.address == addr))
             if player is None:
                 raise RefereeError(f"No player has the address {addr}.")
             player.token = new_token()
+            db.execute(update(m.Seat).where(m.Seat.player_id == player.id).values(token=None))
 
 
 def parse_player(text: str) -> tuple[str, str]:

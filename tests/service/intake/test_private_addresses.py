@@ -1,15 +1,29 @@
 """A private reply address works like a password: one that a mail shows to
-anyone but its owner is rotated at once, and the owner told secretly."""
+anyone but its owner is rotated at once, and the owner told secretly. Each
+seat has its own, bound to its game: it vouches for its player in that game
+and no other."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from referee.store import models as m
-from tests.test_referee import ALICE, BOB, REF, SIGNATURE, Club, body, new_goofspiel, to
+from tests.test_referee import (
+    ALICE,
+    BOB,
+    CAROL,
+    REF,
+    SIGNATURE,
+    Club,
+    body,
+    new_goofspiel,
+    to,
+)
 
 STRICT = {"require": "verified", "authserv_id": "mx.club.test"}
 
@@ -25,6 +39,137 @@ def private_address_of(club: Club, player: str, tag: str) -> str:
     club.send(player, "help", subject=f"[{tag}] help {len(club.new_mail())}")
     answers = [x for x in club.poll() if to(x).endswith(f"<{player}>")]
     return str(answers[-1]["Reply-To"].addresses[0].addr_spec)
+
+
+def reply_to(mail: EmailMessage) -> str:
+    return str(mail["Reply-To"].addresses[0].addr_spec)
+
+
+def opened(club: Club) -> tuple[str, dict[str, str]]:
+    """A new game of Alice and Bob, its openings read: its tag, and the
+    private address of each player's seat (their opening's Reply-To)."""
+    tag = new_goofspiel(club)
+    return tag, {str(x["To"].addresses[0].addr_spec): reply_to(x) for x in club.poll()}
+
+
+def moves(club: Club, tag: str) -> list[tuple[int, list[object]]]:
+    """The game's action log: (seat, the action's arguments)."""
+    with club.referee.sessions() as db:
+        q = (select(m.ActionLog).join(m.Game).where(m.Game.tag == tag)
+             .order_by(m.ActionLog.step))
+        return [(a.seat, list(a.action["args"])) for a in db.scalars(q)]
+
+
+def test_a_verified_mail_replayed_into_another_game_is_not_applied_there(
+        strict: Club) -> None:
+    """Alice plays two games. Her bid, verified by her private address for
+    the first, sent again with the second game's tag (by her by mistake, or
+    by anyone who got hold of it) is not her move there: her address for the
+    first game vouches for nothing in the second. Her real bid in the second,
+    to its own address, is applied."""
+    first, firsts = opened(strict)
+    second, seconds = opened(strict)
+    assert firsts[ALICE] != seconds[ALICE]
+    assert len({*firsts.values(), *seconds.values()}) == 4
+    strict.send(ALICE, "bid 6", to=firsts[ALICE], subject=f"[{first}] my bid")
+    (answer,) = strict.poll()
+    assert "DONE (bid 6)" in body(answer)
+    strict.send(ALICE, "bid 6", to=firsts[ALICE], subject=f"[{second}] my bid")
+    (refusal,) = strict.poll()
+    assert to(refusal) == f"Alice <{ALICE}>"
+    assert refusal["Subject"] == f"Re: [{second}] my bid (not applied)"
+    assert "could not be verified as coming from you" in body(refusal)
+    assert reply_to(refusal) == seconds[ALICE]  # replying to it is her move in the second
+    assert moves(strict, first) == [(1, [6])] and moves(strict, second) == []
+    with strict.referee.sessions() as db:
+        note = db.scalars(select(m.Inbound.note).order_by(m.Inbound.id.desc())).first()
+    assert note == "sender not verified: no Authentication-Results from mx.club.test"
+    strict.send(ALICE, "bid 5", to=seconds[ALICE], subject=f"Re: [{second}] my bid")
+    (answer,) = strict.poll()
+    assert "DONE (bid 5)" in body(answer)
+    assert moves(strict, second) == [(1, [5])]
+    # Not shown to anyone: her address for the first game still counts there.
+    strict.send(BOB, "bid 2", to=firsts[BOB], subject=f"[{first}]")
+    strict.poll()
+    strict.send(ALICE, "bid 1", to=firsts[ALICE], subject=f"[{first}] round 2")
+    strict.poll()
+    assert moves(strict, first) == [(1, [6]), (2, [2]), (1, [1])]
+
+
+def test_a_mail_replayed_into_another_games_thread_is_not_applied_there(
+        strict: Club) -> None:
+    """The same with no tag, as a reply in the thread of the second game."""
+    first, firsts = opened(strict)
+    second, _ = opened(strict)
+    root = strict.referee.composer.game_root(second)
+    strict.send(ALICE, "bid 6", to=firsts[ALICE], subject="my bid",
+                headers={"In-Reply-To": root, "References": root})
+    (refusal,) = strict.poll()
+    assert "(not applied)" in refusal["Subject"]
+    assert moves(strict, first) == moves(strict, second) == []
+
+
+def test_a_mail_with_no_tag_to_a_games_address_is_about_that_game(strict: Club) -> None:
+    """A player in two games who writes to the address of one of them, with
+    no tag, moves in that game."""
+    first, _ = opened(strict)
+    second, seconds = opened(strict)
+    strict.send(ALICE, "bid 4", to=seconds[ALICE], subject="my bid")
+    (answer,) = strict.poll()
+    assert "DONE (bid 4)" in body(answer)
+    assert moves(strict, first) == [] and moves(strict, second) == [(1, [4])]
+
+
+@pytest.mark.parametrize("sender", [ALICE, CAROL], ids=["forged", "own"])
+def test_an_address_forwarded_from_a_report_is_rotated_and_its_owner_told(
+        strict: Club, sender: str) -> None:
+    """Alice forwards her opening of the first game to Carol, who plays in
+    none. Carol writes to the private address it shows, in Alice's name
+    (through her own server, which Alice's domain disowns) or in her own:
+    nothing is done, the address stops counting, and Alice is told the new
+    one in secret. Her address for the other game is untouched; her own bid
+    after it, to the new address, is applied."""
+    first, firsts = opened(strict)
+    second, seconds = opened(strict)
+    old = firsts[ALICE]
+    forged = {"Authentication-Results": "mx.club.test; dmarc=fail header.from=club.test"}
+    strict.send(sender, "bid 6", to=old, subject=f"Fwd: [{first}] Round 1",
+                headers=forged if sender == ALICE else None)
+    mails = strict.poll()
+    notice = next(x for x in mails if x["Subject"] == "Your private referee address "
+                                                      "has changed (secret)")
+    assert to(notice) == f"Alice <{ALICE}>"
+    new = reply_to(notice)
+    assert new not in (old, seconds[ALICE]) and new.startswith("referee+")
+    if sender == ALICE:
+        told = " ".join(body(notice).split())
+        assert (f"A mail in your name came to your private referee address for [{first}] "
+                f"({old}) from a server that does not send your mail") in told
+    else:
+        assert body(notice) == f"""\
+SECRET: this mail is for you alone. Do not forward it or quote it to others.
+
+A mail from carol@club.test came to your private referee address
+for [{first}] ({old}).
+Someone else knows that address; nothing in that mail was done for you.
+That address works like a password for your moves, so it no longer counts.
+
+Your new private address is the Reply-To of this mail: just reply to the
+referee's mails to you, and never copy those replies to anyone else.
+
+{SIGNATURE}"""
+    assert all(to(x) != f"Bob <{BOB}>" for x in mails)
+    assert moves(strict, first) == []
+    # The old address no longer counts, even from Alice's own server.
+    strict.send(ALICE, "bid 6", to=old, subject=f"[{first}]")
+    strict.poll()
+    assert moves(strict, first) == []
+    strict.send(ALICE, "bid 6", to=new, subject=f"Re: [{first}] Round 1")
+    strict.send(ALICE, "bid 3", to=seconds[ALICE], subject=f"[{second}]")
+    answers = strict.poll()
+    assert ["DONE (bid 6)" in body(answers[0]), "DONE (bid 3)" in body(answers[1])] == [
+        True, True]
+    assert moves(strict, first) == [(1, [6])] and moves(strict, second) == [(1, [3])]
 
 
 def test_an_address_copied_to_another_player_is_rotated_and_its_owner_told(
@@ -44,7 +189,7 @@ def test_an_address_copied_to_another_player_is_rotated_and_its_owner_told(
 SECRET: this mail is for you alone. Do not forward it or quote it to others.
 
 A mail from alice@club.test showed your private referee address
-({old}) to bob@club.test.
+for [{tag}] ({old}) to bob@club.test.
 That address works like a password for your moves, so it no longer counts.
 
 Your new private address is the Reply-To of this mail: just reply to the
@@ -66,7 +211,7 @@ def test_another_sender_using_an_address_rotates_it(strict: Club) -> None:
     strict.send(BOB, "bid 6", to=alices, subject=f"[{tag}]")
     mails = strict.poll()
     notice = next(x for x in mails if to(x) == "Alice <alice@club.test>")
-    assert "showed your private referee address" in body(notice)
+    assert "A mail from bob@club.test came to your private referee address" in body(notice)
     assert strict.count(m.ActionLog) == 0
 
 
@@ -99,7 +244,8 @@ def test_a_forged_mail_to_the_address_is_refused_and_the_address_rotated(
     new = notice["Reply-To"].addresses[0].addr_spec
     assert new != old
     text = " ".join(body(notice).split())
-    assert (f"A mail in your name came to your private referee address ({old}) from a "
+    assert (f"A mail in your name came to your private referee address for [{tag}] ({old}) "
+            "from a "
             "server that does not send your mail (your mail server's check: sent to the "
             "player's private address, but dmarc=fail, spf=fail). Nothing in it was done."
             ) in text

@@ -409,6 +409,17 @@ def run_check(config: Config, path: str) -> int:
         except ServerProblem as e:
             lines.append(Line(part, "FAIL", str(e), e.exit_code))
     auth = config.auth
+    if auth.require == "none":
+        lines.append(Line("auth", "WARN", '[auth] require = "none": a mail counts for the '
+                          "player its From names, and anyone can write any From; set "
+                          'require = "verified" so that only a player\'s own mail counts'))
+    if not auth.authserv_id:
+        lines.append(Line("auth", "WARN", "[auth] authserv_id is empty: nothing vouches for "
+                          "strangers, so one who asks to join is seated only after replying "
+                          "to a confirmation, and strangers (forged From lines too) get up to "
+                          f"{config.limits.stranger_replies_per_day} replies a day ([limits] "
+                          "stranger_replies_per_day); set authserv_id to the id of your mail "
+                          "server's Authentication-Results"))
     if auth.require == "verified" and not auth.authserv_id:
         lines.append(Line("auth", "WARN", '[auth] require = "verified" with no authserv_id: '
                           "only replies to the private reply addresses count; set "

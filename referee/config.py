@@ -220,6 +220,12 @@ class LimitsSection(_Section):
     #: answered this many times; after that it is taken for a loop (an
     #: autoresponder that marks nothing) and left unanswered (RFC 3834 §2).
     same_mail: int = Field(default=5, gt=0)
+    #: Replies a day, all together, to strangers nothing vouches for (no
+    #: aligned pass of the trusted Authentication-Results): the answers to
+    #: an address in no game, and the mails that ask a joiner to confirm.
+    #: A flood of forged From lines gets no more backscatter than this; 0:
+    #: such strangers get no reply at all (and cannot join).
+    stranger_replies_per_day: int = Field(default=50, ge=0)
 
 
 class WebSection(_Section):

@@ -112,8 +112,42 @@ def test_check_says_ok_for_each_part(
     code, out, _ = _main(["-c", str(config), "check"], capsys)
     assert code == 0, out
     assert [line.split()[:2] for line in out.splitlines()] == [
-        ["config", "OK"], ["database", "OK"], ["mailbox", "OK"], ["smtp", "OK"]]
+        ["config", "OK"], ["database", "OK"], ["mailbox", "OK"], ["smtp", "OK"],
+        ["auth", "WARN"], ["auth", "WARN"]]  # the default [auth]: see below
     assert f"IMAP {REF} at 127.0.0.1:{mailstack.imap_port} (none), folder INBOX" in out
+
+
+#: What ``check`` says of the default [auth], one line a finding: what is
+#: open, and the key that closes it.
+OPEN_AUTH = [
+    'auth     WARN [auth] require = "none": a mail counts for the player its From names, and '
+    'anyone can write any From; set require = "verified" so that only a player\'s own mail '
+    "counts",
+    "auth     WARN [auth] authserv_id is empty: nothing vouches for strangers, so one who asks "
+    "to join is seated only after replying to a confirmation, and strangers (forged From "
+    "lines too) get up to 50 replies a day ([limits] stranger_replies_per_day); set "
+    "authserv_id to the id of your mail server's Authentication-Results",
+]
+
+
+@pytest.mark.parametrize(("auth", "warned"), [
+    ({}, OPEN_AUTH),
+    ({"authserv_id": "mx.club.test"}, OPEN_AUTH[:1]),
+    ({"require": "verified", "authserv_id": "mx.club.test"}, []),
+])
+def test_check_warns_of_each_door_the_auth_config_leaves_open(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], auth: dict[str, str],
+    warned: list[str],
+) -> None:
+    """The embedded set-up (Maildir in and out), so no server is asked."""
+    keys = "".join(f'{k} = "{v}"\n' for k, v in auth.items())
+    config = tmp_path / "referee.toml"
+    config.write_text(f'[referee]\naddress = "{REF}"\n[auth]\n{keys}', encoding="utf-8")
+    assert main(["-c", str(config), "init"]) == 0
+    capsys.readouterr()
+    code, out, _ = _main(["-c", str(config), "check"], capsys)
+    assert code == 0, out
+    assert [ln for ln in out.splitlines() if ln.startswith("auth     WARN")] == warned
 
 
 def test_check_says_init_is_needed_before_init(

@@ -54,3 +54,13 @@ def test_a_password_that_cannot_be_had_names_the_key(
     with pytest.raises(ConfigError) as e:
         load_config(_write(tmp_path, f'[mailbox]\nkind = "imap"\nusername = "ref"\n{keys}\n'))
     assert message in str(e.value)
+
+
+def test_the_days_replies_to_strangers_are_a_count_of_mails(tmp_path: Path) -> None:
+    assert load_config(_write(tmp_path, "")).limits.stranger_replies_per_day == 50
+    assert load_config(_write(tmp_path, "[limits]\nstranger_replies_per_day = 0\n")
+                       ).limits.stranger_replies_per_day == 0
+    with pytest.raises(ConfigError) as e:
+        load_config(_write(tmp_path, "[limits]\nstranger_replies_per_day = -1\n"))
+    assert "limits.stranger_replies_per_day: Input should be greater than or equal to 0" in str(
+        e.value)

@@ -1,10 +1,13 @@
 """Who may deal themselves in, and under what name, over the real Postfix
-and Dovecot, on SQLite and PostgreSQL (issue 22, "parsing gaps"): a From
-whose display name is a group holding another player's address seats and
-mails no one; two joiners of the same 200-character name are both seated,
-the second under a name cut to fit its column, and told so. In each, no one
+and Dovecot, on SQLite and PostgreSQL (issue 22, "parsing gaps" and "safe
+defaults"): a From whose display name is a group holding another player's
+address seats and mails no one; two joiners of the same 200-character name
+are both seated, the second under a name cut to fit its column, and told
+so; with nothing to vouch for joiners (no ``authserv_id``), a join forged
+in someone's name seats no one and only its victim hears of it, while a
+real joiner is seated once they reply to the confirmation. In each, no one
 else is seated or moved. ``tests/service/intake/test_joining_names.py``
-holds the same on Maildir."""
+and ``test_join_confirmation.py`` hold the same on Maildir."""
 
 from __future__ import annotations
 
@@ -20,20 +23,36 @@ from referee.service.play.session import MAX_SEAT_NAME
 from referee.store import models as m
 from tests.databases import KINDS, database_url
 from tests.mailstack import MailStack
-from tests.test_e2e import REF, T0, Post, body, person
+from tests.test_e2e import REF, T0, Post, body, kind, person
 
 #: A name as long as a From's display name is read (``inbound.MAX_NAME``).
 LONG = ("Maximilian Alexander Bartholomew von Habsburg-Lothringen " * 4)[:200].strip()
 DAY = timedelta(days=1)
+#: The authserv-id of the players' mail server in the tests that trust one.
+MX = "mail.example.test"
+
+
+def posts(kind: str, stack: MailStack, tmp_path: Path,
+          auth: dict[str, str] | None = None) -> Iterator[Post]:
+    for url in database_url(kind, tmp_path):
+        p = Post(stack, tmp_path, auth=auth, database=url)
+        yield p
+        p.close()
 
 
 @pytest.fixture(params=KINDS)
 def post(request: pytest.FixtureRequest, mailstack: MailStack,
          tmp_path: Path) -> Iterator[Post]:
-    for url in database_url(request.param, tmp_path):
-        p = Post(mailstack, tmp_path, database=url)
-        yield p
-        p.close()
+    """The referee as configured by default: no mail server to trust."""
+    yield from posts(request.param, mailstack, tmp_path)
+
+
+@pytest.fixture(params=KINDS)
+def vouched(request: pytest.FixtureRequest, mailstack: MailStack,
+            tmp_path: Path) -> Iterator[Post]:
+    """The referee trusting the Authentication-Results of ``MX``, which
+    vouches for every joiner (:func:`join` writes it, as that server would)."""
+    yield from posts(request.param, mailstack, tmp_path, auth={"authserv_id": MX})
 
 
 def tournament(post: Post) -> str:
@@ -58,9 +77,12 @@ def members(post: Post, tag: str) -> dict[str, dict[str, int]]:
 
 def join(post: Post, user: str, sender: str, tag: str) -> None:
     """``user`` writes "deal me in" from their own server, under ``sender``
-    as typed (an EmailMessage would quote a group-like name, or refuse it)."""
+    as typed (an EmailMessage would quote a group-like name, or refuse it).
+    Where the referee trusts ``MX``, it vouches for the sender's domain."""
     mid = make_msgid(idstring=user, domain="mua.example.test")
-    raw = (f"From: {sender}\r\nTo: {REF}\r\nSubject: [{tag}] deal me in\r\n"
+    vouch = (f"Authentication-Results: {MX}; dmarc=pass header.from=example.test\r\n"
+             if post.config.auth.authserv_id == MX else "")
+    raw = (f"{vouch}From: {sender}\r\nTo: {REF}\r\nSubject: [{tag}] deal me in\r\n"
            f"Date: {formatdate(T0.timestamp() + 3600, usegmt=True)}\r\nMessage-ID: {mid}\r\n"
            "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
            "deal me in\r\n")
@@ -91,9 +113,11 @@ def test_a_from_naming_a_group_with_another_players_address_seats_and_mails_no_o
     post.assert_no_more_mail("alice")
 
 
-def test_two_joiners_of_one_long_name_are_both_seated_within_the_column(post: Post) -> None:
+def test_two_joiners_of_one_long_name_are_both_seated_within_the_column(
+        vouched: Post) -> None:
     """On PostgreSQL the second, "<200 characters> 2", overflowed the
     seats' name column: the join failed, every time the mail was read."""
+    post = vouched
     tag = tournament(post)
     alice = members(post, tag)["Alice"]
     join(post, "erin", f'"{LONG}" <{post.stack.address("erin")}>', tag)
@@ -114,3 +138,46 @@ def test_two_joiners_of_one_long_name_are_both_seated_within_the_column(post: Po
     (frank,) = [x for x in post.new_mail("frank", 1) if "deal me in" in body(x)]
     assert told in " ".join(body(frank).split())
     assert all("too long" not in body(x) for x in post.stack.fetch_all("erin"))
+
+
+def test_a_forged_join_seats_no_one_and_a_real_joiner_is_seated_once_they_confirm(
+        post: Post) -> None:
+    """Frank writes "deal me in" as Carol: before, Carol was seated and
+    dealt cards, and nothing could tell. Now Carol alone is asked to
+    confirm, and, as she does not, nobody is seated; Dave, who asks for
+    himself, replies to his request and is seated as a join ever was."""
+    tag = tournament(post)
+    hands = members(post, tag)
+    carol, dave = post.stack.address("carol"), post.stack.address("dave")
+    join(post, "frank", f"Carol <{carol}>", tag)
+    join(post, "dave", f"Dave <{dave}>", tag)
+    post.poll(T0 + DAY)
+    (carols,) = post.new_mail("carol", 1)
+    (daves,) = post.new_mail("dave", 1)
+    for request, who in ((carols, carol), (daves, dave)):
+        assert kind(request) == "confirm_join" and request["To"].addresses[0].addr_spec == who
+        assert request["Subject"] == f"[{tag}] To take a seat, reply to this mail"
+    confirm = daves["Reply-To"].addresses[0].addr_spec
+    assert confirm.startswith(f"referee+join-{tag}-") and confirm.endswith("@example.test")
+    assert carols["Reply-To"].addresses[0].addr_spec not in (confirm, REF)
+    assert seats(post) == [("Alice", post.stack.address("alice"), False)]
+    assert members(post, tag) == hands
+    post.assert_no_more_mail("alice", "frank")
+
+    post.write("dave", "Yes please!", subject=f"Re: {daves['Subject']}", to=[confirm],
+               reply_to=daves)
+    post.poll(T0 + DAY + timedelta(hours=1))
+    (seated,) = post.new_mail("dave", 1)
+    assert kind(seated) == "table transcript joined dealt"
+    assert "> deal me in\n  DONE (join): Dave deals emself in and draws 5 cards." in body(seated)
+    assert seats(post) == [("Alice", post.stack.address("alice"), False),
+                           ("Dave", dave, False)]
+    assert sum(members(post, tag)["Dave"].values()) == 5
+    assert members(post, tag)["Alice"] == hands["Alice"]  # no one else moved
+    # Days on, Carol's request has run out unanswered: still no seat for her.
+    post.poll(T0 + 5 * DAY)
+    assert [name for name, _, _ in seats(post)] == ["Alice", "Dave"]
+    post.assert_no_more_mail("carol", "frank")
+    with post.referee.sessions() as db:
+        addresses = sorted(db.scalars(select(m.Player.address)))
+    assert addresses == [post.stack.address("alice"), dave]

@@ -15,6 +15,10 @@ Alice pays three apples, secretly, for a random instruction. Then
 Report 2 (with a secret deal of three cards to each member) and the Final
 Report. Every mail anyone received is scanned: none but the holder's shows a
 hand, a deal or an instruction before a report published it.
+
+The referee trusts the players' mail server (``[auth] authserv_id``), which
+vouches for every player, so a stranger's join seats them at once; a join
+nothing vouches for waits for a confirmation (``tests/test_e2e_joining.py``).
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ INSTRUCTIONS = "1. points ore wool lumber 2\n2. pairs diamond 5 odd -15\n3. poin
 ENGLISH = [i.english() for i in parse_instructions(INSTRUCTIONS)]
 ADDRESS = {user: f"{user}@example.test" for user in PLAYERS}
 SECRET_KINDS = {"dealt", "hand", "reveal", "take_failed", "trade_failed", "transcript"}
+#: The players' mail server, whose Authentication-Results the referee trusts.
+MX = "mail.example.test"
 
 
 def flat(text: str) -> str:
@@ -72,6 +78,8 @@ class Tournament:
         msg["To"] = ", ".join(to)
         msg["Subject"] = subject
         msg["Message-ID"] = make_msgid(idstring=user, domain="mua.example.test")
+        # What the players' server adds (the suite's Postfix has no milter).
+        msg["Authentication-Results"] = f"{MX}; dmarc=pass header.from=example.test"
         msg.set_content(f"{text}\n\n-- \n{user.capitalize()}\n")
         self.post.stack.send(msg, user, list(to))
         self.post.in_referee_inbox += 1
@@ -124,7 +132,7 @@ def unsigned(text: str) -> str:
 
 @pytest.fixture
 def post(mailstack: MailStack, tmp_path: Path) -> Iterator[Post]:
-    p = Post(mailstack, tmp_path, public_list=mailstack.list_address)
+    p = Post(mailstack, tmp_path, auth={"authserv_id": MX}, public_list=mailstack.list_address)
     yield p
     p.close()
 

@@ -40,8 +40,12 @@ class Club:
 
     def __init__(self, root: Path, auth: dict[str, str] | None = None,
                  web: dict[str, str] | None = None, limits: dict[str, int] | None = None,
-                 verp: bool = False, **referee: str) -> None:
+                 verp: bool = False, vouch: bool = False, **referee: str) -> None:
+        """``vouch``: the club's mail server (``[auth] authserv_id``) vouches
+        for every sender, as for honest mail: each mail it delivers carries
+        its Authentication-Results with a DMARC pass for the From domain."""
         self.root = root
+        self.vouch = vouch
         self.config: Config = config_from_dict({
             "referee": {"address": REF, "name": "Club Referee",
                         "database": f"sqlite:///{root / 'ref.db'}", **referee},
@@ -67,6 +71,10 @@ class Club:
             msg["Cc"] = cc
         msg["Subject"] = subject
         msg["Message-ID"] = message_id or make_msgid(domain="club.test")
+        if self.vouch:
+            domain = msg["From"].addresses[0].domain
+            msg["Authentication-Results"] = (f"{self.config.auth.authserv_id}; dmarc=pass "
+                                             f"header.from={domain}")
         for k, v in (headers.items() if isinstance(headers, dict) else headers or []):
             msg[k] = v
         msg.set_content(body)

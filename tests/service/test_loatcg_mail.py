@@ -3,6 +3,10 @@ gets which mail (definition F, rules 9 and 10), joining by mail, and the
 Dealor's timetable fired by the deadline sweep. The embedded default:
 Maildir in and out, SQLite; ``tests/test_e2e_loatcg.py`` runs a tournament
 over the real Postfix and Dovecot.
+
+The club's mail server vouches for every sender, so a stranger's join
+seats them at once; a join that nothing vouches for waits for a reply to
+a confirmation (``tests/service/intake/test_join_confirmation.py``).
 """
 
 from __future__ import annotations
@@ -26,13 +30,15 @@ from tests.test_spades_mail import kind, section, sections
 LIST = "players@club.test"
 ANN, BEN, CAT = "Ann <ann@club.test>", "Ben <ben@club.test>", "Cat <cat@club.test>"
 DAN = "Dan <dan@club.test>"
+#: The club's mail server, whose Authentication-Results the referee trusts.
+MX = "mx.club.test"
 DAY = timedelta(days=1)
 ENGLISH = [i.english() for i in parse_instructions(EXAMPLE_INSTRUCTIONS)]
 
 
 @pytest.fixture
 def club(tmp_path: Path) -> Iterator[Club]:
-    c = Club(tmp_path, public_list=LIST)
+    c = Club(tmp_path, public_list=LIST, auth={"authserv_id": MX}, vouch=True)
     yield c
     c.referee.close()
 

@@ -1,6 +1,7 @@
 """What one address may cost: a reply budget per hour and per day, a loop
 breaker for the same mail again and again (RFC 3834 §2), and the notices
-that go out at most once a day.
+that go out at most once a day; and what all strangers nothing vouches
+for may cost together: a number of replies a day.
 
 Runs inside intake's transaction: the count and the mail it counts commit
 together.
@@ -9,6 +10,7 @@ together.
 from __future__ import annotations
 
 import hashlib
+import logging
 from datetime import datetime, timedelta
 from enum import Enum
 
@@ -19,12 +21,18 @@ from referee.mail.inbound import InboundMessage
 from referee.service.intake.letter import Letter
 from referee.store import models as m
 
+log = logging.getLogger(__name__)
+
 HOUR, DAY = timedelta(hours=1), timedelta(days=1)
 #: The budget of a player's mail that nothing verified is kept under the
 #: address with this mark in front (no address starts with it).
 UNVERIFIED = "?"
 #: The longest key the correspondents' table holds.
 ADDRESS_MAX = 320
+#: The count of all replies to strangers nothing vouches for is kept under
+#: this key, and the once-a-day marks of their notices under keys that start
+#: with it: a space is in no sender address (``no sender``).
+STRANGERS = "* strangers"
 
 
 class Allowance(Enum):
@@ -84,6 +92,38 @@ class Budgets:
             return False
         row.not_verified_at = now
         return True
+
+    def tell_stranger(self, db: Session, what: str, address: str, now: datetime) -> bool:
+        """Whether a notice of kind ``what`` (a join to confirm, say) may go
+        now to ``address``, a stranger nothing vouches for: once a day for
+        each address and kind, and within the day's replies to all such
+        strangers (:meth:`stranger_reply`), which it counts."""
+        row = self._row(db, f"{STRANGERS} {what} {address}"[:ADDRESS_MAX], now)
+        if row.not_verified_at is not None and now - row.not_verified_at < DAY:
+            return False
+        if not self.stranger_reply(db, now):
+            return False
+        row.not_verified_at = now
+        return True
+
+    def stranger_reply(self, db: Session, now: datetime) -> bool:
+        """Whether one more reply may go to a stranger nothing vouches for:
+        at most ``stranger_replies_per_day`` a day, all of them together, so
+        mail forged in any number of names gets bounded backscatter. Counts
+        the reply; the first refusal of a day is logged."""
+        row = self._row(db, STRANGERS, now)
+        if now - row.day_start >= DAY:
+            row.day_start, row.day_count = now, 0
+        if row.day_count < self.limits.stranger_replies_per_day:
+            row.day_count += 1
+            return True
+        if row.told_at is None or row.told_at < row.day_start:
+            row.told_at = now
+            log.warning("%d replies to strangers nothing vouches for since %s UTC "
+                        "([limits] stranger_replies_per_day): no more until %s UTC",
+                        row.day_count, f"{row.day_start:%Y-%m-%d %H:%M}",
+                        f"{row.day_start + DAY:%Y-%m-%d %H:%M}")
+        return False
 
     @staticmethod
     def _row(db: Session, address: str, now: datetime) -> m.Correspondent:

@@ -9,6 +9,8 @@ lets the mail go on (None) or ends its way with an :class:`Outcome`:
 ``other list``         mail from another mailing list: never answered
 ``no sender``          no From that SMTP could reach: never answered
 ``sender``             the sender's player row and games; a "deal me in" seats a newcomer
+                       whose domain is vouched for, or asks them to confirm; a reply to
+                       that request seats them
 ``verdict``            the game it is about; is the sender who the From says, in that game?
 ``shown addresses``    a private reply address shown to others is replaced
 ``strangers``          an address in no game: answered once a day
@@ -134,7 +136,9 @@ class NoSender:
 class Sender:
     """The sender's player row and games. Anyone, a stranger too, may deal
     themselves in where a game takes members by mail (rule text 002, rule
-    1): a newcomer gets a player row here, and a seat in ``routing``."""
+    1): a newcomer gets a player row here, and a seat in ``play``. A
+    stranger nothing vouches for is asked to confirm first, and the reply
+    to a confirmation address deals them in."""
 
     name = "sender"
 
@@ -142,9 +146,22 @@ class Sender:
         self.joining, self.routing = joining, routing
 
     def check(self, db: Session, letter: Letter) -> Outcome | None:
-        player = db.scalar(select(m.Player).where(m.Player.address == letter.msg.sender))
-        joining = (self.joining.game_to_join(db, letter, player)
-                   if self.joining.asks_to_join(letter) else None)
+        msg = letter.msg
+        player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
+        claim = self.joining.confirmations.claim((*msg.to, *msg.cc))
+        joining: m.Game | None
+        if claim is not None:
+            confirmed = self.joining.confirmed(db, letter, claim)
+            if isinstance(confirmed, Outcome):
+                return confirmed
+            joining = confirmed
+        else:
+            joining = (self.joining.game_to_join(db, letter, player)
+                       if self.joining.asks_to_join(letter) else None)
+            if joining is not None and player is None:
+                unsure = self.joining.stranger_joins(db, letter, joining)
+                if unsure is not None:
+                    return unsure
         if joining is not None and player is None:
             player = self.joining.newcomer(db, letter)
         games = self.routing.games_of(db, player, letter.tag) if player else []
@@ -174,7 +191,8 @@ class WhoWrote:
                 m.Seat.player_id == player.id, m.Seat.token.in_(letter.tokens))))
         letter.routed = (letter.joining if letter.joining is not None
                          else self.routing.find_game(db, letter))
-        letter.verdict = self.senders.verify(letter, player, letter.about)
+        if letter.verdict is None:  # a confirmed join has its verdict already
+            letter.verdict = self.senders.verify(letter, player, letter.about)
         return None
 
 
@@ -420,9 +438,9 @@ class Chain:
     def __init__(self, config: Config, delivery: Delivery, bounces: Bounces) -> None:
         senders = Senders(config, delivery.addresses)
         #: Which game a mail is about.
-        self.routing = routing = Routing(config, delivery, senders)
-        joining = Joining(config, senders)
         budgets = Budgets(config.limits)
+        self.routing = routing = Routing(config, delivery, senders, budgets)
+        joining = Joining(config, senders, delivery, budgets)
         self.checks: list[Check] = [
             ToVerp(bounces), Automated(bounces), OtherList(), NoSender(),
             Sender(joining, routing), WhoWrote(senders, routing),

@@ -10,11 +10,20 @@ Which game: the one the subject's tag (or the thread) names, else the only
 active game that takes members by mail. Games that take no members by mail
 are untouched: a stranger writing to them still gets the stranger answer.
 
+Who: a stranger (an address with no player row) is seated at once only
+when the trusted Authentication-Results show an aligned pass for their
+From domain. Else they are asked to confirm: a mail to the address in
+From, whose Reply-To is a confirmation address (``confirming``), and only
+a reply from that address to that one seats them. A forged From so seats
+no one, and every such request counts against the day's replies to
+strangers (``[limits] stranger_replies_per_day``).
+
 Runs inside intake's transaction.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from functools import cached_property
@@ -26,8 +35,13 @@ from sqlalchemy.orm import Session
 from referee.config import Config
 from referee.games import GAMES, get_game
 from referee.games.base import Game, ParseError
-from referee.service.intake.letter import Letter
+from referee.mail.auth import Verdict
+from referee.mail.compose import echo_subject
+from referee.service.intake.budgets import Budgets
+from referee.service.intake.confirming import Claim, Confirmations, expiry
+from referee.service.intake.letter import Letter, Outcome
 from referee.service.intake.senders import Senders
+from referee.service.outgoing.delivery import Delivery
 from referee.service.play.commands import MAX_LINES
 from referee.service.play.session import MAX_SEAT_NAME, GameSession, unique_name
 from referee.store import models as m
@@ -42,8 +56,11 @@ _ADDRESS = re.compile(r"[^\s@]@[^\s@]")
 class Joining:
     """Finds the game a mail deals its sender into, and seats them."""
 
-    def __init__(self, config: Config, senders: Senders) -> None:
+    def __init__(self, config: Config, senders: Senders, delivery: Delivery,
+                 budgets: Budgets) -> None:
         self.config, self.senders = config, senders
+        self.delivery, self.budgets = delivery, budgets
+        self.confirmations = Confirmations(config.referee.address, delivery.composer.key)
 
     @cached_property
     def kinds(self) -> list[str]:
@@ -98,16 +115,96 @@ class Joining:
         return [{"tag": g.tag, "title": get_game(g.kind).title,
                  "join": get_game(g.kind).join_command} for g in games]
 
-    def newcomer(self, db: Session, letter: Letter) -> m.Player | None:
-        """A player row for a stranger dealing themselves in; None, and
-        nothing stored, if verified mode cannot vouch for the sender (they
-        are then a stranger like any other)."""
+    def stranger_joins(self, db: Session, letter: Letter, game: m.Game) -> Outcome | None:
+        """A stranger's join of ``game``: None when the trusted
+        Authentication-Results vouch for their From domain (they are seated
+        at once), else what came of it: they are asked to confirm, or, if
+        their domain disowns the mail or they were asked already today, not
+        answered."""
+        vouched = self.senders.verify_domain(letter)
+        if vouched.passed:
+            return None
+        return self.ask_to_confirm(db, letter, game, vouched)
+
+    def ask_to_confirm(self, db: Session, letter: Letter, game: m.Game, vouched: Verdict,
+                       expired: Claim | None = None) -> Outcome:
+        """Ask the address in From to reply to a confirmation address, which
+        seats them in ``game`` (once a day for each address and game, within
+        the day's replies to strangers); ``expired``: the confirmation they
+        answered too late."""
+        msg, now = letter.msg, letter.now
+        if vouched.failed:
+            letter.record.note = (f"not answered: a join its sender's domain disowns "
+                                  f"({vouched.detail})")
+            return Outcome("ignored", game.tag)
+        if not self.budgets.tell_stranger(db, f"join {game.tag}", msg.sender, now):
+            letter.record.note = (f"not answered: a join of {game.tag} to confirm, asked of "
+                                  "this address today already or over [limits] "
+                                  "stranger_replies_per_day")
+            return Outcome("ignored", game.tag)
+        day = now.date()
+        engine = get_game(game.kind)
+        subject, body = self.delivery.composer.render("common", "confirm_join", {
+            "tag": game.tag, "title": engine.title, "join": engine.join_command,
+            "until": expiry(day), "expired": expired is not None})
+        self.delivery.queue.put(
+            db, None, [(msg.sender, own_name(msg.sender_name))], subject, body,
+            auto="auto-replied", in_reply_to=msg.message_id, references=msg.references,
+            reply_to=self.confirmations.address(msg.sender, game.tag, day), now=now,
+            kind="confirm_join")
+        letter.record.note = f"join of {game.tag} to confirm: {vouched.detail}"
+        return Outcome("to confirm", game.tag)
+
+    def confirmed(self, db: Session, letter: Letter, claim: Claim) -> m.Game | Outcome:
+        """A mail to the confirmation address ``claim``: the game it deals
+        its sender into, when the referee made that address for this sender
+        and the game is still open; its one command line is then that
+        game's join command, whatever its text (a reply quoting our
+        request), and it counts as sent by its sender. Else what came of
+        it: refused, saying why, or (too late) asked to confirm again."""
+        msg = letter.msg
+        vouched = self.senders.verify_domain(letter)
+        if vouched.failed:
+            letter.record.note = (f"not answered: a join confirmation its sender's domain "
+                                  f"disowns ({vouched.detail})")
+            return Outcome("ignored")
+        if not self.confirmations.made_for(claim, msg.sender):
+            return self._not_joined(db, letter, vouched, "made for another", (
+                f"It answers no request to confirm that the referee sent to {msg.sender}. "
+                "Such a request works only from the address it went to: to join from "
+                "this one, ask to join from it."))
+        game = db.scalar(select(m.Game).where(m.Game.tag == claim.tag))
+        if game is None or game.status != "active" or game.kind not in self.kinds:
+            return self._not_joined(db, letter, vouched, "closed", (
+                f"The game {claim.tag} is over, so no one can join it any more."))
+        if letter.now >= claim.expires:
+            return self.ask_to_confirm(db, letter, game, vouched, expired=claim)
+        letter.msg = dataclasses.replace(msg, lines=(get_game(game.kind).join_command,))
+        letter.verdict = Verdict("confirmation", "a reply to the confirmation asked of the sender")
+        return game
+
+    def _not_joined(self, db: Session, letter: Letter, vouched: Verdict, why: str,
+                    problem: str) -> Outcome:
+        """A mail to a confirmation address that seats no one: refused, and
+        its sender told why (once a day, within the day's replies to
+        strangers unless their domain vouches for them)."""
+        msg, now = letter.msg, letter.now
+        letter.record.note = f"join not confirmed: {why}"
+        if vouched.passed or self.budgets.tell_stranger(db, "not joined", msg.sender, now):
+            subject, body = self.delivery.composer.render("common", "join_not_confirmed", {
+                "subject": echo_subject(msg.subject), "problem": problem})
+            self.delivery.queue.put(
+                db, None, [(msg.sender, own_name(msg.sender_name))], subject, body,
+                auto="auto-replied", in_reply_to=msg.message_id, references=msg.references,
+                now=now, kind="join_not_confirmed")
+        return Outcome("refused")
+
+    def newcomer(self, db: Session, letter: Letter) -> m.Player:
+        """A player row for a stranger dealing themselves in, whom the
+        trusted Authentication-Results vouch for or who confirmed."""
         msg = letter.msg
         player = m.Player(address=msg.sender, name=own_name(msg.sender_name),
                           created_at=letter.now)
-        verdict = self.senders.verify(letter, player)
-        if self.config.auth.require == "verified" and not verdict.passed:
-            return None
         db.add(player)
         db.flush()
         return player

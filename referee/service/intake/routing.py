@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, load_only
 
 from referee.config import Config
+from referee.service.intake.budgets import Budgets
 from referee.service.intake.letter import Letter, Outcome
 from referee.service.intake.senders import Senders
 from referee.service.outgoing.delivery import Delivery
@@ -27,8 +28,10 @@ STRANGER_INTERVAL = timedelta(days=1)
 class Routing:
     """Finds the game of a mail, and answers those who have none."""
 
-    def __init__(self, config: Config, delivery: Delivery, senders: Senders) -> None:
+    def __init__(self, config: Config, delivery: Delivery, senders: Senders,
+                 budgets: Budgets) -> None:
         self.config, self.delivery, self.senders = config, delivery, senders
+        self.budgets = budgets
 
     def find_game(self, db: Session, letter: Letter) -> m.Game | str:
         """The game the mail is about, or a sentence saying why none is: the
@@ -69,19 +72,24 @@ class Routing:
     def stranger(self, db: Session, letter: Letter,
                  open_games: Callable[[], list[dict[str, str]]] = list) -> Outcome:
         """Mail from an address in no game changes nothing; answered once a
-        day, with how to join the games anyone may join (``open_games``)."""
+        day, with how to join the games anyone may join (``open_games``),
+        within the day's replies to strangers nothing vouches for."""
         msg, now = letter.msg, letter.now
         if letter.from_referee or not msg.sender:
             return Outcome("ignored")
         if msg.sender == self.config.referee.public_list:
             # A list that rewrote From: never answer the list itself.
             return Outcome("ignored")
-        if self.config.auth.authserv_id and not self.senders.verify_domain(letter).passed:
+        vouched = self.senders.verify_domain(letter).passed
+        if self.config.auth.authserv_id and not vouched:
             # Where the server's checks can be read, only a sender they vouch
             # for is answered: no backscatter to forged From addresses.
             return Outcome("ignored")
         row = db.get(m.StrangerReply, msg.sender)
         if row is not None and now - row.replied_at < STRANGER_INTERVAL:
+            return Outcome("ignored")
+        if not vouched and not self.budgets.stranger_reply(db, now):
+            letter.record.note = "not answered: over [limits] stranger_replies_per_day"
             return Outcome("ignored")
         if row is None:
             db.add(m.StrangerReply(address=msg.sender, replied_at=now))

@@ -24,12 +24,17 @@ class Senders:
 
     def verify_domain(self, letter: Letter) -> Verdict:
         """Whether the trusted Authentication-Results show an aligned pass
-        for the From domain (no private address: for senders in no game)."""
+        for the From domain, or for our list's on mail that came by it (no
+        private address: for senders in no game)."""
         authserv_id = self.config.auth.authserv_id
         if not authserv_id:
             return Verdict(None, "no [auth] authserv_id to trust")
         msg = letter.msg
-        return verify(msg.auth_results, authserv_id, msg.sender.rpartition("@")[2])
+        list_domain = None
+        if letter.from_our_list and self.config.referee.public_list:
+            list_domain = self.config.referee.public_list.rpartition("@")[2]
+        return verify(msg.auth_results, authserv_id, msg.sender.rpartition("@")[2],
+                      also_trusted=list_domain)
 
     def verify(self, letter: Letter, player: m.Player, game: m.Game | None = None) -> Verdict:
         """Whether the mail is really from ``player`` in ``game``, the game it

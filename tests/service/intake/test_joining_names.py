@@ -5,7 +5,10 @@ from inside its name; a mail whose From is no one sender, or whose sender
 cannot be written to, or whose parts are nested too deep, is refused as
 unreadable; and a seat name fits its column, its number included.
 
-The twins over the real Postfix and Dovecot are in ``tests/test_e2e_joining.py``.
+The club's mail server vouches for its senders, so a join seats at once;
+a join nothing vouches for waits for a confirmation
+(``test_join_confirmation.py``). The twins over the real Postfix and
+Dovecot are in ``tests/test_e2e_joining.py``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from tests.hostile import _deep
 from tests.test_referee import REF, T0, Club, body, clubs, to
 
 LIST = "players@club.test"
+#: The club's mail server, whose Authentication-Results the referee trusts.
+MX = "mx.club.test"
 ANN = "Ann <ann@club.test>"
 DAY = timedelta(days=1)
 #: A name as long as a From's display name is read (``inbound.MAX_NAME``).
@@ -34,7 +39,8 @@ LONG = ("Maximilian Alexander Bartholomew von Habsburg-Lothringen " * 4)[:200].s
 @pytest.fixture(params=KINDS)
 def club(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Club]:
     """A club with a public list, on SQLite and on PostgreSQL where one answers."""
-    yield from clubs(request.param, tmp_path, public_list=LIST)
+    yield from clubs(request.param, tmp_path, public_list=LIST, auth={"authserv_id": MX},
+                     vouch=True)
 
 
 def tournament(club: Club) -> str:
@@ -71,8 +77,11 @@ def drop(club: Club, raw: bytes) -> None:
 
 
 def raw_mail(sender: str, subject: str, body_: bytes = b"deal me in\r\n",
-             mime: bytes = b"Content-Type: text/plain; charset=utf-8\r\n\r\n") -> bytes:
-    return (f"From: {sender}\r\nTo: {REF}\r\nSubject: {subject}\r\n"
+             mime: bytes = b"Content-Type: text/plain; charset=utf-8\r\n\r\n",
+             vouched_for: str = "evil.test") -> bytes:
+    """``sender`` as typed; the club's server vouches for ``vouched_for``."""
+    return (f"Authentication-Results: {MX}; dmarc=pass header.from={vouched_for}\r\n"
+            f"From: {sender}\r\nTo: {REF}\r\nSubject: {subject}\r\n"
             f"Message-ID: <{abs(hash((sender, subject)))}@evil.test>\r\n"
             "Date: Fri, 01 May 2026 09:00:00 +0000\r\nMIME-Version: 1.0\r\n").encode() + (
                 mime + body_)

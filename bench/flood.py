@@ -10,8 +10,11 @@ game), then sends Bob's bid, and prints:
 
 * the flood's submission and delivery (msg/s, against the raw rate);
 * how many seconds after its delivery Bob's bid was applied (target:
-  within 5 s), and after its submission;
+  within 5 s), and after its submission; when his answer reached him;
 * how long the daemon took to read the whole flood, and what it answered;
+* how long it took to stop on SIGTERM; with ``--stop-during``, Bob
+  writes nothing and the SIGTERM comes once the daemon has read 100 mails
+  of the flood, in the middle of it.
 * the daemon's peak RSS (GNU ``time``, read when it exits: outside anything
   timed).
 
@@ -21,7 +24,7 @@ action is in the database (a read-only SQLite query, every 20 ms).
 
 Usage (as root, from the checkout)::
 
-    .venv/bin/python bench/flood.py [--flood 1000] [--raw 600]
+    .venv/bin/python bench/flood.py [--flood 1000] [--raw 600] [--stop-during]
 
 Exits 1 when the bid missed the target.
 """
@@ -43,14 +46,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.throughput import (  # noqa: E402
-    REF,
+from bench.common import (  # noqa: E402
     machine,
     mail,
     raw_rates,
     say,
     submit,
     wait_inbox,
+    write_config,
 )
 from referee.config import load_config  # noqa: E402
 from referee.service import Referee  # noqa: E402
@@ -59,33 +62,8 @@ from tests.mailstack import MailStack, _short_tmpdir  # noqa: E402
 
 #: Bob's bid must be applied this soon after its delivery.
 TARGET_SECONDS = 5.0
-
-
-def write_config(folder: Path, stack: MailStack) -> Path:
-    """IMAP in, SMTP out, SQLite; the default limits and IDLE re-issue (10 min)."""
-    path = folder / "referee.toml"
-    path.write_text(f"""\
-[referee]
-address = "{REF}"
-name = "Bench Referee"
-database = "sqlite:///{folder / 'referee.db'}"
-
-[mailbox]
-kind = "imap"
-host = "{stack.host}"
-port = {stack.imap_port}
-username = "{REF}"
-password = "{stack.password}"
-security = "none"
-
-[smtp]
-kind = "smtp"
-host = "{stack.host}"
-port = {stack.smtp_port}
-security = "none"
-timeout = 30.0
-""", encoding="utf-8")
-    return path
+#: With ``--stop-during``: SIGTERM once the daemon has read this many mails of the flood.
+STOP_AFTER = 100
 
 
 def query(db: Path, sql: str, *args: object) -> int:
@@ -117,10 +95,12 @@ def children(pid: int) -> list[int]:
     return []
 
 
-def flood(stack: MailStack, folder: Path, count: int, raw: float) -> bool:
+def flood(stack: MailStack, folder: Path, count: int, raw: float,
+          stop_during: bool = False) -> bool:
     """The run itself; True when the bid was applied within the target."""
-    config = write_config(folder, stack)
     db = folder / "referee.db"
+    # The default [limits] and IDLE re-issue (10 min).
+    config = write_config(folder, stack, f"sqlite:///{db}", limits="")
     cfg = load_config(config)
     upgrade(cfg.database_url)
     alice, bob, stranger = (stack.address(u) for u in ("alice", "bob", "carol"))
@@ -153,29 +133,46 @@ def flood(stack: MailStack, folder: Path, count: int, raw: float) -> bool:
         start = time.monotonic()
         submit(stack, msgs)
         submitted = time.monotonic()
-        bid = mail(bob, f"[{tag}]", "bid 3\n")
-        submit(stack, [bid])
-        sent_at = time.monotonic()
-        inbox += count + 1
-        delivered = wait_inbox(stack, "referee", inbox, timeout=600)
-        applied = wait_until("bid applied",
-                             lambda: query(db, "select count(*) from actions") >= 1, 600, log)
-        drained = wait_until(
-            "flood read",
-            lambda: query(db, "select count(*) from inbound") >= before + count + 1, 600, log)
-        answered = query(db, "select count(*) from outbox where recipients like ?",
-                         f"%{stranger}%")
+        if stop_during:
+            wait_until("the flood's first mails read",
+                       lambda: query(db, "select count(*) from inbound") >= before + STOP_AFTER,
+                       600, log)
+        else:
+            bid = mail(bob, f"[{tag}]", "bid 3\n")
+            submit(stack, [bid])
+            sent_at = time.monotonic()
+            inbox += count + 1
+            delivered = wait_inbox(stack, "referee", inbox, timeout=600)
+            applied = wait_until("bid applied",
+                                 lambda: query(db, "select count(*) from actions") >= 1, 600,
+                                 log)
+            answer = wait_until("answer to Bob", lambda: stack.count("bob") >= 1, 600, log)
+            drained = wait_until(
+                "flood read",
+                lambda: query(db, "select count(*) from inbound") >= before + count + 1, 600,
+                log)
+            answered = query(db, "select count(*) from outbox where recipients like ?",
+                             f"%{stranger}%")
     finally:
         # To the referee itself: GNU time, its parent, would die of it and
         # never write the peak RSS.
+        told = time.monotonic()
         for pid in children(proc.pid) or [proc.pid]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
         try:
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
+            say("the daemon did not stop within 60 s of SIGTERM")
             proc.kill()
             proc.wait()
+        stopped = time.monotonic() - told
+    if stop_during:
+        left = count + before - query(db, "select count(*) from inbound")
+        say(f"SIGTERM once the daemon had read {STOP_AFTER} mails of the flood: it stopped "
+            f"in {stopped:.2f} s, {left} mails not read yet")
+        report_rss(rss, proc.returncode, log)
+        return True
     took = applied - delivered
     rate = (count + 1) / (delivered - start)
     say(f"flood: {count} mails from {stranger} submitted in {submitted - start:.2f} s "
@@ -184,21 +181,30 @@ def flood(stack: MailStack, folder: Path, count: int, raw: float) -> bool:
     say(f"Bob's bid applied {took:.2f} s after its delivery "
         f"({applied - sent_at:.2f} s after its submission); target {TARGET_SECONDS:.0f} s: "
         + ("met" if took <= TARGET_SECONDS else "MISSED"))
+    say(f"Bob's answer reached his INBOX {answer - delivered:.2f} s after his bid's delivery")
     say(f"the daemon read the whole flood {drained - start:.2f} s after it began "
         f"({(count + 1) / (drained - start):.1f} msg/s; "
         f"{drained - delivered:.2f} s after the last delivery); "
-        f"{answered} answer(s) queued to the stranger (default [limits])")
+        f"{answered} answer(s) queued to the stranger (default [limits]); "
+        f"it stopped {stopped:.2f} s after SIGTERM")
+    report_rss(rss, proc.returncode, log)
+    return took <= TARGET_SECONDS
+
+
+def report_rss(rss: Path, code: int | None, log: Path) -> None:
+    """The daemon's peak RSS, and the end of its log if it failed."""
     if rss.exists() and rss.read_text().split():
         say(f"the daemon's peak RSS: {int(rss.read_text().split()[-1]) / 1024:.0f} MB")
-    if proc.returncode != 0:
-        say(f"the daemon exited {proc.returncode}; end of its log:\n{log.read_text()[-3000:]}")
-    return took <= TARGET_SECONDS
+    if code != 0:
+        say(f"the daemon exited {code}; end of its log:\n{log.read_text()[-3000:]}")
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--flood", type=int, default=1000, help="mails of the flood (1000)")
     p.add_argument("--raw", type=int, default=600, help="messages of the raw run (600)")
+    p.add_argument("--stop-during", action="store_true",
+                   help=f"SIGTERM once {STOP_AFTER} mails of the flood are read; time the stop")
     args = p.parse_args()
     say(f"machine: {machine()}")
     path = _short_tmpdir()
@@ -209,7 +215,7 @@ def main() -> None:
         delivery, _, _ = raw_rates(stack, args.raw)
         say(f"raw: Postfix -> Dovecot delivery {delivery:.1f} msg/s "
             f"({args.raw} messages, one SMTP connection)")
-        ok = flood(stack, folder, args.flood, delivery)
+        ok = flood(stack, folder, args.flood, delivery, args.stop_during)
     finally:
         stack.stop()
         shutil.rmtree(path, ignore_errors=True)

@@ -44,7 +44,6 @@ import argparse
 import contextlib
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -55,8 +54,6 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from email.message import EmailMessage
-from email.utils import make_msgid
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +63,17 @@ sys.path.insert(0, str(ROOT))
 from imapclient import IMAPClient  # noqa: E402
 from sqlalchemy import create_engine, insert, select, text, update  # noqa: E402
 
+from bench.common import (  # noqa: E402
+    REF,
+    machine,
+    machine_busy,
+    mail,
+    raw_rates,
+    say,
+    submit,
+    wait_inbox,
+    write_config,
+)
 from referee.config import load_config  # noqa: E402
 from referee.service import Referee  # noqa: E402
 from referee.store import models as m  # noqa: E402
@@ -73,31 +81,11 @@ from referee.store.db import upgrade  # noqa: E402
 from tests.mailstack import PLAYERS, MailStack, _short_tmpdir  # noqa: E402
 
 T0 = datetime(2026, 3, 2, 12, 0)
-REF = "referee@example.test"
 PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 PAIRS = [(a, b) for i, a in enumerate(PLAYERS) for b in PLAYERS[i + 1:]]  # 15 pairs
 
 
-def say(line: str = "") -> None:
-    print(line, flush=True)
-
-
-# -- the machine and the databases -----------------------------------------------
-
-def machine() -> str:
-    model = ""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    mem = ""
-    with contextlib.suppress(OSError, IndexError, ValueError):
-        kb = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f", {kb / 1024 / 1024:.1f} GB RAM"
-    return (f"{os.cpu_count()} CPU ({model or platform.machine()}){mem}, "
-            f"{platform.system()} {platform.release()}, Python {platform.python_version()}")
-
+# -- the databases ----------------------------------------------------------------
 
 @contextlib.contextmanager
 def database(kind: str, folder: Path) -> Iterator[str | None]:
@@ -124,95 +112,6 @@ def database(kind: str, folder: Path) -> Iterator[str | None]:
         admin.dispose()
 
 
-def write_config(folder: Path, stack: MailStack, url: str, extra: str = "") -> Path:
-    path = folder / "referee.toml"
-    path.write_text(f"""\
-[referee]
-address = "{REF}"
-name = "Bench Referee"
-database = "{url}"
-{extra}
-[mailbox]
-kind = "imap"
-host = "{stack.host}"
-port = {stack.imap_port}
-username = "{REF}"
-password = "{stack.password}"
-security = "none"
-
-[smtp]
-kind = "smtp"
-host = "{stack.host}"
-port = {stack.smtp_port}
-security = "none"
-timeout = 30.0
-
-[limits]
-replies_per_hour = 1000000
-replies_per_day = 1000000
-""", encoding="utf-8")
-    return path
-
-
-# -- mail ---------------------------------------------------------------------
-
-def mail(sender: str, subject: str, body: str) -> EmailMessage:
-    msg = EmailMessage()
-    msg["From"] = sender
-    msg["To"] = REF
-    msg["Subject"] = subject
-    msg["Message-ID"] = make_msgid(domain="mua.example.test")
-    msg.set_content(body)
-    return msg
-
-
-def submit(stack: MailStack, msgs: list[EmailMessage]) -> None:
-    """Submit over one SMTP connection, as a busy client would."""
-    with stack.smtp(timeout=60) as conn:
-        for msg in msgs:
-            conn.send_message(msg, from_addr=str(msg["From"]), to_addrs=[REF])
-
-
-def inbox_count(client: IMAPClient) -> int:
-    return int(client.folder_status("INBOX", [b"MESSAGES"])[b"MESSAGES"])
-
-
-def wait_inbox(stack: MailStack, user: str, count: int, timeout: float = 300) -> float:
-    """Wait (STATUS from an unselected connection, every 20 ms) until
-    ``user``'s INBOX holds ``count``; returns the monotonic time it did."""
-    give_up = time.monotonic() + timeout
-    with stack.imap(user) as client:
-        while True:
-            if inbox_count(client) >= count:
-                return time.monotonic()
-            if time.monotonic() > give_up:
-                raise TimeoutError(f"{user}: fewer than {count} messages after {timeout} s")
-            time.sleep(0.02)
-
-
-def raw_rates(stack: MailStack, n: int) -> tuple[float, float, float]:
-    """(delivery msg/s, IMAP fetch msg/s, the servers' CPU seconds per
-    delivered message) of the servers alone."""
-    stack.clear_all()
-    msgs = [mail(stack.address(PLAYERS[i % 6]), f"raw {i}", f"bid {i % 6 + 1}\n")
-            for i in range(n)]
-    busy, mine = machine_busy(), sum(os.times()[:2])
-    start = time.monotonic()
-    submit(stack, msgs)
-    done = wait_inbox(stack, "referee", n)
-    delivery = n / (done - start)
-    servers = (machine_busy() - busy) - (sum(os.times()[:2]) - mine)
-    with stack.imap("referee") as client:
-        client.select_folder("INBOX", readonly=True)
-        uids = sorted(client.search(["ALL"]))
-        start = time.monotonic()
-        for i in range(0, len(uids), 200):
-            client.fetch(uids[i:i + 200], ["BODY.PEEK[]"])
-        fetch = len(uids) / (time.monotonic() - start)
-    stack.clear("referee")
-    return delivery, fetch, servers / n
-
-
 # -- the referee --------------------------------------------------------------------
 
 @dataclass
@@ -226,15 +125,6 @@ class Run:
     #: CPU seconds of the whole machine while it ran (every process: the
     #: mail servers' share is this less ``cpu``).
     machine_cpu: float = 0.0
-
-
-def machine_busy() -> float:
-    """CPU seconds the machine has been busy since boot (/proc/stat: all
-    but idle and iowait), to take a difference of."""
-    with contextlib.suppress(OSError, ValueError):
-        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-        return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
-    return 0.0
 
 
 def cli(config: Path, *args: str) -> Run:

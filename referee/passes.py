@@ -10,13 +10,15 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from referee.mail.imap import MAX_HEADER_BYTES, ImapSource, fetch_plan
+from referee.mail.imap import MAX_HEADER_BYTES, ImapSource, Waiting, fetch_plan
+from referee.mail.inbound import Heading, read_heading
 from referee.mail.maildir import MaildirSource
 from referee.service import Referee, now_utc
 
@@ -45,6 +47,10 @@ class PassReport:
 
 #: Committed messages marked ``\\Seen`` with one IMAP STORE.
 SEEN_BATCH = 200
+#: Mails read between two looks for new mail during a pass (a NOOP each,
+#: and a SEARCH when the server announced mail): about a tenth of a second
+#: of refereeing, the most a player's mail that came meanwhile waits.
+LOOK_EVERY = 20
 
 
 def many_workers(referee: Referee) -> bool:
@@ -56,13 +62,25 @@ def many_workers(referee: Referee) -> bool:
 
 def intake(referee: Referee, now: datetime | None = None,
            imap: ImapSource | None = None,
-           after_each: Callable[[], None] | None = None) -> tuple[int, int, int]:
+           after_each: Callable[[], None] | None = None,
+           stop: Callable[[], bool] | None = None,
+           after_players: Callable[[], None] | None = None) -> tuple[int, int, int]:
     """Read and process every new message; returns (read, processed, failed).
 
     Each message commits in its own transaction; ``\\Seen`` is set after
     those commits, in batches. With several workers each message is claimed
     by the one that reads it first, and the cursor moves past what is done.
-    ``after_each`` runs after each message's commit (the pass sends its mail).
+    ``after_each`` runs after each message's commit (the pass sends its mail);
+    ``stop`` is asked after each too (the daemon was told to stop: the rest
+    waits for the next start).
+
+    From an IMAP mailbox, players' mail is read first (:class:`Backlog`),
+    and every :data:`LOOK_EVERY` mails the pass asks the server for news:
+    a player's mail that came meanwhile is read next, anyone else's is left
+    to the next pass, so a flood from a stranger neither keeps a move
+    waiting nor holds a pass for ever. ``after_players`` runs after each
+    batch that held players' mail (the daemon sends their answers then, not
+    at the end of the pass).
     """
     cfg = referee.config
     read = processed = failed = 0
@@ -76,36 +94,138 @@ def intake(referee: Referee, now: datetime | None = None,
             source.mark_done(key)
             if after_each is not None:
                 after_each()
+            if stop is not None and stop():
+                break
         return read, processed, failed
     own = imap is None
     shared = many_workers(referee)
     src = imap or ImapSource(cfg.mailbox, cfg.referee.max_message_size)
     done: list[int] = []
-    fetched: list[tuple[int, str]] = []
+    backlog = Backlog(referee.intake.triage.players_mail)
+    stopped = False
     try:
         src.connect()
-        for f in src.messages(referee.intake.cursor(src.mailbox)):
-            read += 1
-            cursor = None if shared else (src.mailbox, f.uidvalidity, f.uid)
-            outcome = referee.process(f.raw, f.source_key, now=now or now_utc(),
-                                      cursor=cursor, size=f.size)
-            processed += outcome.status not in ("duplicate", "elsewhere")
-            failed += outcome.status == "failed"
-            fetched.append((f.uid, f.source_key))
-            if outcome.status != "elsewhere":
-                done.append(f.uid)
-            if len(done) >= SEEN_BATCH:
-                src.mark_seen(done)
-                done = []
-            if after_each is not None:
-                after_each()
+        src.left = False  # this pass's SEARCH finds what the last one left
+        for mails in src.waiting(referee.intake.cursor(src.mailbox)):
+            backlog.add(mails, this_pass=True)
+        while not stopped and (batch := backlog.take(LOOK_EVERY)):
+            brought: set[int] = set()
+            for f in src.fetch(batch):
+                read += 1
+                brought.add(f.uid)
+                position = None if shared else backlog.position(f.uid)
+                cursor = None if position is None else (src.mailbox, f.uidvalidity, position)
+                outcome = referee.process(f.raw, f.source_key, now=now or now_utc(),
+                                          cursor=cursor, size=f.size)
+                processed += outcome.status not in ("duplicate", "elsewhere")
+                failed += outcome.status == "failed"
+                if outcome.status != "elsewhere":
+                    backlog.settle(f.uid)
+                    done.append(f.uid)
+                if len(done) >= SEEN_BATCH:
+                    src.mark_seen(done)
+                    done = []
+                if after_each is not None:
+                    after_each()
+                if stop is not None and stop():
+                    stopped = True
+                    break
+            else:
+                backlog.gone([w.uid for w in batch if w.uid not in brought])
+                if after_players is not None and any(w.uid in backlog.players for w in batch):
+                    after_players()
+                if src.news():
+                    for mails in src.waiting(None, after=backlog.last):
+                        backlog.add(mails, this_pass=False)
+        src.left = backlog.left > 0
         src.mark_seen(done)
-        if shared and fetched:
-            referee.intake.settle_cursor(src.mailbox, src.uidvalidity, fetched)
+        if shared and backlog.found:
+            referee.intake.settle_cursor(src.mailbox, src.uidvalidity, [
+                (uid, src.key_of(uid)) for uid in backlog.found if uid not in backlog.expunged])
     finally:
         if own:
             src.close()
     return read, processed, failed
+
+
+class Backlog:
+    """The new mail of one pass, players' first: each mail that looks like
+    a player's (``players_mail``), oldest first, then the rest, oldest
+    first. A sender's mail is read in the order it came: once one of theirs
+    waits behind, so does the rest of theirs. Mail found during the pass
+    that is not a player's is left to the next pass (:attr:`left`).
+
+    Keeps the mailbox position the pass may store with a mail: past every
+    mail found up to it that is done. Mail read out of turn does not move
+    it past mail still waiting, so a crash leaves that mail to be read
+    again; the one read out of turn is then a duplicate (its source key).
+    """
+
+    def __init__(self, players_mail: Callable[[list[Heading]], list[bool]]) -> None:
+        self.players_mail = players_mail
+        self.first: deque[Waiting] = deque()
+        self.then: deque[Waiting] = deque()
+        #: The UIDs that looked like players' mail.
+        self.players: set[int] = set()
+        #: Every UID found, ascending, and those done (or expunged).
+        self.found: list[int] = []
+        self.done: set[int] = set()
+        self.expunged: set[int] = set()
+        self._upto = 0  # found[:_upto] are all done
+        #: Senders with mail waiting behind (or left to the next pass).
+        self.behind: set[str] = set()
+        #: Mail found and left to the next pass.
+        self.left = 0
+
+    @property
+    def last(self) -> int:
+        """The highest UID found."""
+        return self.found[-1] if self.found else 0
+
+    def add(self, mails: list[Waiting], this_pass: bool) -> None:
+        """Mail found by a SEARCH, in UID order; ``this_pass``: the pass's
+        own (at its start), else found while it read."""
+        headings = [read_heading(w.head) for w in mails]
+        for w, heading, players in zip(mails, headings, self.players_mail(headings),
+                                       strict=True):
+            self.found.append(w.uid)
+            light = Waiting(w.uid, w.size, b"")
+            if players and heading.sender not in self.behind:
+                self.first.append(light)
+                self.players.add(w.uid)
+                continue
+            self.behind.add(heading.sender)
+            if this_pass:
+                self.then.append(light)
+            else:
+                self.left += 1
+
+    def take(self, count: int) -> list[Waiting]:
+        """The next ``count`` mails to read, players' first."""
+        out: list[Waiting] = []
+        while len(out) < count and (self.first or self.then):
+            out.append((self.first or self.then).popleft())
+        return out
+
+    def position(self, uid: int) -> int | None:
+        """The UID the cursor may move to once ``uid`` is done; None: not on."""
+        i = self._upto
+        while i < len(self.found) and (self.found[i] in self.done or self.found[i] == uid):
+            i += 1
+        return self.found[i - 1] if i > self._upto else None
+
+    def settle(self, uid: int) -> None:
+        """``uid`` is done (its transaction committed)."""
+        self.done.add(uid)
+        while self._upto < len(self.found) and self.found[self._upto] in self.done:
+            self._upto += 1
+
+    def gone(self, uids: list[int]) -> None:
+        """Mail a FETCH did not bring (expunged meanwhile) is done: the
+        cursor may move past it."""
+        for uid in uids:
+            self.expunged.add(uid)
+            self.settle(uid)
 
 
 def reread(referee: Referee, now: datetime | None = None,
@@ -281,5 +401,5 @@ def exclusive(referee: Referee) -> Iterator[bool]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-__all__ = ["PassReport", "exclusive", "intake", "many_workers", "publish_pages", "reread",
-           "run_pass", "send_outbox", "send_while_reading"]
+__all__ = ["Backlog", "PassReport", "exclusive", "intake", "many_workers", "publish_pages",
+           "reread", "run_pass", "send_outbox", "send_while_reading"]

@@ -1,6 +1,6 @@
 """The daemon (``referee run``): APScheduler jobs for deadlines and the outbox,
 and a mail watcher that uses IMAP IDLE where the server offers it and polls
-otherwise. SIGTERM and SIGINT stop it cleanly between passes; a dropped
+otherwise. SIGTERM and SIGINT stop it cleanly between two mails; a dropped
 server connection is retried with capped exponential backoff.
 
 A lost mailbox connection (an IMAP restart: EOF or BYE during IDLE, a refused
@@ -86,6 +86,8 @@ class Daemon:
 
     def _guarded(self, what: str, fn: Callable[[], object]) -> None:
         with self.lock:
+            if self.stop.is_set():
+                return  # stopping: it waits for the next start
             try:
                 fn()
             except DATABASE_AWAY as e:
@@ -164,7 +166,9 @@ class Daemon:
         while not self.stop.is_set():
             try:
                 with self.lock:
-                    read, processed, failed = intake(self.referee, imap=source)
+                    read, processed, failed = intake(self.referee, imap=source,
+                                                     stop=self.stop.is_set,
+                                                     after_players=self._send)
                     if read:
                         self._send()
                         publish_pages(self.referee)

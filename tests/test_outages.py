@@ -259,7 +259,7 @@ def test_big_mails_are_fetched_within_the_byte_bound_and_all_processed(post: Pos
     assert len(big) == 3 and not any(set(big) <= set(uids) for uids in bodies)
     [nine] = [u for u, s in sizes.items() if 6 * MB < s < 10 * MB]
     assert [nine] in bodies
-    [header] = [(uids, data) for uids, data in fetches if "HEADER" in data]
+    [header] = [(uids, data) for uids, data in fetches if "[HEADER]" in data]
     assert sizes[header[0][0]] > post.config.referee.max_message_size
 
     with post.referee.sessions() as db:

@@ -86,6 +86,25 @@ def test_a_job_waiting_for_the_lock_runs_between_passes_that_read_mail(
     club.referee.close()
 
 
+def test_a_job_that_waited_for_the_lock_does_nothing_once_the_daemon_stops(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGTERM during a long pass: the outbox job that waited for its lock
+    leaves the outbox to the next start, so the daemon stops at once."""
+    club = Club(tmp_path)
+    daemon = Daemon(club.referee)
+    sent: list[int] = []
+    monkeypatch.setattr(scheduler, "send_outbox", lambda referee, now=None: sent.append(1))
+    with daemon.lock:  # the pass
+        job = threading.Thread(target=daemon.outbox)
+        job.start()
+        daemon.stop.set()
+    job.join(timeout=5)
+    assert not job.is_alive() and sent == []
+    daemon.outbox()
+    assert sent == []
+    club.referee.close()
+
+
 # -- on the real servers --------------------------------------------------------------
 
 @pytest.fixture

@@ -6,9 +6,12 @@ are selected by ``UID > last_uid``, never by UNSEEN (RFC 3501 §2.3.1.1). The
 cursor is stored by the service in the message's own transaction; the
 ``\\Seen`` flag is set after commit and is only advisory.
 
-Memory stays flat whatever arrives: ``RFC822.SIZE`` is fetched first, then
-bodies in batches of at most :data:`FETCH_BYTES` in all (a bigger mail is
-fetched alone), and a mail over the size cap brings only its header. A
+New mail is looked at first (:meth:`ImapSource.waiting`: its size and its
+From, To, Cc and Subject), so that a pass can choose which to read first;
+then bodies are fetched in the order asked (:meth:`ImapSource.fetch`).
+Memory stays flat whatever arrives: bodies come in batches of at most
+:data:`FETCH_BYTES` in all (a bigger mail is fetched alone), and a mail over
+the size cap brings only its header. A
 closed connection is never taken for "nothing new": EOF or BYE during IDLE
 raises :class:`ConnectionLost`.
 """
@@ -38,6 +41,10 @@ FETCH_BYTES = 8 * 1024 * 1024
 SIZE_BATCH = 1000
 #: The most of an over-cap mail's header that is fetched (``BODY.PEEK[HEADER]<0.n>``).
 MAX_HEADER_BYTES = 256 * 1024
+#: The header fields of the first look at new mail, and the most bytes of
+#: them fetched for one mail.
+HEADING_FIELDS = "FROM TO CC SUBJECT"
+MAX_HEADING_BYTES = 16 * 1024
 #: How often IDLE looks at the stop flag and at the connection.
 IDLE_CHECK_SECONDS = 1.0
 
@@ -53,6 +60,15 @@ class Fetched:
     uidvalidity: int
     uid: int
     size: int  # RFC822.SIZE; raw holds only the header when it is over the cap
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A new mail as first looked at: its UID, size and heading fields."""
+
+    uid: int
+    size: int  # RFC822.SIZE
+    head: bytes  # From, To, Cc, Subject (at most MAX_HEADING_BYTES)
 
 
 def fetch_plan(sizes: Sequence[tuple[int, int]], max_size: int,
@@ -133,6 +149,8 @@ class ImapSource:
         self.max_size = max_size
         self.client: IMAPClient | None = None
         self.uidvalidity = 0
+        #: A pass left mail it found for the next one (see :meth:`announced`).
+        self.left = False
 
     @property
     def mailbox(self) -> str:
@@ -175,36 +193,61 @@ class ImapSource:
             with contextlib.suppress(Exception):
                 client.shutdown()
 
-    def messages(self, cursor: tuple[int, int] | None) -> Iterator[Fetched]:
-        """Messages after the cursor, oldest first. A changed UIDVALIDITY
-        rescans the folder; the service drops what it has seen by Message-ID.
+    def key_of(self, uid: int) -> str:
+        """The source key of a mail of this folder."""
+        return f"{self.mailbox};UIDVALIDITY={self.uidvalidity};UID={uid}"
 
-        Lazy: at most one FETCH's worth of bodies (:data:`FETCH_BYTES`, or one
-        bigger mail) is held at a time.
-        """
+    def waiting(self, cursor: tuple[int, int] | None, after: int = 0
+                ) -> Iterator[list[Waiting]]:
+        """The mail after the cursor (and after UID ``after``), oldest first,
+        as first looked at, :data:`SIZE_BATCH` a FETCH. A changed
+        UIDVALIDITY rescans the folder; the service drops what it has seen
+        by Message-ID."""
         client = self.connect()
         client.noop()
         # Whatever the server announces from here on may be mail this SEARCH
         # does not find: see :meth:`announced`.
         _pending(client).pop("EXISTS", None)
         if cursor and cursor[0] == self.uidvalidity:
-            uids = [u for u in client.search(["UID", f"{cursor[1] + 1}:*"]) if u > cursor[1]]
+            after = max(after, cursor[1])
+        elif cursor:
+            log.warning("UIDVALIDITY of %s changed; rescanning", self.mailbox)
+        if after:
+            uids = [u for u in client.search(["UID", f"{after + 1}:*"]) if u > after]
         else:
-            if cursor:
-                log.warning("UIDVALIDITY of %s changed; rescanning", self.mailbox)
             uids = client.search(["ALL"])
         uids = sorted(uids)
+        heading = f"BODY.PEEK[HEADER.FIELDS ({HEADING_FIELDS})]<0.{MAX_HEADING_BYTES}>"
         for i in range(0, len(uids), SIZE_BATCH):
             chunk = uids[i:i + SIZE_BATCH]
-            answer = client.fetch(chunk, ["RFC822.SIZE"])
-            sizes = [(u, int(answer[u][b"RFC822.SIZE"])) for u in chunk
-                     if b"RFC822.SIZE" in answer.get(u, {})]  # others: expunged meanwhile
+            answer = client.fetch(chunk, ["RFC822.SIZE", heading])
+            found = []
+            for u in chunk:
+                items = answer.pop(u, {})
+                if b"RFC822.SIZE" not in items:
+                    continue  # expunged meanwhile
+                head = next((v for k, v in items.items()
+                             if k.startswith(b"BODY[HEADER.FIELDS")), b"")
+                found.append(Waiting(u, int(items[b"RFC822.SIZE"]), head or b""))
             del answer
-            size_of = dict(sizes)
-            for part, batch in fetch_plan(sizes, self.max_size, FETCH_BYTES):
-                for uid, raw in self._fetch(client, part, batch):
-                    yield Fetched(f"{self.mailbox};UIDVALIDITY={self.uidvalidity};UID={uid}",
-                                  raw, self.uidvalidity, uid, size_of[uid])
+            yield found
+
+    def fetch(self, mails: Sequence[Waiting]) -> Iterator[Fetched]:
+        """The bodies of ``mails``, in the order given (a mail expunged
+        meanwhile is left out). Lazy: at most one FETCH's worth of bodies
+        (:data:`FETCH_BYTES`, or one bigger mail) is held at a time."""
+        client = self.connect()
+        size_of = {w.uid: w.size for w in mails}
+        for part, batch in fetch_plan([(w.uid, w.size) for w in mails], self.max_size,
+                                      FETCH_BYTES):
+            for uid, raw in self._fetch(client, part, batch):
+                yield Fetched(self.key_of(uid), raw, self.uidvalidity, uid, size_of[uid])
+
+    def messages(self, cursor: tuple[int, int] | None) -> Iterator[Fetched]:
+        """Every mail after the cursor, oldest first (:meth:`waiting`, then
+        :meth:`fetch`)."""
+        for mails in self.waiting(cursor):
+            yield from self.fetch(mails)
 
     def _fetch(self, client: IMAPClient, part: str, batch: list[int]
                ) -> Iterator[tuple[int, bytes]]:
@@ -237,11 +280,20 @@ class ImapSource:
         A server tells a client of new mail once, at the end of whichever
         command comes next (a FETCH, a STORE, the SEARCH itself); imaplib
         keeps such news aside, and IDLE would never tell it again. Forgets
-        the news: the next pass looks for the mail itself.
+        the news: the next pass looks for the mail itself. True also when
+        the last pass left mail it found to the next (:attr:`left`).
         """
+        left, self.left = self.left, False
         if self.client is None:
-            return False
-        return _pending(self.client).pop("EXISTS", None) is not None
+            return left
+        return _pending(self.client).pop("EXISTS", None) is not None or left
+
+    def news(self) -> bool:
+        """Ask the server (NOOP) whether mail came since the last SEARCH,
+        without forgetting the news (:meth:`waiting` does)."""
+        client = self.connect()
+        client.noop()
+        return "EXISTS" in _pending(client)
 
     def has_idle(self) -> bool:
         return self.client is not None and self.client.has_capability("IDLE")

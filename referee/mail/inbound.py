@@ -175,6 +175,31 @@ def parse_message(
     )
 
 
+@dataclass(frozen=True)
+class Heading:
+    """What a first look at a mail's header says, before its body is
+    fetched: enough to tell a player's mail from a stranger's."""
+
+    sender: str  # the From address, "" when there is none or it is unreadable
+    recipients: tuple[str, ...]  # To and Cc
+    tag: str | None  # the game tag in the subject
+
+
+def read_heading(head: bytes) -> Heading:
+    """The :class:`Heading` of a mail's header, or of some of its fields
+    (From, To, Cc, Subject). Never raises: what cannot be read is left out,
+    as :func:`parse_message` leaves it out or refuses the mail."""
+    headers = _headers(HeaderParser(policy=policy.compat32).parsestr(
+        head.decode("utf-8", "surrogateescape"), headersonly=True))
+    try:
+        _, sender = _sender(headers.get("from", []))
+    except Unreadable:
+        sender = ""
+    subject = one_line(_decode_words((_first(headers, "subject") or "")[:MAX_ENCODED]))
+    return Heading(sender, _addresses([*headers.get("to", []), *headers.get("cc", [])]),
+                   find_tag(subject[:MAX_SUBJECT]))
+
+
 def recipients(msg: InboundMessage) -> frozenset[str]:
     """Every address on To and Cc."""
     return frozenset((*msg.to, *msg.cc))

@@ -27,6 +27,7 @@ from referee.mail.inbound import (
     Unreadable,
     find_tag,
     parse_message,
+    read_heading,
     recipients,
 )
 
@@ -1239,6 +1240,27 @@ def test_a_message_without_from_has_an_empty_sender() -> None:
     msg = parse(b"To: referee@pbm.example.org\nSubject: hi\n\nbid 5\n")
     assert (msg.sender, msg.sender_name, msg.automation) == ("", "", Automation.NONE)
     assert msg.lines == ("bid 5",)
+
+
+# -- the heading: a first look, before the body is fetched (issue 22) ---------------
+
+def test_a_heading_reads_the_sender_the_recipients_and_the_subjects_tag() -> None:
+    head = (b"From: =?utf-8?q?Bob_Z=C3=B6e?= <Bob@Example.test>\r\n"
+            b"To: referee+tok@pbm.example.org,\r\n Alice <alice@example.test>\r\n"
+            b"Cc: carol@example.test\r\nSubject: Re: [Goofspiel-7] Round 2\r\n\r\n")
+    heading = read_heading(head)
+    assert heading.sender == "bob@example.test"
+    assert heading.recipients == ("referee+tok@pbm.example.org", "alice@example.test",
+                                  "carol@example.test")
+    assert heading.tag == "goofspiel-7"
+
+
+@pytest.mark.parametrize("head", [
+    b"", b"Subject: hi\r\n\r\n", b"From: Mallory: victim@example.org;\r\n\r\n",
+    b"From: \xff\xfe <\xff@\xfe>\r\n\r\n", b"From: a@b.c\r\nFrom: d@e.f\r\n\r\n",
+])
+def test_a_heading_with_no_one_readable_sender_has_none(head: bytes) -> None:
+    assert read_heading(head).sender == ""
 
 
 # -- the sender: the one mailbox of From (issue 22) ----------------------------------

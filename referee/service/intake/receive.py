@@ -39,6 +39,7 @@ from referee.mail.inbound import Automation, InboundMessage, parse_message
 from referee.service.intake.budgets import content_digest
 from referee.service.intake.chain import Chain
 from referee.service.intake.letter import Letter, Outcome
+from referee.service.intake.triage import Triage
 from referee.service.outgoing.bounces import Bounces
 from referee.service.outgoing.delivery import Delivery
 from referee.store import models as m
@@ -65,6 +66,8 @@ class Intake:
                  delivery: Delivery) -> None:
         self.config, self.sessions, self.delivery = config, sessions, delivery
         self.chain = Chain(config, delivery, Bounces(delivery.composer))
+        #: Which new mail to read first (a pass reads players' mail first).
+        self.triage = Triage(sessions, delivery.addresses)
 
     def process(self, raw: bytes, source_key: str, now: datetime,
                 cursor: Cursor | None = None, size: int | None = None,

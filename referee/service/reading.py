@@ -14,7 +14,8 @@ from sqlalchemy import ColumnElement, Connection, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.games import get_game
-from referee.games.base import REFEREE_SEAT_NAME, Action, SeatInfo, rng_for, shown_publicly
+from referee.games.base import REFEREE_SEAT_NAME, Action, SeatInfo, shown_publicly
+from referee.games.draws import draws_for
 from referee.service.errors import RefereeError
 from referee.store import models as m
 
@@ -117,13 +118,14 @@ class Reading:
                 # A seat whose member joined by mail was not there at the start.
                 joined = {a.seat for a in actions if a.action.get("verb") == "join"}
                 infos = [i for i in infos if i.position not in joined]
-            state = engine.new(opts, infos, rng_for(game.seed, 0)).state
+            state = engine.new(opts, infos, draws_for(game.draws, game.seed, 0)).state
             for a in actions:
                 act = Action.from_json(a.action)
                 if act.verb == "resign":
                     state = engine.replace_with_bot(state, a.seat).state
                 else:
-                    state = engine.apply(state, a.seat, act, rng_for(game.seed, a.step)).state
+                    state = engine.apply(state, a.seat, act,
+                                         draws_for(game.draws, game.seed, a.step)).state
             return engine.dump(state)
 
     @staticmethod

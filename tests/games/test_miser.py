@@ -178,7 +178,7 @@ def test_options_default_to_the_rule_text() -> None:
     game = Miser()
     assert game.parse_options({}) == {"pennies": 20, "wager": 3}
     assert game.parse_options({"pennies": "30", "wager": "2"}) == {"pennies": 30, "wager": 2}
-    assert game.seat_count({}) == (3, 8)
+    assert game.seat_count({}) == (3, 52)  # ruling MI-1: as many as the deck deals
     assert get_game("miser").title == "Miser"
     assert Miser.demo_with_bots
 
@@ -189,13 +189,13 @@ def test_bad_options_are_refused_by_name(raw: dict[str, str]) -> None:
         Miser().parse_options(raw)
 
 
-@pytest.mark.parametrize("n", [2, 9])
-def test_miser_needs_three_to_eight_players(n: int) -> None:
-    with pytest.raises(OptionError, match="3 to 8"):
+@pytest.mark.parametrize("n", [2, 53])
+def test_mi_1_miser_needs_three_players_and_a_card_for_each(n: int) -> None:
+    with pytest.raises(OptionError, match=r"3 to 52 players: 3 or more .* each at least one card"):
         Miser().new(Miser().parse_options({}), seats(n), seeded(0))
 
 
-@pytest.mark.parametrize("n", range(3, 9))
+@pytest.mark.parametrize("n", [*range(3, 11), 17, 26, 51, 52])
 def test_mi_1_52_mod_n_cards_are_removed_face_down_and_the_rest_dealt_equally(n: int) -> None:
     game = Miser()
     result = game.new(game.parse_options({}), seats(n), KeyedDraws("deal"))
@@ -262,7 +262,7 @@ def test_a_test_may_fix_the_deal_and_the_draw() -> None:
 @pytest.mark.parametrize(("deal", "draw", "message"), [
     (["KD KS", "AD KC", "AC AH"], None, "17 cards"),
     ([FIXED_HANDS[0]] * 3, None, "dealt twice"),
-    (FIXED_HANDS[:2], None, "3 to 8"),
+    (FIXED_HANDS[:2], None, "3 to 52"),
     (None, ["KS", "KH", "2C"], "one highest"),
     (None, ["KS", "ZZ", "2C"], "not a card"),
 ])  # fmt: skip

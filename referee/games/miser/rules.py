@@ -43,8 +43,10 @@ from referee.games.draws import Draws, Rng
 PENNIES = 20  # Set-Up: "20 pennies for each player"
 WAGER_CAP = 3  # Basic Rules: "Only three pennies may be wagered by a player in any turn"
 PASS_COST = 3  # Passing: "she must put 3 pennies into the centre"
-MIN_PLAYERS, MAX_PLAYERS = 3, 8  # Set-Up: "3 or more players"; House reading: 8 at most
 DECK_SIZE = 52  # ruling MI-1: a deck of 52 cards, no jokers
+#: Set-Up: "3 or more players"; ruling MI-1: as many as the deck deals, each
+#: player at least one card.
+MIN_PLAYERS, MAX_PLAYERS = 3, DECK_SIZE
 
 TURN = "turn"
 OFFER = "offer"
@@ -598,7 +600,8 @@ class MiserRules(Game[MiserState]):
     ) -> Result[MiserState]:
         n = len(seats)
         if not MIN_PLAYERS <= n <= MAX_PLAYERS or len({s.position for s in seats}) != n:
-            raise OptionError(f"Miser needs {MIN_PLAYERS} to {MAX_PLAYERS} players")
+            raise OptionError(f"Miser needs {MIN_PLAYERS} to {MAX_PLAYERS} players: 3 or more "
+                              "(rule text 004), and a deck of 52 deals each at least one card")
         ordered = sorted(seats, key=lambda s: s.position)  # ruling MI-3: seat order
         first, drawn = draw_for_first(n, draws.rng("first"))
         if self._draw is not None:

@@ -95,10 +95,16 @@ class Reading:
             row = db.get(m.Secret, name)
             return row.value if row else ""
 
-    def stored_state(self, tag: str) -> Any:
-        """The game's state as stored (JSON), for audits and the demo."""
+    def stored_state(self, tag: str, as_loaded: bool = False) -> Any:
+        """The game's state as stored (JSON), for audits and the demo;
+        ``as_loaded``: as the engine reads it now, a field added since it
+        was stored at its default (a replay has it too)."""
         with self.sessions() as db:
-            return self._game(db, tag).state
+            game = self._game(db, tag)
+            if not as_loaded:
+                return game.state
+            engine = get_game(game.kind)
+            return engine.dump(engine.load(game.state))
 
     def replay(self, tag: str) -> Any:
         """Rebuild a game's state from its seed and action log (an audit)."""

@@ -23,6 +23,7 @@ from typing import Any
 
 from referee.config import config_from_dict
 from referee.games import get_game
+from referee.games.draws import SequentialDraws
 from referee.passes import run_pass
 from referee.service import Referee, RefereeError
 from referee.store.db import upgrade
@@ -214,7 +215,7 @@ def _mistake(state: dict[str, Any], seat: int) -> str:
 def _send_move(root: Path, referee: Referee, tag: str, seat: int, state: dict[str, Any],
                rng: random.Random, inbox: Path, now: datetime) -> None:
     game = get_game(_kind(tag))
-    action = game.bot_action(game.load(state), seat, rng)
+    action = game.bot_action(game.load(state), seat, SequentialDraws(rng))
     text = " ".join([action.verb, *(str(a) for a in action.args)])
     _send_text(root, tag, seat, f"Hi referee,\n\n{text}\n\nThanks!\n-- \n{NAMES[seat - 1]}",
                inbox)

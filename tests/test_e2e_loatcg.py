@@ -46,7 +46,9 @@ from tests.test_e2e_turns import moves
 from tests.test_spades_mail import kinds as mail_kinds
 from tests.test_spades_mail import section, sections
 
-SEED = "agora-88"  # Alice is dealt an ore, 3 apples and a diamond; Bob 2 ore, 2 wool, a diamond
+#: Alice is dealt an ore, 3 apples and a diamond; Bob 2 ore, 2 wool, a diamond;
+#: Alice's random reveal shows instruction 1, the reports 2 and then 3.
+SEED = "agora-308116"
 INSTRUCTIONS = "1. points ore wool lumber 2\n2. pairs diamond 5 odd -15\n3. points apple 1\n"
 ENGLISH = [i.english() for i in parse_instructions(INSTRUCTIONS)]
 ADDRESS = {user: f"{user}@example.test" for user in PLAYERS}
@@ -426,8 +428,8 @@ THE SCORING INSTRUCTIONS
   3. {ENGLISH[2]} (Round Report 2)
 
 HANDS AND SCORES AT THE FREEZE
-  Alice: 10 points; 1 ore, 4 wool
-  Bob: 17 points; 3 ore, 2 wool, 1 lumber, 2 diamonds
+  Alice: 11 points; 1 ore, 1 wool, 1 lumber, 2 diamonds
+  Bob: 17 points; 2 ore, 4 wool, 2 diamonds
 
 Bob wins the tournament with the highest Hand Score (rule 6).
 Open offer 2 lapses at the Freeze.

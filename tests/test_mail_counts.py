@@ -32,6 +32,7 @@ from typing import Any
 
 from referee.games import get_game
 from referee.games.base import Action, EngineError, Scope
+from referee.games.draws import SequentialDraws
 from referee.passes import run_pass
 from tests.test_referee import REF, T0, Club
 
@@ -119,7 +120,7 @@ class Census:
         rules give it (a random bot's choice, seeded)."""
         state = self.state()
         try:
-            action = self.engine.bot_action(state, seat, rng)
+            action = self.engine.bot_action(state, seat, SequentialDraws(rng))
         except EngineError:
             return None
         if self.kind == "loatcg":

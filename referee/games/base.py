@@ -1,19 +1,18 @@
 """The engine contract: every game is a pure, value-in value-out state machine.
 
 An engine knows nothing of mail, SQL or the clock. The service hands it the
-game's state, the seat that acts, a parsed :class:`Action` and a seeded RNG;
-the engine returns a :class:`Result` with the new state, the events to log and
-the :class:`Notice` s to mail. Everything a game decides by chance comes from
-the RNG passed in, so a game replays exactly from its seed and action log
-(see :func:`rng_for`).
+game's state, the seat that acts, a parsed :class:`Action` and the game's
+:class:`~referee.games.draws.Draws`; the engine returns a :class:`Result` with
+the new state, the events to log and the :class:`Notice` s to mail. Everything
+a game decides by chance it draws from ``draws.rng(purpose, *key)``, keyed by
+what the draw is for, so a game replays exactly from its seed and action log,
+and a public draw can be checked from the seed and the public record alone.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import hashlib
-import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,8 @@ from enum import StrEnum
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import TypeAdapter
+
+from referee.games.draws import Draws, Rng
 
 JSON = Any  # a value made of dict, list, str, int, float, bool and None
 
@@ -300,7 +301,7 @@ class Game(Generic[StateT]):
         raise NotImplementedError
 
     def new(
-        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], rng: random.Random
+        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], draws: Draws
     ) -> Result[StateT]:
         """Start a game. The notices are the opening mail(s)."""
         raise NotImplementedError
@@ -319,7 +320,7 @@ class Game(Generic[StateT]):
         """Raise :class:`ScopeError` if ``action`` may not come in ``scope``."""
         raise NotImplementedError
 
-    def apply(self, state: StateT, seat: int, action: Action, rng: random.Random) -> Result[StateT]:
+    def apply(self, state: StateT, seat: int, action: Action, draws: Draws) -> Result[StateT]:
         """Apply one action of one seat. Raises :class:`IllegalAction`."""
         raise NotImplementedError
 
@@ -369,13 +370,26 @@ class Game(Generic[StateT]):
         what the two share (a Spades trick of the round being played)."""
         return f"{self.turn_word} {turn}"
 
-    def timeout_action(self, state: StateT, seat: int, rng: random.Random) -> Action:
-        """What the rules say the referee does for a seat past its deadline."""
+    def timeout_action(self, state: StateT, seat: int, draws: Draws) -> Action:
+        """What the rules say the referee does for a seat past its deadline;
+        a choice at random draws from ``self.move_rng(state, seat, draws,
+        "timeout")``."""
         raise NotImplementedError
 
-    def bot_action(self, state: StateT, seat: int, rng: random.Random) -> Action:
-        """What a random bot in ``seat`` does now; by default the timeout move."""
-        return self.timeout_action(state, seat, rng)
+    def bot_action(self, state: StateT, seat: int, draws: Draws) -> Action:
+        """What a random bot in ``seat`` does now, drawing from
+        ``self.move_rng(state, seat, draws, "bot")``; by default the timeout
+        move."""
+        return self.timeout_action(state, seat, draws)
+
+    def move_rng(self, state: StateT, seat: int, draws: Draws, purpose: str) -> Rng:
+        """The draws of the move the referee chooses for ``seat`` (``purpose``
+        ``timeout`` or ``bot``): keyed by the seat and the key of the
+        obligation the move answers (:attr:`Pending.key`, which names the
+        turn and the step: ``round-3``, ``attack-7:2``), ``-`` if it owes
+        none. Each obligation is met once, so no two moves share a stream."""
+        key = next((p.key for p in self.pending(state) if p.seat == seat), "-")
+        return draws.rng(purpose, seat, key)
 
     def replace_with_bot(self, state: StateT, seat: int) -> Result[StateT]:
         """A player left and a bot takes the seat (000 rule 8)."""
@@ -438,17 +452,6 @@ def polite(line: str) -> str:
     while (shorter := _POLITE.sub("", line).strip()) != line:
         line = shorter
     return line
-
-
-def rng_for(seed: str, step: int) -> random.Random:
-    """The RNG for action number ``step`` of the game with ``seed``.
-
-    Deriving a fresh generator per step (rather than carrying one generator's
-    state) makes every step replayable on its own: step 0 is :meth:`Game.new`,
-    step n the n-th logged action.
-    """
-    digest = hashlib.sha256(f"{seed}:{step}".encode()).digest()
-    return random.Random(int.from_bytes(digest[:16], "big"))
 
 
 def evolve(state: StateT) -> StateT:

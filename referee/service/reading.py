@@ -14,7 +14,8 @@ from sqlalchemy import ColumnElement, Connection, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.games import get_game
-from referee.games.base import REFEREE_SEAT_NAME, Action, SeatInfo, rng_for, shown_publicly
+from referee.games.base import REFEREE_SEAT_NAME, Action, SeatInfo, shown_publicly
+from referee.games.draws import draws_for
 from referee.service.errors import RefereeError
 from referee.store import models as m
 
@@ -94,10 +95,16 @@ class Reading:
             row = db.get(m.Secret, name)
             return row.value if row else ""
 
-    def stored_state(self, tag: str) -> Any:
-        """The game's state as stored (JSON), for audits and the demo."""
+    def stored_state(self, tag: str, as_loaded: bool = False) -> Any:
+        """The game's state as stored (JSON), for audits and the demo;
+        ``as_loaded``: as the engine reads it now, a field added since it
+        was stored at its default (a replay has it too)."""
         with self.sessions() as db:
-            return self._game(db, tag).state
+            game = self._game(db, tag)
+            if not as_loaded:
+                return game.state
+            engine = get_game(game.kind)
+            return engine.dump(engine.load(game.state))
 
     def replay(self, tag: str) -> Any:
         """Rebuild a game's state from its seed and action log (an audit)."""
@@ -117,13 +124,14 @@ class Reading:
                 # A seat whose member joined by mail was not there at the start.
                 joined = {a.seat for a in actions if a.action.get("verb") == "join"}
                 infos = [i for i in infos if i.position not in joined]
-            state = engine.new(opts, infos, rng_for(game.seed, 0)).state
+            state = engine.new(opts, infos, draws_for(game.draws, game.seed, 0)).state
             for a in actions:
                 act = Action.from_json(a.action)
                 if act.verb == "resign":
                     state = engine.replace_with_bot(state, a.seat).state
                 else:
-                    state = engine.apply(state, a.seat, act, rng_for(game.seed, a.step)).state
+                    state = engine.apply(state, a.seat, act,
+                                         draws_for(game.draws, game.seed, a.step)).state
             return engine.dump(state)
 
     @staticmethod

@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 from sqlalchemy import JSON, ForeignKey, Index, String, Table, Text, UniqueConstraint, false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from referee.games.draws import COUNTER, KEYED
+
 
 class Base(DeclarativeBase):
     type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
@@ -46,6 +48,10 @@ class Game(Base):
     kind: Mapped[str] = mapped_column(String(32))
     options: Mapped[dict[str, Any]]
     seed: Mapped[str] = mapped_column(String(64))
+    #: How the game draws from its seed (``referee.games.draws``): ``keyed``
+    #: for a game made now, ``counter`` for one made before keyed draws,
+    #: which replays only with the generator per action it was played with.
+    draws: Mapped[str] = mapped_column(String(16), default=KEYED, server_default=COUNTER)
     state: Mapped[dict[str, Any]]
     #: What ``status`` shows of the state (``Game.public_view``), stored with
     #: it; None in a row from before it was kept (read from the state then).

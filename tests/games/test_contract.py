@@ -58,9 +58,10 @@ from referee.games.base import (
     Scope,
     ScopeError,
     SeatInfo,
-    rng_for,
 )
+from referee.games.draws import Draws, KeyedDraws, SequentialDraws
 from referee.games.loatcg.instructions import parse_instructions
+from tests.games.seeded import seeded
 
 #: An observer: a seat, or None for the public.
 Observer = int | None
@@ -383,7 +384,7 @@ class Playout:
         #: A move the game owes was refused: the playout cannot go on.
         self.stuck = False
         infos = [SeatInfo(s.position, s.name, s.bot) for s in self.seats]
-        result = engine.new(self.options, infos, rng_for(self.seed, 0))
+        result = engine.new(self.options, infos, KeyedDraws(self.seed))
         self.json = engine.dump(result.state)
         self.check_notices(result, self.json, "")
         self.state = engine.load(self.json)
@@ -448,7 +449,7 @@ class Playout:
         if not bots:
             return False
         seat = bots[0].seat
-        action = self.chosen("bot_action", seat, rng_for(self.seed + ":bot", self.step + 1))
+        action = self.chosen("bot_action", seat, KeyedDraws(self.seed))
         self.stuck = action is None
         return action is not None and self.take(seat, action, may_refuse=False)
 
@@ -457,7 +458,7 @@ class Playout:
         now acts through ``timeout_action`` (seat 0: the referee's own
         timetable; a bot member: its timetabled turn)."""
         seat = self.rng.choice(sorted(due))
-        action = self.chosen("timeout_action", seat, rng_for(self.seed + ":timeout", self.step + 1))
+        action = self.chosen("timeout_action", seat, KeyedDraws(self.seed))
         self.stuck = action is None
         if action is not None:
             self.take(seat, action, may_refuse=False)
@@ -483,8 +484,8 @@ class Playout:
             action = self.rng.choice(made)
         else:
             try:
-                action = self.engine.bot_action(self.state, seat, rng_for(self.seed + ":mail",
-                                                                          self.step + 1))
+                action = self.engine.bot_action(self.state, seat,
+                                                seeded(f"{self.seed}:mail:{self.step + 1}"))
             except EngineError:
                 return  # nothing open to this seat now
             self.unchanged("bot_action")
@@ -518,10 +519,10 @@ class Playout:
             return None
         return dataclasses.replace(action, scope=scope, seen_by=seen_by)
 
-    def chosen(self, how: str, seat: int, rng: random.Random) -> Action | None:
+    def chosen(self, how: str, seat: int, draws: Draws) -> Action | None:
         """The move ``timeout_action`` or ``bot_action`` chooses for ``seat``."""
         try:
-            action: Action = getattr(self.engine, how)(self.state, seat, rng)
+            action: Action = getattr(self.engine, how)(self.state, seat, draws)
         except EngineError as e:
             self.findings.add("legal", f"{self.seed} step {self.step}: {how} for seat {seat} "
                                        f"raised {type(e).__name__}: {e}")
@@ -535,7 +536,7 @@ class Playout:
         """``GameSession.apply``: one step, logged, then every check."""
         step, before = self.step + 1, self.json
         try:
-            result = self.apply(self.state, seat, action, rng_for(self.seed, step))
+            result = self.apply(self.state, seat, action, KeyedDraws(self.seed))
         except EngineError as e:
             self.unchanged(f"a refused {action.verb}")
             if not may_refuse:
@@ -554,10 +555,10 @@ class Playout:
         self.settle()
         return True
 
-    def apply(self, state: Any, seat: int, action: Action, rng: random.Random) -> Result[Any]:
+    def apply(self, state: Any, seat: int, action: Action, draws: Draws) -> Result[Any]:
         if action.verb == "resign":
             return self.engine.replace_with_bot(state, seat)
-        return self.engine.apply(state, seat, action, rng)
+        return self.engine.apply(state, seat, action, draws)
 
     def unchanged(self, what: str) -> None:
         """The state given to the engine is as it was (``Game.apply``: "must
@@ -583,14 +584,14 @@ class Playout:
     def check_obligations(self) -> None:
         """Every pending obligation's ``timeout_action`` and ``bot_action``
         apply (a seat past its deadline, or handed to a bot, can always move)."""
-        for n, p in enumerate(self.engine.pending(self.state)):
+        for p in self.engine.pending(self.state):
             for how in ("timeout_action", "bot_action"):
-                rng = rng_for(f"{self.seed}:{how}:{n}", self.step)
-                action = self.chosen(how, p.seat, rng)
+                draws = KeyedDraws(self.seed)
+                action = self.chosen(how, p.seat, draws)
                 if action is None:
                     continue
                 try:
-                    self.engine.apply(self.state, p.seat, action, rng)
+                    self.engine.apply(self.state, p.seat, action, draws)
                 except EngineError as e:
                     self.findings.add("legal", f"{self.seed} step {self.step}: {how} {action} "
                                                f"for {p} is refused: {e}")
@@ -666,7 +667,7 @@ class Playout:
         if secret and not chance:
             action = self.another(twin, seat, action, rng)
         try:
-            again = self.apply(twin, seat, action, rng_for(seed, self.step))
+            again = self.apply(twin, seat, action, KeyedDraws(seed))
         except EngineError:
             return  # the move is not open in the twin world: nothing to compare
         if looks(self.engine, again.state, observer) != looks(
@@ -707,7 +708,7 @@ class Playout:
         bid the referee chose stays one: the round report says so)."""
         for how in ("bot_action", "timeout_action") * 3:
             try:
-                other: Action = getattr(self.engine, how)(state, seat, rng)
+                other: Action = getattr(self.engine, how)(state, seat, SequentialDraws(rng))
             except EngineError:
                 break
             if (other.verb, len(other.args)) == (action.verb, len(action.args)) and (
@@ -721,9 +722,9 @@ class Playout:
         the RNG of its step; a resignation through ``replace_with_bot``."""
         engine = self.engine
         infos = [SeatInfo(s.position, s.name, s.born_bot) for s in self.seats if not s.joined]
-        state = engine.new(self.options, infos, rng_for(self.seed, 0)).state
-        for step, seat, data in self.log:
-            state = self.apply(state, seat, Action.from_json(data), rng_for(self.seed, step)).state
+        state = engine.new(self.options, infos, KeyedDraws(self.seed)).state
+        for _, seat, data in self.log:
+            state = self.apply(state, seat, Action.from_json(data), KeyedDraws(self.seed)).state
         if engine.dump(state) != self.json:
             self.findings.add("replay", f"{self.seed}: replaying {len(self.log)} actions gives "
                                         "another state")
@@ -912,8 +913,8 @@ def test_the_secrets_check_catches_a_step_that_shows_everyone_the_movers_view(
     """A game that also mails everyone, at each move, what the mover alone
     may see: a Spades hand, a sealed bid, a member's hand."""
     def leaky(engine: Game[Any], apply: Callable[..., Any]) -> Callable[..., Any]:
-        def leaking(state: Any, seat: int, action: Action, rng: random.Random) -> Result[Any]:
-            result: Result[Any] = apply(state, seat, action, rng)
+        def leaking(state: Any, seat: int, action: Action, draws: Draws) -> Result[Any]:
+            result: Result[Any] = apply(state, seat, action, draws)
             leak = Notice(Audience.everyone(), "leak", engine.view(result.state, seat))
             return dataclasses.replace(result, notices=[*result.notices, leak])
         return leaking

@@ -17,13 +17,14 @@ from referee.games.base import (
     Scope,
     ScopeError,
     SeatInfo,
-    rng_for,
 )
 from referee.games.bidding import BiddingGame
 from referee.games.bidding.rules import BiddingState
+from referee.games.draws import KeyedDraws, SequentialDraws
 from referee.games.goofspiel import Goofspiel
 from referee.games.pure_skill import PureSkill
 from referee.mail.compose import Composer
+from tests.games.seeded import seeded
 
 GOOF = Goofspiel()
 PURE = PureSkill()
@@ -35,12 +36,12 @@ def start(game: BiddingGame, bots: tuple[bool, ...] = (), seed: str = "t",
     n = int(opts["players"])
     bots = bots or (False,) * n
     seats = [SeatInfo(i + 1, "ABCDEFG"[i], bots[i]) for i in range(n)]
-    return game.new(opts, seats, rng_for(seed, 0)).state
+    return game.new(opts, seats, KeyedDraws(seed)).state
 
 
 def play(game: BiddingGame, state: BiddingState, *bids: int) -> BiddingState:
     for seat, value in enumerate(bids, start=1):
-        state = game.apply(state, seat, Action("bid", (value,)), random.Random(seat)).state
+        state = game.apply(state, seat, Action("bid", (value,)), seeded(seat)).state
     return state
 
 
@@ -201,14 +202,14 @@ def test_report_says_when_a_game_is_clinched_but_play_goes_on_g2_7() -> None:
 def test_a_card_not_held_is_refused_with_the_pack_g2_8_ps_7() -> None:
     state = play(GOOF, start(GOOF, prize_order="5,1,6,4,3,2"), 5, 3)
     with pytest.raises(IllegalAction, match=r"You hold no 5; your pack: 1 2 3 4 6"):
-        GOOF.apply(state, 1, Action("bid", (5,)), random.Random(0))
+        GOOF.apply(state, 1, Action("bid", (5,)), seeded(0))
 
 
 def test_a_bid_is_final_g2_9_ps_6() -> None:
     state = start(PURE)
-    state = PURE.apply(state, 1, Action("bid", (4,)), random.Random(0)).state
+    state = PURE.apply(state, 1, Action("bid", (4,)), seeded(0)).state
     with pytest.raises(IllegalAction, match="already bid 4"):
-        PURE.apply(state, 1, Action("bid", (5,)), random.Random(0))
+        PURE.apply(state, 1, Action("bid", (5,)), seeded(0))
 
 
 def test_bids_must_be_secret_g2_9_ps_12() -> None:
@@ -221,7 +222,7 @@ def test_bids_must_be_secret_g2_9_ps_12() -> None:
 
 def test_sealed_bids_stay_out_of_public_views_and_events_ps_12() -> None:
     state = start(PURE)
-    result = PURE.apply(state, 1, Action("bid", (13,)), random.Random(0))
+    result = PURE.apply(state, 1, Action("bid", (13,)), seeded(0))
     assert all(not e.public for e in result.events)
     assert result.notices == []
     assert "my_bid" not in PURE.view(result.state, None)
@@ -233,7 +234,7 @@ def test_the_public_view_does_not_depend_on_a_sealed_bid_ps_12_g2_9() -> None:
     state = start(PURE)
     views, texts, summaries = [], set(), []
     for value in (1, 7, 13):
-        result = PURE.apply(state, 2, Action("bid", (value,)), random.Random(0))
+        result = PURE.apply(state, 2, Action("bid", (value,)), seeded(0))
         assert result.notices == [] and all(not e.public for e in result.events)
         texts |= {e.text for e in result.events}
         summaries.append(PURE.summary(result.state))
@@ -245,11 +246,11 @@ def test_the_public_view_does_not_depend_on_a_sealed_bid_ps_12_g2_9() -> None:
 
 def test_a_referee_chosen_bid_stays_sealed_until_the_round_resolves_ps_8_ps_12() -> None:
     state = start(PURE)
-    act = PURE.timeout_action(state, 1, random.Random(3))
-    result = PURE.apply(state, 1, act, random.Random(3))
+    act = PURE.timeout_action(state, 1, seeded(3))
+    result = PURE.apply(state, 1, act, seeded(3))
     assert result.notices == [] and all(not e.public for e in result.events)
     assert PURE.view(result.state, None) == PURE.view(
-        PURE.apply(state, 1, Action("bid", (1,), ), random.Random(3)).state, None)
+        PURE.apply(state, 1, Action("bid", (1,), ), seeded(3)).state, None)
 
 
 def test_prize_is_drawn_uniformly_from_the_pot_g2_11() -> None:
@@ -266,7 +267,7 @@ def test_a_round_ends_as_soon_as_all_bids_are_in_ps_1() -> None:
     state = play(PURE, state, 5, 6)
     assert state.round == 1 and state.history == []
     assert [(p.seat, p.key) for p in PURE.pending(state)] == [(3, "round-1")]
-    result = PURE.apply(state, 3, Action("bid", (7,)), random.Random(0))
+    result = PURE.apply(state, 3, Action("bid", (7,)), seeded(0))
     # The third bid ends round 1 at once, and round 2 opens with new deadlines.
     assert [r.number for r in result.state.history] == [1]
     assert [n.template for n in result.notices] == ["round_report"]
@@ -276,9 +277,9 @@ def test_a_round_ends_as_soon_as_all_bids_are_in_ps_1() -> None:
 
 def test_a_round_ends_at_the_deadline_with_a_random_card_for_the_silent_ps_1_ps_8() -> None:
     state = play(PURE, start(PURE, prize_order="descending"), 5, 6)
-    act = PURE.timeout_action(state, 3, random.Random(9))
+    act = PURE.timeout_action(state, 3, seeded(9))
     assert act.args[1] == "referee" and act.args[0] in state.packs[2]
-    result = PURE.apply(state, 3, act, random.Random(9))
+    result = PURE.apply(state, 3, act, seeded(9))
     assert result.state.round == 2
     assert result.state.history[0].chosen_by_referee == [False, False, True]
     report = result.notices[0].context["rounds"][0]["bids"][2]
@@ -303,12 +304,12 @@ def test_a_bid_may_name_the_players_own_suit_ps_5() -> None:
     assert PURE.parse("bid queen of diamonds") == Action("bid", (12, "D"))
     assert PURE.parse("bid td") == Action("bid", (10, "D"))
     state = start(PURE)
-    after = PURE.apply(state, 2, Action("bid", (12, "D")), random.Random(0)).state
+    after = PURE.apply(state, 2, Action("bid", (12, "D")), seeded(0)).state
     assert after.bids == {"2": 12}
     # A card of another suit is a card the player does not hold (PS-7): not a bid.
     for seat, card in [(1, (12, "D")), (3, (12, "S"))]:
         with pytest.raises(IllegalAction, match=r"You hold no Q[♦♠]; your pack: A 2 3"):
-            PURE.apply(state, seat, Action("bid", card), random.Random(0))
+            PURE.apply(state, seat, Action("bid", card), seeded(0))
     with pytest.raises(ParseError):
         GOOF.parse("bid 5h")  # Goofspiel's cards have no suits
 
@@ -358,10 +359,10 @@ def test_lines_that_are_no_bid_parse_to_none_and_bad_cards_explain() -> None:
 
 def test_missing_bid_is_a_uniform_card_of_the_pack_ps_8() -> None:
     state = play(PURE, start(PURE, prize_order="descending"), 13, 12, 11)
-    picks = {PURE.timeout_action(state, 1, random.Random(i)).args[0] for i in range(300)}
+    picks = {PURE.timeout_action(state, 1, seeded(i)).args[0] for i in range(300)}
     assert picks == set(range(1, 13))
-    act = PURE.timeout_action(state, 1, random.Random(1))
-    after = PURE.apply(state, 1, act, random.Random(1)).state
+    act = PURE.timeout_action(state, 1, seeded(1))
+    after = PURE.apply(state, 1, act, seeded(1)).state
     assert after.auto["1"] is True
 
 
@@ -436,7 +437,7 @@ def test_resign_replaces_the_seat_with_a_bot_ps_13() -> None:
 
 def test_a_resigned_seat_bids_uniformly_and_is_left_out_of_the_winner_test_ps_13() -> None:
     state = PURE.replace_with_bot(start(PURE, prize_order="descending"), 2).state
-    picks = {PURE.bot_action(state, 2, random.Random(i)).args for i in range(300)}
+    picks = {PURE.bot_action(state, 2, seeded(i)).args for i in range(300)}
     assert picks == {(v,) for v in range(1, 14)}  # a bid, not a referee's timeout card
     state = play(PURE, state, 1, 13, 2)  # the bot takes the K
     while not state.over:
@@ -502,7 +503,7 @@ def test_the_pure_skill_opening_says_bots_cannot_win_and_what_the_winner_gets_ps
 def test_one_engine_serves_both_games_by_options() -> None:
     opts = PURE.parse_options({"players": "2", "cards": "6", "tie": "carry",
                                "take_bids": "yes"})
-    state = PURE.new(opts, [SeatInfo(1, "A"), SeatInfo(2, "B")], rng_for("x", 0)).state
+    state = PURE.new(opts, [SeatInfo(1, "A"), SeatInfo(2, "B")], KeyedDraws("x")).state
     assert state.packs == [[1, 2, 3, 4, 5, 6]] * 2
 
 
@@ -515,8 +516,8 @@ def _playout(game: BiddingGame, seed: int, options: dict[str, str]) -> BiddingSt
     while not state.over:
         for p in game.pending(state):
             step += 1
-            act = game.bot_action(state, p.seat, rng)
-            state = game.apply(state, p.seat, act, rng_for(str(seed), step)).state
+            act = game.bot_action(state, p.seat, SequentialDraws(rng))
+            state = game.apply(state, p.seat, act, KeyedDraws(str(seed))).state
     return state
 
 
@@ -549,11 +550,11 @@ def test_replay_from_seed_and_action_log_gives_the_same_state(seed: int,
     log: list[tuple[int, Action]] = []
     while not state.over:
         p = game.pending(state)[0]
-        act = game.bot_action(state, p.seat, rng)
+        act = game.bot_action(state, p.seat, SequentialDraws(rng))
         log.append((p.seat, act))
-        state = game.apply(state, p.seat, act, rng_for(str(seed), len(log))).state
+        state = game.apply(state, p.seat, act, KeyedDraws(str(seed))).state
     again = start(game, seed=str(seed))
-    for i, (seat, act) in enumerate(log, start=1):
-        again = game.apply(again, seat, act, rng_for(str(seed), i)).state
+    for seat, act in log:
+        again = game.apply(again, seat, act, KeyedDraws(str(seed))).state
     assert game.dump(again) == game.dump(state)
     assert game.load(game.dump(state)) == state

@@ -29,8 +29,8 @@ from referee.games.base import (
     Scope,
     ScopeError,
     SeatInfo,
-    rng_for,
 )
+from referee.games.draws import KeyedDraws, SequentialDraws
 from referee.games.loatcg import Loatcg
 from referee.games.loatcg.instructions import (
     BASIC,
@@ -49,6 +49,7 @@ from referee.games.loatcg.rules import (
     cards_text,
 )
 from referee.mail.compose import TEMPLATES, Composer
+from tests.games.seeded import seeded
 
 GAME = Loatcg()
 NAMES = ("Ann", "Ben", "Cat")
@@ -66,11 +67,11 @@ PRIVATE_KEYS = {"you", "dealt", "dealt_text", "hand", "hand_text", "known", "rev
 
 
 def start(seats: Sequence[SeatInfo] = SEATS, seed: str = "t", **raw: str) -> Result[LoatcgState]:
-    return GAME.new(GAME.parse_options(raw), seats, rng_for(seed, 0))
+    return GAME.new(GAME.parse_options(raw), seats, KeyedDraws(seed))
 
 
 def act(
-    state: LoatcgState, seat: int, action: Action | str, seed: str = "t", step: int = 1,
+    state: LoatcgState, seat: int, action: Action | str, seed: str = "t",
     scope: Scope | None = None, seen_by: Iterable[int] = (),
 ) -> Result[LoatcgState]:
     if isinstance(action, str):
@@ -80,7 +81,7 @@ def act(
     if scope is not None:
         GAME.accepts(action, scope)
         action = dataclasses.replace(action, scope=scope, seen_by=frozenset(seen_by))
-    return GAME.apply(state, seat, action, rng_for(seed, step))
+    return GAME.apply(state, seat, action, KeyedDraws(seed))
 
 
 def member(state: LoatcgState, seat: int) -> Member:
@@ -105,8 +106,8 @@ def to_freeze(state: LoatcgState, seed: str = "t") -> tuple[LoatcgState, list[Re
     step = 100
     while not GAME.is_over(state):
         step += 1
-        result = GAME.apply(state, DEALOR, GAME.timeout_action(state, DEALOR, random.Random(0)),
-                            rng_for(seed, step))
+        result = GAME.apply(state, DEALOR, GAME.timeout_action(state, DEALOR, seeded(0)),
+                            KeyedDraws(seed))
         results.append(result)
         state = result.state
     return state, results
@@ -285,8 +286,8 @@ def test_tcg_1_n_rounds_n_minus_1_reports_and_one_instruction_hidden_to_the_end(
         (due,) = GAME.pending(state)
         keys.append(due.key)
         step += 1
-        result = GAME.apply(state, DEALOR, GAME.timeout_action(state, DEALOR, random.Random()),
-                            rng_for("t", step))
+        result = GAME.apply(state, DEALOR, GAME.timeout_action(state, DEALOR, seeded()),
+                            KeyedDraws("t"))
         state = result.state
         reported += [e.data["instruction"] for e in result.events
                      if e.kind == "reported_instruction"]
@@ -304,7 +305,7 @@ def test_tcg_1_the_report_delay_is_an_option_and_the_freeze_is_always_seven_days
     state = act(state, DEALOR, Action("report")).state
     (due,) = GAME.pending(state)
     assert (due.key, due.due_in) == ("freeze", 7 * DAY)
-    assert GAME.timeout_action(state, DEALOR, random.Random()) == Action("freeze")
+    assert GAME.timeout_action(state, DEALOR, seeded()) == Action("freeze")
     with pytest.raises(IllegalAction, match="'freeze'"):
         act(state, DEALOR, Action("report"))
 
@@ -323,7 +324,7 @@ def test_tcg_2_no_deal_after_report_1_then_three_cards_after_each_report_but_the
 
 def test_tcg_3_each_deal_goes_to_each_member_secretly_with_the_whole_hand_and_score() -> None:
     state = act(start().state, DEALOR, Action("report")).state
-    result = act(state, DEALOR, Action("report"), step=2)
+    result = act(state, DEALOR, Action("report"))
     dealt = [n for n in result.notices if n.template == "dealt"]
     assert [n.audience for n in dealt] == [Audience.only(s) for s in (ANN, BEN, CAT)]
     for notice in dealt:
@@ -341,7 +342,7 @@ def test_tcg_4_deals_are_basic_cards_one_fifth_each_with_no_deck() -> None:
     state = start(seats=[]).state
     counts: collections.Counter[str] = collections.Counter()
     for seat in range(1, 1001):
-        state = act(state, seat, Action("join", (f"M{seat}",)), step=seat).state
+        state = act(state, seat, Action("join", (f"M{seat}",))).state
     for m in state.members:
         counts.update({t: n for t, n in m.hand.items() if n})
     assert set(counts) == set(BASIC)
@@ -393,7 +394,7 @@ def test_tcg_6_once_frozen_nothing_is_accepted() -> None:
     with pytest.raises(IllegalAction):
         act(state, DEALOR, Action("freeze"))
     with pytest.raises(IllegalAction):
-        GAME.bot_action(state, ANN, random.Random())
+        GAME.bot_action(state, ANN, seeded())
     assert GAME.pending(state) == []
 
 
@@ -445,7 +446,7 @@ def test_tcg_8_availability_is_checked_before_the_members_own_apples_reach_the_p
 def test_tcg_9_actions_apply_in_the_order_received_so_the_second_taker_fails() -> None:
     state = with_hands(start().state, pile={"steel": 1}, ann={"apple": 2}, ben={"apple": 2})
     first = act(state, ANN, "take steel")
-    second = act(first.state, BEN, "take steel", step=2)
+    second = act(first.state, BEN, "take steel")
     assert member(first.state, ANN).hand["steel"] == 1
     assert second.notices[0].template == "take_failed"
     assert second.notices[0].audience == Audience.only(BEN)
@@ -491,7 +492,7 @@ def test_tcg_12_a_random_reveal_is_uniform_over_all_n_and_is_not_a_report_choice
     state = with_hands(start().state, ann={"apple": 3})
     seen = collections.Counter()
     for step in range(400):
-        result = act(state, ANN, "buy random", step=step)
+        result = act(state, ANN, "buy random", seed=f"t{step}")
         (reveal,) = [n for n in result.notices if n.template == "reveal"]
         seen[reveal.context["revealed"]["number"]] += 1
         assert reveal.audience == Audience.only(ANN)
@@ -502,8 +503,8 @@ def test_tcg_12_a_random_reveal_is_uniform_over_all_n_and_is_not_a_report_choice
     first = state.reports[0].instruction
     state = with_hands(state, ann={"apple": 300})
     numbers = set()
-    for step in range(60):
-        result = act(state, ANN, "buy random", step=1000 + step)
+    for _ in range(60):  # each buy is the next of Ann's random reveals: a draw of its own
+        result = act(state, ANN, "buy random")
         numbers.add(result.notices[-1].context["revealed"]["number"])
         state = result.state
     assert first in numbers
@@ -592,20 +593,20 @@ def test_tcg_16_an_executed_trade_moves_both_sides_and_uses_the_offer() -> None:
     offered = act(trading_state(), ANN, "offer 2 wool for 1 steel", scope=Scope.PUBLIC)
     (notice,) = offered.notices
     assert notice.audience == Audience.everyone() and notice.context["offer"]["number"] == 1
-    done = act(offered.state, BEN, "accept 1", scope=Scope.PUBLIC, step=2)
+    done = act(offered.state, BEN, "accept 1", scope=Scope.PUBLIC)
     assert member(done.state, ANN).hand["steel"] == 1 and member(done.state, ANN).hand["wool"] == 0
     assert member(done.state, BEN).hand["wool"] == 2 and member(done.state, BEN).hand["steel"] == 0
     assert done.state.offers == []
     assert [(n.template, n.audience) for n in done.notices] == [("trade", Audience.everyone())]
     assert done.notices[0].context["done"] is True
     with pytest.raises(IllegalAction, match="no open offer 1"):
-        act(done.state, CAT, "accept 1", step=3)
+        act(done.state, CAT, "accept 1")
 
 
 def test_tcg_16_both_sides_are_checked_when_executed_and_every_failing_party_is_named() -> None:
     offered = act(trading_state(), ANN, "offer 3 wool for 1 steel", scope=Scope.PUBLIC)
     state = with_hands(offered.state, ben={"ore": 1})
-    failed = act(state, BEN, "accept 1", scope=Scope.PUBLIC, step=2)
+    failed = act(state, BEN, "accept 1", scope=Scope.PUBLIC)
     assert failed.state.offers == state.offers  # no cards moved; the offer stays open
     assert member(failed.state, ANN).hand == member(state, ANN).hand
     trade = failed.notices[0]
@@ -632,8 +633,8 @@ def test_tcg_16_a_private_execution_must_include_every_party() -> None:
 def test_tcg_16_an_offer_may_name_who_can_accept_it() -> None:
     offered = act(trading_state(), ANN, "offer 2 wool for 1 steel to Cat", scope=Scope.PUBLIC)
     with pytest.raises(IllegalAction, match="open only to Cat"):
-        act(offered.state, BEN, "accept 1", step=2)
-    assert act(offered.state, CAT, "accept 1", step=2).notices[0].context["done"] is True
+        act(offered.state, BEN, "accept 1")
+    assert act(offered.state, CAT, "accept 1").notices[0].context["done"] is True
     with pytest.raises(IllegalAction,
                        match=r"^There is no Member 'Zed'\. You may name Ann, Ben or Cat\.$"):
         act(trading_state(), ANN, "offer 2 wool for 1 steel to Zed")
@@ -682,7 +683,7 @@ def test_tcg_16_a_private_offer_goes_to_its_audience_and_is_open_to_it() -> None
     assert GAME.view(offered.state, BEN)["offers"] == []
     # To Ben, who did not see it, the offer does not exist: its parties stay private.
     with pytest.raises(IllegalAction, match=r"^There is no open offer 1 that you saw\.$"):
-        act(offered.state, BEN, "accept 1", step=2)
+        act(offered.state, BEN, "accept 1")
 
 
 def test_rule_10_a_private_offer_may_name_only_members_who_see_it() -> None:
@@ -696,23 +697,23 @@ def test_rule_10_a_private_offer_may_name_only_members_who_see_it() -> None:
     offered = act(trading_state(), ANN, "offer 2 wool for 1 steel to Cat", scope=Scope.PRIVATE,
                   seen_by={ANN, BEN, CAT})
     assert [(o.takers, o.audience) for o in offered.state.offers] == [([CAT], [ANN, BEN, CAT])]
-    assert act(offered.state, CAT, "accept 1", step=2).notices[0].context["done"] is True
+    assert act(offered.state, CAT, "accept 1").notices[0].context["done"] is True
     # An offer stored before this check, naming a taker who never saw it, stays closed to em.
     stale = dataclasses.replace(offered.state.offers[0], audience=[ANN, BEN])
     state = dataclasses.replace(offered.state, offers=[stale])
     with pytest.raises(IllegalAction, match="no open offer 1 that you saw"):
-        act(state, CAT, "accept 1", scope=Scope.PUBLIC, step=2)
+        act(state, CAT, "accept 1", scope=Scope.PUBLIC)
 
 
 def test_tcg_16_only_the_maker_withdraws_and_offers_lapse_at_the_freeze() -> None:
     state = trading_state()
     state = act(state, ANN, "offer 2 wool for 1 steel", scope=Scope.PUBLIC).state
-    state = act(state, ANN, "offer ore for 1 steel", step=2).state
+    state = act(state, ANN, "offer ore for 1 steel").state
     with pytest.raises(IllegalAction, match="Only its maker, Ann"):
-        act(state, BEN, "withdraw 1", step=3)
+        act(state, BEN, "withdraw 1")
     with pytest.raises(IllegalAction, match="your own"):
-        act(state, ANN, "accept 1", step=3)
-    withdrawn = act(state, ANN, "withdraw 1", scope=Scope.PUBLIC, step=3)
+        act(state, ANN, "accept 1")
+    withdrawn = act(state, ANN, "withdraw 1", scope=Scope.PUBLIC)
     assert [o.number for o in withdrawn.state.offers] == [2]
     assert withdrawn.notices[0].template == "withdrawn"
     frozen, results = to_freeze(withdrawn.state)
@@ -775,7 +776,7 @@ def test_tcg_20_a_round_report_shows_scores_one_unnumbered_instruction_and_the_p
 
 def test_tcg_20_scores_are_as_of_publication_before_the_deal() -> None:
     state = act(start().state, DEALOR, Action("report")).state
-    result = act(state, DEALOR, Action("report"), step=2)
+    result = act(state, DEALOR, Action("report"))
     report = result.state.reports[1]
     before = {m.name: score(EXAMPLE, m.hand) for m in state.members}
     assert dict(report.scores) == before
@@ -824,7 +825,7 @@ def test_a_member_leaving_is_replaced_by_a_bot_that_stays_a_member() -> None:
     result = GAME.replace_with_bot(start().state, BEN)
     assert member(result.state, BEN).bot
     assert [n.template for n in result.notices] == ["resign"]
-    assert GAME.bot_action(result.state, BEN, random.Random(1)).verb
+    assert GAME.bot_action(result.state, BEN, seeded(1)).verb
 
 
 def bot_turns(state: LoatcgState, seat: int,
@@ -832,8 +833,8 @@ def bot_turns(state: LoatcgState, seat: int,
     """The actions a bot member in ``seat`` chooses from ``state``, each
     with its result, one for each of ``turns`` seeds."""
     for n in range(turns):
-        action = GAME.bot_action(state, seat, rng_for(f"bot-{n}", 1))
-        yield action, GAME.apply(state, seat, action, rng_for("t", n + 1))
+        action = GAME.bot_action(state, seat, KeyedDraws(f"bot-{n}"))
+        yield action, GAME.apply(state, seat, action, KeyedDraws("t"))
 
 
 def test_a_bot_member_acts_quietly_and_never_mails_the_list() -> None:
@@ -863,11 +864,10 @@ def test_a_bot_member_never_accepts_or_offers_what_it_cannot_meet() -> None:
     seats = [SeatInfo(1, "Ann"), SeatInfo(2, "Bob", bot=True), SeatInfo(3, "Bea", bot=True)]
     state = with_hands(start(seats=seats).state, bob={"wool": 2, "ore": 1},
                        ann={"wool": 3, "steel": 1, "diamond": 1})
-    for step, line in enumerate(["offer 1 steel for 3 ore", "offer 1 wool for 1 wool",
-                                 "offer 1 diamond for 1 wool to Bea",
-                                 "offer 1 wool, 1 steel for 2 wool", "offer 1 steel for 1 ore"],
-                                start=1):
-        state = act(state, 1, line, step=step, scope=Scope.PUBLIC).state
+    for line in ["offer 1 steel for 3 ore", "offer 1 wool for 1 wool",
+                 "offer 1 diamond for 1 wool to Bea", "offer 1 wool, 1 steel for 2 wool",
+                 "offer 1 steel for 1 ore"]:
+        state = act(state, 1, line, scope=Scope.PUBLIC).state
     offers = set()
     for action, result in bot_turns(state, 2, 300):
         if action.verb == "execute":
@@ -888,7 +888,7 @@ def test_members_owe_nothing_and_have_no_timeout() -> None:
     state = start().state
     assert all(p.seat == DEALOR for p in GAME.pending(state))
     with pytest.raises(IllegalAction):
-        GAME.timeout_action(state, ANN, random.Random())
+        GAME.timeout_action(state, ANN, seeded())
 
 
 def test_a_bot_member_takes_a_turn_a_day_each_a_new_obligation() -> None:
@@ -903,19 +903,19 @@ def test_a_bot_member_takes_a_turn_a_day_each_a_new_obligation() -> None:
     assert (bot.seat, bot.key, bot.due_in) == (2, "bot-turn-0", BOT_TURN) and BOT_TURN == DAY
     keys = []
     for step in range(1, 30):
-        action = GAME.timeout_action(state, 2, random.Random(step))
-        state = GAME.apply(state, 2, action, rng_for("t", step)).state
+        action = GAME.timeout_action(state, 2, seeded(step))
+        state = GAME.apply(state, 2, action, KeyedDraws("t")).state
         (_, turn) = GAME.pending(state)
         keys.append(turn.key)
     assert keys == [f"bot-turn-{n}" for n in range(1, 30)]
     assert member(state, 2).acts == 29
     assert GAME.pending(act(state, ANN, "hand").state) == GAME.pending(state)
     with pytest.raises(IllegalAction):
-        GAME.timeout_action(state, ANN, random.Random())
+        GAME.timeout_action(state, ANN, seeded())
     state, _ = to_freeze(state)
     assert GAME.pending(state) == []
     with pytest.raises(IllegalAction):
-        GAME.timeout_action(state, 2, random.Random())
+        GAME.timeout_action(state, 2, seeded())
 
 
 def test_help_says_what_the_member_can_do_citing_the_rule_text_only() -> None:
@@ -1033,7 +1033,7 @@ def test_the_deal_of_rule_7_in_full_tells_the_hand_score_tcg_22() -> None:
     TCG-22)."""
     state = act(start().state, DEALOR, Action("report")).state
     state = with_hands(state, ann={"ore": 1, "diamond": 2})
-    result = act(state, DEALOR, Action("report"), step=2)
+    result = act(state, DEALOR, Action("report"))
     notice = next(n for n in result.notices if n.template == "dealt" and ANN in n.audience.seats)
     subject, body = render(notice)
     m = member(result.state, ANN)
@@ -1085,8 +1085,8 @@ def scripted() -> list[Notice]:
         (ANN, "withdraw 3", Scope.PUBLIC, set()),
         (DEALOR, Action("report"), None, set()),
     ]
-    for step, (seat, action, scope, seen) in enumerate(script, start=1):
-        result = act(state, seat, action, step=step, scope=scope, seen_by=seen)
+    for seat, action, scope, seen in script:
+        result = act(state, seat, action, scope=scope, seen_by=seen)
         notices += result.notices
         state = result.state
     notices += GAME.replace_with_bot(state, CAT).notices
@@ -1248,14 +1248,15 @@ def playout(seed: str, members: int, instructions: str, report_days: str,
         seats_now = [m.seat for m in state.members]
         roll = rng.random()
         if roll < 0.05 or step % 40 == 0:
-            seat, action = DEALOR, GAME.timeout_action(state, DEALOR, rng)
+            seat, action = DEALOR, GAME.timeout_action(state, DEALOR, SequentialDraws(rng))
         elif roll < 0.09 or not seats_now:
             seat = max([0, *seats_now]) + 1
             action = Action("join", (f"P{seat}",), Scope.PUBLIC)
         else:
             seat = rng.choice(seats_now)
-            actor = GAME.bot_action if roll < 0.5 else any_action
-            action = with_scope(actor(state, seat, rng), seat, seats_now, rng)
+            action = (GAME.bot_action(state, seat, SequentialDraws(rng)) if roll < 0.5
+                      else any_action(state, seat, rng))
+            action = with_scope(action, seat, seats_now, rng)
             if action.scope is not None:
                 try:
                     GAME.accepts(action, action.scope)
@@ -1263,7 +1264,7 @@ def playout(seed: str, members: int, instructions: str, report_days: str,
                     continue
         before = GAME.dump(state)
         try:
-            result = GAME.apply(state, seat, action, rng_for(seed, step))
+            result = GAME.apply(state, seat, action, KeyedDraws(seed))
         except IllegalAction as e:
             # only a private execution that leaves the maker out is refused
             assert action.verb == "execute" and action.scope is Scope.PRIVATE, (action, e)

@@ -24,20 +24,22 @@ from referee.games.base import (
     Scope,
     ScopeError,
     SeatInfo,
-    rng_for,
 )
 from referee.games.cards import RANKS, full_deck
+from referee.games.draws import KeyedDraws, SequentialDraws
 from referee.games.miser import Miser
 from referee.games.miser.rules import MiserState, card_value
 from referee.games.miser.words import read_attack, read_contract
 from referee.mail.compose import Composer
+from tests.games.seeded import seeded
 
 NAMES = ("Ann", "Ben", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy")
 ANN, BEN, CAT, DAN = 1, 2, 3, 4  # seat positions; players 1-4 in seat order
 
 
 def seats(n: int) -> list[SeatInfo]:
-    return [SeatInfo(i, NAMES[i - 1]) for i in range(1, n + 1)]
+    return [SeatInfo(i, NAMES[i - 1] if i <= len(NAMES) else f"Player {i}")
+            for i in range(1, n + 1)]
 
 
 def made(hands: Sequence[str], pennies: Sequence[int] | None = None, *, turn: int = 0,
@@ -81,7 +83,7 @@ class Table:
 
     def apply(self, seat: int, action: Action) -> Result[MiserState]:
         self.step += 1
-        result = self.game.apply(self.state, seat, action, rng_for(self.seed, self.step))
+        result = self.game.apply(self.state, seat, action, KeyedDraws(self.seed))
         self.state = result.state
         self.results.append(result)
         return result
@@ -176,7 +178,7 @@ def test_options_default_to_the_rule_text() -> None:
     game = Miser()
     assert game.parse_options({}) == {"pennies": 20, "wager": 3}
     assert game.parse_options({"pennies": "30", "wager": "2"}) == {"pennies": 30, "wager": 2}
-    assert game.seat_count({}) == (3, 8)
+    assert game.seat_count({}) == (3, 52)  # ruling MI-1: as many as the deck deals
     assert get_game("miser").title == "Miser"
     assert Miser.demo_with_bots
 
@@ -187,16 +189,16 @@ def test_bad_options_are_refused_by_name(raw: dict[str, str]) -> None:
         Miser().parse_options(raw)
 
 
-@pytest.mark.parametrize("n", [2, 9])
-def test_miser_needs_three_to_eight_players(n: int) -> None:
-    with pytest.raises(OptionError, match="3 to 8"):
-        Miser().new(Miser().parse_options({}), seats(n), random.Random(0))
+@pytest.mark.parametrize("n", [2, 53])
+def test_mi_1_miser_needs_three_players_and_a_card_for_each(n: int) -> None:
+    with pytest.raises(OptionError, match=r"3 to 52 players: 3 or more .* each at least one card"):
+        Miser().new(Miser().parse_options({}), seats(n), seeded(0))
 
 
-@pytest.mark.parametrize("n", range(3, 9))
+@pytest.mark.parametrize("n", [*range(3, 11), 17, 26, 51, 52])
 def test_mi_1_52_mod_n_cards_are_removed_face_down_and_the_rest_dealt_equally(n: int) -> None:
     game = Miser()
-    result = game.new(game.parse_options({}), seats(n), rng_for("deal", 0))
+    result = game.new(game.parse_options({}), seats(n), KeyedDraws("deal"))
     state = result.state
     assert len(state.removed) == 52 % n
     assert {len(h) for h in state.hands} == {52 // n}
@@ -217,7 +219,7 @@ def test_mi_2_the_highest_draw_goes_first_and_ties_draw_again() -> None:
     game = Miser()
     ties = 0
     for seed in range(60):
-        result = game.new(game.parse_options({}), seats(5), rng_for(str(seed), 0))
+        result = game.new(game.parse_options({}), seats(5), KeyedDraws(str(seed)))
         state = result.state
         drawing = set(range(5))
         for row in state.draws:
@@ -244,7 +246,7 @@ FIXED_HANDS = [
 
 def test_a_test_may_fix_the_deal_and_the_draw() -> None:
     game = Miser(deal=[h.split() for h in FIXED_HANDS], draw=["5h", "K♠", "9C"])
-    result = game.new(game.parse_options({}), seats(3), rng_for("fixed", 0))
+    result = game.new(game.parse_options({}), seats(3), KeyedDraws("fixed"))
     state = result.state
     assert [" ".join(h) for h in state.hands] == FIXED_HANDS
     assert state.removed == ["JD"]  # the card left out of the deal, removed face down
@@ -252,15 +254,15 @@ def test_a_test_may_fix_the_deal_and_the_draw() -> None:
     assert only(result, "opening").context["first"] == "Ben"
     assert_no_public_leak(result)
     # Without the hook, the engine deals as it always did.
-    plain = Miser().new(Miser().parse_options({}), seats(3), rng_for("fixed", 0)).state
-    again = Miser().new(Miser().parse_options({}), seats(3), rng_for("fixed", 0)).state
+    plain = Miser().new(Miser().parse_options({}), seats(3), KeyedDraws("fixed")).state
+    again = Miser().new(Miser().parse_options({}), seats(3), KeyedDraws("fixed")).state
     assert plain == again and plain.hands != state.hands
 
 
 @pytest.mark.parametrize(("deal", "draw", "message"), [
     (["KD KS", "AD KC", "AC AH"], None, "17 cards"),
     ([FIXED_HANDS[0]] * 3, None, "dealt twice"),
-    (FIXED_HANDS[:2], None, "3 to 8"),
+    (FIXED_HANDS[:2], None, "3 to 52"),
     (None, ["KS", "KH", "2C"], "one highest"),
     (None, ["KS", "ZZ", "2C"], "not a card"),
 ])  # fmt: skip
@@ -274,13 +276,13 @@ def test_a_fixed_deal_or_draw_that_cannot_be_is_refused(
 def test_a_fixed_deal_for_another_number_of_players_is_refused_at_the_start() -> None:
     game = Miser(deal=[h.split() for h in FIXED_HANDS])
     with pytest.raises(OptionError, match="for 3 players"):
-        game.new(game.parse_options({}), seats(4), rng_for("fixed", 0))
+        game.new(game.parse_options({}), seats(4), KeyedDraws("fixed"))
 
 
 def test_mi_3_play_moves_in_seat_order_from_the_first_player() -> None:
     game = Miser()
     odd = [SeatInfo(9, "Ann"), SeatInfo(2, "Ben"), SeatInfo(5, "Cat")]
-    state = game.new(game.parse_options({}), odd, rng_for("order", 0)).state
+    state = game.new(game.parse_options({}), odd, KeyedDraws("order")).state
     assert state.seats == [2, 5, 9] and state.names == ["Ben", "Cat", "Ann"]
     table = Table(state)
     order = []
@@ -711,7 +713,7 @@ def test_mi_15_a_silent_attackers_random_first_card_is_reported_as_a_card_not_a_
     turned up at once; the report says what the referee did."""
     table = Table(made(["5S", "", "4S"]))
     table.act(ANN, "attack ben 1")
-    timeout = table.game.timeout_action(table.state, ANN, random.Random(0))
+    timeout = table.game.timeout_action(table.state, ANN, seeded(0))
     assert timeout == Action("down", ("5S",))
     result = table.apply(ANN, timeout)
     notice = only(result, "round_report")
@@ -728,7 +730,7 @@ def test_mi_15_a_silent_players_flip_is_reported_as_a_flip() -> None:
     table.act(ANN, "attack ben 2")
     table.act(ANN, "down 5S", Scope.SECRET)
     table.act(ANN, "flip")
-    result = table.apply(BEN, table.game.timeout_action(table.state, BEN, random.Random(0)))
+    result = table.apply(BEN, table.game.timeout_action(table.state, BEN, seeded(0)))
     notice = only(result, "round_report")
     assert notice.context["report"]["last_move"] == "flip"
     _, body = Composer("referee@example.org", "Referee").render(
@@ -741,7 +743,7 @@ def test_mi_12_a_victim_who_stays_silent_flips_and_forfeits() -> None:
     table.act(ANN, "attack ben 2")
     table.act(ANN, "down 5S", Scope.SECRET)
     table.act(ANN, "flip")
-    timeout = table.game.timeout_action(table.state, BEN, random.Random(0))
+    timeout = table.game.timeout_action(table.state, BEN, seeded(0))
     assert timeout == Action("flip")
     table.apply(BEN, timeout)
     assert report(table.last)["taker"] == "Ann" and table.pennies() == [22, 18, 20]
@@ -899,32 +901,32 @@ def test_mi_15_what_silence_means_at_each_step() -> None:
     game = Miser()
     rng = random.Random(0)
     table = Table(made(["KS 2S", "QH 3H 5H 6H", "4S"]))
-    assert game.timeout_action(table.state, ANN, rng) == Action("pass")
+    assert game.timeout_action(table.state, ANN, SequentialDraws(rng)) == Action("pass")
     with pytest.raises(IllegalAction, match="owes no action"):
-        game.timeout_action(table.state, BEN, rng)
+        game.timeout_action(table.state, BEN, SequentialDraws(rng))
     table.act(ANN, "contract with ben against cat 1 1")
-    lapse = game.timeout_action(table.state, BEN, rng)
+    lapse = game.timeout_action(table.state, BEN, SequentialDraws(rng))
     assert lapse == Action("lapse")
     result = table.apply(BEN, lapse)
     assert only(result, "declined").context["lapsed"] is True
     table.act(ANN, "contract with ben against cat 1 1")
     table.act(BEN, "accept")
-    card = game.timeout_action(table.state, BEN, rng)
+    card = game.timeout_action(table.state, BEN, SequentialDraws(rng))
     assert card.verb == "down" and card.args[0] in ("QH", "3H", "5H", "6H")
     table.apply(BEN, card)
-    table.apply(ANN, game.timeout_action(table.state, ANN, rng))
+    table.apply(ANN, game.timeout_action(table.state, ANN, SequentialDraws(rng)))
     assert table.state.turn == 1
     table.act(BEN, "attack cat 1")
-    first = game.timeout_action(table.state, BEN, rng)
+    first = game.timeout_action(table.state, BEN, SequentialDraws(rng))
     assert first.verb == "down"  # the attacker's first card is owed, not a flip
     table.apply(BEN, first)
-    assert game.timeout_action(table.state, CAT, rng) == Action("flip")
-    assert game.timeout_action(table.state, BEN, rng) == Action("flip")
+    assert game.timeout_action(table.state, CAT, SequentialDraws(rng)) == Action("flip")
+    assert game.timeout_action(table.state, BEN, SequentialDraws(rng)) == Action("flip")
     table2 = Table(made(["KS 2S", "QH 3H", "4S"], centre=4))
     table2.act(ANN, "bid 2S 1")
     table2.act(BEN, "bid 3H 1")
-    assert game.timeout_action(table2.state, ANN, rng) == Action("done")
-    assert game.timeout_action(table2.state, CAT, rng) == Action("done")
+    assert game.timeout_action(table2.state, ANN, SequentialDraws(rng)) == Action("done")
+    assert game.timeout_action(table2.state, CAT, SequentialDraws(rng)) == Action("done")
 
 
 def test_bots_never_bid_more_than_they_hold_and_attack_players_without_cards() -> None:
@@ -932,14 +934,14 @@ def test_bots_never_bid_more_than_they_hold_and_attack_players_without_cards() -
     state = made(["KS 2S", "", "4S 5S"], [2, 20, 20], centre=30)
     attacks = bids = 0
     for seed in range(200):
-        action = game.bot_action(state, ANN, random.Random(seed))
+        action = game.bot_action(state, ANN, seeded(seed))
         if action.verb == "attack":
             attacks += action.args[0] == "Ben"
             assert action.args[1] <= 2
         if action.verb == "bid":
             bids += 1
             assert action.args[1] <= 2
-        game.apply(state, ANN, action, random.Random(seed))  # always legal
+        game.apply(state, ANN, action, seeded(seed))  # always legal
     assert attacks > 100 and bids
 
 
@@ -952,18 +954,18 @@ def test_bots_offer_and_accept_only_contracts_both_partners_can_meet() -> None:
     state = made(["KS 2S", "QH 3H", "4S 5S", ""], [3, 1, 20, 20], centre=2)
     offers = 0
     for seed in range(300):
-        action = game.bot_action(state, ANN, random.Random(seed))
+        action = game.bot_action(state, ANN, seeded(seed))
         if action.verb != "contract":
             continue
         offers += 1
         partner, _victim, mine, yours = action.args
         assert partner in ("Ben", "Cat") and mine <= 3
         assert yours <= {"Ben": 1, "Cat": 3}[partner]
-        offered = game.apply(state, ANN, action, random.Random(seed)).state
+        offered = game.apply(state, ANN, action, seeded(seed)).state
         seat = (BEN, CAT)[partner == "Cat"]
-        answer = game.bot_action(offered, seat, random.Random(seed))
+        answer = game.bot_action(offered, seat, seeded(seed))
         assert answer.verb in ("accept", "decline")
-        game.apply(offered, seat, answer, random.Random(seed))  # always legal
+        game.apply(offered, seat, answer, seeded(seed))  # always legal
     assert offers > 20
 
 
@@ -1075,18 +1077,18 @@ def test_a_players_name_wins_over_a_word_the_grammar_skips() -> None:
     state.names = list(PENNY)
     action = Miser().parse("contract with bob against penny 1 2")
     assert action == Action("contract", ("with bob against penny 1 2",))
-    result = Miser().apply(state, DAN, action, random.Random(0))
+    result = Miser().apply(state, DAN, action, seeded(0))
     c = result.state.contract
     assert c is not None and (c.partner, c.victim, c.wagers) == (1, 2, [1, 2])
     state.turn = 0
     for line in ("attack penny 2", "attack penny with 2 pennies"):
-        result = Miser().apply(state, ANN, Miser().parse(line), random.Random(0))
+        result = Miser().apply(state, ANN, Miser().parse(line), seeded(0))
         a = result.state.attack
         assert a is not None and (a.victim, a.wager) == (2, 2), line
     # A word that names no player here is skipped, as before.
     state.names = ["Ann", "Bob", "Cat", "Dan"]
     result = Miser().apply(state, ANN, Miser().parse("attack cat with 2 pennies"),
-                           random.Random(0))
+                           seeded(0))
     assert result.state.attack is not None and result.state.attack.victim == 2
 
 
@@ -1096,7 +1098,7 @@ def test_a_number_after_a_skipped_word_is_no_seat() -> None:
     state = made(["KS", "QH", "4S", "5D"], turn=3)
     with pytest.raises(ParseError, match="names a partner and a victim"):
         Miser().apply(state, DAN, Miser().parse("contract with ben against penny 1 2"),
-                      random.Random(0))
+                      seeded(0))
     assert Miser().parse("contract with 2 against 3 1 2") == Action("contract", ("2", "3", 1, 2))
 
 
@@ -1112,10 +1114,10 @@ def test_a_name_that_is_also_a_skipped_word_and_leaves_the_line_unclear_is_refus
     with pytest.raises(AmbiguousAction, match=(
             r"is a player's name and also a word I skip\. Write each player by seat number.*"
             r"'contract with seat 2 against seat 3 1 2'.*\(seat 3\)")):
-        Miser().apply(state, ANN, Miser().parse(line), random.Random(0))
+        Miser().apply(state, ANN, Miser().parse(line), seeded(0))
     state.names = ["Ann", "Bob", "Cat", "Penny"]
     with pytest.raises(AmbiguousAction, match="'attack seat 3 2'"):
-        Miser().apply(state, ANN, Miser().parse("attack cat 2 penny"), random.Random(0))
+        Miser().apply(state, ANN, Miser().parse("attack cat 2 penny"), seeded(0))
 
 
 @pytest.mark.parametrize(
@@ -1144,12 +1146,12 @@ def test_names_resolve_by_any_case_a_unique_prefix_or_a_seat_number() -> None:
     table.act(ANN, "attack CAR 1")
     assert table.state.attack is not None and table.state.attack.victim == 3
     for written, victim in (("BOB", 1), ("bobb", 2), ("3", 2)):
-        result = Miser().apply(state, ANN, Action("attack", (written, 1)), random.Random(0))
+        result = Miser().apply(state, ANN, Action("attack", (written, 1)), seeded(0))
         assert result.state.attack is not None and result.state.attack.victim == victim
     with pytest.raises(IllegalAction, match=r"'bo' could be Bob or Bobby: write the whole name"):
-        Miser().apply(state, ANN, Action("attack", ("bo", 1)), random.Random(0))
+        Miser().apply(state, ANN, Action("attack", ("bo", 1)), seeded(0))
     with pytest.raises(IllegalAction, match=r"no player 'zed'.*Ann \(seat 1\)"):
-        Miser().apply(state, ANN, Action("attack", ("zed", 1)), random.Random(0))
+        Miser().apply(state, ANN, Action("attack", ("zed", 1)), seeded(0))
 
 
 def test_players_are_named_by_a_word_the_whole_name_or_their_address() -> None:
@@ -1219,7 +1221,7 @@ def play_game(seed: str, n: int, *, timeouts: float = 0.2, options: dict[str, st
               ) -> tuple[list[Result[MiserState]], list[tuple[int, Action]]]:  # fmt: skip
     """A whole game by bots, some of whose moves are timeouts instead."""
     game = Miser()
-    results = [game.new(game.parse_options(options or {}), seats(n), rng_for(seed, 0))]
+    results = [game.new(game.parse_options(options or {}), seats(n), KeyedDraws(seed))]
     log: list[tuple[int, Action]] = []
     state = results[0].state
     chooser = random.Random(seed)
@@ -1229,13 +1231,13 @@ def play_game(seed: str, n: int, *, timeouts: float = 0.2, options: dict[str, st
         seat = chooser.choice(pending).seat
         rng = random.Random(f"{seed}/{len(log)}")
         if chooser.random() < timeouts:
-            action = game.timeout_action(state, seat, rng)
+            action = game.timeout_action(state, seat, SequentialDraws(rng))
         else:
-            action = game.bot_action(state, seat, rng)
+            action = game.bot_action(state, seat, SequentialDraws(rng))
         if scope_rng is not None and action.verb == "contract" and scope_rng.random() < 0.5:
             action = Action(action.verb, action.args, Scope.PRIVATE, frozenset({seat}))
         log.append((seat, action))
-        results.append(game.apply(state, seat, action, rng_for(seed, len(log))))
+        results.append(game.apply(state, seat, action, KeyedDraws(seed)))
         state = results[-1].state
         assert len(log) < 10_000
     return results, log
@@ -1260,7 +1262,7 @@ def test_apply_never_changes_the_state_it_is_given() -> None:
     results, log = play_game("pure", 4)
     for (seat, action), before in zip(log, results, strict=False):
         dumped = game.dump(before.state)
-        game.apply(before.state, seat, action, random.Random(0))
+        game.apply(before.state, seat, action, seeded(0))
         assert game.dump(before.state) == dumped
 
 
@@ -1268,9 +1270,9 @@ def test_a_game_replays_from_its_seed_and_action_log() -> None:
     game = Miser()
     results, log = play_game("replay", 6, scope_rng=random.Random(3))
     stored = json.loads(json.dumps([[seat, action.to_json()] for seat, action in log]))
-    state = game.new(game.parse_options({}), seats(6), rng_for("replay", 0)).state
+    state = game.new(game.parse_options({}), seats(6), KeyedDraws("replay")).state
     for step, (seat, data) in enumerate(stored, start=1):
-        state = game.apply(state, seat, Action.from_json(data), rng_for("replay", step)).state
+        state = game.apply(state, seat, Action.from_json(data), KeyedDraws("replay")).state
         if step % 25 == 0:
             state = game.load(game.dump(state))
     assert game.dump(state) == game.dump(results[-1].state)
@@ -1370,7 +1372,7 @@ def test_a_secret_mail_does_not_render_for_another_seat() -> None:
 
 def test_the_opening_names_the_draw_the_seating_and_how_to_write_each_move() -> None:
     game = Miser()
-    result = game.new(game.parse_options({}), seats(3), rng_for("open", 0))
+    result = game.new(game.parse_options({}), seats(3), KeyedDraws("open"))
     notice = only(result, "opening")
     subject, body = Composer("referee@example.org", "Referee").render(
         "miser", "opening", context_for(notice)
@@ -1390,7 +1392,8 @@ def test_engine_imports_only_the_standard_library_pydantic_and_the_engine() -> N
 
     # One way inside the package: the words and the views read the rules,
     # the package reads all three, and the rules read neither.
-    games = {"referee.games.base", "referee.games.cards", "referee.games.names"}
+    games = {"referee.games.base", "referee.games.cards", "referee.games.draws",
+             "referee.games.names"}
     allowed = {
         engine: {"referee.games.miser.rules", "referee.games.miser.views",
                  "referee.games.miser.words"},

@@ -25,9 +25,9 @@ from referee.games.base import (
     Result,
     Scope,
     SeatInfo,
-    rng_for,
 )
 from referee.games.cards import RANKS, full_deck
+from referee.games.draws import KeyedDraws, SequentialDraws
 from referee.games.spades import Spades
 from referee.games.spades.rules import (
     VALID_BIDS,
@@ -38,6 +38,7 @@ from referee.games.spades.rules import (
     sort_hand,
     trick_winner,
 )
+from tests.games.seeded import seeded
 
 NAMES = ("Ann", "Ben", "Cat", "Dan")
 SEATS = [SeatInfo(position, name) for position, name in enumerate(NAMES, start=1)]
@@ -111,8 +112,8 @@ class Table:
         self.state: SpadesState = self.opening.state
         self.results: list[Result[SpadesState]] = [self.opening]
 
-    def rng(self) -> random.Random:
-        return rng_for(self.seed, self.step)
+    def rng(self) -> KeyedDraws:
+        return KeyedDraws(self.seed)
 
     def act(self, seat: int, text: str) -> Result[SpadesState]:
         action = self.game.parse(text)
@@ -300,20 +301,20 @@ def test_bad_options_are_refused_by_name(raw: dict[str, str]) -> None:
 def test_a_teams_option_naming_no_player_is_refused_at_the_start() -> None:
     game = Spades()
     with pytest.raises(OptionError, match="Eve"):
-        game.new(game.parse_options({"teams": "Ann+Eve,Ben+Dan"}), SEATS, random.Random(0))
+        game.new(game.parse_options({"teams": "Ann+Eve,Ben+Dan"}), SEATS, seeded(0))
 
 
 def test_a_teams_option_may_name_players_by_address() -> None:
     game = Spades()
     options = game.parse_options({"teams": "ann@example.org+cat@example.org"})
     for seed in range(20):
-        order = game.new(options, SEATS, random.Random(seed)).state.order
+        order = game.new(options, SEATS, seeded(seed)).state.order
         assert {order[0], order[2]} in ({ANN, CAT}, {BEN, DAN})
 
 
 def test_spades_needs_exactly_four_players() -> None:
     with pytest.raises(OptionError, match="4 players"):
-        Spades().new(Spades().parse_options({}), SEATS[:3], random.Random(0))
+        Spades().new(Spades().parse_options({}), SEATS[:3], seeded(0))
 
 
 def test_chosen_partners_sit_opposite_and_the_first_pair_is_team_1() -> None:
@@ -321,7 +322,7 @@ def test_chosen_partners_sit_opposite_and_the_first_pair_is_team_1() -> None:
     options = game.parse_options({"teams": "ann+CAT,Ben+Dan"})
     orders = set()
     for seed in range(200):
-        order = game.new(options, SEATS, random.Random(seed)).state.order
+        order = game.new(options, SEATS, seeded(seed)).state.order
         assert {order[0], order[2]} == {ANN, CAT}
         orders.add(tuple(order))
     assert len(orders) == 4  # who of each pair plays first is drawn
@@ -331,7 +332,7 @@ def test_the_first_pair_given_is_team_1_in_the_opening() -> None:
     game = Spades()
     for teams in ("Ben+Dan,Ann+Cat", "Ben+Dan", "dan+ben"):
         for seed in range(20):
-            result = game.new(game.parse_options({"teams": teams}), SEATS, random.Random(seed))
+            result = game.new(game.parse_options({"teams": teams}), SEATS, seeded(seed))
             (opening,) = public(result)
             assert sorted(opening.context["teams"][0]["names"]) == ["Ben", "Dan"]
 
@@ -351,7 +352,7 @@ def test_teams_name_players_by_address_name_word_or_local_part(teams: str) -> No
     game = Spades()
     for seed in range(10):
         order = game.new(game.parse_options({"teams": teams}), ALIASED,
-                         random.Random(seed)).state.order
+                         seeded(seed)).state.order
         assert {order[0], order[2]} == {1, 3}
 
 
@@ -364,7 +365,7 @@ def test_teams_name_players_by_address_name_word_or_local_part(teams: str) -> No
 def test_a_bad_teams_value_is_one_error_naming_what_is_wrong(teams: str, message: str) -> None:
     game = Spades()
     with pytest.raises(OptionError, match=message):
-        game.new(game.parse_options({"teams": teams}), ALIASED, random.Random(0))
+        game.new(game.parse_options({"teams": teams}), ALIASED, seeded(0))
 
 
 def test_a_teams_name_that_fits_two_players_is_refused_with_both() -> None:
@@ -372,7 +373,7 @@ def test_a_teams_name_that_fits_two_players_is_refused_with_both() -> None:
     game = Spades()
     with pytest.raises(OptionError, match=r"^teams: 'Ann' could be Ann Lee or Ann Moss: "
                                           r"write the whole name\.$"):
-        game.new(game.parse_options({"teams": "Ann+Cat"}), seats, random.Random(0))
+        game.new(game.parse_options({"teams": "Ann+Cat"}), seats, seeded(0))
 
 
 def test_teams_chosen_with_the_seats_are_respected() -> None:
@@ -384,7 +385,7 @@ def test_teams_chosen_with_the_seats_are_respected() -> None:
     ]
     game = Spades()
     for seed in range(50):
-        order = game.new(game.parse_options({}), seats, random.Random(seed)).state.order
+        order = game.new(game.parse_options({}), seats, seeded(seed)).state.order
         assert {order[0], order[2]} in ({ANN, DAN}, {BEN, CAT})
 
 
@@ -392,14 +393,14 @@ def test_teams_from_the_seats_and_the_option_must_agree() -> None:
     seats = [SeatInfo(1, "Ann", team="x"), SeatInfo(2, "Ben", team="x"), *SEATS[2:]]
     game = Spades()
     with pytest.raises(OptionError, match="teams"):
-        game.new(game.parse_options({"teams": "Ann+Cat"}), seats, random.Random(0))
+        game.new(game.parse_options({"teams": "Ann+Cat"}), seats, seeded(0))
 
 
 def test_without_teams_every_pairing_can_be_drawn() -> None:
     game = Spades()
     pairings = set()
     for seed in range(100):
-        order = game.new(game.parse_options({}), SEATS, random.Random(seed)).state.order
+        order = game.new(game.parse_options({}), SEATS, seeded(seed)).state.order
         pairings.add(frozenset((frozenset(order[0::2]), frozenset(order[1::2]))))
     assert len(pairings) == 3
 
@@ -957,7 +958,7 @@ def test_the_misplay_penalties_appear_in_the_round_report() -> None:
 
 def test_the_timeout_bid_is_2() -> None:
     table = Table([MIXED])
-    assert table.game.timeout_action(table.state, ANN, random.Random(0)) == Action("bid", (2,))
+    assert table.game.timeout_action(table.state, ANN, seeded(0)) == Action("bid", (2,))
 
 
 def test_the_timeout_play_is_a_random_legal_card() -> None:
@@ -965,7 +966,7 @@ def test_the_timeout_play_is_a_random_legal_card() -> None:
     table.bid(4, 3, 3, 3)
     table.act(ANN, "play 2H")
     chosen = {
-        table.game.timeout_action(table.state, BEN, random.Random(seed)).args[0]
+        table.game.timeout_action(table.state, BEN, seeded(seed)).args[0]
         for seed in range(40)
     }
     assert chosen == {"AH", "KH", "QH", "JH"}
@@ -974,13 +975,13 @@ def test_the_timeout_play_is_a_random_legal_card() -> None:
 def test_only_the_player_due_can_time_out() -> None:
     table = Table([MIXED])
     with pytest.raises(IllegalAction, match="owes no action"):
-        table.game.timeout_action(table.state, BEN, random.Random(0))
+        table.game.timeout_action(table.state, BEN, seeded(0))
 
 
 def test_bots_bid_validly_and_play_legal_cards() -> None:
     table = Table(seed="bots")
     for step in range(200):
-        action = table.game.bot_action(table.state, table.due, random.Random(step))
+        action = table.game.bot_action(table.state, table.due, seeded(step))
         if action.verb == "bid":
             assert action.args[0] in VALID_BIDS
         else:
@@ -1091,7 +1092,7 @@ def test_pending_names_the_one_seat_to_act_and_what_it_owes() -> None:
 def test_the_state_dumps_to_json_and_loads_back_equal() -> None:
     table = Table(seed="dump")
     for _ in range(70):
-        table.apply(table.due, table.game.bot_action(table.state, table.due, random.Random(1)))
+        table.apply(table.due, table.game.bot_action(table.state, table.due, seeded(1)))
     assert table.state.tricks and table.state.trick
     data = json.loads(json.dumps(table.game.dump(table.state)))
     assert table.game.load(data) == table.state
@@ -1105,21 +1106,21 @@ def test_apply_never_changes_the_state_it_is_given() -> None:
     table.bid(4, 3, 3, 3)
     before = table.game.dump(table.state)
     state = table.state
-    table.game.apply(state, ANN, Action("play", ("2H",)), random.Random(0))
-    table.game.apply(state, ANN, Action("play", ("AH",)), random.Random(0))
+    table.game.apply(state, ANN, Action("play", ("2H",)), seeded(0))
+    table.game.apply(state, ANN, Action("play", ("AH",)), seeded(0))
     assert table.game.dump(state) == before
 
 
 def play_bot_game(
     game: Spades, seed: str, options: Mapping[str, str], max_rounds: int = 60
 ) -> tuple[SpadesState, list[tuple[int, Action]]]:
-    state = game.new(game.parse_options(options), SEATS, rng_for(seed, 0)).state
+    state = game.new(game.parse_options(options), SEATS, KeyedDraws(seed)).state
     log: list[tuple[int, Action]] = []
     while not game.is_over(state) and state.round <= max_rounds:
         (pending,) = game.pending(state)
-        action = game.bot_action(state, pending.seat, random.Random(f"{seed}:{len(log)}"))
+        action = game.bot_action(state, pending.seat, seeded(f"{seed}:{len(log)}"))
         log.append((pending.seat, action))
-        state = game.apply(state, pending.seat, action, rng_for(seed, len(log))).state
+        state = game.apply(state, pending.seat, action, KeyedDraws(seed)).state
     return state, log
 
 
@@ -1129,9 +1130,9 @@ def test_a_game_replays_from_its_seed_and_action_log() -> None:
     assert game.is_over(final)
     stored = json.loads(json.dumps([[seat, action.to_json()] for seat, action in log]))
     options = game.parse_options({"target": "250"})
-    replayed = game.new(options, SEATS, rng_for("replay", 0)).state
+    replayed = game.new(options, SEATS, KeyedDraws("replay")).state
     for step, (seat, data) in enumerate(stored, start=1):
-        replayed = game.apply(replayed, seat, Action.from_json(data), rng_for("replay", step)).state
+        replayed = game.apply(replayed, seat, Action.from_json(data), KeyedDraws("replay")).state
         if step % 100 == 0:  # as the service stores it between messages
             replayed = game.load(game.dump(replayed))
     assert game.dump(replayed) == game.dump(final)
@@ -1152,7 +1153,7 @@ def chaotic_action(
         if state.phase == "bidding":
             return Action("bid", (rng.choice(VALID_BIDS),))
         return Action("play", (str(rng.choice(full_deck())),))
-    return game.bot_action(state, seat, rng)
+    return game.bot_action(state, seat, SequentialDraws(rng))
 
 
 def check_round_cards(results: Sequence[Result[SpadesState]]) -> None:
@@ -1177,7 +1178,7 @@ def check_round_cards(results: Sequence[Result[SpadesState]]) -> None:
 )
 def test_random_games_keep_every_rule(seed: str, target: str, wild: float) -> None:
     game = Spades()
-    opening = game.new(game.parse_options({"target": target}), SEATS, rng_for(seed, 0))
+    opening = game.new(game.parse_options({"target": target}), SEATS, KeyedDraws(seed))
     state = opening.state
     assert_no_public_leak(game, state, opening, None, None)
     round_results: list[Result[SpadesState]] = []
@@ -1189,7 +1190,7 @@ def test_random_games_keep_every_rule(seed: str, target: str, wild: float) -> No
         step += 1
         action = chaotic_action(game, state, pending.seat, random.Random(f"{seed}/{step}"), wild)
         try:
-            result = game.apply(state, pending.seat, action, rng_for(seed, step))
+            result = game.apply(state, pending.seat, action, KeyedDraws(seed))
         except IllegalAction:
             assert action.verb == "concede"
             continue
@@ -1240,7 +1241,7 @@ def test_random_games_keep_every_rule(seed: str, target: str, wild: float) -> No
 
 def test_nothing_public_ever_names_a_card_still_in_a_hand() -> None:
     game = Spades()
-    result = game.new(game.parse_options({"target": "200"}), SEATS, rng_for("leak", 0))
+    result = game.new(game.parse_options({"target": "200"}), SEATS, KeyedDraws("leak"))
     assert_no_public_leak(game, result.state, result, None, None)
     rng = random.Random(7)
     step = 0
@@ -1250,7 +1251,7 @@ def test_nothing_public_ever_names_a_card_still_in_a_hand() -> None:
         action = chaotic_action(game, state, pending.seat, rng, wild=0.01)
         step += 1
         try:
-            result = game.apply(state, pending.seat, action, rng_for("leak", step))
+            result = game.apply(state, pending.seat, action, KeyedDraws("leak"))
         except IllegalAction:
             continue
         assert_no_public_leak(game, state, result, action, pending.seat)
@@ -1298,7 +1299,7 @@ def _outside_referee(imports: set[str]) -> set[str]:
 def test_engine_imports_only_the_contract_and_the_cards() -> None:
     imports = _imports("rules")
     assert {name for name in imports if name.startswith("referee")} == {
-        "referee.games.base", "referee.games.cards", "referee.games.names"}
+        "referee.games.base", "referee.games.cards", "referee.games.draws", "referee.games.names"}
     assert not _outside_referee(imports)
 
 

@@ -22,10 +22,10 @@ LIST = "players@club.test"
 
 
 def new_miser(club: Club) -> str:
-    """Alice, Bob and Carol; the draw of seed "t" gives Bob the first turn."""
+    """Alice, Bob and Carol; the draw of seed "s7" gives Bob the first turn."""
     tag = club.referee.operator.create_game(
         "miser", [f"Alice <{ALICE}>", f"Bob <{BOB}>", f"Carol <{CAROL}>"],
-        now=club.now, seed="t")
+        now=club.now, seed="s7")
     club.poll()
     assert club.referee.reading.status(tag)[0]["to_move"] == ["Bob"]
     return tag

@@ -7,9 +7,11 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 
+from referee.games.draws import COUNTER, KEYED
 from referee.store import models as m
+from tests.games.test_draws import counter_games
 from tests.service.test_miser_privacy import new_miser
 from tests.test_referee import ALICE, BOB, CAROL, REF, Club, new_goofspiel
 
@@ -44,4 +46,29 @@ def test_status_in_batches_is_status_at_once(tmp_path: Path) -> None:
     for batch in (1, 2, 3):
         assert list(club.referee.reading.iter_status(batch=batch)) == at_once
     assert club.referee.reading.status(tags[2]) == [at_once[2]]
+    club.referee.close()
+
+
+def test_a_game_stored_with_the_counter_scheme_replays_with_it(tmp_path: Path) -> None:
+    """A game made before keyed draws (``games.draws`` is ``counter``, as
+    migration 0013 sets every game there was) replays with the generator
+    per action it was played with, and ``replay`` says it matches."""
+    recorded = next(g for g in counter_games() if g["kind"] == "goofspiel")
+    club = Club(tmp_path)
+    tag = club.referee.operator.create_game("goofspiel", [ALICE, BOB], now=club.now,
+                                            seed=recorded["seed"])
+    with club.referee.sessions.begin() as db:
+        game = db.scalar(select(m.Game).where(m.Game.tag == tag))
+        assert game is not None and game.draws == KEYED
+        game.draws, game.state, game.step = COUNTER, recorded["state"], len(recorded["log"])
+        for seat, (_, name, _) in zip(game.seats, recorded["seats"], strict=True):
+            seat.name = name
+        db.add_all(m.ActionLog(game_id=game.id, step=step, seat=seat, action=action,
+                               source="player", at=club.now)
+                   for step, seat, action in recorded["log"])
+    assert club.referee.reading.replay(tag) == club.referee.reading.stored_state(
+        tag, as_loaded=True)
+    with club.referee.sessions.begin() as db:
+        db.execute(update(m.Game).values(draws=KEYED))
+    assert club.referee.reading.replay(tag) != club.referee.reading.stored_state(tag)
     club.referee.close()

@@ -12,7 +12,6 @@ cards are named here too, since the rules' replies and history name them.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -34,6 +33,7 @@ from referee.games.base import (
     evolve,
 )
 from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS, SUITS, parse_rank, rank_value_ace_low
+from referee.games.draws import Draws
 
 #: 000 rule 4b: "The value of an Ace is 1, a King is 13, a Queen is 12, a
 #: Jack is 11, and all other cards' values are their numeric values."
@@ -113,7 +113,7 @@ class BiddingRules(Game[BiddingState]):
         return n, n
 
     def new(
-        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], rng: random.Random
+        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], draws: Draws
     ) -> Result[BiddingState]:
         n = len(seats)
         cards = int(options["cards"])
@@ -128,7 +128,7 @@ class BiddingRules(Game[BiddingState]):
             pot=list(range(1, cards + 1)),
             takes=[[] for _ in seats],
         )
-        events = self._next_round(state, rng)
+        events = self._next_round(state, draws)
         notice = Notice(Audience.everyone(), "opening", self._report_context(state, []))
         return Result(state, events, [notice])
 
@@ -142,7 +142,7 @@ class BiddingRules(Game[BiddingState]):
             )
 
     def apply(
-        self, state: BiddingState, seat: int, action: Action, rng: random.Random
+        self, state: BiddingState, seat: int, action: Action, draws: Draws
     ) -> Result[BiddingState]:
         if action.verb != "bid":
             raise IllegalAction(f"{self.title} has no {action.verb!r} command.")
@@ -178,7 +178,7 @@ class BiddingRules(Game[BiddingState]):
         reply = f"Your bid of {self._name(value)} for round {new.round} is sealed."
         notices: list[Notice] = []
         if len(new.bids) == len(new.names):
-            events += self._resolve(new, rng, notices)
+            events += self._resolve(new, draws, notices)
         return Result(new, events, notices, reply)
 
     def pending(self, state: BiddingState) -> list[Pending]:
@@ -190,11 +190,13 @@ class BiddingRules(Game[BiddingState]):
             if str(i + 1) not in state.bids
         ]
 
-    def timeout_action(self, state: BiddingState, seat: int, rng: random.Random) -> Action:
+    def timeout_action(self, state: BiddingState, seat: int, draws: Draws) -> Action:
         # 000 rule 4e and PS-8: a card chosen uniformly from the pack.
+        rng = self.move_rng(state, seat, draws, "timeout")
         return Action("bid", (rng.choice(sorted(state.packs[seat - 1])), "referee"))
 
-    def bot_action(self, state: BiddingState, seat: int, rng: random.Random) -> Action:
+    def bot_action(self, state: BiddingState, seat: int, draws: Draws) -> Action:
+        rng = self.move_rng(state, seat, draws, "bot")
         return Action("bid", (rng.choice(sorted(state.packs[seat - 1])),))
 
     def replace_with_bot(self, state: BiddingState, seat: int) -> Result[BiddingState]:
@@ -215,13 +217,14 @@ class BiddingRules(Game[BiddingState]):
         return state.round
 
     # -- rounds ---------------------------------------------------------------
-    def _next_round(self, state: BiddingState, rng: random.Random) -> list[Event]:
-        """Draw the next prize (4d, G2-11); play the forced last round (G2-10)."""
+    def _next_round(self, state: BiddingState, draws: Draws) -> list[Event]:
+        """Draw the next prize (4d, G2-11) from the pot's cards in ascending
+        order (``prize`` keyed by the round); play the forced last round (G2-10)."""
         state.round += 1
         state.bids, state.auto = {}, {}
         order = state.options["prize_order"]
         if order == "random":
-            prize = rng.choice(sorted(state.pot))
+            prize = draws.rng("prize", state.round).choice(sorted(state.pot))
         elif order == "ascending":
             prize = min(state.pot)
         elif order == "descending":
@@ -236,13 +239,13 @@ class BiddingRules(Game[BiddingState]):
             for i, pack in enumerate(state.packs):
                 state.bids[str(i + 1)] = pack[0]
                 state.auto[str(i + 1)] = False
-            events += self._resolve(state, rng, None, automatic=True)
+            events += self._resolve(state, draws, None, automatic=True)
         return events
 
     def _resolve(
         self,
         state: BiddingState,
-        rng: random.Random,
+        draws: Draws,
         notices: list[Notice] | None,
         automatic: bool = False,
     ) -> list[Event]:
@@ -291,7 +294,7 @@ class BiddingRules(Game[BiddingState]):
         if last:
             state.over = True
         else:
-            events += self._next_round(state, rng)
+            events += self._next_round(state, draws)
             if state.history[-1] is not record:
                 resolved.append(state.history[-1])
         if notices is not None:

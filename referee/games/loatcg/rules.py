@@ -18,7 +18,6 @@ rulings are marked ``House reading:`` beside the code that implements them.
 from __future__ import annotations
 
 import functools
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +38,7 @@ from referee.games.base import (
     SeatInfo,
     evolve,
 )
+from referee.games.draws import Draws, Rng
 from referee.games.loatcg.instructions import (
     BASIC,
     CARD_TYPES,
@@ -98,6 +98,10 @@ class Member:
     known: list[int] = field(default_factory=list)
     #: How many actions e has taken as a bot; a bot's next turn is keyed by it.
     acts: int = 0
+    #: How many times e has paid an apple to draw (rule 8), and 3 apples for
+    #: a random reveal: the draws of eir next one are keyed by it.
+    paid_draws: int = 0
+    random_reveals: int = 0
     #: Other names e goes by, from the service (the local part of eir
     #: address), which members may write to name em in an offer.
     aliases: list[str] = field(default_factory=list)
@@ -242,7 +246,7 @@ class LoatcgRules(Game[LoatcgState]):
         return 0, MAX_SEATS
 
     def new(
-        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], rng: random.Random
+        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], draws: Draws
     ) -> Result[LoatcgState]:
         """Rule 5: the Dealor begins round 1 and the tournament publicly, with
         the hash and the number of instructions (rule 4, ruling TCG-19).
@@ -259,7 +263,7 @@ class LoatcgRules(Game[LoatcgState]):
             raise OptionError("seat 0 is the Dealor, who cannot be a member (rule 1)")
         if len({s.position for s in seats}) != len(seats):
             raise OptionError("each seat position may be given once")
-        salt = f"{rng.getrandbits(256):064x}"
+        salt = f"{draws.rng('salt').getrandbits(256):064x}"
         canonical = committed_text(instructions)
         s = LoatcgState(
             instructions=canonical,
@@ -279,7 +283,7 @@ class LoatcgRules(Game[LoatcgState]):
         for info in seats:
             member = Member(info.position, info.name, bot=info.bot, aliases=list(info.aliases))
             s.members.append(member)
-            dealt = self._deal(s, member, JOIN_CARDS, rng)
+            dealt = self._deal(s, member, JOIN_CARDS, draws.rng("join", member.seat))
             events.append(self._deal_event(member, dealt, "join"))
             later.append(self._dealt_notice(s, member, dealt, "join"))
         if seats:
@@ -311,10 +315,10 @@ class LoatcgRules(Game[LoatcgState]):
             )
 
     def apply(
-        self, state: LoatcgState, seat: int, action: Action, rng: random.Random
+        self, state: LoatcgState, seat: int, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         if seat == DEALOR:
-            return self._dealor(state, action, rng)
+            return self._dealor(state, action, draws)
         if state.frozen:
             # Ruling TCG-6: once frozen, no action, trade or join is accepted.
             raise IllegalAction(
@@ -322,7 +326,7 @@ class LoatcgRules(Game[LoatcgState]):
                 "Final Report lists every hand and score."
             )
         if action.verb == "join":
-            return self._join(state, seat, action, rng)
+            return self._join(state, seat, action, draws)
         member = member_at(state, seat)
         if member is None:
             raise IllegalAction(
@@ -346,7 +350,7 @@ class LoatcgRules(Game[LoatcgState]):
         handler = handlers.get(action.verb)
         if handler is None:
             raise IllegalAction(f"The tournament has no command {action.verb!r}.")
-        result = handler(state, member, action, rng)
+        result = handler(state, member, action, draws)
         if member.bot:
             # A bot's action, even one that changed nothing, uses its turn:
             # the next is a new obligation.
@@ -380,7 +384,7 @@ class LoatcgRules(Game[LoatcgState]):
         ]
         return [dealor, *bots]
 
-    def timeout_action(self, state: LoatcgState, seat: int, rng: random.Random) -> Action:
+    def timeout_action(self, state: LoatcgState, seat: int, draws: Draws) -> Action:
         """The Dealor's timetabled action, or a bot member's turn; human
         members owe nothing, so none is ever due for them."""
         if state.frozen:
@@ -390,9 +394,9 @@ class LoatcgRules(Game[LoatcgState]):
         member = member_at(state, seat)
         if member is None or not member.bot:
             raise IllegalAction("Nothing is due from this seat.")
-        return self.bot_action(state, seat, rng)
+        return self.bot_action(state, seat, draws)
 
-    def bot_action(self, state: LoatcgState, seat: int, rng: random.Random) -> Action:
+    def bot_action(self, state: LoatcgState, seat: int, draws: Draws) -> Action:
         """A bot member's turn (a member who resigned, or one seated as a
         bot). It owes nothing, so it acts quietly: in secret, on its own
         hand, so nobody is mailed. It crafts when it holds the inputs, saves
@@ -403,12 +407,13 @@ class LoatcgRules(Game[LoatcgState]):
         asks and no type is on both sides, privately with the offer's maker
         (rule 10); it offers one card it holds for one of another
         type, privately, to the other bot members alone, and withdraws such
-        offers. Every choice is drawn from ``rng``."""
+        offers. Every choice is drawn from ``move_rng`` (keyed by its turn)."""
         if seat == DEALOR:
-            return self.timeout_action(state, seat, rng)
+            return self.timeout_action(state, seat, draws)
         member = member_at(state, seat)
         if member is None or state.frozen:
             raise IllegalAction("Nothing is open to this seat.")
+        rng = self.move_rng(state, seat, draws, "bot")
         hand = member.hand
         apples = hand["apple"]
 
@@ -480,30 +485,33 @@ class LoatcgRules(Game[LoatcgState]):
     # -- the Dealor -----------------------------------------------------------
 
     def _dealor(
-        self, state: LoatcgState, action: Action, rng: random.Random
+        self, state: LoatcgState, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         if action.verb == "join":
             raise IllegalAction("The Dealor cannot be a Member (rule 1).")
         if state.frozen:
             raise IllegalAction("The tournament has ended; the Dealor owes nothing more.")
         if action.verb == "report" and state.round < state.rounds:
-            return self._round_report(state, rng)
+            return self._round_report(state, draws)
         if action.verb == "freeze" and state.round == state.rounds:
             return self._freeze(state)
         due = "report" if state.round < state.rounds else "freeze"
         raise IllegalAction(f"The Dealor's next act is '{due}', not {action.verb!r}.")
 
-    def _round_report(self, state: LoatcgState, rng: random.Random) -> Result[LoatcgState]:
+    def _round_report(self, state: LoatcgState, draws: Draws) -> Result[LoatcgState]:
         """Rule 5, ruling TCG-20: each member's score as of now, one
         instruction not yet reported, chosen at random and shown without its
         number, and the Discard Pile; then the next round begins. Rule 7,
         ruling TCG-2: after every report but the first, three cards to each
-        member, secretly."""
+        member, secretly. Report R draws its instruction (``report`` keyed
+        by R) from the numbers not yet reported, in ascending order, and each
+        member's deal after it (``deal`` keyed by R and eir seat)."""
         s = evolve(state)
         instructions = instructions_of(s)
         reported = {r.instruction for r in s.reports}
-        chosen = rng.choice([i.number for i in instructions if i.number not in reported])
         number = len(s.reports) + 1
+        unreported = [i.number for i in instructions if i.number not in reported]
+        chosen = draws.rng("report", number).choice(unreported)
         deal = number >= 2
         report = Report(
             number=number,
@@ -534,7 +542,7 @@ class LoatcgRules(Game[LoatcgState]):
         secret: list[Notice] = []
         if deal:
             for member in s.members:
-                dealt = self._deal(s, member, ROUND_DEAL, rng)
+                dealt = self._deal(s, member, ROUND_DEAL, draws.rng("deal", number, member.seat))
                 events.append(self._deal_event(member, dealt, "round"))
                 secret.append(self._dealt_notice(s, member, dealt, "round"))
         context = {**self._common(s), "report": public}
@@ -568,7 +576,7 @@ class LoatcgRules(Game[LoatcgState]):
     # -- members' actions -----------------------------------------------------
 
     def _join(
-        self, state: LoatcgState, seat: int, action: Action, rng: random.Random
+        self, state: LoatcgState, seat: int, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         """Rule 1, rule 3, ruling TCG-5: a person who has never been a member
         draws 5 cards; one who has been a member before (the service says so
@@ -591,7 +599,7 @@ class LoatcgRules(Game[LoatcgState]):
         member = Member(seat, name, aliases=[str(a) for a in args[2] or []])
         s.members.append(member)
         count = 0 if former else JOIN_CARDS
-        dealt = self._deal(s, member, count, rng)
+        dealt = self._deal(s, member, count, draws.rng("join", seat))
         text = (
             f"{name} deals emself in again and draws nothing (rule 3)."
             if former
@@ -608,7 +616,7 @@ class LoatcgRules(Game[LoatcgState]):
         return Result(s, events, notices, text)
 
     def _hand(
-        self, state: LoatcgState, member: Member, action: Action, rng: random.Random
+        self, state: LoatcgState, member: Member, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         """The member's cards, secretly; not eir Hand Score (ruling TCG-22)."""
         context = {**self._common(state), "you": self._you(state, member)}
@@ -616,7 +624,7 @@ class LoatcgRules(Game[LoatcgState]):
         return Result(state, [], [notice], "Your hand is below, for you alone.")
 
     def _score_asked(
-        self, state: LoatcgState, member: Member, action: Action, rng: random.Random
+        self, state: LoatcgState, member: Member, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         """Ruling TCG-22: a score on request would let a member probe the
         hidden instructions by discarding or trading and asking again, the
@@ -624,7 +632,7 @@ class LoatcgRules(Game[LoatcgState]):
         raise IllegalAction(SCORE_TOLD)
 
     def _discard(
-        self, state: LoatcgState, member: Member, action: Action, rng: random.Random
+        self, state: LoatcgState, member: Member, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         kind = _card_arg(action)
         _require(member, {kind: 1}, f"discard {_article(kind)}")
@@ -635,20 +643,21 @@ class LoatcgRules(Game[LoatcgState]):
         return self._announce(s, m, action, "discard", text, {"card": kind}, [])
 
     def _draw(
-        self, state: LoatcgState, member: Member, action: Action, rng: random.Random
+        self, state: LoatcgState, member: Member, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         _require(member, {"apple": 1}, "discard an apple to draw 2 cards")
         s = evolve(state)
         m = _same(s, member)
         _move(m.hand, s.discard_pile, {"apple": 1})
-        dealt = self._deal(s, m, DRAW_CARDS, rng)
+        dealt = self._deal(s, m, DRAW_CARDS, draws.rng("draw", m.seat, m.paid_draws))
+        m.paid_draws += 1
         text = f"{m.name} discards an apple to draw {DRAW_CARDS} cards."
         secret = [self._dealt_notice(s, m, dealt, "draw")]
         return self._announce(s, m, action, "draw", text, {}, secret,
                               [self._deal_event(m, dealt, "draw")])
 
     def _take(
-        self, state: LoatcgState, member: Member, action: Action, rng: random.Random
+        self, state: LoatcgState, member: Member, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         """Rule 8, ruling TCG-8: two apples for one card of the named type out
         of the Discard Pile. Whether one is there is checked before the apples
@@ -675,7 +684,7 @@ class LoatcgRules(Game[LoatcgState]):
         return self._announce(s, m, action, "take", text, {"card": kind}, [])
 
     def _craft(
-        self, state: LoatcgState, member: Member, action: Action, rng: random.Random
+        self, state: LoatcgState, member: Member, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         """Rule 8, rulings TCG-10 and TCG-11: the two inputs go to the Discard
         Pile and the refined card appears at once."""
@@ -692,7 +701,7 @@ class LoatcgRules(Game[LoatcgState]):
         return self._announce(s, m, action, "craft", text, {"card": kind, "inputs": [a, b]}, [])
 
     def _buy(
-        self, state: LoatcgState, member: Member, action: Action, rng: random.Random
+        self, state: LoatcgState, member: Member, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         """Rule 8: apples for the Dealor to reveal, secretly (rule 9), a
         random instruction with its number (ruling TCG-12), the number of the
@@ -726,7 +735,8 @@ class LoatcgRules(Game[LoatcgState]):
         m = _same(s, member)
         _move(m.hand, s.discard_pile, {"apple": cost})
         if how == "reveal":
-            number = rng.randint(1, s.rounds)
+            number = draws.rng("reveal", m.seat, m.random_reveals).randint(1, s.rounds)
+            m.random_reveals += 1
         elif how == "number":
             number = s.reports[arg - 1].instruction
         else:
@@ -756,7 +766,7 @@ class LoatcgRules(Game[LoatcgState]):
     # -- trades (rule 10, ruling TCG-16) ------------------------------------
 
     def _offer(
-        self, state: LoatcgState, member: Member, action: Action, rng: random.Random
+        self, state: LoatcgState, member: Member, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         """An offer to give cards for cards. House reading (ruling TCG-16): it
         may name who can accept it; a private offer naming nobody may be
@@ -820,7 +830,7 @@ class LoatcgRules(Game[LoatcgState]):
         )
 
     def _execute(
-        self, state: LoatcgState, member: Member, action: Action, rng: random.Random
+        self, state: LoatcgState, member: Member, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         """Rule 10, ruling TCG-16: executed publicly, or privately if the mail
         includes every party; both sides are checked now. The outcome goes to
@@ -908,7 +918,7 @@ class LoatcgRules(Game[LoatcgState]):
         return Result(s, events, notices, text, failed=bool(failing))
 
     def _withdraw(
-        self, state: LoatcgState, member: Member, action: Action, rng: random.Random
+        self, state: LoatcgState, member: Member, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         number = _int_arg(action)
         offer = next((o for o in state.offers if o.number == number), None)
@@ -968,9 +978,10 @@ class LoatcgRules(Game[LoatcgState]):
         return Result(s, events, [*notices, *secret], text)
 
     def _deal(
-        self, s: LoatcgState, member: Member, count: int, rng: random.Random
+        self, s: LoatcgState, member: Member, count: int, rng: Rng
     ) -> dict[str, int]:
-        """Definition C, ruling TCG-4: each card a basic type at random, 1/5 each."""
+        """Definition C, ruling TCG-4: each card a basic type at random, 1/5
+        each (a choice from :data:`BASIC` in its order)."""
         dealt = dict.fromkeys(CARD_TYPES, 0)
         for _ in range(count):
             dealt[rng.choice(BASIC)] += 1

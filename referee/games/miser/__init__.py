@@ -1,8 +1,9 @@
 """Miser by mail: rule text 004 (Miser) and its rulings MI-1 … MI-15
 (docs/rulings.md).
 
-Three to eight players, 20 pennies each and the whole deck dealt equally
-(ruling MI-1). On her turn a player passes (3 pennies to the centre, ruling
+Three or more players, as many as the deck deals a card each, 20 pennies
+each and the deck dealt equally, 52 mod n cards removed face down (ruling
+MI-1). On her turn a player passes (3 pennies to the centre, ruling
 MI-4), takes out a contract with a partner against a victim (ruling MI-6),
 attacks another player (rulings MI-7, MI-12) or bids for the centre (rulings
 MI-8, MI-9). The game ends after the first exchange that leaves a player

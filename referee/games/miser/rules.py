@@ -18,7 +18,6 @@ from the words, through the hooks of :class:`MiserRules`.
 from __future__ import annotations
 
 import copy
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -39,12 +38,15 @@ from referee.games.base import (
     SeatInfo,
 )
 from referee.games.cards import Card, full_deck, rank_value_ace_high
+from referee.games.draws import Draws, Rng
 
 PENNIES = 20  # Set-Up: "20 pennies for each player"
 WAGER_CAP = 3  # Basic Rules: "Only three pennies may be wagered by a player in any turn"
 PASS_COST = 3  # Passing: "she must put 3 pennies into the centre"
-MIN_PLAYERS, MAX_PLAYERS = 3, 8  # Set-Up: "3 or more players"; House reading: 8 at most
 DECK_SIZE = 52  # ruling MI-1: a deck of 52 cards, no jokers
+#: Set-Up: "3 or more players"; ruling MI-1: as many as the deck deals, each
+#: player at least one card.
+MIN_PLAYERS, MAX_PLAYERS = 3, DECK_SIZE
 
 TURN = "turn"
 OFFER = "offer"
@@ -193,10 +195,12 @@ def _card_codes(cards: Sequence[str]) -> list[str]:
 # -- the draw (ruling MI-2) -----------------------------------------------------
 
 
-def draw_for_first(n: int, rng: random.Random) -> tuple[int, list[list[str | None]]]:
+def draw_for_first(n: int, rng: Rng) -> tuple[int, list[list[str | None]]]:
     """Each player draws a card; the highest rank (ace high) goes first, and
     the players tied for highest draw again from what is left (from a fresh
-    deck, should it run out)."""
+    deck, should it run out). A deck is shuffled (in the order of
+    :func:`~referee.games.cards.full_deck`) and each drawing player, in seat
+    order, takes the card from its end."""
     deck: list[str] = []
     drawing = list(range(n))
     rounds: list[list[str | None]] = []
@@ -592,24 +596,26 @@ class MiserRules(Game[MiserState]):
         return MIN_PLAYERS, MAX_PLAYERS
 
     def new(
-        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], rng: random.Random
+        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], draws: Draws
     ) -> Result[MiserState]:
         n = len(seats)
         if not MIN_PLAYERS <= n <= MAX_PLAYERS or len({s.position for s in seats}) != n:
-            raise OptionError(f"Miser needs {MIN_PLAYERS} to {MAX_PLAYERS} players")
+            raise OptionError(f"Miser needs {MIN_PLAYERS} to {MAX_PLAYERS} players: 3 or more "
+                              "(rule text 004), and a deck of 52 deals each at least one card")
         ordered = sorted(seats, key=lambda s: s.position)  # ruling MI-3: seat order
-        first, draws = draw_for_first(n, rng)
+        first, drawn = draw_for_first(n, draws.rng("first"))
         if self._draw is not None:
             fixed = self._draw
             if len(fixed) != n:
                 raise OptionError(f"the fixed draw is for {len(fixed)} players")
             row: list[str | None] = list(fixed)
-            draws = [row]
+            drawn = [row]
             first = max(range(n), key=lambda p: rank_value_ace_high(fixed[p][:-1]))
         # Ruling MI-2: the full deck is reshuffled after the draw; ruling MI-1:
-        # 52 mod n random cards are removed face down and the rest dealt equally.
+        # 52 mod n random cards are removed face down and the rest dealt equally:
+        # the shuffled deck's first 52 mod n cards, then one card each in turn.
         deck = [str(c) for c in full_deck()]
-        rng.shuffle(deck)
+        draws.rng("deal").shuffle(deck)
         cut = DECK_SIZE % n
         removed, rest = deck[:cut], deck[cut:]
         hands = [sort_hand(rest[i::n]) for i in range(n)]
@@ -627,7 +633,7 @@ class MiserRules(Game[MiserState]):
             pennies_each=pennies,
             wager_cap=int(options.get("wager") or WAGER_CAP),
             first=first,
-            draws=draws,
+            draws=drawn,
             removed=sorted(removed),
             hands=hands,
             pennies=[pennies] * n,
@@ -636,7 +642,7 @@ class MiserRules(Game[MiserState]):
         size = len(hands[0])
         draw_text = "; ".join(
             ", ".join(f"{state.names[p]} {card_text(c)}" for p, c in enumerate(row) if c)
-            for row in draws
+            for row in drawn
         )
         events = [
             Event(
@@ -647,7 +653,7 @@ class MiserRules(Game[MiserState]):
             Event(
                 "draw",
                 f"The draw for first player: {draw_text}. {state.names[first]} goes first.",
-                data={"draws": [list(r) for r in draws], "first": state.names[first]},
+                data={"draws": [list(r) for r in drawn], "first": state.names[first]},
             ),
             Event(
                 "deal",
@@ -722,7 +728,7 @@ class MiserRules(Game[MiserState]):
             )
 
     def apply(
-        self, state: MiserState, seat: int, action: Action, rng: random.Random
+        self, state: MiserState, seat: int, action: Action, draws: Draws
     ) -> Result[MiserState]:
         player = self._player(state, seat)
         if action.verb == "hand":
@@ -771,7 +777,7 @@ class MiserRules(Game[MiserState]):
                 out.append(Pending(state.seats[p], key, OWED_TEXT[owes]))
         return out
 
-    def timeout_action(self, state: MiserState, seat: int, rng: random.Random) -> Action:
+    def timeout_action(self, state: MiserState, seat: int, draws: Draws) -> Action:
         """Ruling MI-15: a silent turn player passes; an unanswered offer
         lapses; a partner who does not play plays a random card; silence in
         an attack is "flip"; silence in an auction is "done".
@@ -789,12 +795,13 @@ class MiserRules(Game[MiserState]):
         if owes == "answer":
             return Action("lapse")
         if owes in ("contract_card", "attack_first"):
+            rng = self.move_rng(state, seat, draws, "timeout")
             return Action("down", (rng.choice(sorted(state.hands[player])),))
         if owes == "attack":
             return Action("flip")
         return Action("done")
 
-    def bot_action(self, state: MiserState, seat: int, rng: random.Random) -> Action:
+    def bot_action(self, state: MiserState, seat: int, draws: Draws) -> Action:
         """A random player with a little sense: it never bids or wagers more
         pennies than it holds, prefers to attack players with no cards, bids
         for a centre worth having, and adds cards to an attack while it has
@@ -803,6 +810,7 @@ class MiserRules(Game[MiserState]):
         owes = owed_step(state, player)
         if owes is None:
             raise IllegalAction(f"{state.names[player]} owes no action now.")
+        rng = self.move_rng(state, seat, draws, "bot")
         if owes == "turn":
             return _bot_turn(state, player, rng)
         if owes == "answer":
@@ -1309,7 +1317,7 @@ def _args(action: Action, count: int) -> tuple[JSON, ...]:
 # -- bots -----------------------------------------------------------------------------
 
 
-def _bot_turn(s: MiserState, player: int, rng: random.Random) -> Action:
+def _bot_turn(s: MiserState, player: int, rng: Rng) -> Action:
     hand = sort_hand(s.hands[player])
     purse = s.pennies[player]
     if not hand:

@@ -15,7 +15,6 @@ rulings are marked ``House reading:`` beside the code that implements them.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -35,6 +34,7 @@ from referee.games.base import (
     SeatInfo,
 )
 from referee.games.cards import SUIT_NAMES, Card, full_deck, rank_value_ace_high
+from referee.games.draws import Draws
 from referee.games.names import Nameable, find_seat
 
 PLAYERS = 4  # "Players: exactly 4 players and 1 referee are needed."
@@ -390,7 +390,7 @@ class SpadesRules(Game[SpadesState]):
         return PLAYERS, PLAYERS
 
     def new(
-        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], rng: random.Random
+        self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], draws: Draws
     ) -> Result[SpadesState]:
         if len(seats) != PLAYERS or len({s.position for s in seats}) != PLAYERS:
             raise OptionError("Spades needs exactly 4 players")
@@ -408,6 +408,7 @@ class SpadesRules(Game[SpadesState]):
         else:
             # Ruling SP-1: a random order with partners opposite. Draw the
             # pairing, which team is team 1, and who of each team plays first.
+            rng = draws.rng("seating")
             teams = [list(pair) for pair in rng.choice(pairings)]
             rng.shuffle(teams)
             for team in teams:
@@ -422,7 +423,7 @@ class SpadesRules(Game[SpadesState]):
             target=int(options.get("target") or TARGET),
             teams_chosen=bool(same or apart),
         )
-        self._deal(state, rng)
+        self._deal(state, draws)
         seating_text = ", ".join(f"{i + 1} {name}" for i, name in enumerate(state.names))
         events = [
             Event(
@@ -462,7 +463,7 @@ class SpadesRules(Game[SpadesState]):
         """
 
     def apply(
-        self, state: SpadesState, seat: int, action: Action, rng: random.Random
+        self, state: SpadesState, seat: int, action: Action, draws: Draws
     ) -> Result[SpadesState]:
         player = self._player(state, seat)
         if action.verb == "hand":
@@ -475,7 +476,7 @@ class SpadesRules(Game[SpadesState]):
         if action.verb == "bid":
             return self._bid(state, player, _int_arg(action))
         if action.verb == "play":
-            return self._play(state, player, _card_arg(action), rng)
+            return self._play(state, player, _card_arg(action), draws)
         raise IllegalAction(f"Spades has no command {action.verb!r}.")
 
     def pending(self, state: SpadesState) -> list[Pending]:
@@ -490,20 +491,22 @@ class SpadesRules(Game[SpadesState]):
         key = f"r{state.round}-t{number}-{seat}-m{sum(state.game_misplays)}"
         return [Pending(seat, key, f"a card to trick {number}")]
 
-    def timeout_action(self, state: SpadesState, seat: int, rng: random.Random) -> Action:
+    def timeout_action(self, state: SpadesState, seat: int, draws: Draws) -> Action:
         """Rule 7 and ruling SP-15: a bid of 2, or a random card among the legal plays."""
         player = self._due(state, seat)
         if state.phase == BIDDING:
             return Action("bid", (TIMEOUT_BID,))
+        rng = self.move_rng(state, seat, draws, "timeout")
         return Action("play", (rng.choice(legal_plays(state.hands[player], state.trick)),))
 
-    def bot_action(self, state: SpadesState, seat: int, rng: random.Random) -> Action:
+    def bot_action(self, state: SpadesState, seat: int, draws: Draws) -> Action:
         """A bot plays a random legal card, as issue 3 asks, and bids by a
         rough count of its likely tricks, give or take one, never below 2.
         With no likely trick it bids nil one time in five. (Measured over
         bot games: nils by random players fail four times in five, and with
         these bids a bot game to 500 lasts some 17 rounds.)"""
         player = self._due(state, seat)
+        rng = self.move_rng(state, seat, draws, "bot")
         if state.phase == PLAYING:
             return Action("play", (rng.choice(legal_plays(state.hands[player], state.trick)),))
         estimate = _estimate_tricks(state.hands[player])
@@ -582,7 +585,7 @@ class SpadesRules(Game[SpadesState]):
         )
 
     def _play(
-        self, state: SpadesState, player: int, card: str, rng: random.Random
+        self, state: SpadesState, player: int, card: str, draws: Draws
     ) -> Result[SpadesState]:
         if state.phase != PLAYING:
             raise IllegalAction(
@@ -646,7 +649,7 @@ class SpadesRules(Game[SpadesState]):
             events.append(self._game_over_event(s))
             notices: list[Notice] = []
         else:
-            self._next_round(s, rng)
+            self._next_round(s, draws)
             events.extend(self._deal_events(s))
             notices = self._hand_notices(s)
         context = {**self._common(s), **played, "completed": completed, "report": report}
@@ -754,18 +757,19 @@ class SpadesRules(Game[SpadesState]):
 
     # -- rounds ---------------------------------------------------------------
 
-    def _deal(self, state: SpadesState, rng: random.Random) -> None:
-        """Rule 1: shuffle the 52 cards and deal 13 to each player."""
+    def _deal(self, state: SpadesState, draws: Draws) -> None:
+        """Rule 1: shuffle the 52 cards (``deal`` keyed by the round) and deal
+        13 to each player."""
         if state.round <= len(self._deals):
             hands = [list(h) for h in self._deals[state.round - 1]]
         else:
             deck = [str(c) for c in full_deck()]
-            rng.shuffle(deck)
+            draws.rng("deal", state.round).shuffle(deck)
             hands = [sort_hand(deck[i * HAND_SIZE : (i + 1) * HAND_SIZE]) for i in range(PLAYERS)]
         state.hands = hands
         state.turn = state.leader = _first_bidder(state)
 
-    def _next_round(self, s: SpadesState, rng: random.Random) -> None:
+    def _next_round(self, s: SpadesState, draws: Draws) -> None:
         s.round += 1
         s.phase = BIDDING
         s.bids = [None] * PLAYERS
@@ -774,7 +778,7 @@ class SpadesRules(Game[SpadesState]):
         s.hand_misplays = [0, 0]
         s.misplay_points = [0, 0]
         s.hand_start_scores = list(s.scores)
-        self._deal(s, rng)
+        self._deal(s, draws)
 
     def _deal_events(self, s: SpadesState) -> list[Event]:
         first = s.names[_first_bidder(s)]

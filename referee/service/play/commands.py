@@ -29,6 +29,7 @@ from referee.games.base import (
     polite,
 )
 from referee.games.cards import Card
+from referee.games.draws import SequentialDraws
 from referee.service.outgoing.quiet import DONE
 from referee.service.play.session import GameSession
 from referee.service.play.table import (
@@ -243,7 +244,8 @@ def _would_apply(gs: GameSession, seat: int, action: Action) -> bool:
     not refuse or punish it (a Spades misplay), tried on the state, which
     ``apply`` never changes."""
     try:
-        return not gs.engine.apply(gs.state, seat, action, random.Random(0)).penalty
+        draws = SequentialDraws(random.Random(0))  # a trial: what it draws is no matter
+        return not gs.engine.apply(gs.state, seat, action, draws).penalty
     except EngineError:
         return False
 

@@ -18,7 +18,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config, checked_duration
 from referee.games import get_game
-from referee.games.base import Action, Audience, Notice, OptionError, SeatInfo, rng_for
+from referee.games.base import Action, Audience, Notice, OptionError, SeatInfo
+from referee.games.draws import KEYED, draws_for
 from referee.games.names import local_part
 from referee.service.errors import RefereeError
 from referee.service.outgoing.addresses import new_token
@@ -80,7 +81,7 @@ class Operator:
                 tag=f"{kind}-{number}", kind=kind,
                 options={**opts, **({"mail": mail} if mail else {}), "deadline": str(deadline),
                          "reminder": str(reminder), "aliases": aliases},
-                seed=seed or secrets.token_hex(16), state={}, step=0, status="active",
+                seed=seed or secrets.token_hex(16), draws=KEYED, state={}, step=0, status="active",
                 deadline_seconds=int(deadline.total_seconds()),
                 reminder_seconds=int(reminder.total_seconds()), created_at=now,
             )
@@ -97,7 +98,7 @@ class Operator:
                 infos.append(SeatInfo(pos, f"Bot {pos}", True))
             db.flush()
             try:
-                result = engine.new(opts, infos, rng_for(game.seed, 0))
+                result = engine.new(opts, infos, draws_for(game.draws, game.seed, 0))
             except OptionError as e:
                 raise RefereeError(str(e)) from None
             game.state = engine.dump(result.state)

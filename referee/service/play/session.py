@@ -18,7 +18,8 @@ from sqlalchemy.orm import Session
 
 from referee.config import format_duration
 from referee.games import get_game
-from referee.games.base import REFEREE_SEAT_NAME, Action, Audience, Game, Notice, rng_for
+from referee.games.base import REFEREE_SEAT_NAME, Action, Audience, Game, Notice
+from referee.games.draws import draws_for
 from referee.games.names import local_part
 from referee.mail.compose import format_when
 from referee.service.outgoing.delivery import Delivery
@@ -147,7 +148,8 @@ class GameSession:
             result = self.engine.replace_with_bot(self.state, seat)
             self.row.seats[seat - 1].bot = True
         else:
-            result = self.engine.apply(self.state, seat, action, rng_for(self.row.seed, step))
+            result = self.engine.apply(self.state, seat, action,
+                                       draws_for(self.row.draws, self.row.seed, step))
             if action.verb == "join" and len(action.args) > 3:
                 for position, name in action.args[3]:  # see ``join_args``
                     self.row.seats[int(position) - 1].name = str(name)
@@ -178,16 +180,16 @@ class GameSession:
             if not bots:
                 return
             seat = bots[0].seat
-            rng = rng_for(self.row.seed + ":bot", self.row.step + 1)
-            self.apply(seat, self.engine.bot_action(self.state, seat, rng), "bot", None)
+            draws = draws_for(self.row.draws, self.row.seed, self.row.step + 1, "bot")
+            self.apply(seat, self.engine.bot_action(self.state, seat, draws), "bot", None)
 
     def timeout(self, seat: int) -> None:
         """Act for ``seat`` past its deadline, as the rules say (seat 0: the
         referee's own timetabled action; a bot: its timetabled turn)."""
-        rng = rng_for(self.row.seed + ":timeout", self.row.step + 1)
+        draws = draws_for(self.row.draws, self.row.seed, self.row.step + 1, "timeout")
         before = len(self.notices)
         bot = bool(seat) and self.row.seats[seat - 1].bot
-        self.apply(seat, self.engine.timeout_action(self.state, seat, rng),
+        self.apply(seat, self.engine.timeout_action(self.state, seat, draws),
                    "bot" if bot else "timeout", None)
         if seat and not bot:
             for notice in self.notices[before:]:

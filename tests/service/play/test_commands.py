@@ -32,9 +32,9 @@ def answer(club: Club, sender: str, text: str, subject: str = "move", **mail: ob
 
 
 def spades(club: Club) -> str:
-    """Spades with seed "s": Alice bids first, then Carol, Dave and Bob;
-    teams Alice & Dave, Carol & Bob."""
-    tag = club.referee.operator.create_game("spades", FOUR, now=club.now, seed="s")
+    """Spades with seed "s321": Alice bids first, then Carol, Dave and Bob;
+    teams Alice & Dave, Carol & Bob; Bob holds the A♠ but not the 2♣."""
+    tag = club.referee.operator.create_game("spades", FOUR, now=club.now, seed="s321")
     club.poll()
     return tag
 
@@ -72,7 +72,7 @@ def test_a_mail_with_no_command_is_told_so_once_with_what_to_write(club: Club) -
 
 
 def test_table_talk_on_the_list_gets_no_answer(listed: Club) -> None:
-    tag = listed.referee.operator.create_game("spades", FOUR, now=listed.now, seed="s",
+    tag = listed.referee.operator.create_game("spades", FOUR, now=listed.now, seed="s321",
                                               options={"mail": "all"})
     listed.poll()
     listed.send(ALICE, "Good luck everyone!\nAlice", subject=f"[{tag}] hello", to=LIST,
@@ -144,7 +144,7 @@ def test_a_late_spades_bid_says_the_referee_bid_for_the_player_and_play_moved_on
         club: Club) -> None:
     """The issue's case: Alice answers her hand mail after the deadline, when
     the referee has bid 2 for her and the bidding is over."""
-    club.referee.operator.create_game("spades", FOUR, now=club.now, seed="s")
+    club.referee.operator.create_game("spades", FOUR, now=club.now, seed="s321")
     (hand,) = [x for x in club.poll() if "hand" in kind(x).split() and ALICE in str(x["To"])]
     club.poll(T0 + timedelta(days=3, minutes=1))  # the referee bids 2 for Alice
     for sender in (CAROL, DAVE, BOB):

@@ -35,17 +35,20 @@ def to_of(msg: EmailMessage) -> list[str]:
 
 
 def new_game(club: Club, game: str) -> str:
+    """A game of ``game`` whose seed draws what STATUS and HELP show: the
+    first prize 10 of Pure Skill, the seating Alice, Carol, Dave and Bob of
+    Spades, Bob first in Miser, and Bob's five cards in the tournament."""
     if game == "goofspiel":
         tag = new_goofspiel(club)
     elif game == "pure-skill":
         tag = club.referee.operator.create_game("pure-skill", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
-                                       bots=1, now=club.now, seed="x")
+                                       bots=1, now=club.now, seed="s1")
     elif game == "spades":
-        tag = club.referee.operator.create_game("spades", FOUR, now=club.now, seed="s")
+        tag = club.referee.operator.create_game("spades", FOUR, now=club.now, seed="s321")
     elif game == "miser":
-        tag = club.referee.operator.create_game("miser", FOUR[:3], now=club.now, seed="t")
+        tag = club.referee.operator.create_game("miser", FOUR[:3], now=club.now, seed="s7")
     else:
-        tag = club.referee.operator.create_game("loatcg", FOUR[:3], now=club.now, seed="t")
+        tag = club.referee.operator.create_game("loatcg", FOUR[:3], now=club.now, seed="s124")
     club.poll()
     return tag
 

@@ -46,6 +46,7 @@ from referee.games.loatcg.instructions import (
     PLURALS,
     Instruction,
     InstructionError,
+    canonical_text,
     card_type,
     committed_text,
     digest,
@@ -264,7 +265,10 @@ class LoatcgRules(Game[LoatcgState]):
         if len({s.position for s in seats}) != len(seats):
             raise OptionError("each seat position may be given once")
         salt = f"{draws.rng('salt').getrandbits(256):064x}"
-        canonical = committed_text(instructions)
+        # What is hashed is the instructions as the options hold them: with
+        # their words since parse_options gives them words (TCG-19); a game
+        # stored before that holds its rules alone, and replays to its hash.
+        canonical = canonical_text(instructions)
         s = LoatcgState(
             instructions=canonical,
             salt=salt,

@@ -408,6 +408,9 @@ def test_a_pure_skill_game_with_a_bot_and_a_missed_deadline_is_won_by_a_human(
         packs = [sorted(p) for p in state["packs"]]
         # Alice bids her second-lowest card, Bob his lowest: the bot takes most prizes.
         post.write("alice", f"bid {packs[0][min(1, len(packs[0]) - 1)]}", subject=f"[{tag}]")
+        # Alice's bid is in the referee's mailbox before Bob writes: Postfix
+        # delivers in parallel, so two mails sent at once may come either way.
+        post.stack.wait_for("referee", post.in_referee_inbox)
         if r != silent_round:
             post.write("bob", f"bid {packs[1][0]}", subject=f"[{tag}] round {r}")
             started += timedelta(hours=1)

@@ -16,7 +16,14 @@ from sqlalchemy import ColumnElement, Connection, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.games import get_game
-from referee.games.base import REFEREE_SEAT_NAME, Action, Event, SeatInfo, shown_publicly
+from referee.games.base import (
+    REFEREE_SEAT_NAME,
+    Action,
+    EngineError,
+    Event,
+    SeatInfo,
+    shown_publicly,
+)
 from referee.games.draws import draws_for, seed_fingerprint
 from referee.service.errors import RefereeError
 from referee.store import models as m
@@ -135,7 +142,13 @@ class Reading:
                 problems.append(f"{tag}: the opening's seed fingerprint "
                                 f"{opening.data.get('seed_sha256')} is not SHA-256 of the "
                                 f"stored seed ({expected})")
-            state, events = self._replay(db, game)
+            try:
+                state, events = self._replay(db, game)
+            except EngineError as e:
+                # Another seed deals other cards: a logged move may not fit.
+                problems.append(f"{tag}: the replay from the stored seed and the action log "
+                                f"fails: {e}")
+                return problems
             engine = get_game(game.kind)
             difference = first_difference(json.loads(json.dumps(state)),
                                           engine.dump(engine.load(game.state)))

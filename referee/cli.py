@@ -1,5 +1,5 @@
 """The ``referee`` command line: init, game new, player rotate, poll, run, status,
-pages, replay, demo."""
+pages, replay, verify, demo."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from referee.config import (
 from referee.logs import LEVELS, setup_logging
 from referee.problems import ServerProblem
 from referee.service import Referee, RefereeError, now_utc
+from referee.service.reading import first_difference
 from referee.store.db import DATABASE_AWAY
 
 # What the imports made lives as long as the process: the collector need not
@@ -155,6 +156,14 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="rebuild a game from its seed and action log")
     replay.add_argument("tag")
 
+    verify = sub.add_parser(
+        "verify", help="check a game's draws: from its seed and action log (the operator's "
+                       "audit), or with --mail from the mail a player received")
+    verify.add_argument("tag")
+    verify.add_argument("--mail", metavar="PATH", type=Path,
+                        help="a player's mailbox (an mbox file or a Maildir folder): "
+                             "needs no database and no config")
+
     demo = sub.add_parser("demo", help="play a whole game by mail, with no server")
     demo.add_argument("kind", nargs="?", default="goofspiel")
     demo.add_argument("--dir", default="referee-demo",
@@ -175,6 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from referee.demo import run_demo
 
             return run_demo(args.kind, args.dir, args.seed)
+        if args.command == "verify" and args.mail is not None:
+            return _verify_mail(args.tag, args.mail)
         config = load_config(args.config)
         if args.command == "check":
             return run_check(config, args.config)
@@ -320,6 +331,13 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             count = write_pages(referee, config.resolve(folder) if not args.dir else folder)
             print(f"{count} game page(s) and index.html written to {folder}")
             return 0
+        if args.command == "verify":
+            problems = referee.reading.audit(args.tag)
+            if problems:
+                print(problems[0])
+                return 1
+            print("verified")
+            return 0
         if args.command == "replay":
             state = referee.reading.replay(args.tag)
             print(json.dumps(state, indent=2))
@@ -458,28 +476,20 @@ def _safe_url(url: str) -> str:
     return url
 
 
-def first_difference(replayed: Any, stored: Any, path: str = "state") -> str | None:
-    """Where two JSON values first differ (``state.packs[1][3]: 5 != 6``), or None."""
-    if isinstance(replayed, dict) and isinstance(stored, dict):
-        for key in sorted(replayed.keys() | stored.keys(), key=str):
-            if key not in replayed or key not in stored:
-                side = "the replay" if key not in replayed else "the stored state"
-                return f"{path}.{key}: missing from {side}"
-            found = first_difference(replayed[key], stored[key], f"{path}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(replayed, list) and isinstance(stored, list):
-        for i, (a, b) in enumerate(zip(replayed, stored, strict=False)):
-            found = first_difference(a, b, f"{path}[{i}]")
-            if found:
-                return found
-        if len(replayed) != len(stored):
-            return f"{path}: {len(replayed)} items replayed, {len(stored)} stored"
-        return None
-    if replayed != stored:
-        return f"{path}: replayed {json.dumps(replayed)}, stored {json.dumps(stored)}"
-    return None
+def _verify_mail(tag: str, path: Path) -> int:
+    """``verify TAG --mail PATH``: a player's check of the draws and
+    commitments in the mail they received; prints ``verified`` (0) or the
+    first mismatch (1)."""
+    try:
+        from referee.verify_mail import verify_mailbox
+    except ImportError:
+        raise RefereeError("verify --mail is not part of this installation") from None
+    problems = verify_mailbox(tag, path)
+    if problems:
+        print(problems[0])
+        return 1
+    print("verified")
+    return 0
 
 
 def _send_unless_busy(referee: Referee, config: Config, now: datetime | None) -> None:

@@ -26,7 +26,7 @@ from sqlalchemy import select
 import referee.games
 from referee.games.cards import SUIT_SYMBOLS, Card, full_deck
 from referee.games.spades import Spades
-from referee.games.spades.rules import card_text
+from referee.games.spades.rules import card_text, hand_commitment
 from referee.service.outgoing.queue import SECRET_NOTE
 from referee.service.outgoing.quiet import COMPOSITE
 from referee.store import models as m
@@ -343,6 +343,23 @@ led) costs your team 100 points; a second in one hand or a third in the
 game forfeits it. If you do not act by your deadline, the referee bids 2
 or plays a random legal card for you.
 
+Every random draw of this game (the seating, each deal, a card the
+referee plays for a late player) comes from a secret seed, fixed now.
+Its SHA-256 fingerprint:
+  seed-sha256: 52d4f9e16d47dee6c90b5f6297a42ff67102293b3823e292b21513e14968b5d1
+Nobody may know what cards a player holds, even after the game, so the
+seed stays with the referee's operator, who can audit every deal with it.
+Instead, each deal is committed hand by hand: the mail that starts a round
+gives the SHA-256 fingerprint of each player's hand, and your secret hand
+mail gives you the salt to check your own.
+
+The SHA-256 fingerprint of each hand of round 1, as dealt
+(your secret hand mail tells you how to check yours):
+  hand-sha256 Alice: 633469c6c3070be6faa48f9299a3d51d9deb97602801356abe0adf64e7e0afc6
+  hand-sha256 Bob: c32a63349d3dc833fedd5b1526c6b8ce0b47918d3781aa044b70dc80f19b3b68
+  hand-sha256 Carol: 06e9da0b8e367a0b83d040a7ea14f76100b29eec49f98ed1854a460eeac9b456
+  hand-sha256 Dave: 14bcd681ab65bea8964d4079927a580854441c2723e13075efa3613873bec3d9
+
 Team 1 (Alice & Carol): 0 points, 0 bags
 Team 2 (Bob & Dave): 0 points, 0 bags
 
@@ -357,6 +374,13 @@ nobody may reveal what cards a player holds.
 ♥ A K Q J
 ♣ 7 2
 ♦ A 10
+
+The mail that starts the round gave a SHA-256 fingerprint of your hand
+(hand-sha256 Alice). Its salt, known to you alone:
+  hand-salt: 4875bc572789f00f4c259d44b4c23e40
+To check the fingerprint, run
+    printf 'hand: %s\\nsalt: %s\\n' '♠ 9 7 6 4 2 ♥ A K Q J ♣ 7 2 ♦ A 10' \\
+      4875bc572789f00f4c259d44b4c23e40 | sha256sum
 
 It is your turn to bid, by {DEADLINE}: write "bid 4", "bid nil", ...
 Valid bids: nil, 2 to 13."""
@@ -714,7 +738,13 @@ Alice has conceded too, so team 1 concedes the game.
 Team 1 (Alice & Carol): 0 points, 0 bags
 Team 2 (Bob & Dave): 0 points, 0 bags
 
-GAME OVER: Bob & Dave win (the other team conceded)."""
+GAME OVER: Bob & Dave win (the other team conceded).
+
+Nobody may know what cards a player held, even now, so the seed the deals
+came from stays with the referee's operator, whose audit ("referee verify
+spades-1") draws every deal again from it and checks each hand's
+fingerprint. You can check your own hand of each round against its
+fingerprint with the salt of your hand mail."""
     status = table.status()
     assert (status["status"], status["result"]) == (
         "finished", "Team 2 (Bob & Dave) wins by the other team's concession.")
@@ -764,9 +794,21 @@ def test_a_round_of_13_tricks_by_mail_ends_with_the_round_report_and_a_new_secre
     assert ("Bob wins trick 13 with J♣. Round 1: team 1 bid 7, took 8 (made), scores +71, "
             "now 71; team 2 bid 4, took 5 (made), scores +141, now 141. Round 2: 13 cards "
             "dealt to each player; Bob bids first.") in body(reply(mails, "Bob"))
-    assert announcement(mails, "round_report",
-                        "Round 1 scored: team 1 71, team 2 141") == ROUND_1_REPORT
+    report = announcement(mails, "round_report", "Round 1 scored: team 1 71, team 2 141")
     state = table.state()
+    # The new deal is committed hand by hand (ruling SP-17), each with the
+    # salt its player alone is sent.
+    assert report == ROUND_1_REPORT + (
+        "\n\nThe SHA-256 fingerprint of each hand of round 2, as dealt\n"
+        "(your secret hand mail tells you how to check yours):\n"
+        + "\n".join(f"  hand-sha256 {n}: {hand_commitment(h, salt)}"
+                    for n, h, salt in zip(state["names"], state["hands"], state["hand_salts"],
+                                          strict=True)))
+    for mail in mails:
+        name = next(n for n in NAMES if ADDRESS[n] in rcpts(mail))
+        salt = state["hand_salts"][state["names"].index(name)]
+        assert f"\n  hand-salt: {salt}\n" in section(mail, "Your hand for round 2")
+        assert sum(salt in body(x) for x in mails) == 1
     deal = [x for x in mails if "hand" in kinds(x)]
     assert [rcpts(x) for x in deal] == [[a] for a in EVERYONE]
     for name, mail, cards in zip(NAMES, deal, state["hands"], strict=True):

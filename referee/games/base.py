@@ -266,6 +266,11 @@ class Game(Generic[StateT]):
     takes_members_by_mail: ClassVar[bool] = False
     #: The line that joins such a game, as a stranger is told to write it.
     join_command: ClassVar[str] = ""
+    #: The game's last mail may reveal the secret seed every draw came
+    #: from, so anyone can draw them again. False where a draw's result must
+    #: stay secret even after the game (Spades' hands): its seed goes to the
+    #: operator's audit alone, and the engine commits to each deal instead.
+    reveals_seed: ClassVar[bool] = True
     #: A reply's transcript is for its sender's eyes alone (it echoes a
     #: sealed bid, its help shows a hand), and is marked secret.
     secret_transcripts: ClassVar[bool] = True

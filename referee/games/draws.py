@@ -153,6 +153,13 @@ class SequentialDraws:
         return self._rng
 
 
+def seed_fingerprint(seed: str) -> str:
+    """The commitment to a game's seed that its opening publishes: SHA-256,
+    in lower-case hex, of the UTF-8 text ``seed: SEED`` and a newline
+    (``printf 'seed: %s\\n' SEED | sha256sum``)."""
+    return hashlib.sha256(f"seed: {seed}\n".encode()).hexdigest()
+
+
 def rng_for(seed: str, step: int) -> random.Random:
     """The ``counter`` scheme's generator for action number ``step`` of the
     game with ``seed`` (step 0 is :meth:`Game.new`)."""

@@ -1,11 +1,13 @@
 """The read side: ``status``, the public history of the game pages, a
-game's stored state, and ``replay`` from the seed and the action log.
+game's stored state, ``replay`` from the seed and the action log, and the
+operator's ``audit`` of a game's draws and commitments.
 
 Each call reads in a session of its own and writes nothing.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
@@ -14,8 +16,15 @@ from sqlalchemy import ColumnElement, Connection, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.games import get_game
-from referee.games.base import REFEREE_SEAT_NAME, Action, SeatInfo, shown_publicly
-from referee.games.draws import draws_for
+from referee.games.base import (
+    REFEREE_SEAT_NAME,
+    Action,
+    EngineError,
+    Event,
+    SeatInfo,
+    shown_publicly,
+)
+from referee.games.draws import draws_for, seed_fingerprint
 from referee.service.errors import RefereeError
 from referee.store import models as m
 
@@ -109,30 +118,89 @@ class Reading:
     def replay(self, tag: str) -> Any:
         """Rebuild a game's state from its seed and action log (an audit)."""
         with self.sessions() as db:
+            return self._replay(db, self._game(db, tag))[0]
+
+    def audit(self, tag: str) -> list[str]:
+        """The operator's audit of a game's draws (``referee verify TAG``):
+        what does not hold, the first first; empty when all does. The
+        opening's seed fingerprint must be SHA-256 of the stored seed, the
+        replay from the seed and the action log must give the stored state,
+        and every commitment the game published (a tournament's hash of its
+        Scoring Instructions, Spades' hand fingerprints) must be the one the
+        replay makes, from the secrets it draws again."""
+        with self.sessions() as db:
             game = self._game(db, tag)
+            stored = list(db.scalars(select(m.Event).where(m.Event.game_id == game.id)
+                                     .order_by(m.Event.step, m.Event.id)))
+            problems: list[str] = []
+            opening = next((e for e in stored if e.kind == m.SEED_EVENT), None)
+            expected = seed_fingerprint(game.seed)
+            if opening is None:
+                problems.append(f"{tag}: the game's record holds no seed fingerprint "
+                                "(a game made before the openings published one)")
+            elif opening.data.get("seed_sha256") != expected:
+                problems.append(f"{tag}: the opening's seed fingerprint "
+                                f"{opening.data.get('seed_sha256')} is not SHA-256 of the "
+                                f"stored seed ({expected})")
+            try:
+                state, events = self._replay(db, game)
+            except EngineError as e:
+                # Another seed deals other cards: a logged move may not fit.
+                problems.append(f"{tag}: the replay from the stored seed and the action log "
+                                f"fails: {e}")
+                return problems
             engine = get_game(game.kind)
-            opts = {k: v for k, v in game.options.items()  # the service's, not the game's
-                    if k not in ("deadline", "reminder", "mail", "aliases")}
-            bots = {s.position for s in game.seats if s.bot and s.player is None}
-            # The aliases the seats had at the start (none, in a game made before them).
-            aliases = {int(pos): tuple(a) for pos, a in game.options.get("aliases", [])}
-            infos = [SeatInfo(s.position, s.name, s.position in bots, s.team,
-                              aliases.get(s.position, ())) for s in game.seats]
-            actions = list(db.scalars(select(m.ActionLog).where(m.ActionLog.game_id == game.id)
-                                      .order_by(m.ActionLog.step)))
-            if engine.takes_members_by_mail:
-                # A seat whose member joined by mail was not there at the start.
-                joined = {a.seat for a in actions if a.action.get("verb") == "join"}
-                infos = [i for i in infos if i.position not in joined]
-            state = engine.new(opts, infos, draws_for(game.draws, game.seed, 0)).state
-            for a in actions:
-                act = Action.from_json(a.action)
-                if act.verb == "resign":
-                    state = engine.replace_with_bot(state, a.seat).state
-                else:
-                    state = engine.apply(state, a.seat, act,
-                                         draws_for(game.draws, game.seed, a.step)).state
-            return engine.dump(state)
+            difference = first_difference(json.loads(json.dumps(state)),
+                                          engine.dump(engine.load(game.state)))
+            if difference is not None:
+                problems.append(f"{tag}: the stored state differs from the replay at "
+                                f"{difference}")
+            published = [(e.step, e.kind, e.data) for e in stored
+                         if e.public and _commits(e.data)]
+            replayed = [(step, e.kind, json.loads(json.dumps(dict(e.data))))
+                        for step, e in events if e.public and _commits(e.data)]
+            for was, again in zip(published, replayed, strict=False):
+                if was != again:
+                    problems.append(f"{tag}: the commitment published at step {was[0]} "
+                                    f"({was[1]}) is not the replay's: "
+                                    f"{first_difference(again[2], was[2], 'data')}")
+                    break
+            else:
+                if len(published) != len(replayed):
+                    problems.append(f"{tag}: {len(published)} commitments published, "
+                                    f"{len(replayed)} made by the replay")
+            return problems
+
+    def _replay(self, db: Session, game: m.Game) -> tuple[Any, list[tuple[int, Event]]]:
+        """The state the seed and the action log give, and every event of
+        the replay with its step."""
+        engine = get_game(game.kind)
+        opts = {k: v for k, v in game.options.items()  # the service's, not the game's
+                if k not in ("deadline", "reminder", "mail", "aliases")}
+        bots = {s.position for s in game.seats if s.bot and s.player is None}
+        # The aliases the seats had at the start (none, in a game made before them).
+        aliases = {int(pos): tuple(a) for pos, a in game.options.get("aliases", [])}
+        infos = [SeatInfo(s.position, s.name, s.position in bots, s.team,
+                          aliases.get(s.position, ())) for s in game.seats]
+        actions = list(db.scalars(select(m.ActionLog).where(m.ActionLog.game_id == game.id)
+                                  .order_by(m.ActionLog.step)))
+        if engine.takes_members_by_mail:
+            # A seat whose member joined by mail was not there at the start.
+            joined = {a.seat for a in actions if a.action.get("verb") == "join"}
+            infos = [i for i in infos if i.position not in joined]
+        result = engine.new(opts, infos, draws_for(game.draws, game.seed, 0))
+        state = result.state
+        events = [(0, e) for e in result.events]
+        for a in actions:
+            act = Action.from_json(a.action)
+            if act.verb == "resign":
+                result = engine.replace_with_bot(state, a.seat)
+            else:
+                result = engine.apply(state, a.seat, act,
+                                      draws_for(game.draws, game.seed, a.step))
+            state = result.state
+            events.extend((a.step, e) for e in result.events)
+        return engine.dump(state), events
 
     @staticmethod
     def _game(db: Session, tag: str) -> m.Game:
@@ -140,6 +208,36 @@ class Reading:
         if game is None:
             raise RefereeError(f"There is no game {tag}.")
         return game
+
+
+def _commits(data: Any) -> bool:
+    """An event's data publishes a commitment: a tournament's hash of its
+    Scoring Instructions (``digest``), Spades' hand fingerprints."""
+    return isinstance(data, dict) and bool(data.keys() & {"digest", "hand_sha256"})
+
+
+def first_difference(replayed: Any, stored: Any, path: str = "state") -> str | None:
+    """Where two JSON values first differ (``state.packs[1][3]: 5 != 6``), or None."""
+    if isinstance(replayed, dict) and isinstance(stored, dict):
+        for key in sorted(replayed.keys() | stored.keys(), key=str):
+            if key not in replayed or key not in stored:
+                side = "the replay" if key not in replayed else "the stored state"
+                return f"{path}.{key}: missing from {side}"
+            found = first_difference(replayed[key], stored[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(replayed, list) and isinstance(stored, list):
+        for i, (a, b) in enumerate(zip(replayed, stored, strict=False)):
+            found = first_difference(a, b, f"{path}[{i}]")
+            if found:
+                return found
+        if len(replayed) != len(stored):
+            return f"{path}: {len(replayed)} items replayed, {len(stored)} stored"
+        return None
+    if replayed != stored:
+        return f"{path}: replayed {json.dumps(replayed)}, stored {json.dumps(stored)}"
+    return None
 
 
 #: The columns of games that ``status`` shows.

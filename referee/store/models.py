@@ -120,6 +120,11 @@ class ActionLog(Base):
     at: Mapped[datetime]
 
 
+#: The kind of the event that records the seed's commitment, published by
+#: a game's opening (``data``: ``seed_sha256``), for the operator's audit.
+SEED_EVENT = "seed"
+
+
 class Event(Base):
     """What happened, in words; ``public`` False for facts that stay secret."""
 

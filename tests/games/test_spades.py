@@ -64,13 +64,13 @@ COMMON_KEYS = {
     "trick_number", "trick", "led_suit", "game_over", "winning_team", "winners", "end_reason",
 }  # fmt: skip
 TEMPLATE_KEYS = {
-    "opening": {"teams_chosen", "valid_bids"},
-    "hand": {"you", "reason", "valid_bids"},
+    "opening": {"teams_chosen", "valid_bids", "hand_commitments"},
+    "hand": {"you", "reason", "valid_bids", "hand_cards", "hand_salt"},
     "your_turn": {"you", "valid_bids", "misplay"},
     "bid": {"name", "bid", "bid_text", "bidding_over", "leader"},
     "play": {"name", "card", "card_text"},
     "trick": {"name", "card", "card_text", "completed"},
-    "round_report": {"name", "card", "card_text", "completed", "report"},
+    "round_report": {"name", "card", "card_text", "completed", "report", "hand_commitments"},
     "misplay": {"name", "team", "penalty", "misplays_hand", "misplays_game", "forfeit"},
     "concession": {"name", "team", "partner", "partner_conceded"},
 }

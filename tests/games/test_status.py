@@ -118,8 +118,10 @@ def test_spades_between_rounds_and_over() -> None:
         "Bidding: Cat bids first.")
     state = until(engine, state, lambda s: s.phase == "over")
     (one, two), (bags_one, bags_two) = state.scores, state.bags
+    won, lost = (one, two) if state.winner == 1 else (two, one)
+    winner = "Team 1 (Ann & Dan)" if state.winner == 1 else "Team 2 (Cat & Ben)"
     assert engine.status(state) == (
-        f"The game is over: Team 1 (Ann & Dan) wins with {one} to {two}.\n"
+        f"The game is over: {winner} wins with {won} to {lost}.\n"
         f"Final scores: team 1 (Ann & Dan) {one} points, {bags_one} bags; "
         f"team 2 (Cat & Ben) {two} points, {bags_two} bags.")
 

@@ -35,6 +35,9 @@ class Spades(SpadesWords, SpadesViews):
     default_mail_mode: ClassVar[str] = "turns"
     #: Its mails name the bidding and the tricks, never a turn's number.
     shows_turn_numbers: ClassVar[bool] = False
+    #: Ruling SP-17: hands are never published, not even after the hand, and
+    #: the seed would give them all: each deal is committed per hand instead.
+    reveals_seed: ClassVar[bool] = False
     state_type = SpadesState
 
 

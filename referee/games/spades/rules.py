@@ -15,6 +15,7 @@ rulings are marked ``House reading:`` beside the code that implements them.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -33,7 +34,7 @@ from referee.games.base import (
     Scope,
     SeatInfo,
 )
-from referee.games.cards import SUIT_NAMES, Card, full_deck, rank_value_ace_high
+from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS, Card, full_deck, rank_value_ace_high
 from referee.games.draws import Draws
 from referee.games.names import Nameable, find_seat
 
@@ -87,6 +88,11 @@ class SpadesState:
     round: int = 1  # ruling SP-18: a round and a hand are the same thing
     phase: str = BIDDING
     hands: list[list[str]] = field(default_factory=lambda: [[] for _ in range(PLAYERS)])
+    # Ruling SP-17 keeps the seed from the players, so each deal is committed
+    # hand by hand: each player's salt (secret, in eir hand mail) and the
+    # SHA-256 of eir hand as dealt with it (public), for this round.
+    hand_salts: list[str] = field(default_factory=list)
+    hand_sha256: list[str] = field(default_factory=list)
     bids: list[int | None] = field(default_factory=lambda: [None] * PLAYERS)
     turn: int = 0  # the player who owes the next bid or card
     leader: int = 0  # the player who led (or will lead) the current trick
@@ -141,6 +147,28 @@ def _sort_key(code: str) -> tuple[int, int]:
 def sort_hand(cards: Iterable[str]) -> list[str]:
     """A hand sorted by suit (♠ ♥ ♣ ♦), highest card first within a suit."""
     return sorted(cards, key=_sort_key)
+
+
+def hand_lines(hand: Sequence[str]) -> list[str]:
+    """A hand as its mail writes it: a line a suit (♠ ♥ ♣ ♦), the suit's
+    symbol and its ranks, highest first (``♥ Q 10 2``; ``♦ -`` for none)."""
+    cards = sort_hand(hand)
+    return [f"{SUIT_SYMBOLS[suit]} {' '.join(c[:-1] for c in cards if c[-1] == suit) or '-'}"
+            for suit in SUIT_ORDER]
+
+
+def hand_commitment_text(hand: Sequence[str], salt: str) -> str:
+    """What a hand's commitment hashes: ``hand: `` and the hand as its mail
+    writes it, its four lines joined by single spaces
+    (``♠ A 10 2 ♥ J 8 ♣ - ♦ K Q 9 …``); a newline, ``salt: `` and the salt
+    (32 hex digits), a newline."""
+    return f"hand: {' '.join(hand_lines(hand))}\nsalt: {salt}\n"
+
+
+def hand_commitment(hand: Sequence[str], salt: str) -> str:
+    """The SHA-256 (lower-case hex) of :func:`hand_commitment_text`:
+    ``printf 'hand: %s\\nsalt: %s\\n' '♠ A K ♥ …' SALT | sha256sum``."""
+    return hashlib.sha256(hand_commitment_text(hand, salt).encode("utf-8")).hexdigest()
 
 
 def legal_plays(hand: Sequence[str], trick: Sequence[str]) -> list[str]:
@@ -442,6 +470,7 @@ class SpadesRules(Game[SpadesState]):
                     **self._common(state),
                     "teams_chosen": state.teams_chosen,
                     "valid_bids": list(VALID_BIDS),
+                    "hand_commitments": self._commitment_list(state),
                 },
             ),
             *self._hand_notices(state),
@@ -652,7 +681,8 @@ class SpadesRules(Game[SpadesState]):
             self._next_round(s, draws)
             events.extend(self._deal_events(s))
             notices = self._hand_notices(s)
-        context = {**self._common(s), **played, "completed": completed, "report": report}
+        context = {**self._common(s), **played, "completed": completed, "report": report,
+                   "hand_commitments": [] if s.phase == OVER else self._commitment_list(s)}
         return Result(s, events, [Notice(Audience.everyone(), "round_report", context), *notices])
 
     def _misplay(
@@ -767,6 +797,11 @@ class SpadesRules(Game[SpadesState]):
             draws.rng("deal", state.round).shuffle(deck)
             hands = [sort_hand(deck[i * HAND_SIZE : (i + 1) * HAND_SIZE]) for i in range(PLAYERS)]
         state.hands = hands
+        # Drawn after the deal, which they must not change (a game of the
+        # counter scheme draws both from one generator).
+        salts = (draws.rng("hand-salt", state.round, seat) for seat in state.order)
+        state.hand_salts = [f"{rng.getrandbits(128):032x}" for rng in salts]
+        state.hand_sha256 = [hand_commitment(hands[p], state.hand_salts[p]) for p in range(PLAYERS)]
         state.turn = state.leader = _first_bidder(state)
 
     def _next_round(self, s: SpadesState, draws: Draws) -> None:
@@ -786,7 +821,7 @@ class SpadesRules(Game[SpadesState]):
             Event(
                 "deal",
                 f"Round {s.round}: 13 cards dealt to each player; {first} bids first.",
-                data={"round": s.round},
+                data={"round": s.round, "hand_sha256": self._commitments(s)},
             ),
             Event(
                 "hands",
@@ -795,9 +830,20 @@ class SpadesRules(Game[SpadesState]):
                 data={
                     "round": s.round,
                     "hands": {s.names[p]: list(s.hands[p]) for p in range(PLAYERS)},
+                    "salts": {s.names[p]: s.hand_salts[p] for p in range(PLAYERS)},
                 },
             ),
         ]
+
+    @staticmethod
+    def _commitments(s: SpadesState) -> dict[str, JSON]:
+        """Each player's hand commitment of the round just dealt, by name."""
+        return {s.names[p]: h for p, h in enumerate(s.hand_sha256)}
+
+    @staticmethod
+    def _commitment_list(s: SpadesState) -> list[JSON]:
+        """The hand commitments as the mail that starts a round lists them."""
+        return [{"name": s.names[p], "sha256": h} for p, h in enumerate(s.hand_sha256)]
 
     def _hand_notices(self, s: SpadesState) -> list[Notice]:
         """Rule 1: each player's cards by secret mail; the first bidder's

@@ -22,6 +22,7 @@ from referee.games.spades.rules import (
     bid_text,
     bidding_order,
     card_text,
+    hand_lines,
     legal_plays,
     sort_hand,
     team_label,
@@ -175,7 +176,7 @@ class SpadesViews(SpadesRules):
             "team": team_of(player) + 1,
             "hand": hand,
             "hand_by_suit": by_suit,
-            "hand_text": "\n".join(f"{b['symbol']} {' '.join(b['ranks']) or '-'}" for b in by_suit),
+            "hand_text": "\n".join(hand_lines(hand)),
             "your_move": s.phase != OVER and s.turn == player,
             "legal": legal,
             "legal_text": " ".join(card_text(c) for c in legal),
@@ -205,6 +206,10 @@ class SpadesViews(SpadesRules):
             "you": self._you(s, player),
             "reason": reason,
             "valid_bids": list(VALID_BIDS),
+            # The deal's commitment opens with these (ruling SP-17): the
+            # cards as the commitment writes them, and the player's salt.
+            "hand_cards": " ".join(hand_lines(s.hands[player])),
+            "hand_salt": s.hand_salts[player] if reason == "deal" and s.hand_salts else None,
         }
         return Notice(Audience.only(s.order[player]), "hand", context)
 

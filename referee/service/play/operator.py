@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from referee.config import Config, checked_duration
 from referee.games import get_game
 from referee.games.base import Action, Audience, Notice, OptionError, SeatInfo
-from referee.games.draws import KEYED, draws_for
+from referee.games.draws import KEYED, draws_for, seed_fingerprint
 from referee.games.names import local_part
 from referee.service.errors import RefereeError
 from referee.service.outgoing.addresses import new_token
@@ -102,6 +102,13 @@ class Operator:
             except OptionError as e:
                 raise RefereeError(str(e)) from None
             game.state = engine.dump(result.state)
+            # The public record of the commitment the opening publishes, for
+            # the operator's audit (``referee verify``) and the game's page.
+            fingerprint = seed_fingerprint(game.seed)
+            db.add(m.Event(game_id=game.id, step=0, kind=m.SEED_EVENT,
+                           text=f"The secret seed of every draw is fixed; its SHA-256 "
+                                f"fingerprint is {fingerprint}.",
+                           public=True, data={"seed_sha256": fingerprint}, at=now))
             gs = GameSession(self.delivery, db, game, now)
             gs.owed_before = frozenset()  # what the opening asks for is news to all
             for ev in result.events:

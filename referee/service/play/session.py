@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from referee.config import format_duration
 from referee.games import get_game
 from referee.games.base import REFEREE_SEAT_NAME, Action, Audience, Game, Notice
-from referee.games.draws import draws_for
+from referee.games.draws import KEYED, draws_for, seed_fingerprint
 from referee.games.names import local_part
 from referee.mail.compose import format_when
 from referee.service.outgoing.delivery import Delivery
@@ -318,4 +318,16 @@ class GameSession:
             "public_list": self.delivery.config.referee.public_list,
             # Set in mails caused by the referee's move for an absent seat.
             "timeout_for": None,
+            # The commitment to the seed, published by the opening; the seed
+            # itself only once the game is over, for the game's last mail,
+            # where the rules let it be known (never in a game from before
+            # keyed draws, whose opening committed to nothing).
+            "seed_sha256": seed_fingerprint(self.row.seed),
+            "seed": self.row.seed if self.reveals_seed() else None,
+            "reveals_seed": self.engine.reveals_seed,
         }
+
+    def reveals_seed(self) -> bool:
+        """The game is over and its last mail may tell the seed."""
+        return (self.engine.reveals_seed and self.row.draws == KEYED
+                and self.engine.is_over(self.state))

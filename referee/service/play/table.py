@@ -71,7 +71,8 @@ def _status(gs: GameSession, seat: int) -> str:
                      "winner. It stood so:")
     lines += gs.engine.status(gs.state).splitlines()
     lines += waiting(gs, seat)
-    texts, _ = latest_events(gs, STATUS_EVENTS)
+    # The seed's fingerprint is the opening's: the history shows it.
+    texts, _ = latest_events(gs, STATUS_EVENTS, skip=m.SEED_EVENT)
     if texts:
         lines.append("Lately:")
         lines += [f"  {t}" for t in texts]
@@ -90,10 +91,10 @@ def _ended(gs: GameSession) -> bool:
     return gs.engine.is_over(gs.state) or gs.row.status != "active"
 
 
-def latest_events(gs: GameSession, most: int) -> tuple[list[str], int]:
-    """The game's latest ``most`` public events, the newest last, and how
-    many came before them."""
-    where = (m.Event.game_id == gs.row.id, m.Event.public)
+def latest_events(gs: GameSession, most: int, skip: str = "") -> tuple[list[str], int]:
+    """The game's latest ``most`` public events (but those of kind ``skip``),
+    the newest last, and how many came before them."""
+    where = (m.Event.game_id == gs.row.id, m.Event.public, m.Event.kind != skip)
     texts = list(gs.db.scalars(select(m.Event.text).where(*where)
                                .order_by(m.Event.id.desc()).limit(most)))[::-1]
     total = gs.db.scalar(select(func.count()).select_from(m.Event).where(*where)) or 0

@@ -1,0 +1,72 @@
+"""``referee verify TAG``: the operator's audit of a game's draws, from its
+seed, action log and the commitments its opening and deals published
+(issue 23); and the seed kept out of every mail before the game's last."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+from referee.games.draws import seed_fingerprint
+from tests.test_mail_counts import GAMES, Census
+from tests.test_referee import REF
+
+
+def config(root: Path) -> Path:
+    path = root / "referee.toml"
+    path.write_text(f'[referee]\naddress = "{REF}"\ndatabase = "sqlite:///{root / "ref.db"}"\n'
+                    f'[mailbox]\nkind = "maildir"\npath = "{root / "in"}"\n'
+                    f'[smtp]\nkind = "maildir"\npath = "{root / "out"}"\n')
+    return path
+
+
+@pytest.mark.parametrize("kind", ["goofspiel", "miser", "spades"])
+def test_a_whole_game_verifies_and_an_altered_seed_or_commitment_does_not(
+        kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert kind in GAMES
+    game = Census(kind, False, "all", tmp_path)
+    try:
+        game.play()
+        tag = game.tag
+        mails = sorted(game.mails(), key=lambda x: int(str(x["Message-ID"]).split(".")[1]))
+    finally:
+        game.club.referee.close()
+    seed = f"census-{kind}"
+    texts = [x.get_body().get_content() for x in mails]
+    assert f"  seed-sha256: {seed_fingerprint(seed)}\n" in texts[0]
+    over = kind != "spades"  # the census plays one round of Spades
+    if over:
+        # The seed is told in the last mails alone, those of the game's end.
+        told = [i for i, t in enumerate(texts) if f"  seed: {seed}\n" in t]
+        assert told and min(told) >= len(texts) - 3
+    assert not any(f"seed: {seed}\n" in t for t in texts[:-3])
+    path = config(tmp_path)
+    assert main(["-c", str(path), "verify", tag]) == 0
+    assert capsys.readouterr().out == "verified\n"
+    with sqlite3.connect(tmp_path / "ref.db") as db:
+        db.execute("UPDATE games SET seed = 'another'")
+    assert main(["-c", str(path), "verify", tag]) == 1
+    out = capsys.readouterr().out
+    assert out == (f"{tag}: the opening's seed fingerprint {seed_fingerprint(seed)} is not "
+                   f"SHA-256 of the stored seed ({seed_fingerprint('another')})\n")
+    with sqlite3.connect(tmp_path / "ref.db") as db:
+        db.execute("UPDATE games SET seed = ?", (seed,))
+        db.execute("UPDATE events SET data = ? WHERE kind = 'seed'",
+                   (json.dumps({"seed_sha256": "0" * 64}),))
+    assert main(["-c", str(path), "verify", tag]) == 1
+    assert "is not SHA-256 of the stored seed" in capsys.readouterr().out
+    if kind == "spades":
+        with sqlite3.connect(tmp_path / "ref.db") as db:
+            db.execute("UPDATE events SET data = ? WHERE kind = 'seed'",
+                       (json.dumps({"seed_sha256": seed_fingerprint(seed)}),))
+            row_id, data = db.execute(
+                "SELECT id, data FROM events WHERE kind = 'deal' ORDER BY id").fetchone()
+            db.execute("UPDATE events SET data = ? WHERE id = ?",
+                       (data.replace('"hand_sha256": {"', '"hand_sha256": {"x'), row_id))
+        assert main(["-c", str(path), "verify", tag]) == 1
+        assert "the commitment published at step 0 (deal) is not the replay's" in \
+            capsys.readouterr().out

@@ -9,7 +9,6 @@ some tests turn it into an mbox file.
 
 from __future__ import annotations
 
-import hashlib
 import mailbox
 import random
 import re
@@ -118,46 +117,6 @@ def edit(folder: Path, change: Callable[[str], str | None]) -> str:
     raise AssertionError("no mail to change")
 
 
-# -- stand-ins for the commitment lines, until the referee writes them ------------
-#
-# FAKED: the referee does not yet print the seed's commitment, the seed, nor
-# Spades' hand commitments and salts. These helpers add them to Alice's mails
-# in the documented formats; once the referee's mails carry them, drop
-# ``add_seed_lines`` and ``add_hand_commitments`` (and their calls in
-# ``mailboxes``) and the tests run on the mail as the referee wrote it.
-
-
-def add_seed_lines(folder: Path, seed: str) -> None:
-    """FAKED: ``  seed-sha256: HEX`` in the opening, ``  seed: SEED`` in the last mail."""
-    mails = list(messages(folder))
-    key, msg = mails[0]
-    commitment = hashlib.sha256(f"seed: {seed}\n".encode()).hexdigest()
-    rewrite(folder, key, msg, f"  seed-sha256: {commitment}\n\n{text(msg)}")
-    key, msg = mails[-1]
-    rewrite(folder, key, msg, f"{text(msg)}\n  seed: {seed}\n")
-
-
-SPADES_HAND = re.compile(r"^([^\n]+?), here are your 13 cards for round (\d+)\..*?\n\n(.*?)\n\n",
-                         re.M | re.S)
-
-
-def add_hand_commitments(folder: Path) -> None:
-    """FAKED: in each mail with Alice's hand for a round, ``  hand-sha256
-    Alice: HEX`` at the top (standing in for the public mail that starts the
-    round) and ``  hand-salt: SALT`` after the hand."""
-    rng = random.Random(7)
-    for key, msg in list(messages(folder)):
-        body = text(msg)
-        m = SPADES_HAND.search(body)
-        if m is None or "hand-salt" in body:
-            continue
-        salt = f"{rng.getrandbits(128):032x}"
-        cards = " ".join(m.group(3).split())
-        digest = hashlib.sha256(f"hand: {cards}\nsalt: {salt}\n".encode()).hexdigest()
-        body = body[:m.end(3)] + f"\n  hand-salt: {salt}" + body[m.end(3):]
-        rewrite(folder, key, msg, f"  hand-sha256 {m.group(1)}: {digest}\n\n{body}")
-
-
 _PLAYED: dict[str, tuple[str, Path]] = {}
 
 
@@ -169,12 +128,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], tuple[st
         if kind not in _PLAYED:
             root = tmp_path_factory.mktemp(kind)
             tag = play(kind, root)
-            folder = alices_maildir(root)
-            if kind == "spades":
-                add_hand_commitments(folder)
-            else:
-                add_seed_lines(folder, SEED)
-            _PLAYED[kind] = tag, folder
+            _PLAYED[kind] = tag, alices_maildir(root)
         return _PLAYED[kind]
 
     return get

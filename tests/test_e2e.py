@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import mailbox
 import random
 import re
 import signal
@@ -102,6 +103,23 @@ def quoted(msg: EmailMessage) -> str:
     return "".join(f"> {line}\n" if line else ">\n" for line in body(msg).splitlines())
 
 
+def seed_told(seed: str, tag: str) -> str:
+    """What a game's last mail says of its seed, before the signature."""
+    return f"""\
+THE SEED
+Every random draw of this game came from a secret seed, fixed before the
+game began. Now that the game is over, here it is:
+  seed: {seed}
+To check that it is the seed whose fingerprint the first mail of the game
+gave (its seed-sha256 line), run
+    printf 'seed: %s\\n' '{seed}' | sha256sum
+To draw every draw of the game again from the seed and check each against
+the mail you received, run
+    referee verify {tag} --mail YOUR-MAILBOX
+
+"""
+
+
 class Post:
     """A referee on the real mail servers and SQLite, and the players' side of the mail."""
 
@@ -189,6 +207,20 @@ class Post:
             return {str(r.message_id): r.note for r in db.scalars(select(m.Inbound))}
 
 
+def verified_by_mail(post: Post, user: str, tag: str) -> tuple[int, str]:
+    """``referee verify TAG --mail`` on ``user``'s INBOX, saved as an mbox
+    file as their mail client would: its exit code and what it printed."""
+    path = post.config_path.parent / f"{user}.mbox"
+    box = mailbox.mbox(path)
+    for msg in post.stack.fetch_all(user):
+        box.add(msg.as_bytes())
+    box.close()
+    done = subprocess.run([sys.executable, "-m", "referee.cli", "verify", tag, "--mail",
+                           str(path)], cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=60)
+    return done.returncode, done.stdout + done.stderr
+
+
 @pytest.fixture
 def post(mailstack: MailStack, tmp_path: Path) -> Iterator[Post]:
     p = Post(mailstack, tmp_path)
@@ -265,7 +297,7 @@ FINAL RESULT
 
 Bob wins the game.
 
-{SIGNATURE}"""
+{seed_told("e2e", "goofspiel-1")}{SIGNATURE}"""
 
 
 def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_the_winner(
@@ -362,6 +394,8 @@ def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_th
     assert status["scores"] == {"Alice": 18, "Bob": 45}
     assert post.referee.reading.replay(tag) == post.state(tag)
     assert post.referee.reading.status(other)[0]["round"] == 1  # Bob's replies never went there
+    # Bob checks the draws from his own mailbox (issue 23).
+    assert verified_by_mail(post, "bob", tag) == (0, "verified\n")
 
 
 def test_a_long_report_subject_reads_with_single_spaces_in_the_players_mailbox(
@@ -391,7 +425,7 @@ FINAL RESULT
 Alice wins the game.
 Alice receives 8 points, and the referee A$8 (clause 5).
 
-{SIGNATURE}"""
+{seed_told("a1", "pure-skill-1")}{SIGNATURE}"""
 
 
 def test_a_pure_skill_game_with_a_bot_and_a_missed_deadline_is_won_by_a_human(
@@ -453,6 +487,7 @@ def test_a_pure_skill_game_with_a_bot_and_a_missed_deadline_is_won_by_a_human(
     assert post.referee.reading.replay(tag) == post.state(tag)
     sources = [source for *_, source in post.actions(tag)]
     assert (sources.count("timeout"), sources.count("bot")) == (1, 12)
+    assert verified_by_mail(post, "alice", tag) == (0, "verified\n")
 
 
 # -- 3. SIGKILL mid-pass: nothing lost, nothing twice, every reply delivered --------

@@ -41,7 +41,18 @@ from referee.service.outgoing.queue import SECRET_NOTE
 from referee.service.outgoing.quiet import COMPOSITE
 from referee.store import models as m
 from tests.mailstack import PLAYERS, REPO_ROOT, MailStack
-from tests.test_e2e import REF, SIGNATURE, T0, Post, as_part, body, kind, referee_command
+from tests.test_e2e import (
+    REF,
+    SIGNATURE,
+    T0,
+    Post,
+    as_part,
+    body,
+    kind,
+    referee_command,
+    seed_told,
+    verified_by_mail,
+)
 from tests.test_e2e_turns import moves
 from tests.test_spades_mail import kinds as mail_kinds
 from tests.test_spades_mail import section, sections
@@ -49,6 +60,8 @@ from tests.test_spades_mail import section, sections
 #: Alice is dealt an ore, 3 apples and a diamond; Bob 2 ore, 2 wool, a diamond;
 #: Alice's random reveal shows instruction 1, the reports 2 and then 3.
 SEED = "agora-308116"
+#: The fingerprint the opening publishes: SHA-256 of "seed: SEED\n".
+SEED_SHA256 = hashlib.sha256(f"seed: {SEED}\n".encode()).hexdigest()
 INSTRUCTIONS = "1. points ore wool lumber 2\n2. pairs diamond 5 odd -15\n3. points apple 1\n"
 ENGLISH = [i.english() for i in parse_instructions(INSTRUCTIONS)]
 ADDRESS = {user: f"{user}@example.test" for user in PLAYERS}
@@ -196,6 +209,13 @@ round 3 begins the tournament freezes, and the Final Report names
 the winner(s) (rule 6).
 
 Members: none yet.
+
+Every random draw of this game (the salt of the hash above, every deal,
+the instruction each Round Report gives, a random reveal) comes from a
+secret seed, fixed now. Its SHA-256 fingerprint:
+  seed-sha256: {SEED_SHA256}
+The game's last mail will tell the seed, so that anyone can check it
+against this fingerprint and draw every draw of the game again.
 
 Write one action a line, to the list (publicly), to the referee and some
 members (privately) or to the referee alone (secretly) - definition F:
@@ -443,11 +463,13 @@ It is the SHA-256 of the text between the lines below, the salt
 To check it, save that text (not the lines of dashes) in a file, say
 hash.txt, and run: sha256sum hash.txt
 
-The tournament has ended: nothing more is accepted.
+{seed_told(SEED, tag)}The tournament has ended: nothing more is accepted.
 
 {SIGNATURE}"""
 
     scan_every_mailbox(post, t.list, state)
+    # Carol checks the draws from her own mailbox (issue 23).
+    assert verified_by_mail(post, "carol", tag) == (0, "verified\n")
     assert time.monotonic() - started < 60
 
 

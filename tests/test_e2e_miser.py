@@ -25,6 +25,7 @@ a card in a hand or face down.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 import time
@@ -45,7 +46,18 @@ from referee.service.outgoing.queue import SECRET_NOTE
 from referee.service.outgoing.quiet import COMPOSITE
 from referee.store import models as m
 from tests.mailstack import REPO_ROOT, MailStack
-from tests.test_e2e import REF, SIGNATURE, T0, Post, body, kind, person, referee_command
+from tests.test_e2e import (
+    REF,
+    SIGNATURE,
+    T0,
+    Post,
+    body,
+    kind,
+    person,
+    referee_command,
+    seed_told,
+    verified_by_mail,
+)
 from tests.test_spades_mail import kinds as split_kinds
 from tests.test_spades_mail import sections
 
@@ -282,6 +294,9 @@ def answer(mail: dict[str, list[EmailMessage]], name: str, mid: str) -> str:
 
 # -- what the players read, whole (house style: every kind of mail at least once) --------
 
+#: The fingerprint the opening publishes for the seed "e2e".
+E2E_SEED_SHA256 = hashlib.sha256(b"seed: e2e\n").hexdigest()
+
 OPENING = f"""\
 Subject: [miser-1] Miser begins: Alice goes first
 
@@ -326,6 +341,13 @@ both must write "flip" after the last card. In a bidding, anyone
 with cards may join ("bid 5C 2"); bidders write "raise 2" or "done".
 A player with no cards can only pass. Write "hand" for your cards,
 "help" for what you can do now.
+
+Every random draw of this game (the draw for first player, the deal, a
+move the referee makes for a late player) comes from a secret seed,
+fixed now. Its SHA-256 fingerprint:
+  seed-sha256: {E2E_SEED_SHA256}
+The game's last mail will tell the seed, so that anyone can check it
+against this fingerprint and draw every draw of the game again.
 
 PENNIES AND CARDS
   Alice              8 pennies  17 cards
@@ -839,7 +861,7 @@ PENNIES AND CARDS
 
 GAME OVER. Alice is out of pennies; Bob wins with 14 (Alice 0, Bob 14, Carol 2).
 
-{SIGNATURE}"""
+{seed_told("e2e", "miser-1")}{SIGNATURE}"""
 
 
 def text_of(msg: EmailMessage) -> str:
@@ -975,6 +997,11 @@ def test_a_game_of_miser_by_email_with_a_private_contract_an_attack_an_auction_a
     assert post.referee.reading.status(tag)[0]["status"] == "finished"
     assert post.referee.reading.replay(tag) == state
     post.assert_no_more_mail(*USER.values())
+    # This referee's engine dealt and drew what the test fixed, not what its
+    # seed draws: Bob, checking from his own mailbox, catches it.
+    code, said = verified_by_mail(post, "bob", tag)
+    assert code == 1 and ("the draw for first player shows Alice K♠, Bob 9♣, Carol 5♥, but "
+                          "the seed draws") in said, said
     # The scan above saw every mail from the referee, and every part of each:
     # some named cards, none hidden. What one mail (or one deadline) caused
     # for a player is one mail (issue 21): 79 parts, the 79 mails the players

@@ -33,7 +33,7 @@ from referee.service.outgoing.queue import SECRET_NOTE
 from referee.service.outgoing.quiet import COMPOSITE
 from referee.store import models as m
 from tests.mailstack import MailStack
-from tests.test_e2e import SIGNATURE, T0, Post, body, kind, person
+from tests.test_e2e import SIGNATURE, T0, Post, body, kind, person, verified_by_mail
 from tests.test_spades_mail import (
     BIDS,
     DEAL,
@@ -44,6 +44,7 @@ from tests.test_spades_mail import (
     SCRIPT,
     SEATING,
     cards_named,
+    hand_commitment,
     hand_of,
     hand_text,
     kinds,
@@ -425,8 +426,15 @@ def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_s
         # The last card's mail ends with the report and the new hand.
         assert [k for k, _, _ in parts(mail[name][-1])][-2:] == ["round_report", "hand"]
     (report,) = to_all(mail, "round_report")
-    assert report == ("Round 1 scored: team 1 71, team 2 41", unsigned(ROUND_1_REPORT))
     state = post.state(tag)
+    # The new deal is committed hand by hand, each with the salt its player
+    # alone is sent.
+    assert report == ("Round 1 scored: team 1 71, team 2 41", unsigned(ROUND_1_REPORT) + (
+        "\n\nThe SHA-256 fingerprint of each hand of round 2, as dealt\n"
+        "(your secret hand mail tells you how to check yours):\n"
+        + "\n".join(f"  hand-sha256 {n}: {hand_commitment(h, salt)}"
+                    for n, h, salt in zip(state["names"], state["hands"], state["hand_salts"],
+                                          strict=True))))
     assert (state["round"], state["scores"], state["bags"]) == (2, [71, 41], [1, 1])
     for name, cards in zip(NAMES, state["hands"], strict=True):
         deal = mail[name][-1]
@@ -446,4 +454,7 @@ def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_s
         assert (public["opening"], public["bid"], public["misplay"]) == (1, 4, 1), public
         assert public["play"] + public["trick"] + public["round_report"] == 52, public
     post.assert_no_more_mail(*USER.values(), "erin", "frank")
+    # Each player checks each hand they were dealt against its fingerprint.
+    for user in USER.values():
+        assert verified_by_mail(post, user, tag) == (0, "verified\n"), user
     assert post.referee.reading.replay(tag) == state

@@ -47,7 +47,8 @@ def test_status_history_games_and_resend_answer_their_sender_alone(post: Post) -
             "    Waiting for you and Bob: a bid for round 1 each, by Thu 05 Mar 2026 12:00 UTC.\n"
             ) in text
     assert ("DONE (history): The public moves and reports so far, the newest last:\n"
-            "    Round 1: the prize is 5.\n") in text
+            "    The secret seed of every draw is fixed; its SHA-256 fingerprint is ") in text
+    assert ".\n    Round 1: the prize is 5.\n" in text
     assert f"DONE (games): Your games:\n    [{tag}] Goofspiel: waiting for Alice, Bob" in text
     assert str(reply["Subject"]).endswith("(secret)")
     assert body(reply).startswith(SECRET_NOTE)

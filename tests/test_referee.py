@@ -7,6 +7,7 @@ real IMAP and SMTP servers.
 
 from __future__ import annotations
 
+import hashlib
 import mailbox
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -127,6 +128,10 @@ def club(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Club]:
     yield from clubs(request.param, tmp_path)
 
 
+#: The fingerprint a game of seed "s" publishes: SHA-256 of "seed: s\n".
+SEED_S_SHA256 = hashlib.sha256(b"seed: s\n").hexdigest()
+
+
 def new_goofspiel(club: Club, order: str = "5,1,6,4,3,2", **opts: str) -> str:
     tag = club.referee.operator.create_game(
         "goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
@@ -147,21 +152,28 @@ def test_the_opening_mail_says_what_the_game_is_how_to_bid_and_by_when(club: Clu
     assert opening["Subject"] == "[goofspiel-1] Goofspiel begins: round 1, the prize is 5: your bid"
     assert opening["Auto-Submitted"] == "auto-generated"
     assert opening["Message-ID"] == f"<pbm.1.goofspiel-1.{club.referee.composer.mac(1)}@club.test>"
-    assert body(opening) == """\
+    assert body(opening) == f"""\
 A game of Goofspiel (rule text 003) begins.
 
 Players:
   Seat 1: Alice
   Seat 2: Bob
 
-How it works: every round the referee draws a prize at random from its own
-pack and shows it to everyone. Each player bids one card of their own pack
+How it works: the referee shows the prizes of its own pack in an order fixed
+before the game, one a round, to everyone. Each player bids one card of their
+own pack
 (1 to 6), secretly, by mail to the referee. When all bids are in,
 the single highest bid takes the prize and all the bid cards.
 On a tie the prize and the bid cards stay in the pot and go to the winner
 of the next round; a tie in the last round discards the pot.
 A bid is final once sent. Each card can be played once. The highest total of
 cards won wins; a tie at the top means no winner.
+
+Every random draw of this game (a card the referee bids for a late
+player) comes from a secret seed, fixed now. Its SHA-256 fingerprint:
+  seed-sha256: {SEED_S_SHA256}
+The game's last mail will tell the seed, so that anyone can check it
+against this fingerprint and draw every draw of the game again.
 
 SCORES
   Alice                  0 points   cards left: 1 2 3 4 5 6

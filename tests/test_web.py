@@ -29,8 +29,10 @@ def test_a_page_shows_the_public_history_but_no_sealed_bid_and_no_address(
     assert "Round 1: the prize is 5." in page
     assert "&lt;b&gt;Alice&lt;/b&gt;" in page and "<b>Alice" not in page
     assert "waiting for</th><td>Bob: a bid for round 1" in page
-    # Alice's bid is sealed: the history holds the prize alone.
-    assert page.count("<pre>") == 1
+    # Alice's bid is sealed: the history holds the seed's fingerprint and
+    # the prize alone.
+    assert page.count("<pre>") == 2
+    assert "its SHA-256 fingerprint is " in page
     for text in (page, index):
         assert "@club.test" not in text
     assert f'<a href="{tag}.html">{tag}</a>' in index

@@ -71,8 +71,19 @@ def _read_text(path: str) -> str:
         raise RefereeError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
 
 
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml's, once installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pbm-referee")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="referee", description="A play-by-mail game referee.")
+    p.add_argument("--version", action="version", version=f"referee {_version()}")
     p.add_argument("--config", "-c", default="referee.toml", help="config file (TOML)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="log what happens (--log-level info), and print poll's summary")

@@ -19,7 +19,7 @@ FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 WORKDIR /app
-COPY pyproject.toml README.md config.example.toml ./
+COPY pyproject.toml README.md LICENSE config.example.toml ./
 # referee/templates and referee/migrations link to these; the wheel carries copies.
 COPY referee referee
 COPY templates templates

@@ -26,16 +26,14 @@ from imapclient.exceptions import CapabilityError, IMAPClientError, LoginError
 from referee.config import Config, MailboxSection, SmtpSection
 from referee.mail.imap import ImapSource
 from referee.mail.smtp import RelayUnavailable, SmtpRelay
-from referee.problems import ServerProblem
+from referee.problems import (
+    EX_CONFIG,
+    EX_NOHOST,
+    EX_NOPERM,
+    EX_UNAVAILABLE,
+    ServerProblem,
+)
 
-#: sysexits.h: a host name that does not resolve.
-EX_NOHOST = 68
-#: sysexits.h: the server does not answer (down, wrong port, a dropped connection).
-EX_UNAVAILABLE = 69
-#: sysexits.h: the server refused the login.
-EX_NOPERM = 77
-#: sysexits.h: the config does not match the server (TLS mode, folder, no AUTH).
-EX_CONFIG = 78
 #: How long ``check`` waits for its probe to reach the mailbox.
 PROBE_WAIT = 15.0
 

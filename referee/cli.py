@@ -7,8 +7,10 @@ import argparse
 import gc
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
@@ -21,19 +23,22 @@ from referee.config import (
     load_config,
 )
 from referee.logs import LEVELS, setup_logging
-from referee.problems import ServerProblem
+from referee.problems import (
+    EX_CANTCREAT,
+    EX_CONFIG,
+    EX_NOPERM,
+    EX_TEMPFAIL,
+    Problem,
+    ServerProblem,
+)
 from referee.service import Referee, RefereeError, now_utc
 from referee.service.reading import first_difference
-from referee.store.db import DATABASE_AWAY
+from referee.store.db import DATABASE_AWAY, database_problem
 
 # What the imports made lives as long as the process: the collector need not
 # walk it again on each full pass (a tenth of ``status`` at 10,000 games went
 # to that). Here, not in ``main``: once a process, however often it is called.
 gc.freeze()
-
-#: ``poll`` found another pass or the daemon running (sysexits.h EX_TEMPFAIL).
-EX_TEMPFAIL = 75
-
 
 def parse_now(text: str | None) -> datetime | None:
     """``--now`` as stored: naive UTC. A time without a zone is taken as UTC."""
@@ -67,8 +72,19 @@ def _read_text(path: str) -> str:
         raise RefereeError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
 
 
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml's, once installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pbm-referee")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="referee", description="A play-by-mail game referee.")
+    p.add_argument("--version", action="version", version=f"referee {_version()}")
     p.add_argument("--config", "-c", default="referee.toml", help="config file (TOML)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="log what happens (--log-level info), and print poll's summary")
@@ -174,37 +190,80 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    # A one-shot command says what went wrong in its own line; the daemon's
-    # warnings (a server down, a mail retried) are its only voice.
-    quiet = "warning" if args.command == "run" else "error"
-    setup_logging(args.log_level or ("info" if args.verbose else quiet),
-                  args.log_file, args.log_format)
     try:
-        if args.command == "demo":
-            from referee.demo import run_demo
-
-            return run_demo(args.kind, args.dir, args.seed)
-        if args.command == "verify" and args.mail is not None:
-            return _verify_mail(args.tag, args.mail)
-        config = load_config(args.config)
-        if args.command == "check":
-            return run_check(config, args.config)
-        return _dispatch(args, config)
-    except ServerProblem as e:
+        code = _command(args)
+        sys.stdout.flush()  # here, where a reader gone away is still caught
+        return code
+    except BrokenPipeError:
+        # The reader stopped reading (`status | head -1`): what it wanted it
+        # has. Point stdout at nothing, so the flush at exit cannot fail too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except Problem as e:
         print(f"referee: {e}", file=sys.stderr)
         return e.exit_code
     except ConfigError as e:
-        print(f"referee: bad config:\n{e}", file=sys.stderr)
-        return 2
+        print(f"referee: bad config: {e}", file=sys.stderr)
+        return e.exit_code
     except RefereeError as e:
         print(f"referee: {e}", file=sys.stderr)
         return 1
+
+
+def _command(args: argparse.Namespace) -> int:
+    _start_logging(args)
+    if args.command == "demo":
+        from referee.demo import run_demo
+
+        with _writing(args.dir, "--dir", "give --dir a folder that can be made"):
+            return run_demo(args.kind, args.dir, args.seed)
+    if args.command == "verify" and args.mail is not None:
+        return _verify_mail(args.tag, args.mail)  # a player's: no config, no database
+    config = load_config(args.config)
+    try:
+        if args.command == "check":
+            return run_check(config, args.config)
+        return _dispatch(args, config)
     except DATABASE_AWAY as e:
-        # A locked SQLite file or a database that does not answer: nothing
-        # was done that the next run will not do.
-        reason = str(getattr(e, "orig", e)).strip().splitlines()[0]
-        print(f"referee: the database is busy or away ({reason}); try again", file=sys.stderr)
-        return EX_TEMPFAIL
+        # Nothing was done that the next run will not do; the code says
+        # whether to wait (busy) or to fix something (a permission, a server).
+        raise database_problem(e, config.database_url) from None
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or inside it."""
+    path, folder = path.absolute(), folder.absolute()
+    return path == folder or folder in path.parents
+
+
+def _start_logging(args: argparse.Namespace) -> None:
+    """Log as the options say; a ``--log-file`` that cannot be opened is one line."""
+    # A one-shot command says what went wrong in its own line; the daemon's
+    # warnings (a server down, a mail retried) are its only voice.
+    quiet = "warning" if args.command == "run" else "error"
+    with _writing(args.log_file, "--log-file", "name a file in a folder that exists"):
+        setup_logging(args.log_level or ("info" if args.verbose else quiet),
+                      args.log_file, args.log_format)
+
+
+@contextmanager
+def _writing(path: str | Path | None, option: str, fix: str) -> Iterator[None]:
+    """Turn a file or folder at ``path`` that cannot be written into one line
+    naming ``option``: 77 for a permission denied, else 73."""
+    try:
+        yield
+    except OSError as e:
+        where = e.filename
+        if path is None or where is None or not _within(Path(os.fsdecode(where)), Path(path)):
+            raise  # not about the file named: a fault of another part, said by it
+        what = "it" if Path(os.fsdecode(where)).absolute() == Path(path).absolute() \
+            else os.fsdecode(where)
+        if isinstance(e, PermissionError):
+            raise Problem(f"{option} {path}: this user may not write {what}; give the "
+                          "referee's user write access, or name another", EX_NOPERM) from None
+        raise Problem(f"{option} {path}: cannot write {what} ({e.strerror}); {fix}",
+                      EX_CANTCREAT) from None
 
 
 def _dispatch(args: argparse.Namespace, config: Config) -> int:
@@ -212,8 +271,9 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
 
     if args.command == "init":
         if missing := sqlite_folder_problem(config.database_url):
-            raise RefereeError(f"{missing} ([referee] database); create it, writable by "
-                               "the referee's user")
+            code = EX_NOPERM if "not writable" in missing else EX_CANTCREAT
+            raise Problem(f"{missing} ([referee] database); create it, writable by "
+                          "the referee's user", code)
         upgrade(config.database_url)
         print(f"database ready: {config.referee.database}")
         return 0
@@ -269,7 +329,10 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
         if args.command == "poll":
             from referee.passes import exclusive
 
-            with exclusive(referee) as mine:
+            lock = config.resolve(config.referee.lock_file)
+            with _writing(lock, "[referee] lock_file",
+                          "name a file in a folder the referee's user can write"), \
+                    exclusive(referee) as mine:
                 if not mine:
                     print(f"referee: another pass or the daemon is running (it holds "
                           f"{config.resolve(config.referee.lock_file)} or the database's "
@@ -328,7 +391,9 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             folder = Path(args.dir) if args.dir else config.web.path
             if folder is None:
                 raise RefereeError("name the folder, or set [web] path in the config")
-            count = write_pages(referee, config.resolve(folder) if not args.dir else folder)
+            with _writing(folder, "pages" if args.dir else "[web] path",
+                          "name a folder that can be made, writable by this user"):
+                count = write_pages(referee, config.resolve(folder) if not args.dir else folder)
             print(f"{count} game page(s) and index.html written to {folder}")
             return 0
         if args.command == "verify":
@@ -388,8 +453,6 @@ def _poll(referee: Referee, now: datetime | None) -> object:
 def run_check(config: Config, path: str) -> int:
     """``referee check``: one line per part; the exit code of the first failure."""
     from referee.check import (
-        EX_CONFIG,
-        EX_UNAVAILABLE,
         Line,
         check_imap,
         check_maildir,
@@ -407,9 +470,10 @@ def run_check(config: Config, path: str) -> int:
                               f"not set up or out of date; run: referee --config {path} init",
                               EX_CONFIG))
     except DATABASE_AWAY as e:
-        reason = str(getattr(e, "orig", e)).strip().splitlines()[0]
-        lines.append(Line("database", "FAIL", f"[referee] database: cannot open "
-                          f"{_safe_url(config.referee.database)} ({reason})", EX_UNAVAILABLE))
+        problem = database_problem(e, config.database_url)
+        lines.append(Line("database", "FAIL", str(problem), problem.exit_code))
+    except Problem as e:
+        lines.append(Line("database", "FAIL", str(e), e.exit_code))
     def mailbox() -> str:
         if config.mailbox.kind == "imap":
             return check_imap(config.mailbox, config.referee.max_message_size)

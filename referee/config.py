@@ -24,12 +24,20 @@ from pydantic import (
     model_validator,
 )
 
+from referee.problems import EX_CONFIG, EX_NOPERM
+
 _DURATION = re.compile(r"(\d+)\s*([wdhms])", re.I)
 _UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
 class ConfigError(Exception):
-    """The configuration cannot be used; the message names the key."""
+    """The configuration cannot be used; the message, one line, names the
+    file or the key and what to do. ``exit_code`` is sysexits.h's: 78 for a
+    config that is wrong, 77 for one this user may not read."""
+
+    def __init__(self, message: str, exit_code: int = EX_CONFIG) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def parse_duration(text: str | int | float) -> timedelta:
@@ -262,10 +270,33 @@ def load_config(path: str | Path) -> Config:
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(f"{p}: no such config file") from None
+        raise ConfigError(f"{p}: no such config file; give its path with --config FILE "
+                          "(config.example.toml documents every key)") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{p} is a folder, not a config file; give the file's path "
+                          "with --config FILE") from None
+    except PermissionError:
+        raise ConfigError(f"{p}: this user ({_user()}) may not read it; make it readable "
+                          f"by the referee's user (chgrp referee {p}; chmod 0640 {p})",
+                          EX_NOPERM) from None
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read it ({e.strerror or e})") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{p}: not UTF-8 text (byte {e.object[e.start]:#04x} at offset "
+                          f"{e.start}); save it as UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{p}: not valid TOML: {e}") from None
     return config_from_dict(data, base_dir=p.resolve().parent, origin=str(p))
+
+
+def _user() -> str:
+    """The name of the user this process runs as (its uid when it has none)."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return f"uid {os.geteuid()}"
 
 
 def config_from_dict(data: dict[str, Any], base_dir: Path, origin: str = "config") -> Config:
@@ -281,6 +312,7 @@ def config_from_dict(data: dict[str, Any], base_dir: Path, origin: str = "config
                 msg = "unknown key (see config.example.toml for the keys)"
             elif err["type"] == "missing":
                 msg = "required key is missing"
-            problems.append(f"{origin}: [{key}]: {msg}" if "." not in key
-                            else f"{origin}: {key}: {msg}")
-        raise ConfigError("\n".join(problems)) from None
+            msg = " ".join(msg.split())
+            problems.append(f"[{key}]: {msg}" if "." not in key else f"{key}: {msg}")
+        # One line, however many keys are wrong: a cron mail or a log reads it whole.
+        raise ConfigError(f"{origin}: {' | '.join(problems)}") from None

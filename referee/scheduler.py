@@ -26,10 +26,10 @@ from types import FrameType
 from apscheduler.schedulers.background import BackgroundScheduler
 from imapclient.exceptions import IMAPClientError
 
-from referee.check import EX_CONFIG, EX_NOPERM, explain
+from referee.check import explain
 from referee.mail.imap import ImapSource
 from referee.passes import intake, many_workers, publish_pages, reread, send_outbox
-from referee.problems import ServerProblem
+from referee.problems import EX_CONFIG, EX_NOPERM, ServerProblem
 from referee.service import Referee, now_utc
 from referee.store.db import DATABASE_AWAY
 

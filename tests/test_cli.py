@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.cli import EX_TEMPFAIL, main
+from referee.cli import main
 from referee.config import load_config
+from referee.problems import EX_CANTCREAT, EX_CONFIG, EX_TEMPFAIL, EX_UNAVAILABLE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,8 +44,9 @@ def test_a_bad_config_stops_at_start_naming_the_key(
 ) -> None:
     path = tmp_path / "referee.toml"
     path.write_text('[referee]\naddress = "referee"\n[deadlines]\ndefault = "soon"\n')
-    assert main(["--config", str(path), "status"]) == 2
+    assert main(["--config", str(path), "status"]) == EX_CONFIG
     err = capsys.readouterr().err
+    assert err.count("\n") == 1
     assert "referee.address: 'referee' is not a mail address" in err
     assert "deadlines.default: 'soon' is not a duration" in err
 
@@ -136,15 +138,16 @@ def test_a_pass_is_refused_by_the_database_lease_when_the_lock_file_is_gone(
     daemon.close()
 
 
-def test_a_database_that_does_not_answer_is_one_line_and_exit_75(
+def test_a_database_that_does_not_answer_is_one_line_and_exit_69(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "referee.toml"
     path.write_text('[referee]\naddress = "referee@club.test"\n'
                     'database = "postgresql+psycopg://nobody@127.0.0.1:1/none"\n')
-    assert main(["--config", str(path), "poll"]) == EX_TEMPFAIL
+    assert main(["--config", str(path), "poll"]) == EX_UNAVAILABLE
     err = capsys.readouterr().err
-    assert err.startswith("referee: the database is busy or away (") and err.count("\n") == 1
+    assert err.startswith("referee: [referee] database: postgresql+psycopg://nobody@127.0.0.1:"
+                          "1/none: the server does not answer (") and err.count("\n") == 1
 
 
 def _sent(config: Path) -> list[str]:
@@ -306,7 +309,7 @@ def test_init_names_the_key_when_the_databases_folder_is_missing(
     path = tmp_path / "referee.toml"
     path.write_text('[referee]\naddress = "referee@club.test"\n'
                     f'database = "sqlite:///{tmp_path}/state/referee.db"\n', encoding="utf-8")
-    assert main(["--config", str(path), "init"]) == 1
+    assert main(["--config", str(path), "init"]) == EX_CANTCREAT
     err = capsys.readouterr().err
     assert err == (f"referee: the database's folder {tmp_path}/state does not exist "
                    "([referee] database); create it, writable by the referee's user\n")

@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 #: What the wheel is built from; the links referee/templates and
 #: referee/migrations are copied as the folders they point to.
-SOURCES = ("pyproject.toml", "README.md", "referee")
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "referee")
 
 
 def _run(args: list[str | Path], cwd: Path, env: dict[str, str] | None = None,
@@ -75,6 +75,24 @@ def test_the_wheel_carries_the_migrations_and_the_templates(wheel: Path) -> None
     assert "referee/migrations/versions/0001_initial_schema.py" in names
     assert "referee/templates/common/transcript.txt" in names
     assert "referee/templates/web/index.html" in names
+
+
+def test_the_wheel_names_its_licence_as_an_spdx_expression(wheel: Path) -> None:
+    """PEP 639: ``License-Expression``, and the licence's own text inside."""
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as whl:
+        (metadata,) = [n for n in whl.namelist() if n.endswith(".dist-info/METADATA")]
+        headers = whl.read(metadata).decode().partition("\n\n")[0].splitlines()
+        assert "License-Expression: MIT" in headers
+        assert "License-File: LICENSE" in headers
+        (licence,) = [n for n in whl.namelist() if n.endswith("licenses/LICENSE")]
+        assert "Copyright (c) the pbm-referee authors" in whl.read(licence).decode()
+
+
+def test_an_installed_wheel_says_its_version(venv: Path, tmp_path: Path) -> None:
+    said = _run([venv / "bin" / "referee", "--version"], cwd=tmp_path).stdout
+    assert said == "referee 0.1.0\n"
 
 
 def test_an_installed_wheel_runs_init_demo_and_poll_outside_the_checkout(

@@ -24,7 +24,8 @@ from email.utils import getaddresses, parsedate_to_datetime
 from enum import StrEnum
 from html.parser import HTMLParser
 
-import html2text
+from inscriptis import get_text
+from inscriptis.model.config import ParserConfig
 
 #: Values read from a mail are made safe here, at the edge, so that storing
 #: or echoing them can never fail: one line, no control characters, capped.
@@ -52,7 +53,7 @@ MAX_ENCODED = 24 * MAX_SUBJECT
 #: The work one mail's body may cost, whatever its size. At most
 #: ``commands.MAX_LINES`` (100) command lines are read, so what lies beyond
 #: these bounds is never looked at: text of all parts together (characters),
-#: HTML of all parts together converted to text (html2text takes seconds a
+#: HTML of all parts together converted to text (the conversion takes seconds a
 #: megabyte), and lines examined for commands.
 MAX_TEXT = 1024 * 1024
 MAX_HTML = 256 * 1024
@@ -780,6 +781,9 @@ _VOID = frozenset({
     "param", "source", "track", "wbr",
 })
 
+#: A list's items are lines as typed: no bullet or number is put before them.
+_LISTS = frozenset({"ul", "ol", "li", "dl", "dt", "dd"})
+
 
 class _QuoteStripper(HTMLParser):
     """Re-emits HTML without quotes, signatures and Outlook's quoted tail."""
@@ -808,6 +812,8 @@ class _QuoteStripper(HTMLParser):
                 self._skip_tag, self._skip_depth = tag, 1
         elif tag == "hr":
             self.out.append("<br>")
+        elif tag in _LISTS:
+            self.out.append("<div>")
         else:
             self.out.append(self.get_starttag_text() or "")
 
@@ -827,9 +833,9 @@ class _QuoteStripper(HTMLParser):
                 if self._skip_depth == 0:
                     self._skip_tag = None
             return
-        if tag in ("td", "th"):  # html2text runs table cells together
+        if tag in ("td", "th"):  # a table's cells are read as one line, a space apart
             self.out.append(" ")
-        self.out.append(f"</{tag}>")
+        self.out.append("</div>" if tag in _LISTS else f"</{tag}>")
         if tag == "tr":
             self.out.append("<br>")
 
@@ -847,9 +853,8 @@ class _QuoteStripper(HTMLParser):
         self._emit(f"&#{name};")
 
 
-# html2text escapes Markdown syntax (a leading "-", "1.", "+", backslashes);
-# we want the text as typed.
-_MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!])")
+#: Text as a reader sees it, tables as lines (the stripper ends each row).
+_LAYOUT = ParserConfig(display_links=False, display_images=False, table_cell_separator=" ")
 
 
 def _html_text(html: str) -> str:
@@ -861,15 +866,8 @@ def _html_text(html: str) -> str:
     stripper = _QuoteStripper()
     stripper.feed(html)
     stripper.close()
-    converter = html2text.HTML2Text()
-    converter.body_width = 0
-    converter.ignore_links = True
-    converter.ignore_images = True
-    converter.ignore_emphasis = True
-    converter.ignore_tables = True
-    converter.unicode_snob = True
-    converter.ul_item_mark = ""
-    return _MD_ESCAPE.sub(r"\1", converter.handle("".join(stripper.out)))
+    text: str = get_text("".join(stripper.out), _LAYOUT)
+    return text
 
 
 # -- command lines ---------------------------------------------------------------

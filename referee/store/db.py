@@ -18,6 +18,15 @@ from sqlalchemy import Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+from referee.problems import (
+    EX_CANTCREAT,
+    EX_CONFIG,
+    EX_NOPERM,
+    EX_TEMPFAIL,
+    EX_UNAVAILABLE,
+    Problem,
+)
+
 if TYPE_CHECKING:
     from alembic.config import Config
 
@@ -41,7 +50,10 @@ def now_utc() -> datetime:
 
 
 def make_engine(url: str) -> Engine:
-    """An engine for ``url``; SQLite gets WAL, foreign keys and a busy timeout."""
+    """An engine for ``url``; SQLite gets WAL, foreign keys and a busy timeout.
+    Raises :class:`Problem` (78) when the URL's driver is not installed."""
+    if not url.startswith("sqlite"):
+        _require_driver(url)
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"timeout": 30})
 
@@ -90,6 +102,7 @@ def upgrade(url: str) -> None:
     """Create or upgrade the database at ``url`` to the newest revision."""
     from alembic import command
 
+    _require_driver(url)
     command.upgrade(alembic_config(url), "head")
 
 
@@ -106,3 +119,54 @@ def sqlite_folder_problem(url: str) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"the database's folder {folder} is not writable by this user"
     return None
+
+
+def _require_driver(url: str) -> None:
+    """Fail in one line, naming the fix, when the driver of ``url`` (psycopg
+    for ``postgresql+psycopg://``) is not installed."""
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    try:
+        make_url(url).get_dialect().import_dbapi()
+    except (ArgumentError, NoSuchModuleError) as e:
+        raise Problem(f"[referee] database: {_safe(url)} is not a database URL this referee "
+                      f"knows ({e}); write sqlite:///FILE or postgresql+psycopg://USER@HOST/DB",
+                      EX_CONFIG) from None
+    except ImportError as e:
+        driver = e.name or "its driver"
+        extra = "pip install 'pbm-referee[postgres]'"
+        fix = (f"install the postgres extra: {extra}" if driver.startswith("psycopg")
+               else f"install {driver}, or write postgresql+psycopg:// and {extra}")
+        raise Problem(f"[referee] database: the driver of {_safe(url)} ({driver}) is not "
+                      f"installed; {fix}", EX_CONFIG) from None
+
+def _safe(url: str) -> str:
+    """A database URL without its password."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def database_problem(error: BaseException, url: str) -> Problem:
+    """A database that could not be used, as one line with the exit code that
+    tells the faults apart: busy (75, try again), a file or folder this user
+    may not write (77) or cannot make (73), a refused login (77), a server
+    that does not answer (69)."""
+    reason = " ".join(str(getattr(error, "orig", error)).split()) or type(error).__name__
+    lower = reason.lower()
+    where = f"[referee] database: {_safe(url)}"
+    if "locked" in lower or "busy" in lower:
+        return Problem(f"{where} is busy ({reason}); try again", EX_TEMPFAIL)
+    if "readonly" in lower or "read-only" in lower or "permission denied" in lower:
+        return Problem(f"{where}: this user may not write it ({reason}); make the file and "
+                       "its folder writable by the referee's user", EX_NOPERM)
+    if "unable to open database file" in lower:
+        folder = sqlite_folder_problem(url) or reason
+        code = EX_NOPERM if "not writable" in folder else EX_CANTCREAT
+        return Problem(f"{where}: cannot open it ({folder}); make the folder, writable by "
+                       "the referee's user", code)
+    if "password authentication failed" in lower or "authentication failed" in lower:
+        return Problem(f"{where}: the server refused the login ({reason}); check the user "
+                       "and password in the URL", EX_NOPERM)
+    if "does not exist" in lower:
+        return Problem(f"{where}: {reason}; create it, or fix the URL", EX_CONFIG)
+    return Problem(f"{where}: the server does not answer ({reason}); start it, or fix the "
+                   "host and port in the URL", EX_UNAVAILABLE)

@@ -1,0 +1,174 @@
+"""What an operator gets wrong, through the real ``referee`` command: each
+fault one line on stderr naming the file or key and the fix, no traceback,
+and the exit code of sysexits.h that tells the faults apart."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from referee.problems import EX_CANTCREAT, EX_CONFIG, EX_NOPERM
+
+REFEREE = Path(sys.executable).parent / "referee"
+MAILDIRS = ('[referee]\naddress = "referee@club.test"\n'
+            '[mailbox]\nkind = "maildir"\npath = "in"\n'
+            '[smtp]\nkind = "maildir"\npath = "out"\n')
+#: Root may read and write anything: as root, a permission is tried as
+#: nobody (setpriv drops root's capabilities too).
+AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def referee(*args: str | Path, cwd: Path, as_nobody: bool = False
+            ) -> subprocess.CompletedProcess[str]:
+    command = [str(REFEREE), *map(str, args)]
+    if as_nobody and os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root, and no setpriv (util-linux) to try a "
+                        "permission as another user")
+        command = AS_NOBODY + command
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=60,
+                          check=False)
+
+
+def one_line(run: subprocess.CompletedProcess[str], code: int, line: str) -> None:
+    """``run`` said exactly ``line`` on stderr, nothing else, and exited ``code``."""
+    assert (run.stderr, run.returncode) == (f"referee: {line}\n", code)
+
+
+@pytest.fixture
+def world() -> Iterator[Path]:
+    """A folder everyone may enter, so a permission can be tried as nobody
+    (pytest's own are root's alone)."""
+    with tempfile.TemporaryDirectory() as folder:
+        os.chmod(folder, 0o755)
+        yield Path(folder)
+
+
+@pytest.fixture
+def club(world: Path) -> Path:
+    (world / "referee.toml").write_text(MAILDIRS, encoding="utf-8")
+    assert referee("-c", "referee.toml", "init", cwd=world).returncode == 0
+    return world
+
+
+def test_a_config_that_is_a_folder_is_one_line(world: Path) -> None:
+    (world / "referee.toml").mkdir()
+    one_line(referee("status", cwd=world), EX_CONFIG, "bad config: referee.toml is a folder, "
+             "not a config file; give the file's path with --config FILE")
+
+
+def test_a_config_that_is_not_utf8_is_one_line(world: Path) -> None:
+    (world / "referee.toml").write_bytes(b'[referee]\naddress = "caf\xe9@club.test"\n')
+    one_line(referee("status", cwd=world), EX_CONFIG, "bad config: referee.toml: not UTF-8 "
+             "text (byte 0xe9 at offset 24); save it as UTF-8")
+
+
+def test_a_config_the_user_may_not_read_is_one_line_and_77(world: Path) -> None:
+    """The README's 0640 file, run as a user outside its group."""
+    config = world / "referee.toml"
+    config.write_text(MAILDIRS, encoding="utf-8")
+    config.chmod(0o000)
+    run = referee("-c", config, "check", cwd=world, as_nobody=True)
+    assert run.returncode == EX_NOPERM
+    assert run.stderr.startswith(f"referee: bad config: {config}: this user (")
+    assert run.stderr.endswith(f"may not read it; make it readable by the referee's user "
+                               f"(chgrp referee {config}; chmod 0640 {config})\n")
+    assert run.stderr.count("\n") == 1
+
+
+def test_a_config_with_several_bad_keys_is_one_line_naming_each(world: Path) -> None:
+    (world / "referee.toml").write_text('[referee]\naddress = "referee"\n'
+                                        '[deadlines]\ndefault = "soon"\n', encoding="utf-8")
+    one_line(referee("poll", cwd=world), EX_CONFIG,
+             "bad config: referee.toml: referee.address: 'referee' is not a mail address like "
+             "referee@example.org | deadlines.default: 'soon' is not a duration; write e.g. "
+             "3d, 12h, 1d12h, 30m or 45s")
+
+
+@pytest.mark.parametrize("command", ["init", "status", "poll"])
+def test_a_database_whose_driver_is_not_installed_names_the_extra(
+        world: Path, command: str) -> None:
+    (world / "referee.toml").write_text(
+        '[referee]\naddress = "referee@club.test"\n'
+        'database = "postgresql+pg8000://referee:secret@db.club.test/referee"\n',
+        encoding="utf-8")
+    one_line(referee(command, cwd=world), EX_CONFIG,
+             "[referee] database: the driver of postgresql+pg8000://referee:***@db.club.test/"
+             "referee (pg8000) is not installed; install pg8000, or write postgresql+psycopg:// "
+             "and pip install 'pbm-referee[postgres]'")
+
+
+def test_check_and_poll_give_the_same_line_for_a_database_the_user_may_not_write(
+        club: Path) -> None:
+    """It was "busy or away, try again" (75) in poll and 69 in check."""
+    if os.geteuid() != 0:
+        (club / "referee.db").chmod(0o444)
+    said = (f"[referee] database: sqlite:///{club}/referee.db: this user may not write it "
+            "(attempt to write a readonly database); make the file and its folder writable "
+            "by the referee's user")
+    one_line(referee("poll", cwd=club, as_nobody=True), EX_NOPERM, said)
+    check = referee("check", cwd=club, as_nobody=True)
+    assert check.returncode == EX_NOPERM
+    assert f"database FAIL {said}\n" in check.stdout
+
+
+def test_status_into_a_reader_that_stops_is_quiet(club: Path) -> None:
+    """`referee status | head -1`: the reader goes, and no traceback comes."""
+    with subprocess.Popen([str(REFEREE), "status"], cwd=club, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        assert (proc.stderr.read(), proc.wait(timeout=60)) == (b"", 0)
+
+
+@pytest.mark.parametrize(("log_file", "why"), [
+    (".", "Is a directory"),
+    ("logs/referee.log", "No such file or directory"),
+])
+def test_a_log_file_that_cannot_be_written_is_one_line(
+        club: Path, log_file: str, why: str) -> None:
+    one_line(referee("--log-file", log_file, "status", cwd=club), EX_CANTCREAT,
+             f"--log-file {log_file}: cannot write it ({why}); name a file in a "
+             "folder that exists")
+
+
+def test_demo_into_a_folder_that_cannot_be_made_is_one_line(world: Path) -> None:
+    one_line(referee("demo", "--dir", "/dev/null/demo", cwd=world), EX_CANTCREAT,
+             "--dir /dev/null/demo: cannot write it (Not a directory); give "
+             "--dir a folder that can be made")
+
+
+def test_pages_into_a_folder_that_cannot_be_made_is_one_line(club: Path) -> None:
+    one_line(referee("pages", "/dev/null/pages", cwd=club), EX_CANTCREAT,
+             "pages /dev/null/pages: cannot write it (Not a directory); name a "
+             "folder that can be made, writable by this user")
+
+
+def test_pages_into_a_folder_the_user_may_not_write_is_77(club: Path) -> None:
+    club.chmod(0o777)  # the database nobody reads is theirs too
+    for path in club.glob("referee.db*"):
+        path.chmod(0o666)
+    (club / "locked").mkdir(mode=0o755)
+    if os.geteuid() != 0:
+        (club / "locked").chmod(0o555)
+    one_line(referee("pages", "locked/pages", cwd=club, as_nobody=True), EX_NOPERM,
+             "pages locked/pages: this user may not write it; give the referee's "
+             "user write access, or name another")
+
+
+def test_a_lock_file_that_cannot_be_made_is_one_line(club: Path) -> None:
+    text = (club / "referee.toml").read_text(encoding="utf-8")
+    (club / "referee.toml").write_text(
+        text.replace("[mailbox]", 'lock_file = "/dev/null/referee.lock"\n[mailbox]'),
+        encoding="utf-8")
+    one_line(referee("poll", cwd=club), EX_CANTCREAT,
+             "[referee] lock_file /dev/null/referee.lock: cannot write it (Not a directory)"
+             "; name a file in a folder the referee's user can write")
+

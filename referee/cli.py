@@ -407,7 +407,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             state = referee.reading.replay(args.tag)
             print(json.dumps(state, indent=2))
             difference = first_difference(json.loads(json.dumps(state)),
-                                          referee.reading.stored_state(args.tag, as_loaded=True))
+                                          referee.reading.stored_state(args.tag))
             if difference is None:
                 print(f"{args.tag}: the replay matches the stored state")
                 return 0

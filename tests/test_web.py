@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -158,4 +159,19 @@ def test_a_change_while_a_page_is_written_leaves_the_page_behind(
     due = club.referee.reading.status(tag)[0]["deadlines"][0]["due_at"].rstrip("Z")
     assert f"by {format_when(due)}" in (www / f"{tag}.html").read_text()
     assert club.referee.pages.behind() == []
+    club.referee.close()
+
+
+def test_no_page_of_a_game_in_play_shows_its_seed_only_its_fingerprint(
+        tmp_path: Path) -> None:
+    (tmp_path / "club").mkdir()
+    club = Club(tmp_path / "club", web={"path": "pages"})
+    seed = "a-secret-seed-of-goofspiel"
+    tag = club.referee.operator.create_game("goofspiel", [ALICE, BOB], now=club.now, seed=seed)
+    club.send(ALICE, "bid 6")
+    club.poll()
+    pages = [p.read_text() for p in (tmp_path / "club" / "pages").iterdir()]
+    assert len(pages) == 2 and not any(seed in text for text in pages)
+    fingerprint = hashlib.sha256(f"seed: {seed}\n".encode()).hexdigest()
+    assert fingerprint in (tmp_path / "club" / "pages" / f"{tag}.html").read_text()
     club.referee.close()

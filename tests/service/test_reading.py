@@ -10,6 +10,7 @@ from pathlib import Path
 from sqlalchemy import select, update
 
 from referee.games.draws import COUNTER, KEYED
+from referee.service.reading import first_difference
 from referee.store import models as m
 from tests.games.test_draws import counter_games
 from tests.service.test_miser_privacy import new_miser
@@ -72,3 +73,17 @@ def test_a_game_stored_with_the_counter_scheme_replays_with_it(tmp_path: Path) -
         db.execute(update(m.Game).values(draws=KEYED))
     assert club.referee.reading.replay(tag) != club.referee.reading.stored_state(tag)
     club.referee.close()
+
+
+def test_a_field_added_to_an_engine_since_a_state_was_stored_is_no_difference() -> None:
+    """A game begun before an upgrade (no ``hand_salts`` in a Spades state,
+    no counts of paid draws in a tournament's) still audits; anything else
+    the two disagree on is named."""
+    stored = {"round": 2, "hands": [["AS"], ["KD"]]}
+    replayed = {**stored, "hand_salts": ["ab", "cd"]}
+    assert first_difference(replayed, stored) is None
+    assert first_difference(stored, replayed) == "state.hand_salts: missing from the replay"
+    assert first_difference({**replayed, "round": 3}, stored) == (
+        "state.round: replayed 3, stored 2")
+    assert first_difference({**replayed, "hands": [["AS"], ["QD"]]}, stored) == (
+        'state.hands[1][0]: replayed "QD", stored "KD"')

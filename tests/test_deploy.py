@@ -36,7 +36,8 @@ def test_the_unit_is_hardened_and_keeps_its_state_in_a_state_directory() -> None
                 if "=" in line and not line.startswith("#"))
     assert keys["User"] == "referee" and keys["StateDirectory"] == "referee"
     assert keys["ProtectSystem"] == "strict" and keys["NoNewPrivileges"] == "yes"
-    assert keys["RestartPreventExitStatus"] == "77 78"  # a refused login is not retried
+    # A file it cannot make, a refused login, a bad config: not retried.
+    assert keys["RestartPreventExitStatus"] == "73 77 78"
     assert "--config /etc/referee/referee.toml" in keys["ExecStart"]
 
 

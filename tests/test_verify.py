@@ -24,7 +24,7 @@ def config(root: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("kind", ["goofspiel", "miser", "spades"])
+@pytest.mark.parametrize("kind", ["goofspiel", "pure-skill", "miser", "spades", "loatcg"])
 def test_a_whole_game_verifies_and_an_altered_seed_or_commitment_does_not(
         kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert kind in GAMES
@@ -38,7 +38,11 @@ def test_a_whole_game_verifies_and_an_altered_seed_or_commitment_does_not(
     seed = f"census-{kind}"
     texts = [x.get_body().get_content() for x in mails]
     assert f"  seed-sha256: {seed_fingerprint(seed)}\n" in texts[0]
-    over = kind != "spades"  # the census plays one round of Spades
+    # The census plays one round of Spades, and a tournament up to its
+    # last week, before the Final Report: no game over, no seed told.
+    over = kind not in ("spades", "loatcg")
+    if not over:
+        assert not any(f"seed: {seed}\n" in t for t in texts)
     if over:
         # The seed is told in the last mails alone, those of the game's end.
         told = [i for i, t in enumerate(texts) if f"  seed: {seed}\n" in t]
@@ -69,4 +73,15 @@ def test_a_whole_game_verifies_and_an_altered_seed_or_commitment_does_not(
                        (data.replace('"hand_sha256": {"', '"hand_sha256": {"x'), row_id))
         assert main(["-c", str(path), "verify", tag]) == 1
         assert "the commitment published at step 0 (deal) is not the replay's" in \
+            capsys.readouterr().out
+    if kind == "loatcg":
+        with sqlite3.connect(tmp_path / "ref.db") as db:
+            db.execute("UPDATE events SET data = ? WHERE kind = 'seed'",
+                       (json.dumps({"seed_sha256": seed_fingerprint(seed)}),))
+            row_id, data = db.execute(
+                "SELECT id, data FROM events WHERE kind = 'opening' ORDER BY id").fetchone()
+            db.execute("UPDATE events SET data = ? WHERE id = ?",
+                       (data.replace('"digest": "', '"digest": "0'), row_id))
+        assert main(["-c", str(path), "verify", tag]) == 1
+        assert "the commitment published at step 0 (opening) is not the replay's" in \
             capsys.readouterr().out

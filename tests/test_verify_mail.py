@@ -229,6 +229,28 @@ def test_one_drawn_card_prize_or_instruction_changed_in_one_mail_is_named(
     assert named in problems[0]
 
 
+def change_bot_bid(body: str) -> str | None:
+    """Round 1's bid of a bot, as its report shows it, made another card
+    (in round 1 every card is still in its pack)."""
+    m = re.search(r"^ROUND 1: THE PRIZE WAS .*?^  (\S.*?)\s+bid (\S+)   \(bot\)$", body,
+                  re.M | re.S)
+    if m is None:
+        return None
+    other = "2" if m.group(2) != "2" else "3"
+    return body[:m.start(2)] + other + body[m.end(2):]
+
+
+@pytest.mark.parametrize("kind", ["goofspiel", "pure-skill"])
+def test_a_bid_the_referee_chose_for_a_bot_changed_in_one_mail_is_named(
+        kind: str, mailboxes: Callable[[str], tuple[str, Path]]) -> None:
+    tag, folder = mailboxes(kind)
+    subject = edit(folder, change_bot_bid)
+    problems = verify_mailbox(tag, folder)
+    assert problems, "the changed bid went unnoticed"
+    assert f'the mail "{subject}"' in problems[0]
+    assert "round 1: the referee bid " in problems[0] and ", but the seed draws " in problems[0]
+
+
 @pytest.mark.parametrize("kind", list(GAMES))
 def test_an_mbox_file_verifies_as_the_maildir_does(
         kind: str, mailboxes: Callable[[str], tuple[str, Path]], tmp_path: Path) -> None:

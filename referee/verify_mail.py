@@ -25,8 +25,14 @@ from pathlib import Path
 
 from referee.games.bidding.rules import RANK_NAMES
 from referee.games.cards import full_deck
-from referee.games.draws import KeyedDraws
-from referee.games.loatcg.instructions import InstructionError, parse_instructions
+from referee.games.draws import KeyedDraws, Stream
+from referee.games.loatcg.instructions import (
+    BASIC,
+    CARD_TYPES,
+    InstructionError,
+    parse_instructions,
+)
+from referee.games.loatcg.rules import cards_text
 from referee.games.miser.rules import DECK_SIZE, card_text, draw_for_first, hand_text, sort_hand
 from referee.mail.inbound import find_tag
 
@@ -370,6 +376,21 @@ def check_loatcg(check: Check, seed: str) -> None:
         if drawn.get(report) != number:
             check.mismatch(f.mail, f"instruction {number} is said to be Round Report {report}'s, "
                            f"but the seed draws instruction {drawn.get(report)} for it")
+    for f in _find(check.mails, DEALT_CARDS):
+        shown, draw = _words(f.match.group(1)), f.match.group(2)
+        count = sum(int(n) for n in re.findall(r"\d+", shown))
+        stream = Stream(f"{seed}/{draw}")
+        cards = dict.fromkeys(CARD_TYPES, 0)
+        for _ in range(count):
+            cards[stream.choice(BASIC)] += 1  # definition C: each a basic type, 1/5 each
+        if cards_text(cards) != shown:
+            check.mismatch(f.mail, f"the cards dealt to you by the draw {draw} are {shown}, "
+                           f"but the seed deals {cards_text(cards)}")
+
+
+#: A tournament's deal to the member: the cards, and the seed's draw that chose them.
+DEALT_CARDS = re.compile(r"^Dealt to you: (.+)\n\(The seed's draw \"([a-z]+(?:/\d+)+)\" "
+                         r"chose them", re.M)
 
 
 # -- Spades ------------------------------------------------------------------------

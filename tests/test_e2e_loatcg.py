@@ -160,6 +160,8 @@ Alice,
 you have dealt yourself in: the Dealor deals you 5 cards (rule 3).
 
 Dealt to you: 1 ore, 3 apples, 1 diamond
+(The seed's draw "join/1" chose them: once the Final Report tells
+the seed, "referee verify" checks them.)
 
 Your hand (5 cards): 1 ore, 3 apples, 1 diamond
 

@@ -251,6 +251,26 @@ def test_a_bid_the_referee_chose_for_a_bot_changed_in_one_mail_is_named(
     assert "round 1: the referee bid " in problems[0] and ", but the seed draws " in problems[0]
 
 
+def change_deal(body: str) -> str | None:
+    """A tournament deal's cards, as its secret mail shows them, made others."""
+    m = re.search(r"^Dealt to you: (.+)$", body, re.M)
+    if m is None:
+        return None
+    other = "3 ore" if m.group(1) != "3 ore" else "3 wool"
+    return body[:m.start(1)] + other + body[m.end(1):]
+
+
+def test_a_tournament_deal_changed_in_one_mail_is_named(
+        mailboxes: Callable[[str], tuple[str, Path]]) -> None:
+    tag, folder = mailboxes("loatcg")
+    subject = edit(folder, change_deal)
+    problems = verify_mailbox(tag, folder)
+    assert problems, "the changed deal went unnoticed"
+    assert f'the mail "{subject}"' in problems[0]
+    assert "the cards dealt to you by the draw " in problems[0]
+    assert ", but the seed deals " in problems[0]
+
+
 @pytest.mark.parametrize("kind", list(GAMES))
 def test_an_mbox_file_verifies_as_the_maildir_does(
         kind: str, mailboxes: Callable[[str], tuple[str, Path]], tmp_path: Path) -> None:

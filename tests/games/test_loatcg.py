@@ -1016,6 +1016,8 @@ Ann,
 you discarded an apple to draw 2 cards (rule 8): the Dealor deals them.
 
 Dealt to you: {dealt}
+(The seed's draw "draw/1/0" chose them: once the Final Report tells
+the seed, "referee verify" checks them.)
 
 Your hand ({sum(m.hand.values())} cards): {cards_text(m.hand)}
 
@@ -1044,6 +1046,8 @@ Ann,
 round 3 begins: the Dealor deals each Member 3 cards (rule 7).
 
 Dealt to you: {notice.context["dealt_text"]}
+(The seed's draw "deal/2/1" chose them: once the Final Report tells
+the seed, "referee verify" checks them.)
 
 Your hand (6 cards): {cards_text(m.hand)}
 Your Hand Score: {points} point{"" if abs(points) == 1 else "s"}.

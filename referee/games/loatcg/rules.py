@@ -287,9 +287,10 @@ class LoatcgRules(Game[LoatcgState]):
         for info in seats:
             member = Member(info.position, info.name, bot=info.bot, aliases=list(info.aliases))
             s.members.append(member)
-            dealt = self._deal(s, member, JOIN_CARDS, draws.rng("join", member.seat))
+            draw = ("join", member.seat)
+            dealt = self._deal(s, member, JOIN_CARDS, draws.rng(*draw))
             events.append(self._deal_event(member, dealt, "join"))
-            later.append(self._dealt_notice(s, member, dealt, "join"))
+            later.append(self._dealt_notice(s, member, dealt, "join", draw))
         if seats:
             events.append(
                 Event(
@@ -546,9 +547,10 @@ class LoatcgRules(Game[LoatcgState]):
         secret: list[Notice] = []
         if deal:
             for member in s.members:
-                dealt = self._deal(s, member, ROUND_DEAL, draws.rng("deal", number, member.seat))
+                draw = ("deal", number, member.seat)
+                dealt = self._deal(s, member, ROUND_DEAL, draws.rng(*draw))
                 events.append(self._deal_event(member, dealt, "round"))
-                secret.append(self._dealt_notice(s, member, dealt, "round"))
+                secret.append(self._dealt_notice(s, member, dealt, "round", draw))
         context = {**self._common(s), "report": public}
         return Result(s, events, [Notice(Audience.everyone(), "round_report", context), *secret])
 
@@ -603,7 +605,8 @@ class LoatcgRules(Game[LoatcgState]):
         member = Member(seat, name, aliases=[str(a) for a in args[2] or []])
         s.members.append(member)
         count = 0 if former else JOIN_CARDS
-        dealt = self._deal(s, member, count, draws.rng("join", seat))
+        draw = ("join", seat)
+        dealt = self._deal(s, member, count, draws.rng(*draw))
         text = (
             f"{name} deals emself in again and draws nothing (rule 3)."
             if former
@@ -616,7 +619,7 @@ class LoatcgRules(Game[LoatcgState]):
         ]
         if not former:
             events.append(self._deal_event(member, dealt, "join"))
-            notices.append(self._dealt_notice(s, member, dealt, "join"))
+            notices.append(self._dealt_notice(s, member, dealt, "join", draw))
         return Result(s, events, notices, text)
 
     def _hand(
@@ -653,10 +656,11 @@ class LoatcgRules(Game[LoatcgState]):
         s = evolve(state)
         m = _same(s, member)
         _move(m.hand, s.discard_pile, {"apple": 1})
-        dealt = self._deal(s, m, DRAW_CARDS, draws.rng("draw", m.seat, m.paid_draws))
+        draw = ("draw", m.seat, m.paid_draws)
+        dealt = self._deal(s, m, DRAW_CARDS, draws.rng(*draw))
         m.paid_draws += 1
         text = f"{m.name} discards an apple to draw {DRAW_CARDS} cards."
-        secret = [self._dealt_notice(s, m, dealt, "draw")]
+        secret = [self._dealt_notice(s, m, dealt, "draw", draw)]
         return self._announce(s, m, action, "draw", text, {}, secret,
                               [self._deal_event(m, dealt, "draw")])
 
@@ -1036,9 +1040,11 @@ class LoatcgRules(Game[LoatcgState]):
         raise NotImplementedError
 
     def _dealt_notice(
-        self, s: LoatcgState, member: Member, dealt: Mapping[str, int], reason: str
+        self, s: LoatcgState, member: Member, dealt: Mapping[str, int], reason: str,
+        draw: tuple[str | int, ...],
     ) -> Notice:
-        """The secret mail of a deal, with the member's whole hand: views.py."""
+        """The secret mail of a deal, with the member's whole hand and the
+        draw that chose the cards (its purpose and key): views.py."""
         raise NotImplementedError
 
 

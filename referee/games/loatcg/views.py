@@ -113,7 +113,8 @@ class LoatcgViews(LoatcgRules):
     # -- the data of each mail, for the rules' notices -----------------------
 
     def _dealt_notice(
-        self, s: LoatcgState, member: Member, dealt: Mapping[str, int], reason: str
+        self, s: LoatcgState, member: Member, dealt: Mapping[str, int], reason: str,
+        draw: tuple[str | int, ...],
     ) -> Notice:
         """Definition C, rule 7, ruling TCG-3: a deal is secret and carries the
         member's whole hand; the 3 cards dealt each round (rule 7) carry eir
@@ -128,6 +129,9 @@ class LoatcgViews(LoatcgRules):
             "dealt": cards_list(dealt),
             "dealt_text": cards_text(dealt),
             "dealt_count": sum(dealt.values()),
+            # Which of the seed's draws chose the cards ("deal/2/3": Round
+            # Report 2's deal to seat 3), for a member to check at the end.
+            "draw": "/".join(str(k) for k in draw),
         }
         return Notice(Audience.only(member.seat), "dealt", context)
 

@@ -338,16 +338,23 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                           f"{config.resolve(config.referee.lock_file)} or the database's "
                           "pass lease); this pass did nothing", file=sys.stderr)
                     return EX_TEMPFAIL
+                started = parse_now(args.now) or now_utc()
                 try:
                     report = _poll(referee, parse_now(args.now))
                 except ServerProblem as e:
                     referee.health.record_error(str(e), now_utc())
                     raise
                 referee.health.record_pass(str(report), parse_now(args.now) or now_utc())
+                lost = referee.health.failed_since(started)
             # Silent on success, so a cron line mails the operator only on trouble.
             logging.getLogger("referee").info("pass done: %s", report)
             if args.verbose:
                 print(report)
+            if lost:
+                # Mail that will never arrive is trouble, though the pass ran.
+                print(f"referee: {lost} mail(s) failed for good in this pass: the relay "
+                      "refused them (see: referee outbox)", file=sys.stderr)
+                return 1
             return 0
         if args.command == "run":
             from referee.check import check_servers

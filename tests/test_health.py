@@ -16,6 +16,7 @@ from sqlalchemy import select
 from referee.cli import main
 from referee.config import load_config
 from referee.service import Referee, now_utc
+from referee.service.health import _subject
 from referee.service.outgoing.delivery import Delivery
 from referee.store import models as m
 from tests.mailstack import MailStack
@@ -58,7 +59,12 @@ def test_status_shows_the_outbox_the_last_pass_and_the_last_error_and_outbox_ret
     write(tmp_path / "referee.toml", mailstack)
     later = (now_utc() + timedelta(minutes=20)).isoformat()
     code, out, err = _out([*cli, "poll", "--now", later], capsys)
-    assert (code, out) == (0, "")
+    # Mail that will never arrive is trouble: a line for each (the log's)
+    # and the pass's sum last, with a code cron and monitoring see.
+    assert (code, out) == (1, "")
+    assert re.fullmatch(r"(.* ERROR referee\.service\.outgoing\.outbox: outbox \d+ failed for "
+                        r"good: .*\n){2}referee: 2 mail\(s\) failed for good in this pass: the "
+                        r"relay refused them \(see: referee outbox\)\n", err), err
     code, out, _ = _out([*cli, "status", "--max-age", "15m"], capsys)
     assert code == 0
     assert re.search(r"^outbox: 0 waiting, [1-9] failed \(see: referee outbox\)$", out,
@@ -125,3 +131,11 @@ def test_failed_inbound_mail_shows_in_status_and_inbound_reads_it_again_from_ima
     finally:
         referee.close()
     assert moves == [[4]] and len(replies) == 1  # refereed once, answered once
+
+
+def test_the_outbox_shows_a_subject_as_its_reader_sees_it() -> None:
+    """RFC 2047 encoded words, as the composer writes a non-ASCII subject,
+    are decoded for ``referee outbox``."""
+    raw = ("Subject: =?utf-8?q?=5Bgoofspiel-1=5D_Round_6=3A_Alice_takes_5_=E2=80=94_GAME_OVE?=\n"
+           " =?utf-8?q?R=3A_Bob_wins?=\nTo: bob@example.test\n\nbody\n")
+    assert _subject(raw) == "[goofspiel-1] Round 6: Alice takes 5 — GAME OVER: Bob wins"

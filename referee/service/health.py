@@ -11,6 +11,7 @@ is one short transaction or a read.
 from __future__ import annotations
 
 from datetime import datetime
+from email import policy
 from email.parser import HeaderParser
 from typing import Any
 
@@ -114,6 +115,12 @@ class Health:
                 "last_error": row.last_error,
             } for row, tag in db.execute(q)]
 
+    def failed_since(self, when: datetime) -> int:
+        """How many mails of the outbox failed for good at ``when`` or later."""
+        with self.sessions() as db:
+            return int(db.scalar(select(func.count()).select_from(m.Outbox).where(
+                m.Outbox.failed_at >= when)) or 0)
+
     def retry(self, oid: int, now: datetime) -> None:
         """Send a failed or waiting mail again at the next outbox run."""
         with self.sessions.begin() as db:
@@ -124,7 +131,8 @@ class Health:
 
 
 def _subject(raw: str) -> str:
-    head = HeaderParser().parsestr(raw[:16384], headersonly=True)
+    """The mail's subject as its reader sees it (RFC 2047 words decoded)."""
+    head = HeaderParser(policy=policy.default).parsestr(raw[:16384], headersonly=True)
     return one_line(str(head.get("Subject", "")))[:200]
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from referee.games.bidding.rules import RANK_NAMES
 from referee.games.cards import full_deck
-from referee.games.draws import KeyedDraws, Stream
+from referee.games.draws import KeyedDraws, Stream, seed_fingerprint
 from referee.games.loatcg.instructions import (
     BASIC,
     CARD_TYPES,
@@ -129,11 +129,6 @@ SEED_SHA = re.compile(r"^[ \t]*seed-sha256:[ \t]*([0-9a-fA-F]{64})[ \t]*$", re.M
 SEED = re.compile(r"^[ \t]*seed:[ \t]*(\S+)[ \t]*$", re.M)
 
 
-def seed_commitment(seed: str) -> str:
-    """What the opening publishes for ``seed``: ``sha256sum`` of ``seed: SEED`` and a newline."""
-    return _sha256(f"seed: {seed}\n")
-
-
 class Check:
     """The mismatches found, each with the place of the mail it names."""
 
@@ -169,9 +164,9 @@ def check_seed(check: Check) -> str | None:
             check.mismatch(f.mail, f"the seed's SHA-256 is {f.match.group(1)}, but the "
                            f"opening gave {opening}")
     seed = revealed[-1].match.group(1)
-    if seed_commitment(seed) != opening:
+    if seed_fingerprint(seed) != opening:
         check.mismatch(revealed[-1].mail, f"the seed {seed} does not open the commitment: "
-                       f"SHA-256 of 'seed: {seed}' and a newline is {seed_commitment(seed)}, "
+                       f"SHA-256 of 'seed: {seed}' and a newline is {seed_fingerprint(seed)}, "
                        f"but the opening gave {opening}")
         return None
     for f in revealed[:-1]:

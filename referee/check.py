@@ -14,25 +14,33 @@ import re
 import secrets
 import socket
 import ssl
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import make_msgid
+from pathlib import Path
 
 import aiosmtplib
 from imapclient.exceptions import CapabilityError, IMAPClientError, LoginError
 
 from referee.config import Config, MailboxSection, SmtpSection
 from referee.mail.imap import ImapSource
-from referee.mail.smtp import RelayUnavailable, SmtpRelay
+from referee.mail.smtp import Refused, RelayUnavailable, SmtpRelay
 from referee.problems import (
+    EX_CANTCREAT,
     EX_CONFIG,
     EX_NOHOST,
     EX_NOPERM,
     EX_UNAVAILABLE,
+    LOCK_FIX,
+    PAGES_FIX,
+    Problem,
     ServerProblem,
+    writing,
 )
+from referee.store.db import sqlite_folder_problem
 
 #: How long ``check`` waits for its probe to reach the mailbox.
 PROBE_WAIT = 15.0
@@ -149,24 +157,25 @@ def check_smtp(cfg: SmtpSection) -> str:
     return f"SMTP relay at {cfg.host}:{cfg.port} ({cfg.security}, {login})"
 
 
-def check_servers(config: Config) -> list[ServerProblem]:
+def check_servers(config: Config) -> list[tuple[str, ServerProblem]]:
     """What ``run`` checks at start. Raises :class:`ServerProblem` for a
     server that will not work as configured (a refused login, the wrong TLS
-    mode, a host name that does not resolve); returns the problems the
-    daemon rides out by retrying (a server that does not answer yet)."""
+    mode); returns, with their sections, the problems the daemon rides out by
+    retrying: a server that does not answer yet, or a host name that does
+    not resolve yet (DNS is often the last thing up after a boot)."""
     later = []
-    checks: list[Callable[[], object]] = [
-        (lambda: check_imap(config.mailbox, config.referee.max_message_size))
-        if config.mailbox.kind == "imap" else (lambda: check_maildir(config))]
+    checks: list[tuple[str, Callable[[], object]]] = [
+        ("mailbox", (lambda: check_imap(config.mailbox, config.referee.max_message_size))
+         if config.mailbox.kind == "imap" else (lambda: check_maildir(config)))]
     if config.smtp.kind == "smtp":
-        checks.append(lambda: check_smtp(config.smtp))
-    for check in checks:
+        checks.append(("smtp", lambda: check_smtp(config.smtp)))
+    for section, check in checks:
         try:
             check()
         except ServerProblem as e:
-            if e.exit_code != EX_UNAVAILABLE:
+            if e.exit_code not in (EX_UNAVAILABLE, EX_NOHOST):
                 raise
-            later.append(e)
+            later.append((section, e))
     return later
 
 
@@ -182,16 +191,82 @@ def check_maildir(config: Config) -> str:
     return f"Maildir {path}"
 
 
-def probe_plus_address(config: Config) -> tuple[str, bool]:
-    """Send the referee a mail at ``referee+check-TOKEN@domain`` and wait for
-    it in the mailbox (then delete it): private reply addresses and VERP
-    need plus addressing to reach the referee. With an ``authserv_id`` the
-    probe carries an Authentication-Results header of that id, as a forger
-    would write it: the second value says the server kept it (it must strip
-    such headers, or anyone can write themselves a pass)."""
+def check_writable(folder: Path, option: str, fix: str) -> str:
+    """Make ``folder`` if need be and write a file in it, as a pass would, or
+    raise :class:`Problem` naming ``option`` (77: not this user's to write,
+    73: cannot be made). The file has no name (``O_TMPFILE``): nothing sees it."""
+    with writing(folder, option, fix):
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    return f"{folder} writable"
+
+
+def check_files(config: Config) -> list[Line]:
+    """Every file and folder a pass writes, tried as this user: the SQLite
+    database's folder (its journal is made beside it), the lock file, the
+    Maildirs of a dry run and the pages folder."""
+    lines = []
+    if missing := sqlite_folder_problem(config.database_url):
+        code = EX_NOPERM if "not writable" in missing else EX_CANTCREAT
+        lines.append(Line("database", "FAIL", f"{missing} ([referee] database); make it "
+                          "writable by the referee's user (SQLite writes its journal there)",
+                          code))
+    lock = config.resolve(config.referee.lock_file)
+    tries: list[tuple[str, Callable[[], str]]] = [("lock", lambda: _lock(lock))]
+    if config.web.path is not None:
+        pages = config.resolve(config.web.path)
+        tries.append(("pages", lambda: "[web] path " + check_writable(
+            pages, "[web] path", PAGES_FIX)))
+    for part, fn in tries:
+        try:
+            lines.append(Line(part, "OK", fn()))
+        except Problem as e:
+            lines.append(Line(part, "FAIL", str(e), e.exit_code))
+    return lines
+
+
+def _lock(path: Path) -> str:
+    with writing(path, "[referee] lock_file", LOCK_FIX), open(path, "a"):
+        pass
+    return f"[referee] lock_file {path} writable"
+
+
+def check_maildir_writable(path: Path, key: str, found: str) -> str:
+    """``found`` (what was seen of the Maildir at ``path``), once its
+    folders are tried as writable: the referee moves mail in one, or writes
+    mail into it; or raise :class:`Problem` naming ``key``."""
+    fix = "name a folder that can be made, writable by the referee's user"
+    for sub in ("tmp", "new", "cur"):
+        if (path / sub).is_dir():
+            check_writable(path / sub, key, fix)
+    if not path.exists():
+        # Made at the first pass, in the nearest folder there is.
+        ancestor = next(p for p in path.absolute().parents if p.exists())
+        try:
+            with tempfile.TemporaryFile(dir=ancestor):
+                pass
+        except PermissionError:
+            raise Problem(f"{key} {path}: this user may not make it in {ancestor}; give the "
+                          "referee's user write access, or name another", EX_NOPERM) from None
+        except OSError as e:
+            raise Problem(f"{key} {path}: cannot be made in {ancestor} ({e.strerror}); {fix}",
+                          EX_CANTCREAT) from None
+    return found
+
+
+def probe_delivery(config: Config, plus: bool) -> tuple[str, bool]:
+    """Send the referee a test mail through the relay, at its own address or
+    (``plus``) at ``referee+check-TOKEN@domain``, and wait for it in the
+    mailbox (then delete it). Private reply addresses and VERP need plus
+    addressing to reach the referee. With an ``authserv_id`` the probe
+    carries an Authentication-Results header of that id, as a forger would
+    write it: the second value says the server kept it (it must strip such
+    headers, or anyone can write themselves a pass). Without IMAP the probe
+    is not waited for: the referee drops its own mail unread."""
     local, _, domain = config.referee.address.partition("@")
     token = secrets.token_hex(6)
-    to = f"{local}+check-{token}@{domain}"
+    to = f"{local}+check-{token}@{domain}" if plus else config.referee.address
     msg = EmailMessage()
     msg["From"] = config.referee.address
     msg["To"] = to
@@ -215,8 +290,17 @@ def probe_plus_address(config: Config) -> tuple[str, bool]:
 
     try:
         asyncio.run(_send())
+    except Refused as e:
+        login = f"to {config.smtp.username!r} " if config.smtp.username else ""
+        raise ServerProblem(
+            f"[referee] address: the SMTP relay at {config.smtp.host}:{config.smtp.port} "
+            f"refused a test mail from and to {to} ({e.error}); set the referee's own "
+            f"address, one the relay lets {login}send from and delivers to",
+            EX_CONFIG) from None
     except Exception as e:
         raise explain(e, "smtp", config.smtp) from None
+    if config.mailbox.kind != "imap":
+        return f"the relay took a test mail to {to} (not waited for: no IMAP)", False
     source = ImapSource(config.mailbox, config.referee.max_message_size)
     end = time.monotonic() + PROBE_WAIT
     try:
@@ -232,12 +316,17 @@ def probe_plus_address(config: Config) -> tuple[str, bool]:
                 client.delete_messages(found)
                 with contextlib.suppress(IMAPClientError):
                     client.expunge(found)
-                return f"mail to {to} reached {config.mailbox.folder}", kept
+                return f"a test mail to {to} reached {config.mailbox.folder}", kept
             time.sleep(0.2)
     except (IMAPClientError, OSError) as e:
         raise explain(e, "mailbox", config.mailbox) from None
     finally:
         source.close()
+    if not plus:
+        raise ServerProblem(
+            f"a test mail to {to} did not reach {config.mailbox.folder} within "
+            f"{PROBE_WAIT:.0f} s: the relay took it, so check that mail for [referee] address "
+            f"is delivered to [mailbox] folder (and see: mailq on the relay)", EX_CONFIG)
     raise ServerProblem(
         f"mail to {to} did not reach {config.mailbox.folder} within {PROBE_WAIT:.0f} s: "
         "private reply addresses need plus addressing (Postfix recipient_delimiter = +, "

@@ -10,7 +10,6 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
@@ -28,8 +27,10 @@ from referee.problems import (
     EX_CONFIG,
     EX_NOPERM,
     EX_TEMPFAIL,
+    LOCK_FIX,
     Problem,
     ServerProblem,
+    writing,
 )
 from referee.service import Referee, RefereeError, now_utc
 from referee.service.reading import first_difference
@@ -216,7 +217,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         from referee.demo import run_demo
 
-        with _writing(args.dir, "--dir", "give --dir a folder that can be made"):
+        with writing(args.dir, "--dir", "give --dir a folder that can be made"):
             return run_demo(args.kind, args.dir, args.seed)
     if args.command == "verify" and args.mail is not None:
         return _verify_mail(args.tag, args.mail)  # a player's: no config, no database
@@ -231,39 +232,14 @@ def _command(args: argparse.Namespace) -> int:
         raise database_problem(e, config.database_url) from None
 
 
-def _within(path: Path, folder: Path) -> bool:
-    """Whether ``path`` is ``folder`` or inside it."""
-    path, folder = path.absolute(), folder.absolute()
-    return path == folder or folder in path.parents
-
-
 def _start_logging(args: argparse.Namespace) -> None:
     """Log as the options say; a ``--log-file`` that cannot be opened is one line."""
     # A one-shot command says what went wrong in its own line; the daemon's
     # warnings (a server down, a mail retried) are its only voice.
     quiet = "warning" if args.command == "run" else "error"
-    with _writing(args.log_file, "--log-file", "name a file in a folder that exists"):
+    with writing(args.log_file, "--log-file", "name a file in a folder that exists"):
         setup_logging(args.log_level or ("info" if args.verbose else quiet),
                       args.log_file, args.log_format)
-
-
-@contextmanager
-def _writing(path: str | Path | None, option: str, fix: str) -> Iterator[None]:
-    """Turn a file or folder at ``path`` that cannot be written into one line
-    naming ``option``: 77 for a permission denied, else 73."""
-    try:
-        yield
-    except OSError as e:
-        where = e.filename
-        if path is None or where is None or not _within(Path(os.fsdecode(where)), Path(path)):
-            raise  # not about the file named: a fault of another part, said by it
-        what = "it" if Path(os.fsdecode(where)).absolute() == Path(path).absolute() \
-            else os.fsdecode(where)
-        if isinstance(e, PermissionError):
-            raise Problem(f"{option} {path}: this user may not write {what}; give the "
-                          "referee's user write access, or name another", EX_NOPERM) from None
-        raise Problem(f"{option} {path}: cannot write {what} ({e.strerror}); {fix}",
-                      EX_CANTCREAT) from None
 
 
 def _dispatch(args: argparse.Namespace, config: Config) -> int:
@@ -330,8 +306,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             from referee.passes import exclusive
 
             lock = config.resolve(config.referee.lock_file)
-            with _writing(lock, "[referee] lock_file",
-                          "name a file in a folder the referee's user can write"), \
+            with writing(lock, "[referee] lock_file", LOCK_FIX), \
                     exclusive(referee) as mine:
                 if not mine:
                     print(f"referee: another pass or the daemon is running (it holds "
@@ -344,7 +319,9 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 except ServerProblem as e:
                     referee.health.record_error(str(e), now_utc())
                     raise
-                referee.health.record_pass(str(report), parse_now(args.now) or now_utc())
+                # The real clock: a pass run with --now in the future must not
+                # pass for a recent one in ``status --max-age``.
+                referee.health.record_pass(str(report), now_utc())
                 lost = referee.health.failed_since(started)
             # Silent on success, so a cron line mails the operator only on trouble.
             logging.getLogger("referee").info("pass done: %s", report)
@@ -361,14 +338,14 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             from referee.passes import exclusive
             from referee.scheduler import run_daemon
 
-            with exclusive(referee) as mine:
+            lock = config.resolve(config.referee.lock_file)
+            with writing(lock, "[referee] lock_file", LOCK_FIX), \
+                    exclusive(referee) as mine:
                 if not mine:
                     raise RefereeError(
                         f"another referee holds {config.resolve(config.referee.lock_file)} "
                         "or the database's pass lease; stop it first (or let its pass finish)")
-                for problem in check_servers(config):
-                    logging.getLogger("referee").warning("%s; will try again", problem)
-                return run_daemon(referee)
+                return run_daemon(referee, check_servers(config))
         if args.command == "prune":
             age = _duration("--older-than", args.older_than, maximum=timedelta(days=3660))
             bodies, inbound = referee.operator.prune((parse_now(args.now) or now_utc()) - age)
@@ -398,7 +375,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             folder = Path(args.dir) if args.dir else config.web.path
             if folder is None:
                 raise RefereeError("name the folder, or set [web] path in the config")
-            with _writing(folder, "pages" if args.dir else "[web] path",
+            with writing(folder, "pages" if args.dir else "[web] path",
                           "name a folder that can be made, writable by this user"):
                 count = write_pages(referee, config.resolve(folder) if not args.dir else folder)
             print(f"{count} game page(s) and index.html written to {folder}")
@@ -461,10 +438,12 @@ def run_check(config: Config, path: str) -> int:
     """``referee check``: one line per part; the exit code of the first failure."""
     from referee.check import (
         Line,
+        check_files,
         check_imap,
         check_maildir,
+        check_maildir_writable,
         check_smtp,
-        probe_plus_address,
+        probe_delivery,
     )
     from referee.store.db import is_current
 
@@ -481,23 +460,47 @@ def run_check(config: Config, path: str) -> int:
         lines.append(Line("database", "FAIL", str(problem), problem.exit_code))
     except Problem as e:
         lines.append(Line("database", "FAIL", str(e), e.exit_code))
+    lines += check_files(config)
+
     def mailbox() -> str:
         if config.mailbox.kind == "imap":
             return check_imap(config.mailbox, config.referee.max_message_size)
-        return check_maildir(config)
+        return check_maildir_writable(config.resolve(config.mailbox.path), "[mailbox] path",
+                                      check_maildir(config))
 
     def smtp() -> str:
         if config.smtp.kind == "smtp":
             return check_smtp(config.smtp)
-        return f"dry run: mail goes into the Maildir {config.resolve(config.smtp.path)}"
+        out = config.resolve(config.smtp.path)
+        return check_maildir_writable(out, "[smtp] path",
+                                      f"dry run: mail goes into the Maildir {out}")
 
     parts: list[tuple[str, Callable[[], str]]] = [("mailbox", mailbox), ("smtp", smtp)]
     for part, fn in parts:
         try:
             lines.append(Line(part, "OK", fn()))
+        except Problem as e:
+            lines.append(Line(part, "FAIL", str(e), e.exit_code))
+    # A test mail through the relay to the referee itself: at a plus address
+    # where private reply addresses or VERP need one (and the mailbox is
+    # read over IMAP, to see it arrive), else at its own address.
+    auth = config.auth
+    plus = (auth.require == "verified" or config.smtp.verp) and config.mailbox.kind == "imap"
+    servers_ok = all(ln.verdict == "OK" for ln in lines if ln.part in ("mailbox", "smtp"))
+    if servers_ok and config.smtp.kind == "smtp":
+        part = "plus" if plus else "send"
+        try:
+            reached, kept = probe_delivery(config, plus)
+            lines.append(Line(part, "OK", reached))
+            if kept:
+                lines.append(Line(
+                    "auth", "FAIL", f"[auth] authserv_id: the server kept an "
+                    f"Authentication-Results header of {auth.authserv_id} that the sender "
+                    "wrote (the probe's): anyone could write themselves a pass; make the "
+                    "server strip such headers from incoming mail (see the README), or "
+                    "unset authserv_id", EX_CONFIG))
         except ServerProblem as e:
             lines.append(Line(part, "FAIL", str(e), e.exit_code))
-    auth = config.auth
     if auth.require == "none":
         lines.append(Line("auth", "WARN", '[auth] require = "none": a mail counts for the '
                           "player its From names, and anyone can write any From; set "
@@ -516,22 +519,6 @@ def run_check(config: Config, path: str) -> int:
     elif auth.require == "verified":
         lines.append(Line("auth", "OK", f"verified: private reply addresses, and "
                           f"Authentication-Results of {auth.authserv_id}"))
-    needs_plus = auth.require == "verified" or config.smtp.verp
-    servers_ok = all(ln.verdict == "OK" for ln in lines if ln.part in ("mailbox", "smtp"))
-    if needs_plus and servers_ok and config.mailbox.kind == "imap" \
-            and config.smtp.kind == "smtp":
-        try:
-            reached, kept = probe_plus_address(config)
-            lines.append(Line("plus", "OK", reached))
-            if kept:
-                lines.append(Line(
-                    "auth", "FAIL", f"[auth] authserv_id: the server kept an "
-                    f"Authentication-Results header of {auth.authserv_id} that the sender "
-                    "wrote (the probe's): anyone could write themselves a pass; make the "
-                    "server strip such headers from incoming mail (see the README), or "
-                    "unset authserv_id", EX_CONFIG))
-        except ServerProblem as e:
-            lines.append(Line("plus", "FAIL", str(e), e.exit_code))
     for line in lines:
         print(line)
     return next((ln.exit_code for ln in lines if ln.exit_code), 0)
@@ -591,13 +578,25 @@ def _duration(option: str, text: str, maximum: timedelta = MAX_DURATION) -> time
         raise RefereeError(f"{option}: {e}") from None
 
 
+#: How far ahead of this machine's clock a recorded pass may be (another
+#: worker's clock) and still count as having happened.
+CLOCK_SKEW = timedelta(minutes=1)
+
+
 def _fresh(health: dict[str, Any], max_age: str | None) -> int:
     """0, or 1 when ``--max-age`` is given and no pass completed that recently."""
     if max_age is None:
         return 0
     age = _duration("--max-age", max_age)
     last = health["last_pass"]
-    if last is None or datetime.fromisoformat(last["at"].rstrip("Z")) < now_utc() - age:
+    now = now_utc()
+    at = datetime.fromisoformat(last["at"].rstrip("Z")) if last else None
+    if at is not None and at > now + CLOCK_SKEW:
+        # Written by an older version for a pass run with --now: no evidence.
+        print(f"referee: the last pass is recorded at {last['at']}, later than now; no pass "
+              f"is known to have completed in the last {format_duration(age)}", file=sys.stderr)
+        return 1
+    if at is None or at < now - age:
         print(f"referee: no pass completed in the last {format_duration(age)}",
               file=sys.stderr)
         return 1

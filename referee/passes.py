@@ -20,6 +20,7 @@ from pathlib import Path
 from referee.mail.imap import MAX_HEADER_BYTES, ImapSource, Waiting, fetch_plan
 from referee.mail.inbound import Heading, read_heading
 from referee.mail.maildir import MaildirSource
+from referee.problems import PAGES_FIX, writing
 from referee.service import Referee, now_utc
 
 log = logging.getLogger(__name__)
@@ -361,7 +362,9 @@ def publish_pages(referee: Referee) -> None:
     if cfg.web.path is not None:
         from referee.web import publish
 
-        publish(referee, cfg.resolve(cfg.web.path))
+        folder = cfg.resolve(cfg.web.path)
+        with writing(folder, "[web] path", PAGES_FIX):
+            publish(referee, folder)
 
 
 def send_outbox(referee: Referee, now: datetime | None = None) -> int:

@@ -9,7 +9,11 @@ neither).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 #: sysexits.h EX_NOHOST: a host name that does not resolve.
 EX_NOHOST = 68
@@ -42,3 +46,35 @@ class Problem(Exception):
 @dataclass
 class ServerProblem(Problem):
     """A mail server the referee cannot use as configured, said in one line."""
+
+#: How to mend a lock file the referee cannot make.
+LOCK_FIX = "name a file in a folder the referee's user can write"
+#: How to mend a pages folder the referee cannot write.
+PAGES_FIX = ("name a folder that can be made, writable by the referee's user (under "
+             "systemd, list it in ReadWritePaths=)")
+
+
+@contextmanager
+def writing(path: str | Path | None, option: str, fix: str) -> Iterator[None]:
+    """Turn a file or folder at or under ``path`` that cannot be written into
+    one line naming ``option`` (a config key or a command-line option): 77
+    for a permission denied, else 73. An error about another file passes on."""
+    try:
+        yield
+    except OSError as e:
+        where = e.filename
+        if path is None or where is None or not _within(Path(os.fsdecode(where)), Path(path)):
+            raise  # not about the file named: a fault of another part, said by it
+        what = "it" if Path(os.fsdecode(where)).absolute() == Path(path).absolute() \
+            else os.fsdecode(where)
+        if isinstance(e, PermissionError):
+            raise Problem(f"{option} {path}: this user may not write {what}; give the "
+                          "referee's user write access, or name another", EX_NOPERM) from None
+        raise Problem(f"{option} {path}: cannot write {what} ({e.strerror}); {fix}",
+                      EX_CANTCREAT) from None
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or inside it."""
+    path, folder = path.absolute(), folder.absolute()
+    return path == folder or folder in path.parents

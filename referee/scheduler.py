@@ -19,7 +19,7 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from types import FrameType
 
@@ -29,7 +29,7 @@ from imapclient.exceptions import IMAPClientError
 from referee.check import explain
 from referee.mail.imap import ImapSource
 from referee.passes import intake, many_workers, publish_pages, reread, send_outbox
-from referee.problems import EX_CONFIG, EX_NOPERM, ServerProblem
+from referee.problems import EX_CONFIG, EX_NOPERM, Problem, ServerProblem
 from referee.service import Referee, now_utc
 from referee.store.db import DATABASE_AWAY
 
@@ -68,6 +68,10 @@ class Daemon:
         self.scheduler = BackgroundScheduler(timezone="UTC")
         #: What stopped the daemon for good (a refused login), if anything.
         self.problem: ServerProblem | None = None
+        #: Since when (monotonic) the relay could not be reached; None while it can.
+        self.relay_down_since: float | None = None
+        #: Why the pages cannot be written, once said; None while they can.
+        self.pages_problem: str | None = None
 
     def give_up(self, error: BaseException, section: str) -> bool:
         """Stop for good on a refused login or a config that does not match
@@ -124,14 +128,50 @@ class Daemon:
             again = []
         fired = self.referee.sweep.fire()
         self._send()
-        publish_pages(self.referee)
+        self._publish()
         self._note_pass(f"daemon: deadlines swept ({fired} fired), outbox sent"
                         + (f", {len(again)} mail(s) read again" if again else ""))
 
     def _send(self) -> None:
-        send_outbox(self.referee)
-        if self.referee.relay_error is not None:
-            self.give_up(self.referee.relay_error, "smtp")
+        """Send what is due. A relay that cannot be reached is one line when
+        it goes and one when mail goes out again, however many mails wait
+        and however often they are tried meanwhile."""
+        sent = send_outbox(self.referee)
+        error = self.referee.relay_error
+        if error is None:
+            if sent and self.relay_down_since is not None:
+                log.warning("the SMTP relay answers again after %.0f s; the mail that waited "
+                            "goes out", time.monotonic() - self.relay_down_since)
+                self.relay_down_since = None
+            return
+        if self.give_up(error, "smtp"):
+            return
+        if self.relay_down_since is None:
+            self.relay_down_since = time.monotonic()
+            problem = explain(error, "smtp", self.referee.config.smtp)
+            log.warning("%s; mail waits in the outbox; will try again", problem)
+            self._note_error(str(problem))
+
+    def relay_away(self, problem: ServerProblem) -> None:
+        """The relay could not be reached at start: said once, like a relay lost later."""
+        self.relay_down_since = time.monotonic()
+        log.warning("%s; mail waits in the outbox; will try again", problem)
+
+    def _publish(self) -> None:
+        """Write the pages that are behind. A folder the referee cannot write
+        is one line when it starts failing and one when it is mended; mail
+        goes on meanwhile."""
+        try:
+            publish_pages(self.referee)
+        except Problem as e:
+            if self.pages_problem != str(e):
+                log.error("%s; the game pages wait, the mail goes on", e)
+                self._note_error(str(e))
+                self.pages_problem = str(e)
+            return
+        if self.pages_problem is not None:
+            log.warning("the game pages are written again")
+            self.pages_problem = None
 
     def keep_lease(self) -> None:
         """Renew the database's pass lease while the daemon runs. Losing it
@@ -171,7 +211,7 @@ class Daemon:
                                                      after_players=self._send)
                     if read:
                         self._send()
-                        publish_pages(self.referee)
+                        self._publish()
                 if read:
                     self._note_pass(f"daemon: read {read} message(s), processed {processed}"
                                     + (f" ({failed} failed)" if failed else ""))
@@ -278,8 +318,15 @@ class Daemon:
         return self.problem.exit_code if self.problem else 0
 
 
-def run_daemon(referee: Referee) -> int:
+def run_daemon(referee: Referee, away: Sequence[tuple[str, ServerProblem]] = ()) -> int:
+    """Run until stopped; ``away`` are the servers ``check_servers`` found
+    not answering at start, each said once and tried again."""
     daemon = Daemon(referee)
+    for section, problem in away:
+        if section == "smtp":
+            daemon.relay_away(problem)
+        else:
+            log.warning("%s; will try again", problem)
 
     def _stop(signum: int, _frame: FrameType | None) -> None:
         log.info("signal %d received", signum)

@@ -85,9 +85,10 @@ def _one_line(err: str, start: str) -> None:
 
 def _run(config: Path, start: str, exit_code: int) -> None:
     """``referee run`` refuses to start on a server that will not work as
-    configured; one that does not answer is said once and retried."""
+    configured; one that does not answer, or whose name does not resolve
+    (yet: DNS comes up late after a boot), is said once and retried."""
     command = [sys.executable, "-m", "referee.cli", "-c", str(config), "run"]
-    if exit_code != EX_UNAVAILABLE:
+    if exit_code not in (EX_UNAVAILABLE, EX_NOHOST):
         run = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
         assert run.returncode == exit_code
         _one_line(run.stderr, start)
@@ -99,7 +100,8 @@ def _run(config: Path, start: str, exit_code: int) -> None:
         assert proc.stdout.readline().startswith("referee running for")  # signals handled
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
-        assert f" WARNING referee: {start}" in first and first.endswith("; will try again\n")
+        assert f" WARNING referee.scheduler: {start}" in first
+        assert first.endswith("; will try again\n")
         assert "Traceback" not in proc.stderr.read()
 
 
@@ -109,12 +111,44 @@ def test_check_says_ok_for_each_part(
     config = write(tmp_path / "referee.toml", mailstack)
     assert main(["-c", str(config), "init"]) == 0
     capsys.readouterr()
+    mailstack.clear("referee")
     code, out, _ = _main(["-c", str(config), "check"], capsys)
     assert code == 0, out
     assert [line.split()[:2] for line in out.splitlines()] == [
-        ["config", "OK"], ["database", "OK"], ["mailbox", "OK"], ["smtp", "OK"],
+        ["config", "OK"], ["database", "OK"], ["lock", "OK"], ["mailbox", "OK"],
+        ["smtp", "OK"], ["send", "OK"],
         ["auth", "WARN"], ["auth", "WARN"]]  # the default [auth]: see below
     assert f"IMAP {REF} at 127.0.0.1:{mailstack.imap_port} (none), folder INBOX" in out
+    # The relay took a test mail to the referee, and it arrived (then was deleted).
+    assert f"send     OK   a test mail to {REF} reached INBOX\n" in out
+    assert mailstack.count("referee") == 0
+
+
+def test_check_fails_when_the_relay_refuses_mail_to_the_referee(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Login and connection are fine, but the relay takes no mail for the
+    referee's address: every reply would fail, so check says which key."""
+    from tests.smtpd import Refusing, smtpd
+
+    refusing = Refusing()
+    refusing.permanent.add(REF)
+    with smtpd(refusing) as port:
+        config = tmp_path / "referee.toml"
+        config.write_text(
+            f'[referee]\naddress = "{REF}"\n[mailbox]\nkind = "maildir"\npath = "in"\n'
+            f'[smtp]\nkind = "smtp"\nhost = "127.0.0.1"\nport = {port}\nsecurity = "none"\n',
+            encoding="utf-8")
+        assert main(["-c", str(config), "init"]) == 0
+        capsys.readouterr()
+        code, out, _ = _main(["-c", str(config), "check"], capsys)
+    assert code == EX_CONFIG, out
+    assert f"smtp     OK   SMTP relay at 127.0.0.1:{port} (none, no login)\n" in out
+    (send,) = [ln for ln in out.splitlines() if ln.startswith("send")]
+    assert send == (f"send     FAIL [referee] address: the SMTP relay at 127.0.0.1:{port} "
+                    f"refused a test mail from and to {REF} (recipients refused: {REF}: "
+                    "550 5.1.1 no such user); set the referee's own address, one the relay "
+                    "lets send from and delivers to")
 
 
 #: What ``check`` says of the default [auth], one line a finding: what is
@@ -240,7 +274,8 @@ def test_check_warns_when_verified_mode_has_no_authserv_id_and_probes_plus_addre
     assert code == 0, out
     assert 'auth     WARN [auth] require = "verified" with no authserv_id' in out
     (plus,) = [ln for ln in out.splitlines() if ln.startswith("plus")]
-    assert plus.startswith("plus     OK   mail to referee+check-") and "reached INBOX" in plus
+    assert plus.startswith("plus     OK   a test mail to referee+check-")
+    assert plus.endswith("reached INBOX")
     assert mailstack.count("referee") == 0  # the probe is deleted
 
 

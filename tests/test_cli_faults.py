@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -172,3 +175,114 @@ def test_a_lock_file_that_cannot_be_made_is_one_line(club: Path) -> None:
              "[referee] lock_file /dev/null/referee.lock: cannot write it (Not a directory)"
              "; name a file in a folder the referee's user can write")
 
+
+
+def configure(club: Path, referee_keys: str = "", tail: str = "") -> None:
+    """Add keys to [referee] of the club's config, and sections at its end."""
+    text = (club / "referee.toml").read_text(encoding="utf-8")
+    (club / "referee.toml").write_text(
+        text.replace("[mailbox]", f"{referee_keys}[mailbox]") + tail, encoding="utf-8")
+
+
+PAGES_LINE = ("[web] path {path}: cannot write it (Not a directory); name a folder that can be "
+              "made, writable by the referee's user (under systemd, list it in "
+              "ReadWritePaths=)")
+
+
+@pytest.mark.parametrize(("keys", "tail", "part", "said"), [
+    ('lock_file = "/dev/null/referee.lock"\n', "", "lock",
+     "[referee] lock_file /dev/null/referee.lock: cannot write it (Not a directory); name a "
+     "file in a folder the referee's user can write"),
+    ("", '[web]\npath = "/dev/null/pages"\n', "pages",
+     PAGES_LINE.format(path="/dev/null/pages")),
+])
+def test_check_tries_each_file_a_pass_writes(
+        club: Path, keys: str, tail: str, part: str, said: str) -> None:
+    """It said OK, and then every pass failed with a traceback."""
+    configure(club, keys, tail)
+    check = referee("check", cwd=club)
+    assert check.returncode == EX_CANTCREAT, check.stdout
+    assert f"{part:<9}FAIL {said}\n" in check.stdout
+    one_line(referee("poll", cwd=club), EX_CANTCREAT, said)
+
+
+def test_check_tries_the_dry_run_maildir(club: Path) -> None:
+    text = (club / "referee.toml").read_text(encoding="utf-8")
+    (club / "referee.toml").write_text(text.replace('path = "out"', 'path = "/dev/null/out"'),
+                                       encoding="utf-8")
+    check = referee("check", cwd=club)
+    assert check.returncode == EX_CANTCREAT, check.stdout
+    assert ("smtp     FAIL [smtp] path /dev/null/out: cannot be made in /dev/null (Not a "
+            "directory); name a folder that can be made, writable by the referee's user\n"
+            in check.stdout)
+
+
+def test_check_says_77_for_a_pages_folder_the_user_may_not_write(club: Path) -> None:
+    club.chmod(0o777)
+    for path in club.glob("referee.db*"):
+        path.chmod(0o666)
+    (club / "locked").mkdir(mode=0o755)
+    if os.geteuid() != 0:
+        (club / "locked").chmod(0o555)
+    configure(club, 'lock_file = "/tmp/referee-check-nobody.lock"\n',
+              '[web]\npath = "locked/pages"\n')
+    check = referee("check", cwd=club, as_nobody=True)
+    assert check.returncode == EX_NOPERM, check.stdout
+    assert (f"pages    FAIL [web] path {club}/locked/pages: this user may not write it; give "
+            "the referee's user write access, or name another\n" in check.stdout)
+    assert "lock     OK" in check.stdout
+
+
+def test_the_daemon_says_a_pages_folder_it_cannot_write_once_and_goes_on(club: Path) -> None:
+    """Under systemd's ProtectSystem=strict a pages folder outside
+    ReadWritePaths fails each pass: one line, and the players still get
+    their answers."""
+    configure(club, "", '[web]\npath = "/dev/null/pages"\n')
+    text = (club / "referee.toml").read_text(encoding="utf-8")
+    (club / "referee.toml").write_text(text.replace('path = "in"\n',
+                                                    'path = "in"\npoll_interval = "1s"\n'),
+                                       encoding="utf-8")
+    new = referee("game", "new", "goofspiel", "--player", "alice@club.test", "--player",
+                  "bob@club.test", cwd=club)
+    assert new.returncode == 0, new.stderr
+    out = club / "out" / "new"
+    sent = len(list(out.iterdir()))
+    for sub in ("tmp", "new", "cur"):
+        (club / "in" / sub).mkdir(parents=True)
+    with subprocess.Popen([str(REFEREE), "--log-level", "info", "run"], cwd=club,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline().startswith("referee running for")
+        for n, who in enumerate(("alice", "bob")):  # two passes that read mail
+            (club / "in" / "new" / f"{n}.mail").write_text(
+                f"From: {who}@club.test\nTo: referee@club.test\nSubject: [goofspiel-1]\n"
+                f"Message-ID: <{n}@club.test>\n\nstatus\n", encoding="utf-8")
+            deadline = time.monotonic() + 30
+            while len(list(out.iterdir())) < sent + n + 1:
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    pytest.fail(f"no answer; the daemon said: {proc.stderr.read()}")
+                time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        said = proc.stderr.read()
+    assert said.count("[web] path") == 1, said
+    assert f"ERROR referee.scheduler: {PAGES_LINE.format(path='/dev/null/pages')}; the game " \
+           "pages wait, the mail goes on\n" in said
+    assert "Traceback" not in said
+
+
+def test_a_pass_run_with_now_in_the_future_is_no_recent_pass_for_status(club: Path) -> None:
+    """``poll --now`` in a week recorded its pass a week ahead, and ``status
+    --max-age`` took that for a recent pass for a week."""
+    assert referee("poll", "--now", "2099-01-01T00:00:00", cwd=club).returncode == 0
+    status = referee("status", "--max-age", "5m", cwd=club)
+    assert status.returncode == 0  # it did run, now
+    assert "2099" not in status.stdout
+    # A pass recorded in the future (by an earlier version) is no evidence.
+    with sqlite3.connect(club / "referee.db") as db:
+        db.execute("UPDATE leases SET expires_at = '2099-01-01 00:00:00.000000' "
+                   "WHERE name = 'health.pass'")
+    one_line(referee("status", "--max-age", "5m", cwd=club), 1,
+             "the last pass is recorded at 2099-01-01T00:00:00Z, later than now; no pass is "
+             "known to have completed in the last 5 minutes")

@@ -155,12 +155,13 @@ class OutboxSender:
         try:
             await first.connect()
         except RelayUnavailable as e:
-            log.warning("SMTP connection failed: %s", e)
+            # The daemon says it once, and once when the relay is back; poll in its line.
+            log.debug("SMTP connection failed: %s", e)
             self.relay_error = e
             for chunk in _chunks(list(ids), ROWS_PER_TRANSACTION):
                 with self.sessions.begin() as db:
                     for row in self._claim(db, chunk):
-                        self.fail(db, row, now, f"connection: {e}", permanent=False)
+                        self.fail(db, row, now, f"connection: {e}", permanent=False, away=True)
             return 0
         batch = _Batch(now, [first])
         sent = 0
@@ -229,7 +230,7 @@ class OutboxSender:
                         batch.held.update(row.recipients)
                     continue
                 except RelayUnavailable as e:
-                    self.fail(db, row, now, str(e), permanent=False)
+                    self.fail(db, row, now, str(e), permanent=False, away=True)
                     batch.stop = True
                     break
                 except DATABASE_AWAY:
@@ -262,7 +263,10 @@ class OutboxSender:
                             next_attempt_at=now + backoff(row.attempts)))
 
     def fail(self, db: Session, row: m.Outbox, now: datetime, error: str, permanent: bool,
-             refused: dict[str, str] | None = None) -> None:
+             refused: dict[str, str] | None = None, away: bool = False) -> None:
+        """Record a row that was not sent: failed for good, or retried later.
+        ``away``: the relay could not be reached, which is said once for all
+        the rows (by the daemon, or poll's line), so each row's retry is debug."""
         mark_bounced(db, refused or {}, now)
         row.attempts += 1
         row.last_error = error[:2000]
@@ -271,7 +275,8 @@ class OutboxSender:
             log.error("outbox %s failed for good: %s", row.id, error)
         else:
             row.next_attempt_at = now + backoff(row.attempts)
-            log.warning("outbox %s will be retried: %s", row.id, error)
+            log.log(logging.DEBUG if away else logging.WARNING,
+                    "outbox %s will be retried: %s", row.id, error)
 
 
 @dataclass

@@ -187,7 +187,7 @@ class OutboxStream:
                     error, permanent, refused = detail
                     self.outbox.fail(db, row, now, error, permanent=permanent, refused=refused)
                 elif what == "lost":
-                    self.outbox.fail(db, row, now, detail, permanent=False)
+                    self.outbox.fail(db, row, now, detail, permanent=False, away=True)
                 else:
                     log.error("outbox %s cannot be sent: %s", row_id, detail)
                     self.outbox.fail(db, row, now, f"cannot be sent: {detail}", permanent=True)

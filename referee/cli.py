@@ -158,6 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="exit 1 when no pass completed this recently (for HEALTHCHECK "
                              "and monitoring), e.g. 15m")
 
+    health = sub.add_parser("health", help="exit 1 when no pass completed recently (a "
+                                           "health check: reads one row, lists no game)")
+    health.add_argument("--max-age", metavar="DURATION", default="15m",
+                        help="how recently a pass must have completed (default 15m)")
+
     outbox = sub.add_parser("outbox", help="mail waiting or failed; retry a failed one")
     outbox.add_argument("--retry", metavar="ID", help="send this mail again (or: all failed)")
     outbox.add_argument("--json", action="store_true")
@@ -364,6 +369,10 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 for line in status_lines(games):
                     print(line)
             return _fresh(health, args.max_age)
+        if args.command == "health":
+            last = referee.health.last_pass()
+            print(f"last pass: {last['at']} ({last['what']})" if last else "last pass: none yet")
+            return _fresh({"last_pass": last}, args.max_age)
         if args.command == "outbox":
             return _outbox(referee, config, args.retry, args.json)
         if args.command == "inbound":

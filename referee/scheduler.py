@@ -11,6 +11,14 @@ SQLite file) or away is the same: one line, then another try within seconds
 (:data:`DATABASE_RETRY_MAX` at most), as ``referee poll`` says it in one line
 and cron runs it again. The outbox job runs every few seconds, so a relay
 back after an outage drains as soon as its rows are due.
+
+Under systemd (``Type=notify``) the daemon says READY=1 once its threads
+run, STOPPING=1 when told to stop, the last pass as its STATUS, and, with
+``WatchdogSec=``, WATCHDOG=1 from a job of its own: only while the mail
+watcher has shown life lately (between two mails of a pass, each second
+of IDLE, each slice of a wait). A pass stuck for good, or a job that holds
+the lock for good, stops the watcher's signs of life, so the pings stop
+and systemd restarts the daemon.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from imapclient.exceptions import IMAPClientError
 
 from referee.check import explain
 from referee.mail.imap import ImapSource
+from referee.notify import Notifier
 from referee.passes import intake, many_workers, publish_pages, reread, send_outbox
 from referee.problems import EX_CONFIG, EX_NOPERM, Problem, ServerProblem
 from referee.service import Referee, now_utc
@@ -61,7 +70,7 @@ def database_reason(error: BaseException) -> str:
 class Daemon:
     """Runs the referee until asked to stop. One lock serialises all passes."""
 
-    def __init__(self, referee: Referee) -> None:
+    def __init__(self, referee: Referee, notifier: Notifier | None = None) -> None:
         self.referee = referee
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -72,6 +81,14 @@ class Daemon:
         self.relay_down_since: float | None = None
         #: Why the pages cannot be written, once said; None while they can.
         self.pages_problem: str | None = None
+        self.notifier = notifier if notifier is not None else Notifier.from_environment()
+        watchdog = self.notifier.watchdog
+        #: Seconds: systemd's watchdog, and how often the daemon tells it
+        #: (and the mail watcher shows life): a quarter of it.
+        self.watchdog = watchdog.total_seconds() if watchdog else None
+        self.beat = self.watchdog / 4 if self.watchdog else None
+        #: When (monotonic) the mail watcher last showed life.
+        self.mail_alive = time.monotonic()
 
     def give_up(self, error: BaseException, section: str) -> bool:
         """Stop for good on a refused login or a config that does not match
@@ -110,10 +127,35 @@ class Daemon:
             log.debug("could not record the error for status", exc_info=True)
 
     def _note_pass(self, text: str) -> None:
+        self.notifier.status(text)
         try:
             self.referee.health.record_pass(text, now_utc())
         except Exception:
             log.debug("could not record the pass for status", exc_info=True)
+
+    def _going(self) -> bool:
+        """Whether to stop: the mail watcher asks between two mails, each
+        second of IDLE and each slice of a wait, so asking is its sign of life."""
+        self.mail_alive = time.monotonic()
+        return self.stop.is_set()
+
+    def _rest(self, seconds: float) -> None:
+        """Wait ``seconds`` or until told to stop, showing life meanwhile."""
+        end = time.monotonic() + seconds
+        while not self._going() and (left := end - time.monotonic()) > 0:
+            self.stop.wait(min(left, self.beat or left))
+
+    def heartbeat(self, now: float | None = None) -> bool:
+        """WATCHDOG=1, if the mail watcher showed life within half the
+        watchdog; whether it was sent. Runs as a job without the lock, so a
+        pass or a job stuck holding the lock cannot keep the pings going."""
+        assert self.watchdog is not None
+        now = time.monotonic() if now is None else now
+        if now - self.mail_alive > self.watchdog / 2:
+            log.warning("no sign of life from the mail watcher for %.0f s; systemd's watchdog "
+                        "will restart the daemon unless it comes back", now - self.mail_alive)
+            return False
+        return self.notifier.alive()
 
     def deadlines(self) -> None:
         self._guarded("deadlines", self._deadlines_pass)
@@ -203,11 +245,11 @@ class Daemon:
         busy_since: float | None = None  # monotonic time the database was first busy
         source = (ImapSource(cfg, self.referee.config.referee.max_message_size)
                   if cfg.kind == "imap" else None)
-        while not self.stop.is_set():
+        while not self._going():
             try:
                 with self.lock:
                     read, processed, failed = intake(self.referee, imap=source,
-                                                     stop=self.stop.is_set,
+                                                     stop=self._going,
                                                      after_players=self._send)
                     if read:
                         self._send()
@@ -233,7 +275,7 @@ class Daemon:
                 if source is not None and source.has_idle():
                     self._idle(source)
                 else:
-                    self.stop.wait(cfg.poll_interval.total_seconds())
+                    self._rest(cfg.poll_interval.total_seconds())
                 # Reset only once the connection has lived through a wait: a
                 # server that takes the login and drops IDLE at once is not
                 # asked again every second.
@@ -249,7 +291,7 @@ class Daemon:
                     self._note_error(f"mailbox connection lost: {e}")
                 else:
                     log.info("mailbox still unreachable (%s); next try in %.0f s", e, delay)
-                self.stop.wait(delay)
+                self._rest(delay)
                 delay = min(delay * 2, RECONNECT_MAX)
             except DATABASE_AWAY as e:
                 # A locked SQLite file, a database restarting: one line, not a
@@ -263,7 +305,7 @@ class Daemon:
                 else:
                     log.info("the database is still busy or away (%s); next try in %.0f s",
                              database_reason(e), delay)
-                self.stop.wait(delay)
+                self._rest(delay)
                 delay = min(delay * 2, DATABASE_RETRY_MAX)
             except Exception:
                 # The database away or locked, or a fault of ours: the watcher
@@ -271,7 +313,7 @@ class Daemon:
                 log.exception("reading mail failed; trying again in %.0f s", delay)
                 if source is not None:
                     source.close()
-                self.stop.wait(delay)
+                self._rest(delay)
                 delay = min(delay * 2, MAX_BACKOFF)
         if source is not None:
             source.close()
@@ -297,7 +339,7 @@ class Daemon:
 
     def _idle(self, source: ImapSource) -> None:
         """IDLE until news, the re-issue interval (RFC 2177) or a stop."""
-        source.idle(self.referee.config.mailbox.idle_timeout.total_seconds(), self.stop.is_set)
+        source.idle(self.referee.config.mailbox.idle_timeout.total_seconds(), self._going)
 
     def run(self) -> int:
         self.scheduler.add_job(self.deadlines, "interval",
@@ -306,13 +348,20 @@ class Daemon:
                                seconds=OUTBOX_EVERY.total_seconds(), id="outbox")
         self.scheduler.add_job(self.keep_lease, "interval",
                                seconds=LEASE_EVERY.total_seconds(), id="lease")
+        if self.beat is not None:
+            # However late it runs (a loaded machine), a beat is not skipped.
+            self.scheduler.add_job(self.heartbeat, "interval", seconds=self.beat,
+                                   id="heartbeat", misfire_grace_time=None, coalesce=True)
         self.scheduler.start()
         watcher = threading.Thread(target=self.watch_mail, name="mail", daemon=True)
         watcher.start()
-        log.info("referee running for %s", self.referee.config.referee.address)
+        address = self.referee.config.referee.address
+        log.info("referee running for %s", address)
+        self.notifier.ready(f"running for {address}")
         self.deadlines()
         self.stop.wait()
         log.info("stopping")
+        self.notifier.stopping()
         self.scheduler.shutdown(wait=True)
         watcher.join(timeout=30)
         return self.problem.exit_code if self.problem else 0

@@ -29,7 +29,7 @@ WINGS = {
 ROOT_FOR_WINGS = {"referee.service.errors"}
 #: The parts of the package below the service: none of them imports it.
 BELOW_THE_SERVICE = ("referee.games", "referee.mail", "referee.store", "referee.config",
-                     "referee.logs", "referee.problems")
+                     "referee.logs", "referee.problems", "referee.notify")
 #: The command line and what it drives: the service never imports them.
 ABOVE_THE_SERVICE = ("referee.cli", "referee.passes", "referee.scheduler", "referee.demo",
                      "referee.web", "referee.check")

@@ -139,3 +139,36 @@ def test_the_outbox_shows_a_subject_as_its_reader_sees_it() -> None:
     raw = ("Subject: =?utf-8?q?=5Bgoofspiel-1=5D_Round_6=3A_Alice_takes_5_=E2=80=94_GAME_OVE?=\n"
            " =?utf-8?q?R=3A_Bob_wins?=\nTo: bob@example.test\n\nbody\n")
     assert _subject(raw) == "[goofspiel-1] Round 6: Alice takes 5 — GAME OVER: Bob wins"
+
+
+def test_health_reads_the_last_pass_alone_and_says_whether_it_is_recent(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The image's HEALTHCHECK, each minute: whatever the number of games,
+    it reads no game, only the last pass."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    config = tmp_path / "referee.toml"
+    config.write_text((Path(__file__).resolve().parents[1] / "config.example.toml").read_text())
+    cli = ["-c", str(config)]
+    assert main([*cli, "init"]) == 0
+    assert main([*cli, "game", "new", "goofspiel", "--player", "a@example.org",
+                 "--player", "b@example.org"]) == 0
+    capsys.readouterr()
+    assert _out([*cli, "health"], capsys) == (
+        1, "last pass: none yet\n", "referee: no pass completed in the last 15 minutes\n")
+    assert main([*cli, "poll"]) == 0
+    statements: list[str] = []
+
+    def seen(conn: object, cursor: object, statement: str, *_: object) -> None:
+        statements.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", seen)
+    try:
+        code, out, err = _out([*cli, "health", "--max-age", "5m"], capsys)
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
+    assert (code, err) == (0, "")
+    assert re.fullmatch(r"last pass: \S+Z \(read 0 message\(s\), processed 0, timeouts 0, "
+                        r"sent \d+\)\n", out), out
+    assert statements and not [s for s in statements if re.search(r"\b(games|seats)\b", s)]

@@ -1,9 +1,15 @@
 """The daemon's mail watcher outlives any one failed pass, and reads mail that
-arrives during a pass without waiting for more."""
+arrives during a pass without waiting for more; under systemd the daemon
+says it is ready, alive (only while the watcher shows life) and stopping."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +21,8 @@ import pytest
 from imapclient import IMAPClient
 
 from referee import scheduler
+from referee.cli import main
+from referee.notify import Notifier
 from referee.scheduler import Daemon
 from referee.service import Referee
 from tests.mailstack import MailStack
@@ -103,6 +111,76 @@ def test_a_job_that_waited_for_the_lock_does_nothing_once_the_daemon_stops(
     daemon.outbox()
     assert sent == []
     club.referee.close()
+
+
+def test_the_watchdog_hears_from_the_daemon_only_while_its_mail_watcher_shows_life(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass stuck for good (here: in the middle of its mail) stops the
+    WATCHDOG=1 pings half a watchdog after its last sign of life, so systemd
+    restarts the daemon; asking whether to stop, between two mails, is one."""
+    club = Club(tmp_path)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as systemd:
+        systemd.bind(str(tmp_path / "notify"))
+        systemd.setblocking(False)
+        daemon = Daemon(club.referee, Notifier(str(tmp_path / "notify"), timedelta(seconds=40)))
+        assert daemon.beat == 10
+        stuck, release = threading.Event(), threading.Event()
+
+        def intake(referee: Referee, stop: Any, **_: object) -> tuple[int, int, int]:
+            stop()  # after a mail
+            stuck.set()
+            release.wait(30)  # the next mail never comes back
+            return 1, 1, 0
+
+        monkeypatch.setattr(scheduler, "intake", intake)
+        watcher = threading.Thread(target=daemon.watch_mail)
+        watcher.start()
+        try:
+            assert stuck.wait(30)
+            last = daemon.mail_alive
+            assert daemon.heartbeat(now=last + 19)
+            assert systemd.recv(64) == b"WATCHDOG=1"
+            assert not daemon.heartbeat(now=last + 21)
+            with pytest.raises(BlockingIOError):
+                systemd.recv(64)
+        finally:
+            daemon.stop.set()
+            release.set()
+            watcher.join(timeout=30)
+    club.referee.close()
+
+
+def test_under_systemd_the_daemon_says_ready_then_alive_and_stopping_on_sigterm(
+        tmp_path: Path) -> None:
+    """``referee run`` as systemd starts it (Type=notify, WatchdogSec=2):
+    NOTIFY_SOCKET an abstract socket, WATCHDOG_USEC in the environment."""
+    config = tmp_path / "referee.toml"
+    shutil.copy(Path(__file__).resolve().parents[1] / "config.example.toml", config)
+    assert main(["-c", str(config), "init"]) == 0
+    name = f"referee-test-{os.getpid()}-{id(tmp_path)}"
+    env = {**os.environ, "NOTIFY_SOCKET": "@" + name, "WATCHDOG_USEC": "2000000"}
+    env.pop("WATCHDOG_PID", None)
+    heard: list[bytes] = []
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as systemd:
+        systemd.bind("\0" + name)
+        systemd.settimeout(60)  # a bound on a hang, not a measure of speed
+        with subprocess.Popen([sys.executable, "-m", "referee.cli", "-c", str(config), "run"],
+                              env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE) as proc:
+            try:
+                while b"WATCHDOG=1" not in heard:
+                    heard.append(systemd.recv(4096))
+                proc.send_signal(signal.SIGTERM)
+                while not heard[-1].startswith(b"STOPPING=1"):
+                    heard.append(systemd.recv(4096))
+                assert proc.wait(timeout=60) == 0
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+            assert proc.stderr is not None and proc.stderr.read() == b""
+    assert heard[0] == b"READY=1\nSTATUS=running for referee@example.org"
+    assert b"STATUS=daemon: deadlines swept (0 fired), outbox sent" in heard
+    assert heard[-1] == b"STOPPING=1\nSTATUS=stopping"
 
 
 # -- on the real servers --------------------------------------------------------------

@@ -52,6 +52,12 @@ class Health:
             else:
                 row.holder, row.expires_at = one_line(text)[:200], now
 
+    def last_pass(self) -> dict[str, str] | None:
+        """The last completed pass (when, what), or None: one row read, for
+        a health check that runs every minute whatever the number of games."""
+        with self.sessions() as db:
+            return _entry(db.get(m.Lease, LAST_PASS))
+
     def summary(self) -> dict[str, Any]:
         """The outbox (queued, failed, oldest waiting), the inbound mail that
         failed (how many, the latest few, and how many wait to be read

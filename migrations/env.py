@@ -27,6 +27,7 @@ def run_migrations_online() -> None:
         config.get_section(config.config_ini_section, {}),
         prefix="sqlalchemy.",
         poolclass=pool.NullPool,
+        hide_parameters=True,  # the key a migration makes is no log line's business
     )
     with connectable.connect() as connection:
         context.configure(

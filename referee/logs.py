@@ -1,10 +1,15 @@
 """Logging an operator can read: a level, a file, plain text or JSON lines.
 
 The referee logs one line per mail (who, which game, what was done), per
-outbox send and per fired deadline, under the ``referee`` logger. The
-libraries' own chatter (IMAP, SMTP, the scheduler, SQL, migrations) stays at
-WARNING unless the level is ``debug``. No line carries a secret: a hand, a
-bid, a private reply address; mail is logged by what it did, never by body.
+outbox send (with its game) and per fired deadline, under the ``referee``
+logger. The libraries' own chatter (the scheduler, the connection pool,
+migrations) stays at WARNING unless the level is ``debug``. No line carries
+a secret at any level: a hand, a bid, a seed, a key, a private reply
+address; mail is logged by what it did, never by body. So two libraries
+stay capped even at ``debug`` (:data:`CAPPED`): imapclient's debug lines
+are the IMAP protocol, every mail fetched in full, and SQLAlchemy's engine
+logs each statement's parameters and rows, which hold game states, seeds,
+the signing key and stored mail.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from typing import Any
 LEVELS = ("debug", "info", "warning", "error")
 #: Loggers of the libraries, quiet unless the level is debug.
 LIBRARIES = ("apscheduler", "imapclient", "aiosmtplib", "alembic", "sqlalchemy", "asyncio")
+#: Loggers held at this level or above whatever the level: below it they
+#: log secrets (see the module's docstring).
+CAPPED = {"imapclient": logging.INFO, "sqlalchemy.engine": logging.WARNING}
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 #: Marks the handler :func:`setup_logging` installed.
 _OURS = "_referee_handler"
@@ -60,3 +68,5 @@ def setup_logging(level: str = "warning", file: Path | None = None,
     quiet = logging.DEBUG if level == "debug" else logging.WARNING
     for name in LIBRARIES:
         logging.getLogger(name).setLevel(quiet)
+    for name, floor in CAPPED.items():
+        logging.getLogger(name).setLevel(max(quiet, floor))

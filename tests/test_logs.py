@@ -69,9 +69,13 @@ def test_a_line_per_mail_send_and_deadline_in_a_json_log_file_with_no_secret(
         (ALICE, "goofspiel-1", "processed")]
     assert mails[0]["message"] == \
         f"mail from {ALICE} about goofspiel-1: processed (1 applied, 1 refused)"
-    sends = [e["message"] for e in lines if e["logger"] == "referee.service.outgoing.outbox"]
-    assert sends and all(m.startswith("outbox ") for m in sends)
-    assert any(m.endswith(f"for {ALICE}") for m in sends)  # Alice's transcript
+    sends = [e for e in lines if e["logger"] == "referee.service.outgoing.outbox"]
+    assert sends and all(e["message"].startswith("outbox ") for e in sends)
+    # Each send names its game, in the line and as a field: grep finds a game's mail.
+    assert all(e["message"].endswith(" game=goofspiel-1") for e in sends)
+    assert all(e["game"] == "goofspiel-1" for e in sends)
+    assert any(e["message"].endswith(f"for {ALICE} game=goofspiel-1")
+               for e in sends)  # Alice's transcript
     deadlines = [e["message"] for e in lines if e["logger"] == "referee.service.play.deadlines"]
     assert deadlines == ["goofspiel-1: the deadline of Bob passed; the rules move for them"]
     assert "bid 4" not in text and "bid 99" not in text

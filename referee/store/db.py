@@ -51,11 +51,13 @@ def now_utc() -> datetime:
 
 def make_engine(url: str) -> Engine:
     """An engine for ``url``; SQLite gets WAL, foreign keys and a busy timeout.
-    Raises :class:`Problem` (78) when the URL's driver is not installed."""
+    A statement's parameters (game states, seeds, keys, mail) stay out of its
+    log lines and error messages. Raises :class:`Problem` (78) when the URL's
+    driver is not installed."""
     if not url.startswith("sqlite"):
         _require_driver(url)
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": 30})
+        engine = create_engine(url, connect_args={"timeout": 30}, hide_parameters=True)
 
         @event.listens_for(engine, "connect")
         def _pragmas(conn: Any, _record: Any) -> None:
@@ -66,7 +68,7 @@ def make_engine(url: str) -> Engine:
             cur.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, pool_pre_ping=True, hide_parameters=True)
 
 
 def sessions(engine: Engine) -> sessionmaker[Session]:

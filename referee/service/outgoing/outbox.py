@@ -74,6 +74,27 @@ class OutboxSender:
         self.composer = composer or composer_for(config, sessions)
         #: Why the relay could not be reached in the last send, for poll and the daemon.
         self.relay_error: RelayUnavailable | None = None
+        #: The tags of the games whose mail was sent, by id, for the log lines.
+        self._tags: dict[int, str] = {}
+
+    def game_of(self, db: Session, row: m.Outbox) -> str:
+        """The tag of the game ``row`` is mail of, "" for none: each log line
+        of a send names it (``game=TAG``), so one game's mail can be found."""
+        if row.game_id is None:
+            return ""
+        if row.game_id not in self._tags:
+            tag = db.scalar(select(m.Game.tag).where(m.Game.id == row.game_id))
+            self._tags[row.game_id] = tag or ""
+        return self._tags[row.game_id]
+
+    def log_row(self, db: Session, level: int, row: m.Outbox, text: str, *args: object,
+                exc_info: bool = False) -> None:
+        """Log ``text`` about ``row``, with its game."""
+        if not log.isEnabledFor(level):
+            return  # no query for a line nobody reads
+        tag = self.game_of(db, row)
+        log.log(level, f"outbox %s {text}%s", row.id, *args, f" game={tag}" if tag else "",
+                exc_info=exc_info, extra={"game": tag or None, "outbox": row.id})
 
     def due(self, now: datetime, limit: int = 500) -> list[int]:
         """The rows to send now, in the order they were queued (the order of
@@ -129,8 +150,8 @@ class OutboxSender:
                             self._unsendable(db, row, now, e)
                             continue
                         row.sent_at, row.attempts = now, row.attempts + 1
-                        log.info("outbox %s written to the Maildir for %s", row.id,
-                                 ", ".join(row.recipients))
+                        self.log_row(db, logging.INFO, row, "written to the Maildir for %s",
+                                     ", ".join(row.recipients))
                         sent += 1
             return sent
         return asyncio.run(self._send_smtp(ids, now))
@@ -138,7 +159,7 @@ class OutboxSender:
     def _unsendable(self, db: Session, row: m.Outbox, now: datetime, error: Exception) -> None:
         """A row that cannot be sent at all (a fault of ours, a header no
         relay takes) fails alone, for good; the rows behind it go out."""
-        log.exception("outbox %s cannot be sent", row.id)
+        self.log_row(db, logging.ERROR, row, "cannot be sent", exc_info=True)
         self.fail(db, row, now, f"cannot be sent: {type(error).__name__}: {error}",
                    permanent=True)
 
@@ -251,7 +272,7 @@ class OutboxSender:
         message is queued again, with the same Message-ID, for those refused
         for now (4xx)."""
         row.sent_at, row.attempts = now, row.attempts + 1
-        log.info("outbox %s sent to %s", row.id, ", ".join(row.recipients))
+        self.log_row(db, logging.INFO, row, "sent to %s", ", ".join(row.recipients))
         row.last_error = "; ".join(f"{a}: {code} {said}"
                                    for a, (code, said) in refused.items())
         retry = [a for a, (code, _) in refused.items() if code < 500]
@@ -272,11 +293,11 @@ class OutboxSender:
         row.last_error = error[:2000]
         if permanent or now - row.created_at >= self.config.smtp.give_up_after:
             row.failed_at = now
-            log.error("outbox %s failed for good: %s", row.id, error)
+            self.log_row(db, logging.ERROR, row, "failed for good: %s", error)
         else:
             row.next_attempt_at = now + backoff(row.attempts)
-            log.log(logging.DEBUG if away else logging.WARNING,
-                    "outbox %s will be retried: %s", row.id, error)
+            self.log_row(db, logging.DEBUG if away else logging.WARNING, row,
+                         "will be retried: %s", error)
 
 
 @dataclass

@@ -189,7 +189,7 @@ class OutboxStream:
                 elif what == "lost":
                     self.outbox.fail(db, row, now, detail, permanent=False, away=True)
                 else:
-                    log.error("outbox %s cannot be sent: %s", row_id, detail)
+                    self.outbox.log_row(db, logging.ERROR, row, "cannot be sent: %s", detail)
                     self.outbox.fail(db, row, now, f"cannot be sent: {detail}", permanent=True)
 
 

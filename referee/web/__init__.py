@@ -30,7 +30,6 @@ from referee.mail.compose import TEMPLATES, format_when
 from referee.service import Referee
 from referee.service.pages import Written
 from referee.store.db import now_utc
-from referee.store.models import SEED_EVENT
 from referee.web.feed import game_feed, index_feed
 from referee.web.history import fold
 from referee.web.tables import table
@@ -62,6 +61,13 @@ def _listing(game: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, An
     return {"tag": game["tag"], "kind": game["kind"], "status": game["status"],
             "players": [p["name"] for p in game["players"]], "result": game.get("result"),
             "since": since, "updated": since if game["status"] == "active" else last}
+
+
+def _shown(line: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a line of the index shows: not its dates, which change only
+    with what it shows (a game's first event, its status)."""
+    return None if line is None else {k: v for k, v in line.items()
+                                      if k not in ("since", "updated")}
 
 
 def write_pages(referee: Referee, folder: Path, now: datetime | None = None) -> int:
@@ -96,7 +102,7 @@ def publish(referee: Referee, folder: Path, now: datetime | None = None) -> int:
         games = referee.reading.status_of([b.id for b in behind.values()])
         for game, line in _write_games(referee, folder, games, now):
             was = behind[game["tag"]]
-            relisted = relisted or line != was.listing
+            relisted = relisted or _shown(line) != _shown(was.listing)
             written.append(Written(was.id, was.due, line))
         referee.pages.written(written)
         if relisted:
@@ -131,8 +137,10 @@ def _write_game(referee: Referee, folder: Path, game: dict[str, Any],
                 events: list[dict[str, Any]], public: dict[str, Any], now: datetime) -> None:
     tag, config = game["tag"], referee.config.referee
     title = get_game(game["kind"]).title
-    seed_sha256 = next((e["data"].get("seed_sha256") for e in events
-                        if e["kind"] == SEED_EVENT), None)
+    # The commitment the opening published (a game from before it published
+    # one has none).
+    seed_sha256 = next((e["data"]["seed_sha256"] for e in events
+                        if isinstance(e["data"], dict) and "seed_sha256" in e["data"]), None)
     shown = table(game["kind"], public["view"], game, events)
     _write(folder / f"{tag}.html", _env.get_template("game.html").render(
         game=game, title=title, table=shown, history=fold(game["kind"], events),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 #: The drawing's size in its own units (it scales to the page's width).
 WIDTH, HEIGHT = 400, 220
 #: Room for the axes' numbers: left, right, top, bottom.
-LEFT, RIGHT, TOP, BOTTOM = 36, 10, 10, 24
+LEFT, RIGHT, TOP, BOTTOM = 40, 12, 10, 26
 #: Colours with 4.5:1 contrast or more on white, then dashes and markers.
 COLOURS = ("#1f5fa8", "#b3261e", "#2e7d32", "#6a3d9a", "#8a5a00", "#00707a", "#444444")
 DASHES = ("", "6 3", "2 3", "8 3 2 3", "12 4", "1 2", "4 2 1 2")

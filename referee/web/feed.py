@@ -87,7 +87,7 @@ def index_feed(lines: Sequence[Mapping[str, Any]], club: str, address: str,
     for line in dated:
         players = ", ".join(line["players"])
         what = line.get("result") or f"{line['status']}: {players}"
-        _entry(feed, tag_uri(address.rpartition("@")[2], line["since"], line["tag"]),
+        _entry(feed, tag_uri(address.rpartition("@")[2], line["since"], f"{line['tag']}/line"),
                f"{line['tag']} ({line['kind']}): {what}", _stamp(line["updated"]),
                f"{line['tag']}, {line['kind']}, {line['status']}; players: {players}."
                + (f" {line['result']}." if line.get("result") else ""), f"{line['tag']}.html")

@@ -174,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     pages = sub.add_parser("pages", help="write the game pages (static HTML)")
     pages.add_argument("dir", nargs="?", help="the folder (default: [web] path)")
+    pages.add_argument("--now", help="the time the pages say they were written (ISO-8601, UTC)")
 
     replay = sub.add_parser("replay", help="rebuild a game from its seed and action log")
     replay.add_argument("tag")
@@ -386,7 +387,8 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 raise RefereeError("name the folder, or set [web] path in the config")
             with writing(folder, "pages" if args.dir else "[web] path",
                           "name a folder that can be made, writable by this user"):
-                count = write_pages(referee, config.resolve(folder) if not args.dir else folder)
+                count = write_pages(referee, config.resolve(folder) if not args.dir else folder,
+                                    parse_now(args.now))
             print(f"{count} game page(s) and index.html written to {folder}")
             return 0
         if args.command == "verify":

@@ -337,7 +337,7 @@ def run_pass(referee: Referee, now: datetime | None = None,
     finally:
         report.streamed = stream.close() if stream is not None else 0
     report.sent = report.streamed + send_outbox(referee, now)
-    publish_pages(referee)
+    publish_pages(referee, now)
     return report
 
 
@@ -356,15 +356,16 @@ def _on_this_machine(host: str) -> bool:
     return host.lower() in ("localhost", "::1", "ip6-localhost") or host.startswith("127.")
 
 
-def publish_pages(referee: Referee) -> None:
-    """Write the game pages that are behind, when ``[web] path`` is set."""
+def publish_pages(referee: Referee, now: datetime | None = None) -> None:
+    """Write the game pages that are behind, when ``[web] path`` is set, as
+    of ``now`` (the pass's time)."""
     cfg = referee.config
     if cfg.web.path is not None:
         from referee.web import publish
 
         folder = cfg.resolve(cfg.web.path)
         with writing(folder, "[web] path", PAGES_FIX):
-            publish(referee, folder)
+            publish(referee, folder, now)
 
 
 def send_outbox(referee: Referee, now: datetime | None = None) -> int:

@@ -315,3 +315,14 @@ def test_init_names_the_key_when_the_databases_folder_is_missing(
                    "([referee] database); create it, writable by the referee's user\n")
     (tmp_path / "state").mkdir()
     assert main(["--config", str(path), "init"]) == 0
+
+
+def test_pages_take_the_time_they_were_written_from_now(
+        config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--config", str(config), "pages", str(tmp_path / "www"),
+                 "--now", "2026-03-04T09:30:00Z"]) == 0
+    assert "0 game page(s) and index.html written to" in capsys.readouterr().out
+    index = (tmp_path / "www" / "index.html").read_text(encoding="utf-8")
+    assert "As of Wed 04 Mar 2026 09:30 UTC." in index
+    assert "<updated>2026-03-04T09:30:00Z</updated>" in (tmp_path / "www" / "index.atom").read_text(
+        encoding="utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ def test_a_page_shows_the_public_history_but_no_sealed_bid_and_no_address(
     index = (tmp_path / "club" / "pages" / "index.html").read_text()
     assert "Round 1: the prize is 5." in page
     assert "&lt;b&gt;Alice&lt;/b&gt;" in page and "<b>Alice" not in page
-    assert "waiting for</th><td>Bob: a bid for round 1" in page
+    assert "Waiting for <strong>Bob</strong>: a bid for round 1," in page
     # Alice's bid is sealed: the history holds the seed's fingerprint and
     # the prize alone.
     assert page.count("<pre>") == 2
@@ -82,7 +82,8 @@ def test_a_pass_writes_the_pages_of_the_games_that_changed_and_no_other(
     # A move: that game's page, and the index only if its line changed (no).
     club.send(ALICE, "bid 6", subject=f"[{moved}] bid")
     club.poll()
-    assert "waiting for</th><td>Bob: a bid for round" in (pages / f"{moved}.html").read_text()
+    waiting = "Waiting for <strong>Bob</strong>: a bid for round"
+    assert waiting in (pages / f"{moved}.html").read_text()
     assert (pages / f"{still}.html").read_text() == "as it was"
     assert (pages / "index.html").read_text() == "as it was"
     # The operator moves a deadline: the page shows the new one.
@@ -96,7 +97,7 @@ def test_a_pass_writes_the_pages_of_the_games_that_changed_and_no_other(
     mark()
     club.referee.operator.cancel_game(moved, "a test", now=club.now)
     club.poll()
-    assert "(goofspiel, cancelled)" in (pages / f"{moved}.html").read_text()
+    assert "<strong>The game was cancelled.</strong>" in (pages / f"{moved}.html").read_text()
     assert (pages / f"{still}.html").read_text() == "as it was"
     index = (pages / "index.html").read_text()
     assert f'<a href="{moved}.html">{moved}</a></td><td>cancelled' in index
@@ -106,7 +107,8 @@ def test_a_pass_writes_the_pages_of_the_games_that_changed_and_no_other(
         page.unlink()
     club.poll()
     assert sorted(p.name for p in pages.iterdir()) == sorted(
-        [f"{moved}.html", f"{still}.html", "index.html"])
+        [f"{moved}.html", f"{still}.html", "index.html",
+         f"{moved}.atom", f"{still}.atom", "index.atom"])
     club.referee.close()
 
 
@@ -171,7 +173,37 @@ def test_no_page_of_a_game_in_play_shows_its_seed_only_its_fingerprint(
     club.send(ALICE, "bid 6")
     club.poll()
     pages = [p.read_text() for p in (tmp_path / "club" / "pages").iterdir()]
-    assert len(pages) == 2 and not any(seed in text for text in pages)
+    assert len(pages) == 4 and not any(seed in text for text in pages)  # 2 pages, 2 feeds
     fingerprint = hashlib.sha256(f"seed: {seed}\n".encode()).hexdigest()
     assert fingerprint in (tmp_path / "club" / "pages" / f"{tag}.html").read_text()
+    club.referee.close()
+
+
+def test_the_page_of_a_game_over_tells_its_seed_as_its_last_mail_does(tmp_path: Path) -> None:
+    (tmp_path / "club").mkdir()
+    club = Club(tmp_path / "club", web={"path": "pages"})
+    seed = "a-seed-told-at-the-end"
+    tag = club.referee.operator.create_game("goofspiel", [ALICE], bots=1, now=club.now,
+                                            seed=seed)
+    for _ in range(6):  # Alice stays silent: the referee bids for her
+        club.poll(club.now + timedelta(days=4))
+    page = (tmp_path / "club" / "pages" / f"{tag}.html").read_text()
+    assert club.referee.reading.status(tag)[0]["status"] == "finished"
+    assert f"<p class=\"hash\">seed: {seed}</p>" in page
+    assert f"printf 'seed: %s\\n' '{seed}' | sha256sum" in page
+    club.referee.close()
+
+
+def test_pages_say_when_they_were_written_and_link_their_feeds(tmp_path: Path) -> None:
+    (tmp_path / "club").mkdir()
+    club = Club(tmp_path / "club")
+    tag = club.referee.operator.create_game("goofspiel", [ALICE, BOB], now=club.now, seed="s")
+    write_pages(club.referee, tmp_path / "www", now=datetime(2026, 3, 4, 9, 30))
+    page = (tmp_path / "www" / f"{tag}.html").read_text()
+    index = (tmp_path / "www" / "index.html").read_text()
+    for text in (page, index):
+        assert "As of Wed 04 Mar 2026 09:30 UTC." in text
+    assert (f'<link rel="alternate" type="application/atom+xml" title="{tag}: Goofspiel" '
+            f'href="{tag}.atom">') in page
+    assert 'type="application/atom+xml" title="Games of Club Referee" href="index.atom">' in index
     club.referee.close()

@@ -24,7 +24,7 @@ from referee.games.base import (
     SeatInfo,
     shown_publicly,
 )
-from referee.games.draws import draws_for, seed_fingerprint
+from referee.games.draws import KEYED, draws_for, seed_fingerprint
 from referee.service.errors import RefereeError
 from referee.store import models as m
 
@@ -85,17 +85,36 @@ class Reading:
                 yield from _entries(conn, games)
 
     def public_histories(self, tags: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-        """The public events of each game of ``tags``, oldest first: what
-        their web pages show (one statement; none for a tag of no game).
-        Secret facts (sealed bids, deals) are left out here, at the source."""
+        """The public events of each game of ``tags``, oldest first (by the
+        step of the game they came from): what their web pages and feeds
+        show (one statement; none for a tag of no game). Secret facts
+        (sealed bids, deals) are left out here, at the source."""
         e, g = m.table_of(m.Event), m.table_of(m.Game)
         out: dict[str, list[dict[str, Any]]] = {tag: [] for tag in tags}
         with self.sessions() as db:
-            for tag, at, kind, text in db.connection().execute(
-                    select(g.c.tag, e.c.at, e.c.kind, e.c.text)
+            for tag, id_, step, at, kind, text, data in db.connection().execute(
+                    select(g.c.tag, e.c.id, e.c.step, e.c.at, e.c.kind, e.c.text, e.c.data)
                     .select_from(e.join(g, e.c.game_id == g.c.id))
-                    .where(g.c.tag.in_(tags), e.c.public).order_by(e.c.id)):
-                out[tag].append({"at": at, "kind": kind, "text": text})
+                    .where(g.c.tag.in_(tags), e.c.public)
+                    .order_by(e.c.game_id, e.c.step, e.c.id)):
+                out[tag].append({"id": id_, "step": step, "at": at, "kind": kind,
+                                 "text": text, "data": data})
+        return out
+
+    def public_views(self, tags: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """What everyone may see of each game of ``tags``, for its page: the
+        engine's view for no seat (``view``), and the seed once the rules let
+        it be told (``seed``: the game is over, its kind reveals it, and its
+        opening committed to it; else None), as the game's last mail tells it."""
+        g = m.table_of(m.Game).c
+        out: dict[str, dict[str, Any]] = {}
+        with self.sessions() as db:
+            for tag, kind, state, seed, draws in db.connection().execute(
+                    select(g.tag, g.kind, g.state, g.seed, g.draws).where(g.tag.in_(tags))):
+                engine = get_game(kind)
+                loaded = engine.load(state)
+                told = engine.reveals_seed and draws == KEYED and engine.is_over(loaded)
+                out[tag] = {"view": engine.view(loaded, None), "seed": seed if told else None}
         return out
 
     def secret(self, name: str) -> str:

@@ -83,6 +83,8 @@ class BiddingViews(BiddingRules):
             "prize_order": state.options["prize_order"],
             "card_range": self._range_text(int(state.options["cards"])),
             "example_bid": self._name(min(3, int(state.options["cards"]))),
+            # The rounds resolved so far, bids and all: public once resolved (PS-12).
+            "played": [self._record_view(state, r) for r in state.history],
         }
         if seat is not None and str(seat) in state.bids:
             view["my_bid"] = self._name(state.bids[str(seat)])

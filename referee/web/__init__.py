@@ -1,0 +1,180 @@
+"""Game pages: each game's public state and history as static HTML, and
+its Atom feed.
+
+Rule text 000 (6) asks the referee to keep "a web page of the state of the
+game, and the history of each move". Only public facts go in: the status
+entry (the engine's summary, the seats' names, never addresses), the
+engine's view for no seat and the events marked public. Each page shows
+the game as its table first (``referee.web.tables``), its scores over the
+rounds (``referee.web.chart``), the history folded by round
+(``referee.web.history``) and what the game committed to and revealed;
+each has a feed (``referee.web.feed``), and so has the index. Each file is
+written to a temporary name and renamed, so a web server never serves half
+a page.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from referee.games import get_game
+from referee.mail.compose import TEMPLATES, format_when
+from referee.service import Referee
+from referee.service.pages import Written
+from referee.store.db import now_utc
+from referee.web.feed import game_feed, index_feed
+from referee.web.history import fold
+from referee.web.tables import table
+
+#: Games whose histories are read at a time.
+BATCH = 500
+
+_env = Environment(
+    loader=FileSystemLoader(TEMPLATES / "web"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_env.filters["when"] = format_when
+
+
+def _public(game: dict[str, Any]) -> dict[str, Any]:
+    """A status entry without what is not for the public: addresses, bounces."""
+    players = [{k: p[k] for k in ("seat", "name", "bot")} for p in game["players"]]
+    return {**game, "players": players}
+
+
+def _listing(game: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
+    """A game's line of the index page and of the club's feed: ``since``
+    its first public event, ``updated`` when the line last changed (its
+    start while it runs, its last event once it is over)."""
+    since = events[0]["at"].isoformat() if events else None
+    last = events[-1]["at"].isoformat() if events else None
+    return {"tag": game["tag"], "kind": game["kind"], "status": game["status"],
+            "players": [p["name"] for p in game["players"]], "result": game.get("result"),
+            "since": since, "updated": since if game["status"] == "active" else last}
+
+
+def _shown(line: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a line of the index shows: not its dates, which change only
+    with what it shows (a game's first event, its status)."""
+    return None if line is None else {k: v for k, v in line.items()
+                                      if k not in ("since", "updated")}
+
+
+def write_pages(referee: Referee, folder: Path, now: datetime | None = None) -> int:
+    """Write ``index.html`` and one ``TAG.html`` per game into ``folder``
+    (``referee pages``: every page, wherever asked), each with its feed,
+    as of ``now``; returns the number of game pages. Books nothing: the
+    pages of ``[web] path`` are ``publish``'s."""
+    now = now or now_utc()
+    folder.mkdir(parents=True, exist_ok=True)
+    games = referee.reading.iter_status()
+    lines = [line for _, line in _write_games(referee, folder, games, now)]
+    _write_index(referee, folder, lines, now)
+    return len(lines)
+
+
+def publish(referee: Referee, folder: Path, now: datetime | None = None) -> int:
+    """After a pass, write into ``folder`` (``[web] path``) the pages of the
+    games that changed since they were last written, and the index if a
+    line of it changed; every page when the folder has no index yet.
+    Returns the number of game pages written (0 too while another worker
+    writes them)."""
+    now = now or now_utc()
+    with referee.pages.alone() as mine:
+        if not mine:
+            return 0  # another worker is writing them; what it misses stays behind
+        folder.mkdir(parents=True, exist_ok=True)
+        every = not (folder / "index.html").exists()
+        behind = {b.tag: b for b in referee.pages.behind(every)}
+        if not behind and not every:
+            return 0
+        written, relisted = [], every
+        games = referee.reading.status_of([b.id for b in behind.values()])
+        for game, line in _write_games(referee, folder, games, now):
+            was = behind[game["tag"]]
+            relisted = relisted or _shown(line) != _shown(was.listing)
+            written.append(Written(was.id, was.due, line))
+        referee.pages.written(written)
+        if relisted:
+            _write_index(referee, folder, referee.pages.listings(), now)
+        return len(written)
+
+
+def _write_games(referee: Referee, folder: Path, games: Iterable[dict[str, Any]],
+                 now: datetime) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """Write the page and the feed of each of ``games`` (status entries),
+    reading their histories and views :data:`BATCH` games at a time;
+    yields each game written, with its line of the index."""
+    batch: list[dict[str, Any]] = []
+    for game in chain(games, [None]):
+        if game is not None:
+            batch.append(_public(game))
+            if len(batch) < BATCH:
+                continue
+        if not batch:
+            break
+        tags = [g["tag"] for g in batch]
+        histories = referee.reading.public_histories(tags)
+        views = referee.reading.public_views(tags)
+        for entry in batch:
+            events = histories[entry["tag"]]
+            _write_game(referee, folder, entry, events, views[entry["tag"]], now)
+            yield entry, _listing(entry, events)
+        batch = []
+
+
+def _write_game(referee: Referee, folder: Path, game: dict[str, Any],
+                events: list[dict[str, Any]], public: dict[str, Any], now: datetime) -> None:
+    tag, config = game["tag"], referee.config.referee
+    title = get_game(game["kind"]).title
+    # The commitment the opening published (a game from before it published
+    # one has none).
+    seed_sha256 = next((e["data"]["seed_sha256"] for e in events
+                        if isinstance(e["data"], dict) and "seed_sha256" in e["data"]), None)
+    shown = table(game["kind"], public["view"], game, events)
+    _write(folder / f"{tag}.html", _env.get_template("game.html").render(
+        game=game, title=title, table=shown, history=fold(game["kind"], events),
+        waiting=_waiting(game),
+        seed_sha256=seed_sha256, seed=public["seed"], referee=config.name, now=now))
+    _write(folder / f"{tag}.atom", game_feed(
+        game, title, events, config.address.rpartition("@")[2], config.name, now))
+
+
+def _waiting(game: dict[str, Any]) -> list[dict[str, Any]]:
+    """Who owes what by when, those who owe the same by the same time
+    together; not a bot's timetabled turn, which is nobody's wait."""
+    bots = {p["seat"] for p in game["players"] if p["bot"]}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for d in game["deadlines"]:
+        if d["seat"] in bots:
+            continue
+        key = (d["what"], d["due_at"])
+        out.setdefault(key, {"names": [], "what": d["what"], "due_at": d["due_at"]})
+        out[key]["names"].append(d["name"])
+    return list(out.values())
+
+
+def _write_index(referee: Referee, folder: Path, lines: list[dict[str, Any]],
+                 now: datetime) -> None:
+    config = referee.config.referee
+    _write(folder / "index.html", _env.get_template("index.html").render(
+        games=lines, referee=config.name, now=now))
+    _write(folder / "index.atom", index_feed(lines, config.name, config.address, now))
+
+
+def _write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)

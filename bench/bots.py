@@ -127,9 +127,28 @@ def bidding(kind: str, count: int) -> Callable[[int, str], float]:
     return one
 
 
-GAMES: dict[str, tuple[Callable[[int, str], float], str]] = {
-    "goofspiel": (bidding("goofspiel", 2), "games"),
-    "pure-skill": (bidding("pure-skill", 3), "games"),
+def spades(number: int, seed: str) -> float:
+    engine: Any = get_game("spades")
+    state, draws = players(engine, engine.parse_options({}), 4, seed)
+    team = number % 2  # the sensible team: players 1 and 3, or 2 and 4
+    ours = {seat for i, seat in enumerate(state.order) if i % 2 == team}
+    state = play_turns(engine, state, draws, choosers(engine, draws, lambda s: s in ours))
+    return 1.0 if state.winner == team + 1 else 0.0
+
+
+def miser(number: int, seed: str) -> float:
+    engine: Any = get_game("miser")
+    state, draws = players(engine, engine.parse_options({}), 3, seed)
+    ours = number % 3 + 1
+    state = play_turns(engine, state, draws, choosers(engine, draws, lambda s: s == ours))
+    return outcome(state.pennies, [state.seats.index(ours)])
+
+
+GAMES: dict[str, Callable[[int, str], float]] = {
+    "goofspiel": bidding("goofspiel", 2),
+    "pure-skill": bidding("pure-skill", 3),
+    "spades": spades,
+    "miser": miser,
 }
 
 
@@ -142,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     kinds = [k for k in args.only.split(",") if k] or list(GAMES)
     for kind in kinds:
-        play, _ = GAMES[kind]
+        play = GAMES[kind]
         n = args.spades_games if kind == "spades" else args.games
         wins = sum(play(i, f"{args.seed}-{kind}-{i}") for i in range(n))
         print(Tally(n, wins).line(kind), flush=True)

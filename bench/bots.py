@@ -144,11 +144,33 @@ def miser(number: int, seed: str) -> float:
     return outcome(state.pennies, [state.seats.index(ours)])
 
 
+def loatcg(number: int, seed: str) -> float:
+    """Every member, a bot, acts once a day (its turn, ``BOT_TURN``), in an
+    order that turns daily; the Dealor reports every ``report_days`` days."""
+    engine: Any = get_game("loatcg")
+    draws = KeyedDraws(seed)
+    seats = [SeatInfo(p, f"P{p}", bot=True) for p in range(1, 5)]
+    state = engine.new(engine.parse_options({}), seats, draws).state
+    ours = number % 4 + 1
+    choose = choosers(engine, draws, lambda s: s == ours)
+    day = 0
+    while not engine.is_over(state):
+        day += 1
+        for i in range(4):
+            seat = (day + i) % 4 + 1
+            state = engine.apply(state, seat, choose(state, seat), draws).state
+        if day % state.report_days == 0:
+            state = engine.apply(state, 0, engine.timeout_action(state, 0, draws), draws).state
+    scores = dict(state.final_scores)
+    return outcome([scores[f"P{p}"] for p in range(1, 5)], [ours - 1])
+
+
 GAMES: dict[str, Callable[[int, str], float]] = {
     "goofspiel": bidding("goofspiel", 2),
     "pure-skill": bidding("pure-skill", 3),
     "spades": spades,
     "miser": miser,
+    "loatcg": loatcg,
 }
 
 

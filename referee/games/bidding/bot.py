@@ -145,8 +145,10 @@ def worth(view: BidderView, card: int) -> float:
     theirs = [sum(p) - _mean(p) for p in view.others]
     if view.take_bids:
         ahead += kept + sum(theirs)
-    everyone = kept + sum(theirs)
-    share = kept / everyone if everyone else 0.0
+    # Squared: the seat with more left takes more than its share of what is
+    # left, as the larger cards win the rounds.
+    everyone = kept ** 2 + sum(t ** 2 for t in theirs)
+    share = kept ** 2 / everyone if everyone else 0.0
     later = ahead * share - ahead * (1 - share) / n_others
     return now + later
 

@@ -94,7 +94,8 @@ def test_a_sensible_bot_moves_the_same_whatever_its_seat_may_not_see(kind: str) 
 
 
 @pytest.mark.parametrize("choose", [bidding_bot.choose_bid, spades_bot.choose_bid,
-                                    spades_bot.choose_card, miser_bot.choose, loatcg_bot.choose])
+                                    spades_bot.choose_card, miser_bot.choose_move,
+                                    loatcg_bot.choose_action])
 def test_a_bot_chooses_from_a_seat_view_and_its_draws_alone(choose: Any) -> None:
     assert list(inspect.signature(choose).parameters) == ["view", "rng"]
 
@@ -152,3 +153,24 @@ def test_the_wilson_interval() -> None:
     assert (round(100 * low, 1), round(100 * high, 1)) == (78.7, 83.5)
     assert bench.outcome([5, 5, 3], [0]) == 0.5
     assert bench.outcome([5, 4], [1]) == 0.0
+
+
+def test_a_sensible_tournament_bot_keeps_at_most_one_offer_open_and_never_a_like_for_like(
+        ) -> None:
+    """Issue 26: a bot member never spams offers: one open at a time, one
+    card for one card of another type."""
+    engine: Any = get_game("loatcg")
+    for number in range(3):
+        offers = 0
+        for state, seat, seed in _playout("loatcg", number):
+            if seat == 1:
+                continue  # the random one
+            action = engine.bot_action(state, seat, KeyedDraws(seed))
+            mine = [o for o in state.offers if o.maker == seat]
+            assert len(mine) <= 1
+            if action.verb == "offer":
+                offers += 1
+                give, want, _ = action.args
+                assert not mine and len(give) == len(want) == 1 and set(give) != set(want)
+                assert list(give.values()) == list(want.values()) == [1]
+        assert offers <= 40

@@ -27,6 +27,10 @@ NOISE = 0.15
 #: players): six cards are some 50,000 positions, worked out once.
 LOOKAHEAD_CARDS = 6
 EXACT_CARRY = 4
+#: The look-ahead picks at random among the cards within this many points
+#: of the best: a bot that always bid the same card for the same prize
+#: would tie every round with another bot, and be read by a person.
+SLACK = 0.3
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,7 @@ def choose_bid(view: BidderView, rng: Rng) -> int:
     if len(view.others) == 1 and len(view.own) <= LOOKAHEAD_CARDS:
         odds = {c: chances(view, c) for c in sorted(view.own)}
         best = max(odds.values())
-        return rng.choice([c for c, p in odds.items() if p >= best - 1e-6])
+        return rng.choice([c for c, p in odds.items() if p >= best - SLACK])
     noisy = {c: worth(view, c) + NOISE * view.prize * rng.random() for c in sorted(view.own)}
     return max(noisy, key=lambda c: noisy[c])
 
@@ -133,14 +137,14 @@ def worth(view: BidderView, card: int) -> float:
     below = [_share(p, lambda o: o < card) for p in view.others]
     at_most = [_share(p, lambda o: o <= card) for p in view.others]
     win = _product(below)
-    stake = view.prize + sum(view.carry)
+    stake: float = view.prize + sum(view.carry)
     if view.take_bids:
         stake += card + sum(_mean([o for o in p if o < card]) for p in view.others)
     # A card that does not win lets another take the stake, if one bid is top.
     lose = 1 - _product(at_most)
     now = win * stake - lose * stake / n_others
     # What is left to play for, shared in proportion to the cards kept.
-    ahead = sum(view.pot)
+    ahead: float = sum(view.pot)
     kept = sum(view.own) - card
     theirs = [sum(p) - _mean(p) for p in view.others]
     if view.take_bids:

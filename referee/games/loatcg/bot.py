@@ -93,7 +93,7 @@ def _holds(hand: Mapping[str, int], cards: Mapping[str, int]) -> bool:
     return all(hand.get(t, 0) >= n for t, n in cards.items())
 
 
-def choose(view: MemberView, rng: Rng) -> Action:
+def choose_action(view: MemberView, rng: Rng) -> Action:
     """The member's one action this turn."""
     seat, hand = view.seat, view.hand
 

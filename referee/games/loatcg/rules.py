@@ -39,7 +39,7 @@ from referee.games.base import (
     evolve,
 )
 from referee.games.draws import Draws, Rng
-from referee.games.loatcg import bot
+from referee.games.loatcg.bot import MemberView, OfferSeen, choose_action
 from referee.games.loatcg.instructions import (
     BASIC,
     CARD_TYPES,
@@ -428,7 +428,7 @@ class LoatcgRules(Game[LoatcgState]):
         if member is None or state.frozen:
             raise IllegalAction("Nothing is open to this seat.")
         rng = self.move_rng(state, seat, draws, "bot")
-        return bot.choose(member_view(state, member), rng)
+        return choose_action(member_view(state, member), rng)
 
     def random_bot_action(self, state: LoatcgState, seat: int, draws: Draws) -> Action:
         """A random bot member's turn (a member who resigned, or one seated
@@ -1091,7 +1091,7 @@ def _parsed(text: str) -> tuple[Instruction, ...]:
     return parse_instructions(text)
 
 
-def member_view(s: LoatcgState, member: Member) -> bot.MemberView:
+def member_view(s: LoatcgState, member: Member) -> MemberView:
     """What ``member`` knows: eir hand, the instructions revealed to em (with
     their numbers) and those the reports published (without), and the
     offers open to em. Nothing of another hand, nor of an instruction kept
@@ -1104,14 +1104,14 @@ def member_view(s: LoatcgState, member: Member) -> bot.MemberView:
         if r.instruction not in known and rule not in rules:
             rules.append(rule)
 
-    def seen(o: Offer) -> bot.OfferSeen:
-        return bot.OfferSeen(o.number, o.maker, dict(o.give), dict(o.want), not o.audience)
+    def seen(o: Offer) -> OfferSeen:
+        return OfferSeen(o.number, o.maker, dict(o.give), dict(o.want), not o.audience)
 
     offers = tuple(seen(o) for o in s.offers if o.maker != member.seat
                    and (not o.takers or member.seat in o.takers)
                    and (not o.audience or member.seat in o.audience)
                    and member_at(s, o.maker) is not None)
-    return bot.MemberView(
+    return MemberView(
         seat=member.seat,
         hand=dict(member.hand),
         rules=tuple(rules),

@@ -91,7 +91,7 @@ def unknown_mean(view: MiserView) -> float:
     return sum(rest) / len(rest) if rest else 7.0
 
 
-def choose(view: MiserView, rng: Rng) -> Action:
+def choose_move(view: MiserView, rng: Rng) -> Action:
     """The seat's move for the step it owes."""
     step = {
         "turn": _turn,

@@ -39,7 +39,7 @@ from referee.games.base import (
 )
 from referee.games.cards import Card, full_deck, rank_value_ace_high
 from referee.games.draws import Draws, Rng
-from referee.games.miser import bot
+from referee.games.miser.bot import AttackSeen, ContractSeen, MiserView, choose_move
 
 PENNIES = 20  # Set-Up: "20 pennies for each player"
 WAGER_CAP = 3  # Basic Rules: "Only three pennies may be wagered by a player in any turn"
@@ -827,7 +827,7 @@ class MiserRules(Game[MiserState]):
         if owed_step(state, player) is None:
             raise IllegalAction(f"{state.names[player]} owes no action now.")
         rng = self.move_rng(state, seat, draws, "bot")
-        return bot.choose(seat_view(state, player), rng)
+        return choose_move(seat_view(state, player), rng)
 
     def random_bot_action(self, state: MiserState, seat: int, draws: Draws) -> Action:
         """A random player with a little sense: it never bids or wagers more
@@ -1345,7 +1345,7 @@ def _args(action: Action, count: int) -> tuple[JSON, ...]:
 # -- bots -----------------------------------------------------------------------------
 
 
-def seat_view(s: MiserState, player: int) -> bot.MiserView:
+def seat_view(s: MiserState, player: int) -> MiserView:
     """What ``player`` knows (MI-14): her hand and her own face-down cards,
     the public table, and a contract offer only if she saw it."""
     owes = owed_step(s, player)
@@ -1353,16 +1353,16 @@ def seat_view(s: MiserState, player: int) -> bot.MiserView:
     contract = None
     if s.contract is not None and sees_offer(s, player):
         c = s.contract
-        contract = bot.ContractSeen(c.partner, c.victim, (c.wagers[0], c.wagers[1]))
+        contract = ContractSeen(c.partner, c.victim, (c.wagers[0], c.wagers[1]))
     attack = None
     if s.attack is not None:
         a = s.attack
         sides = (s.turn, a.victim)
         mine = tuple(a.cards[sides.index(player)]) if player in sides else ()
-        attack = bot.AttackSeen(a.victim, (len(a.cards[0]), len(a.cards[1])), mine)
+        attack = AttackSeen(a.victim, (len(a.cards[0]), len(a.cards[1])), mine)
     bids = tuple((b.player, b.pennies) for b in s.auction.bids) if s.auction else ()
     shown = [*s.slush, *(b.card for b in s.auction.bids)] if s.auction else list(s.slush)
-    return bot.MiserView(
+    return MiserView(
         me=player,
         names=tuple(s.names),
         hand=tuple(s.hands[player]),

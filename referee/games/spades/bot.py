@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from referee.games.cards import Card, full_deck, rank_value_ace_high
+from referee.games.cards import full_deck, rank_value_ace_high
 from referee.games.draws import Rng
 
 TRUMP = "S"
@@ -202,17 +202,16 @@ def _follow(view: SeatView, cards: list[str]) -> str:
             return max(to_lose, key=lambda c: (suit(c) == suit(trick[0]) or suit(c) != TRUMP,
                                                rank(c)))
         return highest(to_win)
-    if nil_alive(view, view.partner):
-        if not partner_played or top == view.partner:
-            # Cover the nil: win the trick above anything the partner plays.
-            return highest(to_win) if to_win else lowest(cards)
+    if nil_alive(view, view.partner) and (not partner_played or top == view.partner):
+        # Cover the nil: win the trick above anything the partner plays.
+        return highest(to_win) if to_win else lowest(cards)
     if top == view.partner and (position == 3 or _safe(view, trick[winning(trick)])):
         return lowest(to_lose or cards)
     if to_win and (needs(view, view.me) > 0 or needs(view, (view.me + 1) % PLAYERS) > 0):
+        # Win as cheaply as the trick allows; second to play, only with a
+        # card that should hold (the partner plays after).
         cheapest = min(to_win, key=lambda c: (suit(c) == TRUMP, rank(c)))
-        if position == 3 or boss(view, cheapest) or suit(cheapest) == TRUMP:
-            return cheapest
-        if position == 2:
+        if position >= 2 or boss(view, cheapest) or suit(cheapest) == TRUMP:
             return cheapest
     if to_lose:
         return lowest(to_lose)

@@ -37,7 +37,7 @@ from referee.games.base import (
 from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS, Card, full_deck, rank_value_ace_high
 from referee.games.draws import Draws
 from referee.games.names import Nameable, find_seat
-from referee.games.spades import bot
+from referee.games.spades.bot import SeatView, choose_bid, choose_card
 
 PLAYERS = 4  # "Players: exactly 4 players and 1 referee are needed."
 HAND_SIZE = 13  # rule 1: "deals 13 cards to each player"
@@ -554,8 +554,8 @@ class SpadesRules(Game[SpadesState]):
         rng = self.move_rng(state, seat, draws, "bot")
         view = seat_view(state, state.order.index(seat))
         if state.phase == BIDDING:
-            return Action("bid", (bot.choose_bid(view, rng),))
-        return Action("play", (bot.choose_card(view, rng),))
+            return Action("bid", (choose_bid(view, rng),))
+        return Action("play", (choose_card(view, rng),))
 
     def random_bot_action(self, state: SpadesState, seat: int, draws: Draws) -> Action:
         """A bot plays a random legal card, as issue 3 asks, and bids by a
@@ -1056,7 +1056,7 @@ def _estimate_tricks(hand: Sequence[str]) -> int:
     return round(tricks)
 
 
-def seat_view(state: SpadesState, player: int) -> bot.SeatView:
+def seat_view(state: SpadesState, player: int) -> SeatView:
     """What ``player`` (an index in the playing order) knows: eir own hand
     and the public play of the round, never another hand (SP-17)."""
     played = [c for t in state.tricks for c in t.cards] + list(state.trick)
@@ -1066,7 +1066,7 @@ def seat_view(state: SpadesState, player: int) -> bot.SeatView:
         for i, card in enumerate(cards):
             if card[-1] != cards[0][-1]:
                 voids.add(((leader + i) % PLAYERS, cards[0][-1]))
-    return bot.SeatView(
+    return SeatView(
         me=player,
         hand=tuple(state.hands[player]),
         bids=tuple(state.bids),

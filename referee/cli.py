@@ -107,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("kind")
     new.add_argument("--player", action="append", default=[], metavar="ADDR",
                      help='a player, "Name <addr>" or addr; repeat per player')
-    new.add_argument("--bot", action="count", default=0, help="add a random-bot seat")
+    new.add_argument("--bot", action="count", default=0,
+                     help="add a bot seat (sensible; --option bot=random for a random one)")
     new.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     new.add_argument("--instructions", metavar="FILE",
                      help="loatcg: the Scoring Instructions (see docs/loatcg-instructions.md)")

@@ -219,10 +219,11 @@ def check_bidding(check: Check, seed: str) -> None:
     check_chosen_bids(check, seed, cards)
 
 
-SEAT_LINE = re.compile(r"^  Seat (\d+): (.+?)(?: \(a bot that bids at random\))?$", re.M)
+SEAT_LINE = re.compile(r"^  Seat (\d+): (.+?)(?: \(a bot that (?:bids at random|weighs each "
+                       r"prize)\))?$", re.M)
 ROUND_BIDS = re.compile(r"^ROUND (\d+): THE PRIZE WAS .*\n\n?((?:  .*\n)+)", re.M)
 BID_LINE = re.compile(r"^  (.+?)\s+bid (\S+)(?:\s+\((no bid arrived: the referee chose a "
-                      r"random card|bot)\))?$")
+                      r"random card|bot|bot, weighing the prize)\))?$")
 _RANK_VALUES = {name: value for value, name in RANK_NAMES.items()}
 
 
@@ -260,7 +261,8 @@ def check_chosen_bids(check: Check, seed: str, cards: int) -> None:
                 check.mismatch(f.mail, f"round {number}: {bid.group(1).strip()} bids {card}, "
                                "a card they no longer hold")
                 return
-            if bid.group(3):
+            # A sensible bot's bid weighs the game as it stands: no draw to check.
+            if bid.group(3) and bid.group(3) != "bot, weighing the prize":
                 purpose = "bot" if bid.group(3) == "bot" else "timeout"
                 chosen = draws.rng(purpose, seat, f"round-{number}").choice(sorted(packs[seat]))
                 if chosen != value:

@@ -430,8 +430,10 @@ Alice receives 8 points, and the referee A$8 (clause 5).
 
 def test_a_pure_skill_game_with_a_bot_and_a_missed_deadline_is_won_by_a_human(
         post: Post) -> None:
-    # Seed "a1" draws prizes and bot bids by which the bot takes the most (PS-11).
-    tag = post.referee.operator.create_game("pure-skill", [ALICE, BOB], bots=1, now=T0, seed="a1")
+    # Seed "a1" draws prizes and bot bids by which the bot takes the most (PS-11):
+    # a bot that bids at random (``bot=random``), whose bids are the seed's.
+    tag = post.referee.operator.create_game("pure-skill", [ALICE, BOB], bots=1, now=T0, seed="a1",
+                                            options={"bot": "random"})
     post.poll(T0)
     for user in ("alice", "bob"):
         (opening,) = post.new_mail(user, 1)

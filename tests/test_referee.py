@@ -370,7 +370,7 @@ def test_resign_hands_the_seat_to_a_bot_that_moves_at_once(club: Club) -> None:
     club.send(ALICE, "bid 5")
     club.send(BOB, "resign")
     mails = club.poll()
-    assert any("a bot that bids at random takes the seat" in body(x) for x in mails)
+    assert any("a bot that weighs each prize takes the seat" in body(x) for x in mails)
     status = club.referee.reading.status("goofspiel-1")[0]
     assert status["round"] == 2 and status["players"][1]["bot"]
     assert [d["name"] for d in status["deadlines"]] == ["Alice"]
@@ -706,12 +706,12 @@ def test_the_operator_hands_a_silent_players_seat_to_a_bot_ps_13(club: Club) -> 
     club.poll()
     assert club.referee.operator.resign_player(tag, f"Bob <{BOB}>", now=club.now) == "Bob"
     (notice,) = club.poll()  # the table is told; the bot bid at once: one mail
-    assert notice["Subject"] == ("[goofspiel-1] Round 1: Alice takes 14 — round 2 prize 1: "
+    assert notice["Subject"] == ("[goofspiel-1] Round 1: Alice takes 13 — round 2 prize 1: "
                                  "your bid")  # what it came to, and what Alice must do
     assert to(notice) == "Alice <alice@club.test>"  # Bob's seat is a bot's now
     left, _, report = body(notice).partition("\nRound 1: Alice takes")
     assert left.startswith("Bob has left: a bot bids for the seat\n")
-    assert "  Bob                  bid 4   (bot)\n" in report
+    assert "  Bob                  bid 3   (bot, weighing the prize)\n" in report
     status = club.referee.reading.status(tag)[0]
     assert status["round"] == 2 and status["players"][1]["bot"]
     assert club.referee.reading.replay(tag) == _state(club)

@@ -695,8 +695,8 @@ def test_resign_hands_the_seat_to_a_bot_that_moves_at_once_and_everyone_is_told(
     table.move("Alice", "bid 4")
     table.move("Bob", "bid 4")
     mails = table.move("Carol", "resign")
-    assert ("> resign\n  DONE (resign): Carol has left the game; a bot that plays random "
-            "legal cards takes the seat.") in body(reply(mails, "Carol"))
+    assert ("> resign\n  DONE (resign): Carol has left the game; a bot that plays for its "
+            "partner takes the seat.") in body(reply(mails, "Carol"))
     others = [ADDRESS[n] for n in ("Alice", "Bob", "Dave")]
     # One mail to each of the others, telling that Carol left and then the
     # bot's bid (six mails before), and Carol's answer: nothing else.

@@ -32,8 +32,9 @@ ALICE = "Alice <alice@club.test>"
 SEED = "verify-by-mail"
 #: Each kind, with Alice and enough bots, and options to keep the game short.
 GAMES: dict[str, tuple[int, dict[str, str]]] = {
-    "goofspiel": (1, {}),
-    "pure-skill": (2, {}),
+    # Random bots: a random bot's bid is a draw of the seed, which verify checks.
+    "goofspiel": (1, {"bot": "random"}),
+    "pure-skill": (2, {"bot": "random"}),
     "miser": (2, {}),
     "loatcg": (2, {}),
     "spades": (3, {"target": "100"}),

@@ -272,16 +272,21 @@ def _loatcg_hide(state: JSON, knowing: Knowing, rng: random.Random) -> JSON:
 _LOATCG = {"instructions": LOATCG_INSTRUCTIONS}
 
 TABLE: dict[str, Row] = {
-    "goofspiel": Row(setups=(({}, 2), ({"players": "3", "cards": "8", "tie": "discard"}, 3)),
+    # Bots play sensibly by default; a setup with ``bot=random`` plays the random ones.
+    "goofspiel": Row(setups=(({}, 2), ({"players": "3", "cards": "8", "tie": "discard"}, 3),
+                             ({"bot": "random"}, 2)),
                      playouts=10, steps=200, secrets=_bidding_secrets, hide=_bidding_hide),
-    "pure-skill": Row(setups=(({}, 3), ({"players": "2", "prize_order": "descending"}, 2)),
+    "pure-skill": Row(setups=(({}, 3), ({"players": "2", "prize_order": "descending"}, 2),
+                              ({"bot": "random"}, 3)),
                       playouts=8, steps=200, secrets=_bidding_secrets, hide=_bidding_hide),
-    "spades": Row(setups=(({"target": "200"}, 4),), playouts=6, steps=3000,
-                  secrets=_spades_secrets, hide=_spades_hide),
-    "miser": Row(setups=(({}, 3), ({"pennies": "12"}, 5), ({"pennies": "8", "wager": "2"}, 8)),
-                 playouts=10, steps=3000, secrets=_miser_secrets, hide=_miser_hide),
+    "spades": Row(setups=(({"target": "200"}, 4), ({"target": "200", "bot": "random"}, 4)),
+                  playouts=6, steps=3000, secrets=_spades_secrets, hide=_spades_hide),
+    "miser": Row(setups=(({}, 3), ({"pennies": "12"}, 5), ({"pennies": "8", "wager": "2"}, 8),
+                         ({"bot": "random"}, 3)),
+                 playouts=12, steps=3000, secrets=_miser_secrets, hide=_miser_hide),
     "loatcg": Row(setups=(({**_LOATCG, "report_days": "4"}, 2), (_LOATCG, 0),
-                          ({**_LOATCG, "report_days": "5"}, 4)),
+                          ({**_LOATCG, "report_days": "5"}, 4),
+                          ({**_LOATCG, "bot": "random"}, 2)),
                   playouts=8, steps=1500, secrets=_loatcg_secrets, hide=_loatcg_hide),
 }
 

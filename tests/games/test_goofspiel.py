@@ -284,7 +284,7 @@ def test_a_round_ends_at_the_deadline_with_a_random_card_for_the_silent_ps_1_ps_
     assert result.state.history[0].chosen_by_referee == [False, False, True]
     report = result.notices[0].context["rounds"][0]["bids"][2]
     assert report == {"name": "C", "card": PURE._name(act.args[0]), "by_referee": True,
-                      "bot": False}
+                      "bot": False, "bot_random": False}
 
 
 def test_suits_are_hearts_diamonds_clubs_in_seat_order_ps_5() -> None:
@@ -432,7 +432,9 @@ def test_resign_replaces_the_seat_with_a_bot_ps_13() -> None:
     assert "bot" in (result.reply or "")
     (notice,) = result.notices  # everyone is told at once
     assert notice.audience.public and notice.template == "resign"
-    assert notice.context == {"name": state.names[1], "bots_win": False}
+    # Rule 8: "replaced by a bot who plays randomly", whatever the bot option.
+    assert notice.context == {"name": state.names[1], "bots_win": False, "at_random": True}
+    assert PURE.bids_at_random(result.state, 2)
 
 
 def test_a_resigned_seat_bids_uniformly_and_is_left_out_of_the_winner_test_ps_13() -> None:

@@ -156,7 +156,8 @@ def render(notice: Notice) -> tuple[str, str]:
 
 def test_registered_as_loatcg_with_the_example_set_and_seven_days_by_default() -> None:
     assert get_game("loatcg").kind == "loatcg"
-    assert GAME.parse_options({}) == {"instructions": EXAMPLE_INSTRUCTIONS, "report_days": 7}
+    assert GAME.parse_options({}) == {"instructions": EXAMPLE_INSTRUCTIONS, "report_days": 7,
+                                      "bot": "sensible"}
     assert GAME.seat_count(GAME.parse_options({}))[0] == 0
 
 
@@ -838,11 +839,11 @@ def bot_turns(state: LoatcgState, seat: int,
 
 
 def test_a_bot_member_acts_quietly_and_never_mails_the_list() -> None:
-    """A bot owes nothing, so it never needs the list: what it does to its
+    """A random bot owes nothing, so it never needs the list: what it does to its
     own hand is secret, and its notices go to bot seats (which get no mail)
     or, for a trade it executes, to the offer's maker too."""
     seats = [SeatInfo(1, "Ann"), SeatInfo(2, "Bob", bot=True), SeatInfo(3, "Bea", bot=True)]
-    state = with_hands(start(seats=seats).state, pile={"steel": 1, "wool": 2},
+    state = with_hands(start(seats=seats, bot="random").state, pile={"steel": 1, "wool": 2},
                        bob={"apple": 8, "ore": 1, "lumber": 1, "wool": 2, "diamond": 1},
                        bea={"wool": 1, "steel": 1}, ann={"diamond": 1, "ore": 1})
     state = act(state, 1, "offer 1 diamond for 1 wool", scope=Scope.PUBLIC).state
@@ -858,11 +859,11 @@ def test_a_bot_member_acts_quietly_and_never_mails_the_list() -> None:
 
 
 def test_a_bot_member_never_accepts_or_offers_what_it_cannot_meet() -> None:
-    """Offers it cannot meet, or with a type on both sides, are left alone;
+    """A random bot: offers it cannot meet, or with a type on both sides, are left alone;
     its own offers give a card it holds for a card of another type, to the
     other bots alone."""
     seats = [SeatInfo(1, "Ann"), SeatInfo(2, "Bob", bot=True), SeatInfo(3, "Bea", bot=True)]
-    state = with_hands(start(seats=seats).state, bob={"wool": 2, "ore": 1},
+    state = with_hands(start(seats=seats, bot="random").state, bob={"wool": 2, "ore": 1},
                        ann={"wool": 3, "steel": 1, "diamond": 1})
     for line in ["offer 1 steel for 3 ore", "offer 1 wool for 1 wool",
                  "offer 1 diamond for 1 wool to Bea", "offer 1 wool, 1 steel for 2 wool",

@@ -176,8 +176,9 @@ def _you_down(state: MiserState, player: int) -> list[dict[str, Any]]:
 
 def test_options_default_to_the_rule_text() -> None:
     game = Miser()
-    assert game.parse_options({}) == {"pennies": 20, "wager": 3}
-    assert game.parse_options({"pennies": "30", "wager": "2"}) == {"pennies": 30, "wager": 2}
+    assert game.parse_options({}) == {"pennies": 20, "wager": 3, "bot": "sensible"}
+    assert game.parse_options({"pennies": "30", "wager": "2"}) == {
+        "pennies": 30, "wager": 2, "bot": "sensible"}
     assert game.seat_count({}) == (3, 52)  # ruling MI-1: as many as the deck deals
     assert get_game("miser").title == "Miser"
     assert Miser.demo_with_bots
@@ -1399,7 +1400,7 @@ def test_engine_imports_only_the_standard_library_pydantic_and_the_engine() -> N
                  "referee.games.miser.words"},
         grammar: games | {"referee.games.miser.rules"},
         views: games | {"referee.games.miser.rules"},
-        rules: games,
+        rules: games | {"referee.games.miser.bot"},
     }  # fmt: skip
     for module, inside in allowed.items():
         with open(str(module.__file__), encoding="utf-8") as file:

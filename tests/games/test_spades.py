@@ -272,13 +272,13 @@ def scripted_suited_round(table: Table) -> Result[SpadesState]:
 
 
 def test_options_default_to_the_rule_text() -> None:
-    assert Spades().parse_options({}) == {"teams": None, "target": 500}
+    assert Spades().parse_options({}) == {"teams": None, "target": 500, "bot": "sensible"}
     assert Spades().seat_count({}) == (4, 4)
 
 
 def test_options_take_teams_and_a_target() -> None:
     options = Spades().parse_options({"teams": "Ann+Cat, Ben+Dan", "target": "300"})
-    assert options == {"teams": "Ann+Cat, Ben+Dan", "target": 300}
+    assert options == {"teams": "Ann+Cat, Ben+Dan", "target": 300, "bot": "sensible"}
 
 
 @pytest.mark.parametrize(
@@ -1299,7 +1299,8 @@ def _outside_referee(imports: set[str]) -> set[str]:
 def test_engine_imports_only_the_contract_and_the_cards() -> None:
     imports = _imports("rules")
     assert {name for name in imports if name.startswith("referee")} == {
-        "referee.games.base", "referee.games.cards", "referee.games.draws", "referee.games.names"}
+        "referee.games.base", "referee.games.cards", "referee.games.draws", "referee.games.names",
+        "referee.games.spades.bot"}
     assert not _outside_referee(imports)
 
 

@@ -22,7 +22,9 @@ def start(kind: str, names: list[str], options: Mapping[str, str] | None = None,
           seed: str = "s") -> tuple[Game[Any], State]:
     engine = get_game(kind)
     seats = [SeatInfo(i, name) for i, name in enumerate(names, start=1)]
-    return engine, engine.new(engine.parse_options(options or {}), seats, KeyedDraws(seed)).state
+    # The states below are where the random bots' seeded moves lead.
+    raw = {"bot": "random", **(options or {})}
+    return engine, engine.new(engine.parse_options(raw), seats, KeyedDraws(seed)).state
 
 
 def until(engine: Game[Any], state: State, done: Callable[[State], bool],

@@ -32,6 +32,7 @@ from referee.games.base import (
     SeatInfo,
     evolve,
 )
+from referee.games.bidding.bot import BidderView, choose_bid
 from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS, SUITS, parse_rank, rank_value_ace_low
 from referee.games.draws import Draws
 
@@ -39,6 +40,10 @@ from referee.games.draws import Draws
 #: Jack is 11, and all other cards' values are their numeric values."
 RANK_NAMES = {1: "A", 11: "J", 12: "Q", 13: "K"}
 TIE_RULES = ("discard", "carry")
+#: How a bot seat plays (``--option bot=...``): ``sensible`` weighs the prize
+#: against the cards left (:mod:`referee.games.bidding.bot`), ``random``
+#: bids any card of its pack. A game stored before the option plays random.
+BOT_PLAYS = ("sensible", "random")
 #: PS-5: the players' packs are the hearts, diamonds and clubs, in seat order;
 #: the referee's is the spades. The suit has no effect on play.
 SEAT_SUITS = ("H", "D", "C")
@@ -79,6 +84,8 @@ class BiddingState:
     discards: list[int] = field(default_factory=list)
     history: list[RoundRecord] = field(default_factory=list)
     over: bool = False
+    #: Seats whose player left and a bot took over (000 rule 8).
+    replaced: list[int] = field(default_factory=list)
 
 
 class BiddingRules(Game[BiddingState]):
@@ -90,10 +97,13 @@ class BiddingRules(Game[BiddingState]):
     rule_text: ClassVar[str]
     #: Pure Skill names its cards A 2 ... 10 J Q K; Goofspiel numbers them.
     rank_names: ClassVar[bool]
+    #: The rule text has a player who leaves "replaced by a bot who plays
+    #: randomly" (000 rule 8, PS-13), whatever the ``bot`` option says.
+    replacement_plays_randomly: ClassVar[bool] = False
 
     # -- setup --------------------------------------------------------------
     def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:
-        opts: dict[str, JSON] = dict(self.defaults)
+        opts: dict[str, JSON] = {**self.defaults, "bot": "sensible"}
         for key, value in raw.items():
             if key not in opts:
                 known = ", ".join(sorted(opts))
@@ -196,16 +206,59 @@ class BiddingRules(Game[BiddingState]):
         return Action("bid", (rng.choice(sorted(state.packs[seat - 1])), "referee"))
 
     def bot_action(self, state: BiddingState, seat: int, draws: Draws) -> Action:
+        """The sensible bot (:mod:`referee.games.bidding.bot`), or a random
+        card of the pack for a bot that plays at random
+        (:meth:`bids_at_random`)."""
+        if self.bids_at_random(state, seat):
+            return self.random_bot_action(state, seat, draws)
+        return self.sensible_bot_action(state, seat, draws)
+
+    def random_bot_action(self, state: BiddingState, seat: int, draws: Draws) -> Action:
+        """A card of the pack, each as likely."""
         rng = self.move_rng(state, seat, draws, "bot")
         return Action("bid", (rng.choice(sorted(state.packs[seat - 1])),))
+
+    def sensible_bot_action(self, state: BiddingState, seat: int, draws: Draws) -> Action:
+        """The card :func:`~referee.games.bidding.bot.choose_bid` weighs best,
+        from the seat's own view."""
+        rng = self.move_rng(state, seat, draws, "bot")
+        return Action("bid", (choose_bid(self.bidder_view(state, seat), rng),))
+
+    def bidder_view(self, state: BiddingState, seat: int) -> BidderView:
+        """What ``seat`` knows when it bids: the public state and its own
+        pack, never another seat's sealed bid."""
+        if state.prize is None:
+            raise IllegalAction("There is no prize to bid for now.")
+        scores = self.scores(state)
+        return BidderView(
+            prize=state.prize,
+            carry=tuple(state.carry),
+            pot=tuple(sorted(state.pot)),
+            own=tuple(sorted(state.packs[seat - 1])),
+            others=tuple(tuple(sorted(p)) for i, p in enumerate(state.packs) if i != seat - 1),
+            take_bids=bool(state.options["take_bids"]),
+            carries=state.options["tie"] == "carry",
+            lead=(scores[seat - 1] - sum(scores) + scores[seat - 1]) if len(scores) == 2 else 0,
+        )
+
+    def bids_at_random(self, state: BiddingState, seat: int) -> bool:
+        """A bot in ``seat`` bids at random: the game says so (``bot=random``,
+        or a game stored before the option), or the rule text does for a
+        player replaced by a bot (000 rule 8)."""
+        if state.options.get("bot", "random") == "random":
+            return True
+        return self.replacement_plays_randomly and seat in state.replaced
 
     def replace_with_bot(self, state: BiddingState, seat: int) -> Result[BiddingState]:
         new = evolve(state)
         new.bots[seat - 1] = True
-        text = f"{new.names[seat - 1]} has left the game; a bot that bids at random takes the seat."
+        new.replaced.append(seat)
+        how = "bids at random" if self.bids_at_random(new, seat) else "weighs each prize"
+        text = f"{new.names[seat - 1]} has left the game; a bot that {how} takes the seat."
         # Everyone is told at once, not only in the next round report.
         notice = Notice(Audience.everyone(), "resign", {
-            "name": new.names[seat - 1], "bots_win": bool(new.options["bots_win"])})
+            "name": new.names[seat - 1], "bots_win": bool(new.options["bots_win"]),
+            "at_random": self.bids_at_random(new, seat)})
         return Result(new, [Event("resign", text)], [notice], text)
 
     def is_over(self, state: BiddingState) -> bool:
@@ -396,6 +449,10 @@ def _parse_option(key: str, value: str) -> JSON:
         if not low <= n <= high:
             raise OptionError(f"Option {key} must be from {low} to {high}; got {n}.")
         return n
+    if key == "bot":
+        if value not in BOT_PLAYS:
+            raise OptionError(f"Option bot must be sensible or random; got {value!r}.")
+        return value
     if key == "tie":
         if value not in TIE_RULES:
             raise OptionError(f"Option tie must be discard or carry; got {value!r}.")

@@ -39,6 +39,7 @@ from referee.games.base import (
     evolve,
 )
 from referee.games.draws import Draws, Rng
+from referee.games.loatcg.bot import MemberView, OfferSeen, choose_action
 from referee.games.loatcg.instructions import (
     BASIC,
     CARD_TYPES,
@@ -70,6 +71,7 @@ REPORT_DAYS = (4, 7)  # rule 5: "between 4-7 days after the previous round began
 #: (or its joining): a random legal action (``bot_action``), fired by the
 #: deadline sweep, so bots trade, craft and buy reveals on the timetable.
 BOT_TURN = DAY
+BOT_PLAYS = ("sensible", "random")
 MAX_SEATS = 1_000_000  # the rules set no limit; members may deal themselves in at any time
 
 #: Rule 8: the two cards each refined card is crafted from.
@@ -154,6 +156,9 @@ class LoatcgState:
     frozen: bool = False
     final_scores: list[tuple[str, int]] = field(default_factory=list)
     winners: list[str] = field(default_factory=list)
+    #: How a bot member plays (``--option bot``): ``sensible`` (:mod:`.bot`)
+    #: or ``random``; a tournament stored before the option plays random.
+    bot: str = "random"
 
 
 # -- cards --------------------------------------------------------------------
@@ -218,9 +223,14 @@ class LoatcgRules(Game[LoatcgState]):
     # -- setup ----------------------------------------------------------------
 
     def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:
-        options: dict[str, JSON] = {"instructions": EXAMPLE_INSTRUCTIONS, "report_days": 7}
+        options: dict[str, JSON] = {"instructions": EXAMPLE_INSTRUCTIONS, "report_days": 7,
+                                    "bot": "sensible"}
         for key, value in raw.items():
-            if key == "instructions":
+            if key == "bot":
+                if value.strip() not in BOT_PLAYS:
+                    raise OptionError(f"bot: {value!r} must be sensible or random")
+                options["bot"] = value.strip()
+            elif key == "instructions":
                 try:
                     instructions = parse_instructions(value)
                 except InstructionError as e:
@@ -238,7 +248,7 @@ class LoatcgRules(Game[LoatcgState]):
             else:
                 raise OptionError(
                     f"{self.title} has no option {key!r}; its options are instructions, "
-                    "report_days"
+                    "report_days, bot"
                 )
         return options
 
@@ -275,6 +285,7 @@ class LoatcgRules(Game[LoatcgState]):
             digest=digest(canonical, salt),
             rounds=len(instructions),
             report_days=days,
+            bot=str(options.get("bot") or "random"),
         )
         opening = Event(
             "opening",
@@ -402,8 +413,26 @@ class LoatcgRules(Game[LoatcgState]):
         return self.bot_action(state, seat, draws)
 
     def bot_action(self, state: LoatcgState, seat: int, draws: Draws) -> Action:
-        """A bot member's turn (a member who resigned, or one seated as a
-        bot). It owes nothing, so it acts quietly: in secret, on its own
+        """A bot member's turn: the sensible bot (:mod:`referee.games.loatcg.bot`),
+        or the random one for a tournament that says ``bot=random`` (or was
+        stored before the option)."""
+        if seat == DEALOR:
+            return self.timeout_action(state, seat, draws)
+        if state.bot == "random":
+            return self.random_bot_action(state, seat, draws)
+        return self.sensible_bot_action(state, seat, draws)
+
+    def sensible_bot_action(self, state: LoatcgState, seat: int, draws: Draws) -> Action:
+        """The member's action, chosen from eir own view (:func:`member_view`)."""
+        member = member_at(state, seat)
+        if member is None or state.frozen:
+            raise IllegalAction("Nothing is open to this seat.")
+        rng = self.move_rng(state, seat, draws, "bot")
+        return choose_action(member_view(state, member), rng)
+
+    def random_bot_action(self, state: LoatcgState, seat: int, draws: Draws) -> Action:
+        """A random bot member's turn (a member who resigned, or one seated
+        as a bot). It owes nothing, so it acts quietly: in secret, on its own
         hand, so nobody is mailed. It crafts when it holds the inputs, saves
         apples for reveals (buying one half the time it can), draws or takes
         a card the Discard Pile holds only with apples beyond a reveal's
@@ -1060,6 +1089,38 @@ def instructions_of(s: LoatcgState) -> tuple[Instruction, ...]:
 def _parsed(text: str) -> tuple[Instruction, ...]:
     """The instructions of a state's text, parsed once per text."""
     return parse_instructions(text)
+
+
+def member_view(s: LoatcgState, member: Member) -> MemberView:
+    """What ``member`` knows: eir hand, the instructions revealed to em (with
+    their numbers) and those the reports published (without), and the
+    offers open to em. Nothing of another hand, nor of an instruction kept
+    from em, nor a report's instruction number e was not told (rule 5)."""
+    instructions = instructions_of(s)
+    known = sorted(set(member.known))
+    rules = [instructions[k - 1].rule for k in known]
+    for r in s.reports:
+        rule = instructions[r.instruction - 1].rule
+        if r.instruction not in known and rule not in rules:
+            rules.append(rule)
+
+    def seen(o: Offer) -> OfferSeen:
+        return OfferSeen(o.number, o.maker, dict(o.give), dict(o.want), not o.audience)
+
+    offers = tuple(seen(o) for o in s.offers if o.maker != member.seat
+                   and (not o.takers or member.seat in o.takers)
+                   and (not o.audience or member.seat in o.audience)
+                   and member_at(s, o.maker) is not None)
+    return MemberView(
+        seat=member.seat,
+        hand=dict(member.hand),
+        rules=tuple(rules),
+        known_numbers=tuple(known),
+        rounds=s.rounds,
+        reports=len(s.reports),
+        offers=offers,
+        mine=tuple(seen(o) for o in s.offers if o.maker == member.seat),
+    )
 
 
 def member_at(s: LoatcgState, seat: int | None) -> Member | None:

@@ -39,6 +39,7 @@ from referee.games.base import (
 )
 from referee.games.cards import Card, full_deck, rank_value_ace_high
 from referee.games.draws import Draws, Rng
+from referee.games.miser.bot import AttackSeen, ContractSeen, MiserView, choose_move
 
 PENNIES = 20  # Set-Up: "20 pennies for each player"
 WAGER_CAP = 3  # Basic Rules: "Only three pennies may be wagered by a player in any turn"
@@ -47,6 +48,7 @@ DECK_SIZE = 52  # ruling MI-1: a deck of 52 cards, no jokers
 #: Set-Up: "3 or more players"; ruling MI-1: as many as the deck deals, each
 #: player at least one card.
 MIN_PLAYERS, MAX_PLAYERS = 3, DECK_SIZE
+BOT_PLAYS = ("sensible", "random")
 
 TURN = "turn"
 OFFER = "offer"
@@ -134,6 +136,9 @@ class MiserState:
     #: Other names each player goes by, from the service (the local part of
     #: her address), which others may write to name her; empty for a bot.
     aliases: list[list[str]] = field(default_factory=list)
+    #: How a bot seat plays (``--option bot``): ``sensible`` (:mod:`.bot`)
+    #: or ``random``; a game stored before the option plays random.
+    bot: str = "random"
 
 
 def evolve_state(state: MiserState) -> MiserState:
@@ -580,11 +585,17 @@ class MiserRules(Game[MiserState]):
     # -- setup ----------------------------------------------------------------
 
     def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:
-        options: dict[str, JSON] = {"pennies": PENNIES, "wager": WAGER_CAP}
+        options: dict[str, JSON] = {"pennies": PENNIES, "wager": WAGER_CAP, "bot": "sensible"}
         for key, value in raw.items():
             if key not in options:
-                raise OptionError(f"Miser has no option {key!r}; its options are pennies, wager")
+                raise OptionError(
+                    f"Miser has no option {key!r}; its options are pennies, wager, bot")
             text = value.strip()
+            if key == "bot":
+                if text not in BOT_PLAYS:
+                    raise OptionError(f"bot: {value!r} must be sensible or random")
+                options[key] = text
+                continue
             if not text.isdecimal() or len(text) > 4:
                 raise OptionError(f"{key}: {value!r} is not a whole number")
             if int(text) < 1:
@@ -638,6 +649,7 @@ class MiserRules(Game[MiserState]):
             hands=hands,
             pennies=[pennies] * n,
             turn=first,
+            bot=str(options.get("bot") or "random"),
         )
         size = len(hands[0])
         draw_text = "; ".join(
@@ -802,6 +814,22 @@ class MiserRules(Game[MiserState]):
         return Action("done")
 
     def bot_action(self, state: MiserState, seat: int, draws: Draws) -> Action:
+        """The sensible bot (:mod:`referee.games.miser.bot`), or the random
+        one for a game that says ``bot=random`` (or was stored before the
+        option)."""
+        if state.bot == "random":
+            return self.random_bot_action(state, seat, draws)
+        return self.sensible_bot_action(state, seat, draws)
+
+    def sensible_bot_action(self, state: MiserState, seat: int, draws: Draws) -> Action:
+        """The step the seat owes, chosen from its own view (:func:`seat_view`)."""
+        player = self._player(state, seat)
+        if owed_step(state, player) is None:
+            raise IllegalAction(f"{state.names[player]} owes no action now.")
+        rng = self.move_rng(state, seat, draws, "bot")
+        return choose_move(seat_view(state, player), rng)
+
+    def random_bot_action(self, state: MiserState, seat: int, draws: Draws) -> Action:
         """A random player with a little sense: it never bids or wagers more
         pennies than it holds, prefers to attack players with no cards, bids
         for a centre worth having, and adds cards to an attack while it has
@@ -1315,6 +1343,41 @@ def _args(action: Action, count: int) -> tuple[JSON, ...]:
 
 
 # -- bots -----------------------------------------------------------------------------
+
+
+def seat_view(s: MiserState, player: int) -> MiserView:
+    """What ``player`` knows (MI-14): her hand and her own face-down cards,
+    the public table, and a contract offer only if she saw it."""
+    owes = owed_step(s, player)
+    assert owes is not None
+    contract = None
+    if s.contract is not None and sees_offer(s, player):
+        c = s.contract
+        contract = ContractSeen(c.partner, c.victim, (c.wagers[0], c.wagers[1]))
+    attack = None
+    if s.attack is not None:
+        a = s.attack
+        sides = (s.turn, a.victim)
+        mine = tuple(a.cards[sides.index(player)]) if player in sides else ()
+        attack = AttackSeen(a.victim, (len(a.cards[0]), len(a.cards[1])), mine)
+    bids = tuple((b.player, b.pennies) for b in s.auction.bids) if s.auction else ()
+    shown = [*s.slush, *(b.card for b in s.auction.bids)] if s.auction else list(s.slush)
+    return MiserView(
+        me=player,
+        names=tuple(s.names),
+        hand=tuple(s.hands[player]),
+        pennies=tuple(s.pennies),
+        cards=tuple(len(h) for h in s.hands),
+        centre=s.centre,
+        wager_cap=s.wager_cap,
+        turn=s.turn,
+        owes=owes,
+        offers=s.offers,
+        slush=tuple(shown),
+        contract=contract,
+        attack=attack,
+        bids=bids,
+    )
 
 
 def _bot_turn(s: MiserState, player: int, rng: Rng) -> Action:

@@ -23,6 +23,8 @@ class PureSkill(BiddingGame):
     kind = "pure-skill"
     title = "Game of Pure Skill"
     rule_text = "000"
+    #: Rule 8: a player who leaves is "replaced by a bot who plays randomly" (PS-13).
+    replacement_plays_randomly = True
     rank_names = True  # rule 4b: A is 1, J 11, Q 12, K 13; the packs are suits (PS-5)
     defaults: ClassVar[dict[str, JSON]] = {
         "players": 3,  # rule 2: "exactly 3 players"

@@ -37,6 +37,7 @@ from referee.games.base import (
 from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS, Card, full_deck, rank_value_ace_high
 from referee.games.draws import Draws
 from referee.games.names import Nameable, find_seat
+from referee.games.spades.bot import SeatView, choose_bid, choose_card
 
 PLAYERS = 4  # "Players: exactly 4 players and 1 referee are needed."
 HAND_SIZE = 13  # rule 1: "deals 13 cards to each player"
@@ -44,6 +45,7 @@ TRICKS_PER_ROUND = 13  # rule 3: "The main part of a round consists of 13 tricks
 TARGET = 500  # rule 5: "greater than or equal to 500"
 VALID_BIDS: tuple[int, ...] = (0, *range(2, 14))  # rule 2, ruling SP-4: no bid of 1
 TIMEOUT_BID = 2  # rule 7: "a bid of 2 is made"
+BOT_PLAYS = ("sensible", "random")
 MISPLAY_PENALTY = 100  # rule 6, ruling SP-14: "the misplaying player's team scores -100"
 MISPLAYS_TO_FORFEIT_IN_HAND = 2  # rule 6: "twice in one hand"
 MISPLAYS_TO_FORFEIT_IN_GAME = 3  # rule 6: "three times in a game"
@@ -109,6 +111,9 @@ class SpadesState:
     reports: list[dict[str, Any]] = field(default_factory=list)  # one per scored round
     winner: int | None = None  # the winning team's number, 1 or 2
     end_reason: str | None = None  # "score", "concession" or "forfeit"
+    #: How a bot seat plays (``--option bot``): ``sensible`` (:mod:`.bot`)
+    #: or ``random``; a game stored before the option plays random.
+    bot: str = "random"
 
 
 def _evolve(state: SpadesState) -> SpadesState:
@@ -398,9 +403,13 @@ class SpadesRules(Game[SpadesState]):
     # -- setup ----------------------------------------------------------------
 
     def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:
-        options: dict[str, JSON] = {"teams": None, "target": TARGET}
+        options: dict[str, JSON] = {"teams": None, "target": TARGET, "bot": "sensible"}
         for key, value in raw.items():
-            if key == "teams":
+            if key == "bot":
+                if value.strip() not in BOT_PLAYS:
+                    raise OptionError(f"bot: {value!r} must be sensible or random")
+                options["bot"] = value.strip()
+            elif key == "teams":
                 options["teams"] = _check_teams_option(value)
             elif key == "target":
                 try:
@@ -411,7 +420,8 @@ class SpadesRules(Game[SpadesState]):
                     raise OptionError("target: the score to reach must be at least 1")
                 options["target"] = target
             else:
-                raise OptionError(f"Spades has no option {key!r}; its options are teams, target")
+                raise OptionError(
+                    f"Spades has no option {key!r}; its options are teams, target, bot")
         return options
 
     def seat_count(self, options: Mapping[str, JSON]) -> tuple[int, int]:
@@ -450,6 +460,7 @@ class SpadesRules(Game[SpadesState]):
             names=[by_position[p] for p in order],
             target=int(options.get("target") or TARGET),
             teams_chosen=bool(same or apart),
+            bot=str(options.get("bot") or "random"),
         )
         self._deal(state, draws)
         seating_text = ", ".join(f"{i + 1} {name}" for i, name in enumerate(state.names))
@@ -529,6 +540,24 @@ class SpadesRules(Game[SpadesState]):
         return Action("play", (rng.choice(legal_plays(state.hands[player], state.trick)),))
 
     def bot_action(self, state: SpadesState, seat: int, draws: Draws) -> Action:
+        """The sensible bot (:mod:`referee.games.spades.bot`), or the random
+        one for a game that says ``bot=random`` (or was stored before the
+        option)."""
+        if state.bot == "random":
+            return self.random_bot_action(state, seat, draws)
+        return self.sensible_bot_action(state, seat, draws)
+
+    def sensible_bot_action(self, state: SpadesState, seat: int, draws: Draws) -> Action:
+        """A bid from the hand, or a card played as a partner, from the
+        seat's own view (:func:`seat_view`)."""
+        self._due(state, seat)
+        rng = self.move_rng(state, seat, draws, "bot")
+        view = seat_view(state, state.order.index(seat))
+        if state.phase == BIDDING:
+            return Action("bid", (choose_bid(view, rng),))
+        return Action("play", (choose_card(view, rng),))
+
+    def random_bot_action(self, state: SpadesState, seat: int, draws: Draws) -> Action:
         """A bot plays a random legal card, as issue 3 asks, and bids by a
         rough count of its likely tricks, give or take one, never below 2.
         With no likely trick it bids nil one time in five. (Measured over
@@ -545,13 +574,16 @@ class SpadesRules(Game[SpadesState]):
         return Action("bid", (min(max(bid, 2), 13),))
 
     def replace_with_bot(self, state: SpadesState, seat: int) -> Result[SpadesState]:
-        """Issue 3: ``resign`` hands the seat to a bot that plays random legal
-        cards. The state does not change (the service marks the seat a bot);
-        everyone is told, since a bot now plays for one of the teams."""
+        """Issue 3: ``resign`` hands the seat to a bot (sensible, or random
+        with ``bot=random``). The state does not change (the service marks
+        the seat a bot); everyone is told, since a bot now plays for one of
+        the teams."""
         player = self._player(state, seat)
         name = state.names[player]
-        text = f"{name} has left the game; a bot that plays random legal cards takes the seat."
-        context = {**self._common(state), "name": name, "team": team_of(player) + 1}
+        how = "plays random legal cards" if state.bot == "random" else "plays for its partner"
+        text = f"{name} has left the game; a bot that {how} takes the seat."
+        context = {**self._common(state), "name": name, "team": team_of(player) + 1,
+                   "at_random": state.bot == "random"}
         return Result(
             state,
             [Event("resign", text, data={"player": name, "team": team_of(player) + 1})],
@@ -1022,3 +1054,25 @@ def _estimate_tricks(hand: Sequence[str]) -> int:
             tricks += 1 if "A" in ranks and len(ranks) <= 6 else 0
             tricks += 0.7 if "K" in ranks and 2 <= len(ranks) <= 5 else 0
     return round(tricks)
+
+
+def seat_view(state: SpadesState, player: int) -> SeatView:
+    """What ``player`` (an index in the playing order) knows: eir own hand
+    and the public play of the round, never another hand (SP-17)."""
+    played = [c for t in state.tricks for c in t.cards] + list(state.trick)
+    voids: set[tuple[int, str]] = set()
+    for leader, cards in [*((t.leader, t.cards) for t in state.tricks),
+                          (state.leader, state.trick)]:
+        for i, card in enumerate(cards):
+            if card[-1] != cards[0][-1]:
+                voids.add(((leader + i) % PLAYERS, cards[0][-1]))
+    return SeatView(
+        me=player,
+        hand=tuple(state.hands[player]),
+        bids=tuple(state.bids),
+        tricks_won=tuple(state.tricks_won),
+        trick=tuple(state.trick),
+        leader=state.leader,
+        played=frozenset(played),
+        voids=frozenset(voids),
+    )

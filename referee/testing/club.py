@@ -120,16 +120,17 @@ class MailGame:
 
 @contextmanager
 def registered(engine: Game[Any]) -> Iterator[None]:
-    """``engine``'s kind known to the referee for a while, if it is not
-    installed (a game tested from its own checkout)."""
-    if engine.kind in GAMES:
-        yield
-        return
+    """``engine`` plays its kind in the referee for a while: a game tested
+    from its own checkout, not installed, or an engine a test changed."""
+    previous = GAMES.get(engine.kind)
     GAMES[engine.kind] = engine
     try:
         yield
     finally:
-        del GAMES[engine.kind]
+        if previous is not None:
+            GAMES[engine.kind] = previous
+        else:
+            del GAMES[engine.kind]
 
 
 def play_by_mail(engine: Game[Any], contract: Contract, root: Path,

@@ -33,6 +33,8 @@ from tests.test_install import _run, wheel  # noqa: F401 (wheel: a fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "pbm-highcard"
+#: The last round's report says the result.
+OVER = r"wins the game\.|there is no winner\."
 CLUB = ('[referee]\naddress = "referee@club.test"\n'
         '[mailbox]\nkind = "maildir"\npath = "in"\n'
         '[smtp]\nkind = "maildir"\npath = "out"\n')
@@ -108,18 +110,20 @@ def test_the_installed_game_is_played_to_its_end_by_maildir_through_the_cli(
         _run([*referee, "poll", "--now", now], cwd=work, env=_env())
         for msg in _mails(work / "out", seen):
             text = msg.get_body(("plain",)).get_content()  # type: ignore[union-attr]
-            reports += [text] if "takes the round" in text else []
+            if "takes the round" in text and "alice@" in str(msg["To"]):
+                reports.append(text)  # the round's report heads each player's mail
             if hand := re.search(r"^Your hand: (.+)$", text, re.M):
                 reply = EmailMessage()
                 reply["From"], reply["To"] = msg["To"], "referee@club.test"
                 reply["Subject"] = f"Re: {msg['Subject']}"
                 reply.set_content(f"play {hand.group(1).split()[-1]}\n")
                 inbox.add(reply.as_bytes())
-        if reports and "GAME OVER" in reports[-1]:
+        if reports and re.search(OVER, reports[-1]):
             break
         now = f"2026-03-02T{12 + hour}:00:00"
-    assert len(reports) == 3, reports  # one a round, of three
-    assert "GAME OVER" in reports[-1] and re.search(r"wins the game|no winner", reports[-1])
+    rounds = {n for r in reports for n in re.findall(r"^ROUND (\d+)$", r, re.M)}
+    assert rounds == {"1", "2", "3"}, reports  # a report a round, of three
+    assert re.search(OVER, reports[-1]) and "THE SEED" in reports[-1]
     (game,) = json.loads(_run([*referee, "status", tag, "--json"], cwd=work,
                               env=_env()).stdout)
     assert game["status"] == "finished"

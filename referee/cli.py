@@ -188,6 +188,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a player's mailbox (an mbox file or a Maildir folder): "
                              "needs no database and no config")
 
+    games = sub.add_parser("games", help="list every kind of game, built in or installed: "
+                                         "title, players, options")
+    games.add_argument("--json", action="store_true", help="the kinds as JSON")
+
     demo = sub.add_parser("demo", help="play a whole game by mail, with no server")
     demo.add_argument("kind", nargs="?", default="goofspiel")
     demo.add_argument("--dir", default="referee-demo",
@@ -219,8 +223,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+#: The commands that referee or list games: a game package that fails to
+#: load, or clashes with another, is a line at their start (the rest play on).
+PLAYS_GAMES = ("poll", "run", "game", "games", "demo", "replay", "verify")
+
+
 def _command(args: argparse.Namespace) -> int:
     _start_logging(args)
+    if args.command in PLAYS_GAMES:
+        from referee.games import GAMES
+
+        GAMES.problems()  # each a line of the log, an error
+    if args.command == "games":
+        return _list_games(args.json)
     if args.command == "demo":
         from referee.demo import run_demo
 
@@ -412,6 +427,76 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
     finally:
         referee.close()
     return 2
+
+
+def describe_games() -> list[dict[str, Any]]:
+    """Every kind of game, built in or installed: its title, seat counts and
+    options (each with its default) with the default options; a kind whose
+    package failed to load says why instead."""
+    from referee.games import GAMES
+    from referee.games.base import EngineError
+
+    out: list[dict[str, Any]] = []
+    for kind, source in sorted(GAMES.sources().items()):
+        entry: dict[str, Any] = {"kind": kind, "package": source.package,
+                                 "from": source.where}
+        try:
+            engine = GAMES[kind]
+        except KeyError as e:
+            out.append({**entry, "error": str(e)})
+            continue
+        try:
+            options = engine.parse_options({})
+            low, high = engine.seat_count(options)
+        except EngineError as e:  # a game with no default for an option it needs
+            options, low, high = {}, 0, 0
+            entry["error"] = str(e)
+        out.append({**entry, "title": engine.title, "seats": [low, high],
+                    "options": {k: {"default": v, "help": engine.option_help.get(k, "")}
+                                for k, v in options.items()},
+                    "takes_members_by_mail": engine.takes_members_by_mail})
+    return out
+
+
+def _list_games(as_json: bool) -> int:
+    """``referee games``: a few lines per kind; 1 if one cannot be loaded."""
+    games = describe_games()
+    if as_json:
+        print(json.dumps(games, indent=2))
+    for game in [] if as_json else games:
+        if "title" not in game:
+            print(f"{game['kind']}: cannot be loaded ({game['from']}): {game['error']}")
+            continue
+        print(f"{game['kind']}: {game['title']}, {_seats(*game['seats'])} ({game['from']})")
+        for key, option in game["options"].items():
+            said = f"  {key}={_option_text(option['default'])}"
+            print(f"{said:<34} {option['help']}".rstrip())
+    if not as_json:
+        print("Every game also takes deadline=, reminder= and mail= (all, turns or digest).")
+    return 1 if any("title" not in g for g in games) else 0
+
+
+def _seats(low: int, high: int) -> str:
+    """A kind's seat counts in words."""
+    if high >= 1000:
+        return f"{low} or more players" if low else "any number of members, who join by mail"
+    if low == high:
+        return f"{low} players"
+    return f"{low} to {high} players"
+
+
+def _option_text(value: Any) -> str:
+    """An option's default as written on the command line; a text of many
+    lines by its size alone."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "(none)"
+    if isinstance(value, str) and "\n" in value.strip():
+        return f"(a text of {len(value.strip().splitlines())} lines)"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
 
 
 def _poll(referee: Referee, now: datetime | None) -> object:

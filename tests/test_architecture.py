@@ -32,7 +32,7 @@ BELOW_THE_SERVICE = ("referee.games", "referee.mail", "referee.store", "referee.
                      "referee.logs", "referee.problems", "referee.notify")
 #: The command line and what it drives: the service never imports them.
 ABOVE_THE_SERVICE = ("referee.cli", "referee.passes", "referee.scheduler", "referee.demo",
-                     "referee.web", "referee.check")
+                     "referee.web", "referee.check", "referee.testing")
 
 
 @cache

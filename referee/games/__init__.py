@@ -1,19 +1,42 @@
-"""The rules engines, and the registry of game kinds.
+"""The rules engines, and the registry of game kinds: the five built in, and
+any a package installed beside the referee declares.
+
+A game package declares its kinds under the entry-point group
+:data:`GROUP` (``pbm_referee.games``), each as ``kind = "module:Class"``
+(docs/plugins.md). The built-in five are declared there too, and are known
+from :data:`KINDS` as well, so a checkout whose installed metadata is stale
+still has them.
 
 An engine's module is imported the first time its kind is asked for: a
 pass that touches no game of a kind does not load its rules (a cron pass
-pays for every module it imports, at every start).
+pays for every module it imports, at every start). The installed packages'
+declarations are read once, when a kind outside :data:`KINDS` is first
+asked for, or the kinds are listed.
+
+A package whose kind clashes with another's, or whose engine cannot be
+loaded, is one line naming the package (:meth:`Registry.problems`, logged
+once, as an error); its kind is unavailable (:class:`GameUnavailable`),
+and every other kind plays on.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, MutableMapping
+import logging
+from collections.abc import ItemsView, Iterator, MutableMapping, ValuesView
+from dataclasses import dataclass
 from typing import Any
 
 from referee.games.base import Game
 
-#: Each kind of game, and the module and class of its engine.
+log = logging.getLogger(__name__)
+
+#: The entry-point group a game package declares its kinds under.
+GROUP = "pbm_referee.games"
+#: The distribution the built-in kinds come with.
+BUILT_IN = "pbm-referee"
+
+#: Each kind of game built in, and the module and class of its engine.
 KINDS: dict[str, tuple[str, str]] = {
     "pure-skill": ("referee.games.pure_skill", "PureSkill"),
     "goofspiel": ("referee.games.goofspiel", "Goofspiel"),
@@ -23,40 +46,241 @@ KINDS: dict[str, tuple[str, str]] = {
 }
 
 
-class Registry(MutableMapping[str, Game[Any]]):
-    """Kind -> engine, each made (and its module imported) at first use."""
+class GameUnavailable(KeyError):
+    """A kind is declared, but its engine cannot be had: its package failed
+    to load, or clashes with another. ``str()`` says which, and why."""
 
-    def __init__(self, kinds: dict[str, tuple[str, str]]) -> None:
-        self._kinds = dict(kinds)
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a kind's engine comes from: ``module:Class``, and the installed
+    package (distribution) that declared it; None for a built-in kind."""
+
+    kind: str
+    module: str
+    name: str
+    package: str | None = None
+
+    @property
+    def target(self) -> str:
+        return f"{self.module}:{self.name}"
+
+    @property
+    def where(self) -> str:
+        """How ``referee games`` says where the kind comes from."""
+        return "built in" if self.package is None else f"from the package {self.package}"
+
+
+class Registry(MutableMapping[str, Game[Any]]):
+    """Kind -> engine, each made (and its module imported) at first use.
+
+    ``group`` names the entry points read for kinds beyond ``kinds`` (None:
+    none are read)."""
+
+    def __init__(self, kinds: dict[str, tuple[str, str]], group: str | None = GROUP) -> None:
+        self._sources = {kind: Source(kind, module, name) for kind, (module, name) in kinds.items()}
+        self._group = group
+        self._scanned = group is None
         self._games: dict[str, Game[Any]] = {}
+        #: Kinds that cannot be had, each with its one line.
+        self._broken: dict[str, str] = {}
+        self._problems: list[str] = []
+
+    # -- the installed packages -------------------------------------------------
+
+    def _scan(self) -> None:
+        """Read the installed packages' declarations, once: a kind another
+        package (or the referee) has is refused, and so is a name that is no
+        ``module:Class``; each refusal is one line naming the package."""
+        if self._scanned:
+            return
+        self._scanned = True
+        from importlib.metadata import entry_points
+
+        assert self._group is not None
+        claims: dict[str, list[Source]] = {}
+        for ep in entry_points(group=self._group):
+            package = ep.dist.name if ep.dist is not None else "an unnamed package"
+            module, _, name = ep.value.partition(":")
+            source = Source(ep.name, module.strip(), name.strip(), package)
+            if _normal(package) == BUILT_IN and ep.name in self._sources:
+                continue  # the referee's own declaration of a built-in kind
+            if not source.module or not source.name or "[" in ep.value:
+                self._problem(f"the game package {package} declares kind {ep.name!r} as "
+                              f"{ep.value!r}, not as 'module:Class'; its game is not loaded")
+                continue
+            claims.setdefault(ep.name, []).append(source)
+        for kind, sources in sorted(claims.items()):
+            packages = sorted({s.package or "" for s in sources})
+            if kind in self._sources:
+                for package in packages:
+                    self._problem(f"the game package {package} declares kind {kind!r}, which "
+                                  f"the referee has already ({self._sources[kind].where}); "
+                                  "its game is not loaded")
+            elif len(packages) > 1 or len(sources) > 1:
+                self._problem(f"the game packages {' and '.join(packages)} each declare kind "
+                              f"{kind!r}; neither is loaded until one is uninstalled")
+                self._sources[kind] = sources[0]
+                self._broken[kind] = (f"game kind {kind!r} is declared by "
+                                      f"{' and '.join(packages)}; uninstall one")
+            else:
+                self._sources[kind] = sources[0]
+
+    def _problem(self, line: str) -> None:
+        self._problems.append(line)
+        log.error("%s", line)
+
+    def problems(self) -> list[str]:
+        """What is wrong with the installed game packages, a line each: a
+        kind that clashes, a declaration that is no ``module:Class``, a
+        module that is not there (found without importing it), and an
+        engine that failed to load so far. Each is logged once, as found."""
+        self._scan()
+        for kind, source in sorted(self._sources.items()):
+            if source.package is None or kind in self._broken:
+                continue
+            if not _findable(source.module):
+                self._fail(source, f"no module named {source.module!r}")
+        return list(self._problems)
+
+    def sources(self) -> dict[str, Source]:
+        """Every kind, built in or installed, and where it comes from."""
+        self._scan()
+        return dict(self._sources)
+
+    def _fail(self, source: Source, why: str) -> None:
+        line = (f"the game package {source.package} failed to load kind {source.kind!r} "
+                f"({source.target}): {why}")
+        self._broken[source.kind] = line
+        self._problem(line)
+
+    def templates_package(self, folder: str) -> str:
+        """The package whose ``templates/`` holds the mails of ``folder`` (a
+        game's ``templates`` or kind), when a game from a package of its own
+        names one (``Game.templates_package``); else "", the referee's own.
+        An installed kind of that name is loaded to be asked."""
+        def named() -> str:
+            return next((g.templates_package for g in self._games.values()
+                         if (g.templates or g.kind) == folder and g.templates_package), "")
+
+        if (found := named()) or folder in self._games or folder not in self:
+            return found
+        if self._sources[folder].package is None:
+            return ""
+        try:
+            self[folder]
+        except KeyError:
+            return ""
+        return named()
+
+    # -- the mapping ------------------------------------------------------------
 
     def __getitem__(self, kind: str) -> Game[Any]:
-        if kind not in self._games:
-            module, name = self._kinds[kind]
-            self._games[kind] = getattr(importlib.import_module(module), name)()
-        return self._games[kind]
+        if kind in self._games:
+            return self._games[kind]
+        if kind not in self._sources:
+            self._scan()
+        if kind in self._broken:
+            raise GameUnavailable(self._broken[kind])
+        source = self._sources[kind]
+        game: Game[Any]
+        if source.package is None:
+            game = getattr(importlib.import_module(source.module), source.name)()
+        else:
+            game = self._load(source)
+        self._games[kind] = game
+        return game
+
+    def _load(self, source: Source) -> Game[Any]:
+        """An installed package's engine; any failure is its package's line."""
+        try:
+            cls = getattr(importlib.import_module(source.module), source.name)
+            if not (isinstance(cls, type) and issubclass(cls, Game)):
+                raise TypeError(f"{source.target} is no subclass of referee.games.base.Game")
+            if getattr(cls, "kind", None) != source.kind:
+                raise TypeError(f"its class says kind {getattr(cls, 'kind', None)!r}")
+            game: Game[Any] = cls()
+        except Exception as e:
+            self._fail(source, f"{type(e).__name__}: {e}")
+            raise GameUnavailable(self._broken[source.kind]) from e
+        return game
 
     def __setitem__(self, kind: str, game: Game[Any]) -> None:
-        self._kinds.setdefault(kind, (type(game).__module__, type(game).__name__))
+        self._sources.setdefault(kind, Source(kind, type(game).__module__, type(game).__name__))
+        self._broken.pop(kind, None)
         self._games[kind] = game
 
     def __delitem__(self, kind: str) -> None:
-        del self._kinds[kind]
+        self._scan()
+        del self._sources[kind]
         self._games.pop(kind, None)
+        self._broken.pop(kind, None)
+
+    def __contains__(self, kind: object) -> bool:
+        if kind in self._sources:
+            return True
+        self._scan()
+        return kind in self._sources
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._kinds)
+        self._scan()
+        return iter(list(self._sources))
 
     def __len__(self) -> int:
-        return len(self._kinds)
+        self._scan()
+        return len(self._sources)
+
+    def items(self) -> ItemsView[str, Game[Any]]:
+        """Each kind that can be had, with its engine (a kind that fails to
+        load is left out, its line logged)."""
+        return _Available(self)
+
+    def values(self) -> ValuesView[Game[Any]]:
+        return ValuesView(dict(self.items()))
 
 
-GAMES: MutableMapping[str, Game[Any]] = Registry(KINDS)
+class _Available(ItemsView[str, Game[Any]]):
+    """The items of a :class:`Registry`, but for the kinds that fail to load."""
+
+    def __init__(self, registry: Registry) -> None:
+        super().__init__(registry)
+        self.registry = registry
+
+    def __iter__(self) -> Iterator[tuple[str, Game[Any]]]:
+        for kind in self.registry:
+            try:
+                yield kind, self.registry[kind]
+            except GameUnavailable:
+                continue
+
+
+def _normal(name: str) -> str:
+    """A distribution's name as PEP 503 compares it."""
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def _findable(module: str) -> bool:
+    """Whether ``module``'s top package is there, found without running it."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module.partition(".")[0]) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+GAMES: Registry = Registry(KINDS)
 
 
 def get_game(kind: str) -> Game[Any]:
-    """The engine for ``kind``; raises KeyError naming the known kinds."""
+    """The engine for ``kind``; raises KeyError naming the known kinds, or
+    :class:`GameUnavailable` (a KeyError) naming the package that failed."""
     try:
         return GAMES[kind]
+    except GameUnavailable:
+        raise
     except KeyError:
         raise KeyError(f"unknown game kind {kind!r}; known: {', '.join(sorted(GAMES))}") from None

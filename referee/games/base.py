@@ -125,8 +125,9 @@ class Audience:
 class Notice:
     """A mail the service must send: a template of the game and its context.
 
-    ``template`` names a file under ``templates/<kind>/`` (or ``common/``)
-    without the extension; ``context`` is JSON-able data for it.
+    ``template`` names a file under ``templates/<kind>/`` (or ``common/``,
+    or the game package's own ``templates/``) without the extension;
+    ``context`` is JSON-able data for it.
     """
 
     audience: Audience
@@ -252,6 +253,11 @@ class Game(Generic[StateT]):
     state_type: ClassVar[type]
     #: The folder under ``templates/`` with this game's mails (default: kind).
     templates: ClassVar[str] = ""
+    #: A game from a package of its own keeps its mails there: the package
+    #: (importable, e.g. ``pbm_highcard``) whose ``templates/`` folder holds
+    #: them, beside the referee's ``templates/common`` (docs/plugins.md).
+    #: Empty: the referee's own ``templates/<folder>``.
+    templates_package: ClassVar[str] = ""
     #: ``referee demo`` seats only bots and prints the reports, for games too
     #: long to print every mail of.
     demo_with_bots: ClassVar[bool] = False
@@ -294,6 +300,10 @@ class Game(Generic[StateT]):
     #: How much mail a player gets until they say otherwise: ``all``,
     #: ``turns`` or ``digest`` (``referee.service.quiet``).
     default_mail_mode: ClassVar[str] = "all"
+
+    #: A line for each option, as ``referee games`` lists them beside their
+    #: defaults (those of :meth:`parse_options`).
+    option_help: ClassVar[Mapping[str, str]] = {}
 
     # -- setup --------------------------------------------------------------
     def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:

@@ -95,10 +95,24 @@ class Composer:
     def _env(self, folder: str) -> Environment:
         if folder not in self._envs:
             # Imported here: a pass with nothing to write needs no Jinja2.
-            from jinja2 import Environment, FileSystemLoader, StrictUndefined
+            from jinja2 import (
+                BaseLoader,
+                ChoiceLoader,
+                Environment,
+                FileSystemLoader,
+                PackageLoader,
+                StrictUndefined,
+            )
 
+            from referee.games import GAMES
+
+            # A game from a package of its own brings its mails in the
+            # package (Game.templates_package); the common ones are shared.
+            package = GAMES.templates_package(folder) if folder != "common" else ""
+            own: BaseLoader = (PackageLoader(package, "templates") if package
+                               else FileSystemLoader(self.templates / folder))
             env = Environment(
-                loader=FileSystemLoader([self.templates / folder, self.templates / "common"]),
+                loader=ChoiceLoader([own, FileSystemLoader(self.templates / "common")]),
                 undefined=StrictUndefined,
                 keep_trailing_newline=True,
                 trim_blocks=True,

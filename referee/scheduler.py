@@ -141,9 +141,12 @@ class Daemon:
 
     def _rest(self, seconds: float) -> None:
         """Wait ``seconds`` or until told to stop, showing life meanwhile."""
-        end = time.monotonic() + seconds
-        while not self._going() and (left := end - time.monotonic()) > 0:
-            self.stop.wait(min(left, self.beat or left))
+        left = seconds
+        while not self._going() and left > 0:
+            step = min(left, self.beat or left)  # one wait when no watchdog asks for life
+            if self.stop.wait(step):
+                return
+            left -= step
 
     def heartbeat(self, now: float | None = None) -> bool:
         """WATCHDOG=1, if the mail watcher showed life within half the

@@ -120,7 +120,9 @@ class Census:
         rules give it (a random bot's choice, seeded)."""
         state = self.state()
         try:
-            action = self.engine.bot_action(state, seat, SequentialDraws(rng))
+            # The random bot's, not the sensible one's: a player as the table counts them.
+            chooser = getattr(self.engine, "random_bot_action", self.engine.bot_action)
+            action = chooser(state, seat, SequentialDraws(rng))
         except EngineError:
             return None
         if self.kind == "loatcg":

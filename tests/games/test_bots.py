@@ -26,7 +26,8 @@ from referee.games.loatcg import bot as loatcg_bot
 from referee.games.loatcg.instructions import parse_instructions
 from referee.games.miser import bot as miser_bot
 from referee.games.spades import bot as spades_bot
-from tests.games.test_contract import LOATCG_INSTRUCTIONS, LOATCG_OTHERS, TABLE, knowing
+from referee.testing.contract import knowing
+from tests.games.test_contract import LOATCG_INSTRUCTIONS, LOATCG_OTHERS, TABLE
 
 SEATS = {"goofspiel": 2, "pure-skill": 3, "spades": 4, "miser": 3, "loatcg": 3}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import secrets
 import socket
@@ -180,10 +181,19 @@ def check_servers(config: Config) -> list[tuple[str, ServerProblem]]:
 
 
 def check_maildir(config: Config) -> str:
+    """The ``[mailbox]`` Maildir as this user finds it, or :class:`Problem`."""
     path = config.resolve(config.mailbox.path)
-    if not path.exists():
-        return f"Maildir {path} (made at the first pass)"
-    missing = [sub for sub in ("cur", "new", "tmp") if not (path / sub).is_dir()]
+    try:
+        if not path.exists():
+            return f"Maildir {path} (made at the first pass)"
+        missing = [sub for sub in ("cur", "new", "tmp") if not (path / sub).is_dir()]
+        for sub in ("cur", "new"):
+            if (path / sub).is_dir():
+                os.listdir(path / sub)  # the referee reads both
+    except PermissionError as e:
+        raise Problem(f"[mailbox] path: {path}: this user may not read "
+                      f"{os.fsdecode(e.filename or path)}; give the referee's user read and "
+                      "write access to the Maildir, or name another", EX_NOPERM) from None
     if missing:
         raise ServerProblem(f"[mailbox] path: {path} is no Maildir (no {', '.join(missing)}/ "
                             "in it); create it or set the folder the mail is delivered to",

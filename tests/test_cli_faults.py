@@ -286,3 +286,20 @@ def test_a_pass_run_with_now_in_the_future_is_no_recent_pass_for_status(club: Pa
     one_line(referee("status", "--max-age", "5m", cwd=club), 1,
              "the last pass is recorded at 2099-01-01T00:00:00Z, later than now; no pass is "
              "known to have completed in the last 5 minutes")
+
+
+def test_a_maildir_the_user_may_not_read_is_one_line_and_77(club: Path) -> None:
+    """The Maildir made by root at a dry run, and the referee run as its own user."""
+    club.chmod(0o777)
+    for path in club.glob("referee.db*"):
+        path.chmod(0o666)
+    for sub in ("tmp", "new", "cur"):
+        (club / "in" / sub).mkdir(parents=True)
+    (club / "in").chmod(0o700 if os.geteuid() == 0 else 0o000)
+    configure(club, 'lock_file = "/tmp/referee-maildir-nobody.lock"\n')
+    said = (f"[mailbox] path: {club}/in: this user may not read {club}/in/cur; give the "
+            "referee's user read and write access to the Maildir, or name another")
+    one_line(referee("poll", cwd=club, as_nobody=True), EX_NOPERM, said)
+    check = referee("check", cwd=club, as_nobody=True)
+    assert check.returncode == EX_NOPERM
+    assert f"mailbox  FAIL {said}\n" in check.stdout

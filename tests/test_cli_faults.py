@@ -4,6 +4,7 @@ and the exit code of sysexits.h that tells the faults apart."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -35,9 +36,21 @@ def referee(*args: str | Path, cwd: Path, as_nobody: bool = False
         if shutil.which("setpriv") is None:
             pytest.skip("running as root, and no setpriv (util-linux) to try a "
                         "permission as another user")
+        if not nobody_can_run():
+            pytest.skip(f"nobody may not run {REFEREE} (a folder above it is root's "
+                        "alone): a permission cannot be tried as another user here")
         command = AS_NOBODY + command
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=60,
                           check=False)
+
+
+@functools.cache
+def nobody_can_run() -> bool:
+    """Whether nobody can run this checkout's referee at all (a checkout in
+    a folder of root's alone, as ``mktemp -d`` makes, cannot be)."""
+    run = subprocess.run([*AS_NOBODY, str(REFEREE), "--version"], capture_output=True,
+                         timeout=60, check=False)
+    return run.returncode == 0
 
 
 def one_line(run: subprocess.CompletedProcess[str], code: int, line: str) -> None:

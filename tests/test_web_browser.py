@@ -100,6 +100,63 @@ def test_every_page_loads_clean_and_fits_a_phone_and_a_desktop(
     assert len(list(SCREENSHOTS.glob("*.png"))) >= 2 * len(WIDTHS) * len(KINDS)
 
 
+#: Each element with text of its own, its text colour against the background
+#: it is drawn on (the first ancestor's that is not transparent, alpha
+#: blended), as WCAG 2's contrast ratio; large text (24 px, or 18.66 px bold)
+#: needs 3:1, the rest 4.5:1 (success criterion 1.4.3).
+CONTRAST = """() => {
+  const rgba = c => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const over = (top, under) => {
+    const a = top.length > 3 ? top[3] : 1;
+    return [0, 1, 2].map(i => top[i] * a + under[i] * (1 - a));
+  };
+  const background = el => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c.length > 3 && c[3] === 0) continue;
+      layers.push(c);
+      if (c.length === 3 || c[3] === 1) break;
+    }
+    return layers.reverse().reduce((under, top) => over(top, under), [255, 255, 255]);
+  };
+  const found = [];
+  for (const el of document.querySelectorAll("body *")) {
+    if (el.closest("svg")) continue;  // the chart: its text also stands in a table
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    const style = getComputedStyle(el);
+    if (!own || style.visibility === "hidden" || el.getClientRects().length === 0) continue;
+    const bg = background(el);
+    const fg = over(rgba(style.color), bg);
+    const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+    const ratio = (hi + 0.05) / (lo + 0.05);
+    const size = parseFloat(style.fontSize), bold = parseInt(style.fontWeight) >= 700;
+    const needed = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
+    if (ratio < needed) found.push(`${el.tagName} "${el.textContent.trim().slice(0, 30)}" ` +
+                                   `${ratio.toFixed(2)}:1 (needs ${needed}:1)`);
+  }
+  return found;
+}"""
+
+
+def test_every_text_has_enough_contrast(site: tuple[Club, dict[str, Any], Path],
+                                        browser: Any) -> None:
+    _, _, folder = site
+    page = browser.new_page(viewport={"width": 390, "height": 900})
+    low = {}
+    for path in _pages(folder):
+        page.goto(path.as_uri())
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        if found := page.evaluate(CONTRAST):
+            low[path.name] = found[:5]
+    page.close()
+    assert low == {}
+
+
 def test_whose_move_and_by_when_come_first(site: tuple[Club, dict[str, Any], Path],
                                            browser: Any) -> None:
     club, made, folder = site

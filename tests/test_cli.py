@@ -326,3 +326,21 @@ def test_pages_take_the_time_they_were_written_from_now(
     assert "As of Wed 04 Mar 2026 09:30 UTC." in index
     assert "<updated>2026-03-04T09:30:00Z</updated>" in (tmp_path / "www" / "index.atom").read_text(
         encoding="utf-8")
+
+
+def test_referee_games_explains_every_option_of_the_built_in_games(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`referee games --json`: each built-in kind with its options, every
+    option with a default and a line saying what it does."""
+    import json
+
+    from referee.cli import main
+
+    assert main(["games", "--json"]) == 0
+    listed = {g["kind"]: g for g in json.loads(capsys.readouterr().out)}
+    assert {"goofspiel", "pure-skill", "spades", "miser", "loatcg"} <= set(listed)
+    for kind in ("goofspiel", "pure-skill", "spades", "miser", "loatcg"):
+        options = listed[kind]["options"]
+        assert "bot" in options, kind
+        unexplained = [name for name, o in options.items() if not o["help"]]
+        assert unexplained == [], kind

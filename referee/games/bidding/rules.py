@@ -93,6 +93,16 @@ class BiddingRules(Game[BiddingState]):
     shown prize. The grammar is :mod:`referee.games.bidding.words`, what each
     seat sees :mod:`referee.games.bidding.views`."""
 
+    option_help: ClassVar[Mapping[str, str]] = {
+        "players": "how many seats, 2 to 12",
+        "cards": "each pack holds the cards 1 to this",
+        "tie": "a tie at the top: carry the prize to the next round, or discard it",
+        "take_bids": "yes: the winner takes the bid cards too",
+        "bots_win": "yes: a bot seat can win",
+        "prize_order": "random, ascending, descending, or a list like 5,1,6,4,3,2",
+        "bot": "how a bot seat plays: sensible, or random",
+    }
+
     defaults: ClassVar[dict[str, JSON]]
     rule_text: ClassVar[str]
     #: Pure Skill names its cards A 2 ... 10 J Q K; Goofspiel numbers them.

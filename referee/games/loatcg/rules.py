@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from referee.games.base import (
     JSON,
@@ -219,6 +219,13 @@ class LoatcgRules(Game[LoatcgState]):
     """The rules as a game: setup, each action, the Dealor's timetable and
     the bots' turns. The data of each mail comes from the views, through
     the methods at the end of this class (:class:`.views.LoatcgViews`)."""
+
+    option_help: ClassVar[Mapping[str, str]] = {
+        "instructions": "the Scoring Instructions, one a line (--instructions FILE); the "
+                        "rule text's EXAMPLE set without it",
+        "report_days": "days from the start of a round to its Round Report, 4 to 7",
+        "bot": "how a bot seat plays: sensible, or random",
+    }
 
     # -- setup ----------------------------------------------------------------
 

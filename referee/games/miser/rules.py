@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from referee.games.base import (
     JSON,
@@ -555,6 +555,12 @@ class MiserRules(Game[MiserState]):
     each mail and the reading of names are hooks, supplied by
     :class:`~referee.games.miser.views.MiserViews` and
     :class:`~referee.games.miser.words.MiserWords`."""
+
+    option_help: ClassVar[Mapping[str, str]] = {
+        "pennies": "what each player starts with",
+        "wager": "the most one may wager on a contract or an attack",
+        "bot": "how a bot seat plays: sensible, or random",
+    }
 
     def __init__(
         self,

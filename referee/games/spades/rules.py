@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from referee.games.base import (
     JSON,
@@ -380,6 +380,13 @@ class SpadesRules(Game[SpadesState]):
     What a notice shows comes from the views' hooks at the end of the class,
     which :class:`referee.games.spades.views.SpadesViews` implements.
     """
+
+    option_help: ClassVar[Mapping[str, str]] = {
+        "teams": "the partners, e.g. ann+cat,ben+dan (the first pair is team 1); "
+                 "drawn at random without it",
+        "target": "the points a team plays to",
+        "bot": "how a bot seat plays: sensible, or random",
+    }
 
     def __init__(
         self,

@@ -9,6 +9,7 @@ deal over real IMAP and SMTP servers.
 
 from __future__ import annotations
 
+import hashlib
 import mailbox
 import random
 import re
@@ -642,7 +643,10 @@ def test_hand_is_answered_in_a_secret_mail_with_the_cards_still_held(table: Tabl
     secret = only(mails, "hand")
     assert rcpts(secret) == [ADDRESS["Dave"]]
     assert secret["Subject"].endswith(" (secret)") and body(secret).startswith(SECRET_NOTE)
-    assert section(secret, "Your hand for round 1 (secret)") == """\
+    state = table.state()
+    salt = state["hand_salts"][state["names"].index("Dave")]
+    dealt = "♠ - ♥ 10 7 2 ♣ 9 6 4 ♦ Q J 9 8 7 6 4"  # the 8 held and the 5 played
+    assert section(secret, "Your hand for round 1 (secret)") == f"""\
 Dave, here are the 8 cards you hold now. Keep them to yourself:
 nobody may reveal what cards a player holds.
 
@@ -651,7 +655,19 @@ nobody may reveal what cards a player holds.
 ♣ 9
 ♦ Q J 9 8 7 6 4
 
+The mail that starts the round gave a SHA-256 fingerprint of your hand
+as dealt, the cards you hold and those you played:
+  {dealt}
+(hand-sha256 Dave). Its salt, known to you alone:
+  hand-salt: {salt}
+To check the fingerprint, run
+    printf 'hand: %s\\nsalt: %s\\n' '{dealt}' \\
+      {salt} | sha256sum
+
 Now: Bob, a card to trick 6."""
+    # The printf line opens the fingerprint the round's first mail gave.
+    printed = hashlib.sha256(f"hand: {dealt}\nsalt: {salt}\n".encode()).hexdigest()
+    assert printed == state["hand_sha256"][state["names"].index("Dave")]
     assert len(mails) == 1  # the answer and the hand in one mail (two mails before)
 
 

@@ -32,7 +32,9 @@ from referee.games.spades import Spades
 from referee.games.spades.rules import (
     VALID_BIDS,
     SpadesState,
+    dealt_hand,
     first_leader,
+    hand_commitment,
     legal_plays,
     score_team,
     sort_hand,
@@ -1318,3 +1320,22 @@ def test_the_game_is_its_rules_words_and_views() -> None:
         "referee.games.spades.rules", "referee.games.spades.words",
         "referee.games.spades.views"}
     assert not _outside_referee(imports)
+
+
+def test_the_hand_as_dealt_opens_its_commitment_at_every_step_of_a_round() -> None:
+    """A player who asks for their hand mid-round is given the hand as dealt
+    (held and played cards) with its salt: it must open the round's
+    hand-sha256 whenever it is asked (ruling SP-17)."""
+    game = Spades()
+    state = game.new(game.parse_options({"target": "200"}), SEATS, KeyedDraws("dealt")).state
+    steps = 0
+    while not game.is_over(state) and steps < 400:
+        for player in range(4):
+            dealt = dealt_hand(state, player)
+            assert len(dealt) == 13
+            assert hand_commitment(dealt, state.hand_salts[player]) == state.hand_sha256[player]
+        (pending,) = game.pending(state)
+        action = game.bot_action(state, pending.seat, seeded(f"dealt:{steps}"))
+        state = game.apply(state, pending.seat, action, KeyedDraws("dealt")).state
+        steps += 1
+    assert state.round >= 3  # rounds were dealt again, and each opened

@@ -176,6 +176,15 @@ def hand_commitment(hand: Sequence[str], salt: str) -> str:
     return hashlib.sha256(hand_commitment_text(hand, salt).encode("utf-8")).hexdigest()
 
 
+def dealt_hand(state: SpadesState, player: int) -> list[str]:
+    """The 13 cards ``player`` was dealt this round: the cards e holds and
+    those e played to this round's tricks (the order is the hand mail's)."""
+    played = [t.cards[(player - t.leader) % PLAYERS] for t in state.tricks]
+    if state.trick and (player - state.leader) % PLAYERS < len(state.trick):
+        played.append(state.trick[(player - state.leader) % PLAYERS])
+    return sort_hand([*state.hands[player], *played])
+
+
 def legal_plays(hand: Sequence[str], trick: Sequence[str]) -> list[str]:
     """The cards of ``hand`` that may go to ``trick`` (rule 3): any card to
     lead (ruling SP-6: spades may be led at any time), else the suit led if

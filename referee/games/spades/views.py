@@ -22,6 +22,8 @@ from referee.games.spades.rules import (
     bid_text,
     bidding_order,
     card_text,
+    dealt_hand,
+    hand_commitment,
     hand_lines,
     legal_plays,
     sort_hand,
@@ -201,15 +203,19 @@ class SpadesViews(SpadesRules):
 
     def _hand_notice(self, s: SpadesState, player: int, reason: str) -> Notice:
         """The ``hand`` mail to ``player`` alone, after a deal or on request."""
+        # The deal's commitment opens with these (ruling SP-17): the hand as
+        # dealt, as the commitment writes it, and the player's salt; asked
+        # for later in the round too, with the cards played put back.
+        dealt = dealt_hand(s, player)
+        opens = bool(s.hand_salts) and len(dealt) == 13 \
+            and hand_commitment(dealt, s.hand_salts[player]) == s.hand_sha256[player]
         context = {
             **self._common(s),
             "you": self._you(s, player),
             "reason": reason,
             "valid_bids": list(VALID_BIDS),
-            # The deal's commitment opens with these (ruling SP-17): the
-            # cards as the commitment writes them, and the player's salt.
-            "hand_cards": " ".join(hand_lines(s.hands[player])),
-            "hand_salt": s.hand_salts[player] if reason == "deal" and s.hand_salts else None,
+            "hand_cards": " ".join(hand_lines(dealt)),
+            "hand_salt": s.hand_salts[player] if opens else None,
         }
         return Notice(Audience.only(s.order[player]), "hand", context)
 

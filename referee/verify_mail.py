@@ -143,6 +143,18 @@ class Check:
     def mismatch(self, mail: int, text: str) -> None:
         self.found.append((mail, f"{self.mails[mail]}: {text}"))
 
+    def committed_and_opened(self, commitment: re.Pattern[str], where: str,
+                             opening: re.Pattern[str], then: str
+                             ) -> tuple[list[Found], list[Found]] | None:
+        """The mails with a commitment and those that open it; None, saying
+        which mail is missing (``where``, ``then``), unless both are here."""
+        committed, opened = _find(self.mails, commitment), _find(self.mails, opening)
+        if not committed:
+            self.missing(where)
+        if not opened:
+            self.missing(then)
+        return (committed, opened) if committed and opened else None
+
     def result(self) -> list[str]:
         """The mismatches, a missing mail first, then in the order of the mails."""
         return [text for _, text in sorted(self.found, key=lambda f: f[0])]
@@ -150,14 +162,12 @@ class Check:
 
 def check_seed(check: Check) -> str | None:
     """The revealed seed, once its SHA-256 is the opening's; else None."""
-    committed = _find(check.mails, SEED_SHA)
-    revealed = _find(check.mails, SEED)
-    if not committed:
-        check.missing("the opening mail (with the seed's SHA-256)")
-    if not revealed:
-        check.missing("the game's last mail (revealing the seed)")
-    if not committed or not revealed:
+    both = check.committed_and_opened(
+        SEED_SHA, "the opening mail (with the seed's SHA-256)",
+        SEED, "the game's last mail (revealing the seed)")
+    if both is None:
         return None
+    committed, revealed = both
     opening = committed[0].match.group(1).lower()
     for f in committed[1:]:
         if f.match.group(1).lower() != opening:
@@ -329,14 +339,12 @@ def check_loatcg(check: Check, seed: str) -> None:
     """The opening's hash opens with the Final Report's text and salt
     (ruling TCG-19), and each Round Report's instruction is the draw
     ``report`` keyed by the report: a choice of the numbers not yet reported."""
-    opened = _find(check.mails, DIGEST)
-    final = _find(check.mails, COMMITTED)
-    if not opened:
-        check.missing("the opening mail (with the Scoring Instructions' SHA-256)")
-    if not final:
-        check.missing("the Final Report (with the Scoring Instructions' text and salt)")
-    if not opened or not final:
+    both = check.committed_and_opened(
+        DIGEST, "the opening mail (with the Scoring Instructions' SHA-256)",
+        COMMITTED, "the Final Report (with the Scoring Instructions' text and salt)")
+    if both is None:
         return
+    opened, final = both
     digest = opened[0].match.group(1)
     committed = final[-1].match.group(1)
     if _sha256(committed) != digest:

@@ -121,8 +121,7 @@ class Census:
         state = self.state()
         try:
             # The random bot's, not the sensible one's: a player as the table counts them.
-            chooser = getattr(self.engine, "random_bot_action", self.engine.bot_action)
-            action = chooser(state, seat, SequentialDraws(rng))
+            action = self.engine.random_bot_action(state, seat, SequentialDraws(rng))
         except EngineError:
             return None
         if self.kind == "loatcg":

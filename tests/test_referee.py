@@ -11,9 +11,7 @@ import hashlib
 import mailbox
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from email import message_from_bytes
 from email.message import EmailMessage
-from email.policy import default
 from email.utils import make_msgid
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from referee.passes import run_pass
 from referee.service import Referee, RefereeError
 from referee.store import models as m
 from referee.store.db import upgrade
+from referee.testing.club import Club as KitClub
 from tests.databases import KINDS, database_url
 
 T0 = datetime(2026, 3, 2, 12, 0)
@@ -36,8 +35,10 @@ ALICE, BOB, CAROL = "alice@club.test", "bob@club.test", "carol@club.test"
 SIGNATURE = "-- \nClub Referee <referee@club.test>\n"
 
 
-class Club:
-    """A referee on Maildir + SQLite, and the players' side of the mail."""
+class Club(KitClub):
+    """A referee on Maildir + SQLite, and the players' side of the mail
+    (``poll`` and ``new_mail`` are the test kit's), with the config's
+    sections to set and mail of any shape to send."""
 
     def __init__(self, root: Path, auth: dict[str, str] | None = None,
                  web: dict[str, str] | None = None, limits: dict[str, int] | None = None,
@@ -81,23 +82,6 @@ class Club:
         msg.set_content(body)
         mailbox.Maildir(self.root / "in", create=True).add(msg.as_bytes())
         return str(msg["Message-ID"])
-
-    def poll(self, now: datetime | None = None) -> list[EmailMessage]:
-        """One pass; returns the mail sent in it."""
-        self.now = now or self.now
-        run_pass(self.referee, self.now)
-        return self.new_mail()
-
-    def new_mail(self) -> list[EmailMessage]:
-        box = mailbox.Maildir(self.root / "out", create=True)
-        msgs = []
-        for key in box.iterkeys():
-            msg = message_from_bytes(box.get_bytes(key), policy=default)
-            assert isinstance(msg, EmailMessage)
-            msgs.append(msg)
-        msgs.sort(key=lambda x: int(str(x["Message-ID"]).split(".")[1]))
-        fresh, self.read = msgs[self.read:], len(msgs)
-        return fresh
 
     def count(self, model: type[m.Base]) -> int:
         with self.referee.sessions() as db:

@@ -392,10 +392,28 @@ class Game(Generic[StateT]):
         raise NotImplementedError
 
     def bot_action(self, state: StateT, seat: int, draws: Draws) -> Action:
+        """What the bot in ``seat`` does now: :meth:`random_bot_action`
+        where :meth:`bot_at_random` says so, else :meth:`sensible_bot_action`."""
+        if self.bot_at_random(state, seat):
+            return self.random_bot_action(state, seat, draws)
+        return self.sensible_bot_action(state, seat, draws)
+
+    def bot_at_random(self, state: StateT, seat: int) -> bool:
+        """Whether the bot in ``seat`` plays at random: the game says
+        ``bot=random``, or was stored before the option (a state with no
+        ``bot``)."""
+        return getattr(state, "bot", "random") == "random"
+
+    def random_bot_action(self, state: StateT, seat: int, draws: Draws) -> Action:
         """What a random bot in ``seat`` does now, drawing from
         ``self.move_rng(state, seat, draws, "bot")``; by default the timeout
         move."""
         return self.timeout_action(state, seat, draws)
+
+    def sensible_bot_action(self, state: StateT, seat: int, draws: Draws) -> Action:
+        """What a bot worth sitting with does now, from its seat's own view;
+        by default the random bot's move (a game with no sensible bot)."""
+        return self.random_bot_action(state, seat, draws)
 
     def move_rng(self, state: StateT, seat: int, draws: Draws, purpose: str) -> Rng:
         """The draws of the move the referee chooses for ``seat`` (``purpose``

@@ -116,7 +116,7 @@ def test_a_game_stored_without_the_option_keeps_its_random_bots() -> None:
     del options["bot"]
     state = engine.new(options, [SeatInfo(1, "A", True), SeatInfo(2, "B")],
                        KeyedDraws("old")).state
-    assert engine.bids_at_random(state, 1)
+    assert engine.bot_at_random(state, 1)
     for kind in ("spades", "miser", "loatcg"):
         game: Any = get_game(kind)
         data = game.dump(game.new(game.parse_options({}), [SeatInfo(p, f"P{p}")
@@ -133,12 +133,12 @@ def test_a_pure_skill_player_who_leaves_is_replaced_by_a_random_bot() -> None:
     engine: Any = get_game("pure-skill")
     seats = [SeatInfo(1, "A", True), SeatInfo(2, "B"), SeatInfo(3, "C")]
     state = engine.new(engine.parse_options({}), seats, KeyedDraws("ps")).state
-    assert not engine.bids_at_random(state, 1)
+    assert not engine.bot_at_random(state, 1)
     state = engine.replace_with_bot(state, 2).state
-    assert engine.bids_at_random(state, 2)
+    assert engine.bot_at_random(state, 2)
     goofspiel: Any = get_game("goofspiel")
     state = goofspiel.new(goofspiel.parse_options({}), seats[:2], KeyedDraws("g")).state
-    assert not goofspiel.bids_at_random(goofspiel.replace_with_bot(state, 2).state, 2)
+    assert not goofspiel.bot_at_random(goofspiel.replace_with_bot(state, 2).state, 2)
 
 
 def test_the_bench_prints_a_line_per_game(capsys: pytest.CaptureFixture[str]) -> None:

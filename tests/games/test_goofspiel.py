@@ -434,7 +434,7 @@ def test_resign_replaces_the_seat_with_a_bot_ps_13() -> None:
     assert notice.audience.public and notice.template == "resign"
     # Rule 8: "replaced by a bot who plays randomly", whatever the bot option.
     assert notice.context == {"name": state.names[1], "bots_win": False, "at_random": True}
-    assert PURE.bids_at_random(result.state, 2)
+    assert PURE.bot_at_random(result.state, 2)
 
 
 def test_a_resigned_seat_bids_uniformly_and_is_left_out_of_the_winner_test_ps_13() -> None:

@@ -215,14 +215,6 @@ class BiddingRules(Game[BiddingState]):
         rng = self.move_rng(state, seat, draws, "timeout")
         return Action("bid", (rng.choice(sorted(state.packs[seat - 1])), "referee"))
 
-    def bot_action(self, state: BiddingState, seat: int, draws: Draws) -> Action:
-        """The sensible bot (:mod:`referee.games.bidding.bot`), or a random
-        card of the pack for a bot that plays at random
-        (:meth:`bids_at_random`)."""
-        if self.bids_at_random(state, seat):
-            return self.random_bot_action(state, seat, draws)
-        return self.sensible_bot_action(state, seat, draws)
-
     def random_bot_action(self, state: BiddingState, seat: int, draws: Draws) -> Action:
         """A card of the pack, each as likely."""
         rng = self.move_rng(state, seat, draws, "bot")
@@ -251,7 +243,7 @@ class BiddingRules(Game[BiddingState]):
             lead=(scores[seat - 1] - sum(scores) + scores[seat - 1]) if len(scores) == 2 else 0,
         )
 
-    def bids_at_random(self, state: BiddingState, seat: int) -> bool:
+    def bot_at_random(self, state: BiddingState, seat: int) -> bool:
         """A bot in ``seat`` bids at random: the game says so (``bot=random``,
         or a game stored before the option), or the rule text does for a
         player replaced by a bot (000 rule 8)."""
@@ -263,12 +255,12 @@ class BiddingRules(Game[BiddingState]):
         new = evolve(state)
         new.bots[seat - 1] = True
         new.replaced.append(seat)
-        how = "bids at random" if self.bids_at_random(new, seat) else "weighs each prize"
+        how = "bids at random" if self.bot_at_random(new, seat) else "weighs each prize"
         text = f"{new.names[seat - 1]} has left the game; a bot that {how} takes the seat."
         # Everyone is told at once, not only in the next round report.
         notice = Notice(Audience.everyone(), "resign", {
             "name": new.names[seat - 1], "bots_win": bool(new.options["bots_win"]),
-            "at_random": self.bids_at_random(new, seat)})
+            "at_random": self.bot_at_random(new, seat)})
         return Result(new, [Event("resign", text)], [notice], text)
 
     def is_over(self, state: BiddingState) -> bool:

@@ -34,7 +34,7 @@ class BiddingViews(BiddingRules):
                     "card": self._name(b),
                     "by_referee": r.chosen_by_referee[i],
                     "bot": state.bots[i],
-                    "bot_random": self.bids_at_random(state, i + 1),
+                    "bot_random": self.bot_at_random(state, i + 1),
                 }
                 for i, b in enumerate(r.bids)
             ],
@@ -54,7 +54,7 @@ class BiddingViews(BiddingRules):
                 "seat": i + 1,
                 "name": state.names[i],
                 "bot": state.bots[i],
-                "bot_random": self.bids_at_random(state, i + 1),
+                "bot_random": self.bot_at_random(state, i + 1),
                 "score": scores[i],
                 "take": self._cards(sorted(state.takes[i])),
                 "pack": self._cards(state.packs[i]),

@@ -425,9 +425,7 @@ class LoatcgRules(Game[LoatcgState]):
         stored before the option)."""
         if seat == DEALOR:
             return self.timeout_action(state, seat, draws)
-        if state.bot == "random":
-            return self.random_bot_action(state, seat, draws)
-        return self.sensible_bot_action(state, seat, draws)
+        return super().bot_action(state, seat, draws)
 
     def sensible_bot_action(self, state: LoatcgState, seat: int, draws: Draws) -> Action:
         """The member's action, chosen from eir own view (:func:`member_view`)."""

@@ -819,14 +819,6 @@ class MiserRules(Game[MiserState]):
             return Action("flip")
         return Action("done")
 
-    def bot_action(self, state: MiserState, seat: int, draws: Draws) -> Action:
-        """The sensible bot (:mod:`referee.games.miser.bot`), or the random
-        one for a game that says ``bot=random`` (or was stored before the
-        option)."""
-        if state.bot == "random":
-            return self.random_bot_action(state, seat, draws)
-        return self.sensible_bot_action(state, seat, draws)
-
     def sensible_bot_action(self, state: MiserState, seat: int, draws: Draws) -> Action:
         """The step the seat owes, chosen from its own view (:func:`seat_view`)."""
         player = self._player(state, seat)

@@ -555,14 +555,6 @@ class SpadesRules(Game[SpadesState]):
         rng = self.move_rng(state, seat, draws, "timeout")
         return Action("play", (rng.choice(legal_plays(state.hands[player], state.trick)),))
 
-    def bot_action(self, state: SpadesState, seat: int, draws: Draws) -> Action:
-        """The sensible bot (:mod:`referee.games.spades.bot`), or the random
-        one for a game that says ``bot=random`` (or was stored before the
-        option)."""
-        if state.bot == "random":
-            return self.random_bot_action(state, seat, draws)
-        return self.sensible_bot_action(state, seat, draws)
-
     def sensible_bot_action(self, state: SpadesState, seat: int, draws: Draws) -> Action:
         """A bid from the hand, or a card played as a partner, from the
         seat's own view (:func:`seat_view`)."""

@@ -56,6 +56,13 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     come from this interpreter's site-packages through a .pth file (whose
     own .pth files, the editable install of the checkout among them, are
     not read)."""
+    return fresh_venv(tmp_path_factory, wheel)
+
+
+def fresh_venv(tmp_path_factory: pytest.TempPathFactory, *packages: Path) -> Path:
+    """A new environment with ``packages`` (wheels or source folders)
+    installed offline and nothing else; their dependencies come from this
+    interpreter's site-packages through a .pth file."""
     env = tmp_path_factory.mktemp("venv")
     _run([sys.executable, "-m", "venv", "--without-pip", env], cwd=env)
     purelib = Path(_run([env / "bin" / "python", "-c",
@@ -63,7 +70,7 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
                         cwd=env).stdout.strip())
     (purelib / "_project_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     _run([sys.executable, "-m", "pip", "--python", env / "bin" / "python", "install", "-q",
-          "--no-deps", "--no-index", wheel], cwd=env)
+          "--no-deps", "--no-index", "--no-build-isolation", *packages], cwd=env)
     return env
 
 

@@ -17,8 +17,6 @@ import mailbox
 import os
 import re
 import shutil
-import sys
-import sysconfig
 from email import message_from_bytes
 from email.message import EmailMessage
 from email.policy import default
@@ -29,7 +27,7 @@ import pytest
 import referee.games
 from referee.cli import main
 from referee.games import KINDS, GameUnavailable, Registry
-from tests.test_install import _run, wheel  # noqa: F401 (wheel: a fixture)
+from tests.test_install import _run, fresh_venv, wheel  # noqa: F401 (wheel: a fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "pbm-highcard"
@@ -44,18 +42,10 @@ CLUB = ('[referee]\naddress = "referee@club.test"\n'
 def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
     """A new environment with the referee's wheel and the example game,
     each installed as a club would, from a copy outside the checkout."""
-    env = tmp_path_factory.mktemp("venv")
-    _run([sys.executable, "-m", "venv", "--without-pip", env], cwd=env)
-    purelib = Path(_run([env / "bin" / "python", "-c",
-                         "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                        cwd=env).stdout.strip())
-    (purelib / "_project_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     source = tmp_path_factory.mktemp("example") / "pbm-highcard"
     shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns(
         "__pycache__", "*.pyc", "*.egg-info", "build"))
-    _run([sys.executable, "-m", "pip", "--python", env / "bin" / "python", "install", "-q",
-          "--no-deps", "--no-index", "--no-build-isolation", wheel, source], cwd=env)
-    return env
+    return fresh_venv(tmp_path_factory, wheel, source)
 
 
 def _env() -> dict[str, str]:

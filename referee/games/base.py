@@ -241,6 +241,29 @@ class SeatInfo:
     aliases: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Course:
+    """A game's scores over its rounds, for the chart on its page: each
+    series a name and a value (None: none) per label."""
+
+    title: str
+    unit: str
+    labels: list[str]
+    series: list[tuple[str, list[int | None]]]
+
+
+@dataclass(frozen=True)
+class PageTable:
+    """A game as its table on its public page: the data for the game's
+    ``page.html`` template, its scores over the rounds, and the commitments
+    and revelations beyond the seed's. Made from the view for no seat and
+    the public events alone."""
+
+    data: dict[str, JSON]
+    course: Course | None = None
+    fairness: dict[str, JSON] = field(default_factory=dict)
+
+
 class Game(Generic[StateT]):
     """A kind of game. Subclasses set ``kind`` and implement the methods.
 
@@ -430,6 +453,21 @@ class Game(Generic[StateT]):
 
     def is_over(self, state: StateT) -> bool:
         raise NotImplementedError
+
+    # -- the game's public page ---------------------------------------------
+    #: How the page folds the history into rounds: the events that open a
+    #: round, or (``history_ends``) those that close one; neither: one fold.
+    history_opens: ClassVar[frozenset[str]] = frozenset()
+    history_ends: ClassVar[frozenset[str]] = frozenset()
+    #: What the page calls a round of the history ("Round 3", "Turn 7").
+    history_word: ClassVar[str] = "Round"
+
+    def page_table(self, view: Mapping[str, JSON],
+                   events: Sequence[Mapping[str, JSON]]) -> PageTable | None:
+        """The game as its table for its page (``page.html`` among its
+        templates), from ``view`` (:meth:`view` for no seat) and the public
+        events; None: the page shows the game's summary."""
+        return None
 
     # -- what people see ----------------------------------------------------
     def view(self, state: StateT, seat: int | None) -> dict[str, JSON]:

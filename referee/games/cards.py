@@ -89,3 +89,12 @@ class Card:
 def full_deck() -> list[Card]:
     """The 52 cards, no jokers, in a fixed order (suit by suit)."""
     return [Card(r, s) for s in SUITS for r in RANKS]
+
+
+def card_face(code: str) -> dict[str, str]:
+    """A card (``QH``) as a game page shows it: its rank and suit symbol
+    always written out (``Q♥``), the suit's name for screen readers, and
+    whether it is a red suit (coloured too, never by colour alone)."""
+    rank, suit = code[:-1], code[-1]
+    return {"code": code, "text": f"{rank}{SUIT_SYMBOLS[suit]}",
+            "title": f"{rank} of {SUIT_NAMES[suit]}", "red": str(suit in "HD").lower()}

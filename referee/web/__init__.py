@@ -5,7 +5,7 @@ Rule text 000 (6) asks the referee to keep "a web page of the state of the
 game, and the history of each move". Only public facts go in: the status
 entry (the engine's summary, the seats' names, never addresses), the
 engine's view for no seat and the events marked public. Each page shows
-the game as its table first (``referee.web.tables``), its scores over the
+the game as its table first (the engine's ``page_table``), its scores over the
 rounds (``referee.web.chart``), the history folded by round
 (``referee.web.history``) and what the game committed to and revealed;
 each has a feed (``referee.web.feed``), and so has the index. Each file is
@@ -17,15 +17,23 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import (
+    BaseLoader,
+    ChoiceLoader,
+    Environment,
+    FileSystemLoader,
+    PackageLoader,
+    TemplateNotFound,
+    select_autoescape,
+)
 
-from referee.games import get_game
+from referee.games import GAMES, get_game
 from referee.mail.compose import TEMPLATES, format_when
 from referee.service import Referee
 from referee.service.pages import Written
@@ -37,8 +45,24 @@ from referee.web.tables import table
 #: Games whose histories are read at a time.
 BATCH = 500
 
+
+class _GamePages(BaseLoader):
+    """A game's own ``page.html`` (``KIND/page.html``) from the package
+    that brings the game (``Game.templates_package``); a built-in game's
+    is under the referee's templates."""
+
+    def get_source(self, environment: Environment, template: str
+                   ) -> tuple[str, str | None, Callable[[], bool] | None]:
+        folder, _, name = template.partition("/")
+        package = GAMES.templates_package(folder) if name else ""
+        if not package:
+            raise TemplateNotFound(template)
+        return PackageLoader(package, "templates").get_source(environment, template)
+
+
 _env = Environment(
-    loader=FileSystemLoader(TEMPLATES / "web"),
+    loader=ChoiceLoader([FileSystemLoader(TEMPLATES / "web"), _GamePages(),
+                         FileSystemLoader(TEMPLATES)]),
     autoescape=select_autoescape(["html"]),
     trim_blocks=True,
     lstrip_blocks=True,
@@ -136,14 +160,15 @@ def _write_games(referee: Referee, folder: Path, games: Iterable[dict[str, Any]]
 def _write_game(referee: Referee, folder: Path, game: dict[str, Any],
                 events: list[dict[str, Any]], public: dict[str, Any], now: datetime) -> None:
     tag, config = game["tag"], referee.config.referee
-    title = get_game(game["kind"]).title
+    engine = get_game(game["kind"])
+    title = engine.title
     # The commitment the opening published (a game from before it published
     # one has none).
     seed_sha256 = next((e["data"]["seed_sha256"] for e in events
                         if isinstance(e["data"], dict) and "seed_sha256" in e["data"]), None)
-    shown = table(game["kind"], public["view"], game, events)
+    shown = table(engine, public["view"], events)
     _write(folder / f"{tag}.html", _env.get_template("game.html").render(
-        game=game, title=title, table=shown, history=fold(game["kind"], events),
+        game=game, title=title, table=shown, history=fold(engine, events),
         waiting=_waiting(game),
         seed_sha256=seed_sha256, seed=public["seed"], referee=config.name, now=now))
     _write(folder / f"{tag}.atom", game_feed(

@@ -8,17 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-#: Per kind: the events that open a round (the word the game uses for it),
-#: or those that end one ("after").
-OPENS: dict[str, tuple[str, frozenset[str]]] = {
-    "goofspiel": ("Round", frozenset({"prize"})),
-    "pure-skill": ("Round", frozenset({"prize"})),
-    "spades": ("Round", frozenset({"deal"})),
-}
-ENDS: dict[str, tuple[str, frozenset[str]]] = {
-    "miser": ("Turn", frozenset({"resolved"})),
-    "loatcg": ("Round", frozenset({"round_report", "freeze"})),
-}
+from referee.games.base import Game
 
 
 @dataclass(frozen=True)
@@ -33,24 +23,25 @@ class Fold:
         return len(self.events)
 
 
-def fold(kind: str, events: Sequence[Mapping[str, Any]]) -> list[Fold]:
-    """``events`` (oldest first) as rounds, the newest first. What comes
-    before the first round is "The start"; a kind with no rounds is one fold."""
+def fold(engine: Game[Any], events: Sequence[Mapping[str, Any]]) -> list[Fold]:
+    """``events`` (oldest first) as rounds, the newest first, as the game
+    folds them (:attr:`Game.history_opens`, :attr:`Game.history_ends`).
+    What comes before the first round is "The start"; a game with no
+    rounds is one fold."""
     groups: list[list[Mapping[str, Any]]] = [[]]
     labels = ["The start"]
-    if kind in OPENS:
-        word, opens = OPENS[kind]
+    word = engine.history_word
+    if engine.history_opens:
         for e in events:
-            if e["kind"] in opens:
+            if e["kind"] in engine.history_opens:
                 groups.append([])
                 labels.append(f"{word} {len(labels)}")
             groups[-1].append(e)
-    elif kind in ENDS:
-        word, ends = ENDS[kind]
+    elif engine.history_ends:
         labels = [f"{word} 1"]
         for e in events:
             groups[-1].append(e)
-            if e["kind"] in ends:
+            if e["kind"] in engine.history_ends:
                 groups.append([])
                 labels.append(f"{word} {len(labels) + 1}")
     else:

@@ -9,13 +9,25 @@ hands and the carried pot, apart (G2-6).
 
 from __future__ import annotations
 
-from referee.games.base import JSON
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from referee.games.base import JSON, Course, PageTable
 from referee.games.bidding.rules import BiddingRules, BiddingState, RoundRecord
-from referee.games.cards import SUIT_NAMES
+from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS
 
 
 class BiddingViews(BiddingRules):
     """The views of the sealed-bid games: OpenSpiel's Observer."""
+
+    #: The page folds its history into rounds at these events.
+    history_opens: ClassVar[frozenset[str]] = frozenset({"prize"})
+
+    def page_table(self, view: Mapping[str, JSON],
+                   events: Sequence[Mapping[str, JSON]]) -> PageTable:
+        """The game as its table for its page (:mod:`.page`)."""
+        return bidding_page(view, events)
+
 
     def _report_context(self, state: BiddingState, rounds: list[RoundRecord]) -> dict[str, JSON]:
         view = self.view(state, None)
@@ -139,3 +151,46 @@ class BiddingViews(BiddingRules):
     def asks(self, state: BiddingState, seat: int) -> str | None:
         """Every seat bids each round."""
         return "your bid" if any(p.seat == seat for p in self.pending(state)) else None
+
+
+# -- the game's public page ------------------------------------------------------
+
+View = Mapping[str, Any]
+Events = Sequence[Mapping[str, Any]]
+
+
+def bidding_page(view: View, events: Events) -> PageTable:
+    """Goofspiel and Pure Skill (rule texts 003, 000): the prize, each
+    player's points, prizes won and cards left; the rounds resolved."""
+    played = view.get("played", [])
+    players = [{**p, "take": _words(p["take"]), "pack": _words(p["pack"]),
+                "symbol": _symbol(p["suit"])} for p in view["players"]]
+    names = [p["name"] for p in view["players"]]
+    totals = [0] * len(names)
+    course: list[list[int | None]] = [[0] for _ in names]
+    for r in played:
+        if r["winner"] is not None:
+            totals[names.index(r["winner"])] += r["won_points"]
+        for i, t in enumerate(totals):
+            course[i].append(t)
+    data = {
+        "round": view["round"], "total_rounds": view["total_rounds"],
+        "prize": None if view["over"] else view["prize"],
+        "carry": _words(view["carry"]), "carry_points": view["carry_points"],
+        "players": players, "played": list(reversed(played)),
+        "winner": view["winner"], "clinched": view["clinched"], "over": view["over"],
+        "tie_rule": view["tie_rule"], "take_bids": view["take_bids"],
+    }
+    labels = ["start", *(str(r["number"]) for r in played)]
+    return PageTable(data, Course("Points after each round", "points", labels,
+                                  list(zip(names, course, strict=True))))
+
+
+def _words(text: str) -> list[str]:
+    """A view's list of cards as words (``"1 2 5"``; ``"(none)"`` for none)."""
+    return [] if text.startswith("(") else text.split()
+
+
+def _symbol(suit_name: str | None) -> str | None:
+    by_name = {name: SUIT_SYMBOLS[code] for code, name in SUIT_NAMES.items()}
+    return by_name.get(suit_name) if suit_name else None

@@ -12,9 +12,10 @@ forbids and rule 8 sells.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
-from referee.games.base import JSON, Audience, Notice
+from referee.games.base import JSON, Audience, Course, Notice, PageTable
 from referee.games.loatcg.instructions import commitment, score
 from referee.games.loatcg.rules import (
     FREEZE_DAYS,
@@ -35,6 +36,15 @@ from referee.games.loatcg.rules import (
 class LoatcgViews(LoatcgRules):
     """The rules with their views: ``view``, ``summary`` and the data the
     rules ask for to write each notice."""
+
+    #: The page folds its history into rounds at these events.
+    history_ends: ClassVar[frozenset[str]] = frozenset({"round_report", "freeze"})
+
+    def page_table(self, view: Mapping[str, JSON],
+                   events: Sequence[Mapping[str, JSON]]) -> PageTable:
+        """The game as its table for its page (:mod:`.page`)."""
+        return loatcg_page(view, events)
+
 
     def view(self, state: LoatcgState, seat: int | None) -> dict[str, JSON]:
         """The public view holds no hand, no deal and no instruction a report
@@ -235,3 +245,39 @@ class LoatcgViews(LoatcgRules):
             "discard_pile_text": cards_text(report.discard_pile),
             "deal_follows": report.deal_follows,
         }
+
+
+# -- the game's public page ------------------------------------------------------
+
+View = Mapping[str, Any]
+Events = Sequence[Mapping[str, Any]]
+
+
+def loatcg_page(view: View, events: Events) -> PageTable:
+    """The Land of Agora tournament (rule text 002): each member's Hand
+    Scores as each report published them (never the current ones, ruling
+    TCG-20), the Discard Pile, the instructions shown, the open public
+    offers; the Final Report once frozen, with the salt and the text the
+    digest was made from."""
+    reports = view["reports"]
+    final = view.get("final")
+    columns = [f"Report {r['number']}" for r in reports] + (["Final"] if final else [])
+    scores_by = [{s["name"]: s["score"] for s in r["scores"]} for r in reports]
+    if final:
+        scores_by.append({h["name"]: h["score"] for h in final["hands"]})
+    members = list(view["members"])
+    for scores in scores_by:  # a member since gone is still in the reports
+        members += [n for n in scores if n not in members]
+    rows = [{"name": n, "scores": [s.get(n) for s in scores_by]} for n in members]
+    data = {
+        **{k: view[k] for k in ("round", "rounds", "next_event", "frozen", "winners",
+                                "digest", "offers", "members")},
+        "columns": columns, "rows": rows,
+        "reports": list(reversed(reports)),
+        "discard_pile": reports[-1]["discard_pile"] if reports else None,
+        "final": final,
+    }
+    labels = [c.removeprefix("Report ") for c in columns]
+    return PageTable(data, Course("Hand Scores as each report published them", "points", labels,
+                                  [(r["name"], r["scores"]) for r in rows]),
+                     {"final": final} if final else {})

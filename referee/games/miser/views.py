@@ -19,9 +19,11 @@ player may show her hand"; docs/rulings.md):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
-from referee.games.base import JSON, Audience, Notice
+from referee.games.base import JSON, Audience, Course, Notice, PageTable
+from referee.games.cards import card_face as card
 from referee.games.miser.rules import (
     OFFER,
     OWED_TEXT,
@@ -47,6 +49,16 @@ from referee.games.miser.rules import (
 
 class MiserViews(MiserRules):
     """What each seat and the public see, and the data of each mail."""
+
+    #: The page folds its history into turns at these events.
+    history_ends: ClassVar[frozenset[str]] = frozenset({"resolved"})
+    history_word: ClassVar[str] = "Turn"
+
+    def page_table(self, view: Mapping[str, JSON],
+                   events: Sequence[Mapping[str, JSON]]) -> PageTable:
+        """The game as its table for its page (:mod:`.page`)."""
+        return miser_page(view, events)
+
 
     def view(self, state: MiserState, seat: int | None) -> dict[str, JSON]:
         """The public view holds no card in a hand, face down or removed
@@ -298,3 +310,89 @@ def _names_text(names: Sequence[str]) -> str:
     if len(names) <= 1:
         return "".join(names)
     return f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+# -- the game's public page ------------------------------------------------------
+
+View = Mapping[str, Any]
+Events = Sequence[Mapping[str, Any]]
+
+
+def miser_page(view: View, events: Events) -> PageTable:
+    """Miser (rule text 004): each player's pennies and cards, the centre,
+    what the turn under way has come to; the turns resolved."""
+    names = [p["name"] for p in view["players"]]
+    course = _pennies(view, names)
+    labels = ["start", *(str(h["turn"]) for h in view["history"])]
+    data = {
+        **{k: view[k] for k in ("turn_number", "turn_player", "stage", "players", "centre",
+                                "pennies_each", "contract", "attack", "game_over",
+                                "winners", "result", "slush_count", "removed_count")},
+        "auction": None if view["auction"] is None else {
+            **view["auction"],
+            "bids": [{**b, **card(b["card"])} for b in view["auction"]["bids"]]},
+        "turns": [_turn(h) for h in reversed(view["history"])],
+    }
+    return PageTable(data, None if course is None else Course(
+        "Pennies after each turn", "pennies", labels, list(zip(names, course, strict=True))))
+
+
+def _pennies(view: View, names: list[str]) -> list[list[int | None]] | None:
+    """Each player's pennies after each resolved turn, worked out from the
+    public reports of the turns (rule text 004: wagers and stakes go into
+    the centre, a pass pays 3 into it, the taker takes it); None if they do
+    not come to the pennies the players hold now (a report this does not
+    know how to read), so no chart is drawn rather than a wrong one."""
+    purse = {n: int(view["pennies_each"]) for n in names}
+    course: list[list[int | None]] = [[purse[n]] for n in names]
+    for h in view["history"]:
+        kind = h["kind"]
+        if kind == "pass":
+            purse[h["name"]] -= h["paid"]
+        elif kind == "contract":
+            purse[h["by"]] -= h["wagers"][0]
+            purse[h["partner"]] -= h["wagers"][1]
+            purse[h["victim"]] -= h["stake"]
+            for taker in h["takers"]:
+                purse[taker] += h["share"]
+        elif kind == "attack":
+            purse[h["attacker"]] -= h["wager"]
+            purse[h["victim"]] -= h["stake"]
+            if h["taker"] is not None:
+                purse[h["taker"]] += h["pot"]
+        elif kind == "auction":
+            if h.get("winner") is not None:
+                purse[h["winner"]] += h["pot"]
+            for b in h["bids"]:
+                if b["outcome"] == "paid":
+                    purse[b["name"]] -= b["pennies"]
+        else:
+            return None
+        for i, n in enumerate(names):
+            course[i].append(purse[n])
+    # What the turn under way has put into the centre so far comes back
+    # out of it: it is in no report yet.
+    now = {p["name"]: p["pennies"] for p in view["players"]}
+    if (c := view["contract"]) is not None:
+        now[c["by"]] += c["wagers"][0]
+        now[c["partner"]] += c["wagers"][1]
+        now[c["victim"]] += c["stake"]
+    if (a := view["attack"]) is not None:
+        now[a["attacker"]] += a["wager"]
+        now[a["victim"]] += a["stake"]
+    if purse != now:
+        return None
+    return course
+
+
+def _turn(h: Mapping[str, Any]) -> dict[str, Any]:
+    """A resolved Miser turn, its cards as cards."""
+    out = dict(h)
+    if "cards" in h:
+        out["cards"] = [{**c, **card(c["card"])} for c in h["cards"]]
+    if "sides" in h:
+        out["sides"] = [{**s, "cards": [{**c, **card(c["card"])} for c in s["cards"]]}
+                        for s in h["sides"]]
+    if "bids" in h:
+        out["bids"] = [{**b, **card(b["card"])} for b in h["bids"]]
+    return out

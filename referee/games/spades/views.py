@@ -6,8 +6,12 @@ ever public; a seat sees its own hand and nobody else's.
 
 from __future__ import annotations
 
-from referee.games.base import JSON, Audience, Notice
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from referee.games.base import JSON, Audience, Course, Notice, PageTable
 from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS
+from referee.games.cards import card_face as card
 from referee.games.spades.rules import (
     BIDDING,
     OVER,
@@ -36,6 +40,15 @@ from referee.games.spades.rules import (
 class SpadesViews(SpadesRules):
     """The views of a game, and the hooks :class:`SpadesRules` calls for
     the data its notices carry."""
+
+    #: The page folds its history into rounds at these events.
+    history_opens: ClassVar[frozenset[str]] = frozenset({"deal"})
+
+    def page_table(self, view: Mapping[str, JSON],
+                   events: Sequence[Mapping[str, JSON]]) -> PageTable:
+        """The game as its table for its page (:mod:`.page`)."""
+        return spades_page(view, events)
+
 
     # -- what people see ------------------------------------------------------
 
@@ -235,3 +248,41 @@ class SpadesViews(SpadesRules):
         if state.phase == OVER or state.order[state.turn] != seat:
             return None
         return "your bid" if state.phase == BIDDING else "your card"
+
+
+# -- the game's public page ------------------------------------------------------
+
+View = Mapping[str, Any]
+Events = Sequence[Mapping[str, Any]]
+
+
+def spades_page(view: View, events: Events) -> PageTable:
+    """Spades (rule text 001): the two teams, the four players around the
+    table in the order they play, bids against tricks, the trick on the
+    table or the last one taken, bags; the rounds scored."""
+    players = view["players"]
+    trick = [{**p, **card(p["card"])} for p in view["trick"]]
+    last = view["tricks"][-1] if view["tricks"] else None
+    if last is not None:
+        last = {**last, "plays": [{**p, **card(p["card"])} for p in last["plays"]],
+                "winning": card(last["winning_card"])}
+    by_name = {p["name"]: p for p in players}
+    for p in trick:
+        by_name[p["name"]] = {**by_name[p["name"]], "played": p}
+    seats = [by_name[p["name"]] for p in players]
+    rounds = [{"round": r["round"], "teams": r["teams"]} for r in view["rounds"]]
+    course = [[0, *(r["teams"][t]["score"] for r in view["rounds"])] for t in (0, 1)]
+    labels = ["start", *(str(r["round"]) for r in view["rounds"])]
+    teams = [f"Team {t['number']} ({' & '.join(t['names'])})" for t in view["teams"]]
+    deals = [{"round": e["data"]["round"], "hands": e["data"]["hand_sha256"]}
+             for e in events if e["kind"] == "deal" and "hand_sha256" in e["data"]]
+    data = {
+        **{k: view[k] for k in ("round", "target", "phase", "teams", "to_move", "what",
+                                "trick_number", "game_over", "winners", "end_reason")},
+        # Around the table, clockwise in the order of play: partners face each other.
+        "north": seats[0], "east": seats[1], "south": seats[2], "west": seats[3],
+        "trick": trick, "last": last, "rounds": list(reversed(rounds)),
+    }
+    return PageTable(data, Course("Team points after each round", "points", labels,
+                                  list(zip(teams, course, strict=True))),
+                     {"deals": list(reversed(deals))})

@@ -22,6 +22,9 @@ EX_NOHOST = 68
 EX_UNAVAILABLE = 69
 #: sysexits.h EX_CANTCREAT: a file or folder the referee writes cannot be made.
 EX_CANTCREAT = 73
+#: sysexits.h EX_IOERR: a write that failed for want of room (a full disk or
+#: quota) or a file that is damaged; the referee did nothing it will not redo.
+EX_IOERR = 74
 #: sysexits.h EX_TEMPFAIL: busy (another pass, a locked database); try again.
 EX_TEMPFAIL = 75
 #: sysexits.h EX_NOPERM: a login refused, a file the referee's user may not

@@ -91,12 +91,19 @@ def test_a_config_the_user_may_not_read_is_one_line_and_77(world: Path) -> None:
     config = world / "referee.toml"
     config.write_text(MAILDIRS, encoding="utf-8")
     config.chmod(0o000)
-    run = referee("-c", config, "check", cwd=world, as_nobody=True)
+    fix = (f"may not read it; make it readable by the referee's user (chgrp referee {config}; "
+           f"chmod 0640 {config})\n")
+    run = referee("-c", config, "poll", cwd=world, as_nobody=True)
     assert run.returncode == EX_NOPERM
     assert run.stderr.startswith(f"referee: bad config: {config}: this user (")
-    assert run.stderr.endswith(f"may not read it; make it readable by the referee's user "
-                               f"(chgrp referee {config}; chmod 0640 {config})\n")
+    assert run.stderr.endswith(fix)
     assert run.stderr.count("\n") == 1
+    # check: its config line, which fails; nothing else can be tried.
+    run = referee("-c", config, "check", cwd=world, as_nobody=True)
+    assert (run.returncode, run.stderr) == (EX_NOPERM, "")
+    assert run.stdout.startswith(f"config   FAIL {config}: this user (")
+    assert run.stdout.endswith(fix)
+    assert run.stdout.count("\n") == 1
 
 
 def test_a_config_with_several_bad_keys_is_one_line_naming_each(world: Path) -> None:

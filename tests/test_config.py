@@ -1,4 +1,5 @@
-"""The config file: passwords kept outside it, in the environment or a file."""
+"""The config file: passwords kept outside it, in the environment or a file;
+and every key means what it says, or is one line naming it."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ def test_a_password_may_come_from_a_file_as_systemd_credentials_give_it(
     creds = tmp_path / "credentials"
     creds.mkdir()
     (creds / "smtp-password").write_text("relay pass\n", encoding="utf-8")
+    (creds / "smtp-password").chmod(0o400)  # as systemd's LoadCredential= makes it
     (tmp_path / "imap-password").write_text("imap pass", encoding="utf-8")
+    (tmp_path / "imap-password").chmod(0o640)  # root's, read through the referee's group
     monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(creds))
     config = load_config(_write(
         tmp_path, '[mailbox]\nkind = "imap"\nusername = "ref"\npassword_file = "imap-password"\n'

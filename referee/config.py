@@ -61,8 +61,7 @@ def checked_duration(text: str, maximum: timedelta) -> timedelta:
     ValueError saying what would be right."""
     value = parse_duration(text)
     if not timedelta(0) < value <= maximum:
-        raise ValueError(f"{text!r} must be more than nothing and at most "
-                         f"{format_duration(maximum)}")
+        raise ValueError(f"{text!r} must be more than nothing and at most {_days(maximum)}")
     return value
 
 

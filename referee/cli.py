@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from referee.config import (
+    MAX_DURATION,
     Config,
     ConfigError,
     checked_duration,
@@ -243,7 +244,12 @@ def _command(args: argparse.Namespace) -> int:
             return run_demo(args.kind, args.dir, args.seed)
     if args.command == "verify" and args.mail is not None:
         return _verify_mail(args.tag, args.mail)  # a player's: no config, no database
-    config = load_config(args.config)
+    try:
+        config = load_config(args.config)
+    except ConfigError as e:
+        if args.command != "check":
+            raise
+        return _config_fails(e)
     try:
         if args.command == "check":
             return run_check(config, args.config)
@@ -621,6 +627,15 @@ def run_check(config: Config, path: str) -> int:
     return next((ln.exit_code for ln in lines if ln.exit_code), 0)
 
 
+def _config_fails(error: ConfigError) -> int:
+    """``check`` of a config that cannot be used: its FAIL line, and its
+    code; nothing else can be tried without it."""
+    from referee.check import Line
+
+    print(Line("config", "FAIL", str(error), error.exit_code))
+    return error.exit_code
+
+
 def _safe_url(url: str) -> str:
     """A database URL without its password."""
     from urllib.parse import urlsplit
@@ -660,11 +675,6 @@ def _send_unless_busy(referee: Referee, config: Config, now: datetime | None) ->
 
         problem = explain(referee.relay_error, "smtp", referee.config.smtp)
         print(f"referee: the mail is queued, not sent: {problem}", file=sys.stderr)
-
-
-#: The longest duration a command takes: a year, so a slip of the keyboard
-#: ("--by 2000d") is refused rather than done.
-MAX_DURATION = timedelta(days=366)
 
 
 def _duration(option: str, text: str, maximum: timedelta = MAX_DURATION) -> timedelta:

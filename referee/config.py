@@ -7,9 +7,12 @@ and the problem.
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
+import stat
 import tomllib
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -40,13 +43,12 @@ class ConfigError(Exception):
         self.exit_code = exit_code
 
 
-def parse_duration(text: str | int | float) -> timedelta:
-    """Read ``"3d"``, ``"1d12h"``, ``"90m"`` or a number of seconds."""
-    if isinstance(text, int | float):
-        return timedelta(seconds=text)
+def parse_duration(text: str) -> timedelta:
+    """Read ``"3d"``, ``"1d12h"``, ``"90m"``, ``"2w"``: whole numbers, each
+    with its unit. A bare number is refused: seconds or days, nobody can tell."""
     s = text.strip().replace(" ", "")
     if s.isdigit():
-        return timedelta(seconds=int(s))
+        raise ValueError(f"{text!r} needs a unit, like {s}d or {s}h")
     parts = _DURATION.findall(s)
     if not parts or "".join(n + u for n, u in parts).lower() != s.lower():
         raise ValueError(f"{text!r} is not a duration; write e.g. 3d, 12h, 1d12h, 30m or 45s")
@@ -57,12 +59,9 @@ def checked_duration(text: str, maximum: timedelta) -> timedelta:
     """A duration an operator gave: with a unit (a bare "2" is no longer
     taken as seconds), more than nothing and at most ``maximum``. Raises
     ValueError saying what would be right."""
-    if text.strip().isdigit():
-        raise ValueError(f"{text!r} needs a unit, like {text.strip()}d or {text.strip()}h")
     value = parse_duration(text)
     if not timedelta(0) < value <= maximum:
-        raise ValueError(f"{text!r} must be more than nothing and at most "
-                         f"{format_duration(maximum)}")
+        raise ValueError(f"{text!r} must be more than nothing and at most {_days(maximum)}")
     return value
 
 
@@ -77,7 +76,83 @@ def format_duration(delta: timedelta) -> str:
     return " ".join(parts) or "0 seconds"
 
 
-Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
+#: The longest duration the operator gives, in the config or on the command
+#: line: a year, so a slip of the keyboard ("2000d") is refused, not done.
+MAX_DURATION = timedelta(days=366)
+#: The longest deadline or reminder a game may have ([deadlines] and ``game
+#: new --option deadline=``).
+MAX_DEADLINE = timedelta(days=90)
+#: RFC 2177 §3: a server may log off a client idle for 30 minutes, so IDLE
+#: is re-issued at least every 29.
+MAX_IDLE = timedelta(minutes=29)
+
+
+def config_duration(value: object) -> timedelta:
+    """A duration written in the config: a string with its unit, as on the
+    command line. A bare number is refused: ``default = 3`` was 3 seconds,
+    where 3 days was meant."""
+    if isinstance(value, timedelta):
+        return value  # given by code (config_from_dict), not by a file
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f'{value!r} is not a duration; write e.g. "3d", "12h", "1d12h", '
+                         '"30m" or "45s"')
+    n = str(value).strip()
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError(f'{value} is less than nothing; write a duration with its unit, '
+                             'like "3d" (days), "12h", "30m" or "45s"')
+        if not float(value).is_integer():
+            raise ValueError(f'{value} needs a unit, in whole numbers; write e.g. "1d12h", '
+                             '"36h", "90m" or "45s"')
+        n = str(int(value))
+    if n.isdigit():
+        raise ValueError(f'{n} needs a unit; write "{n}d" (days), "{n}h" (hours), '
+                         f'"{n}m" (minutes) or "{n}s" (seconds)')
+    return parse_duration(n)
+
+
+def _duration_up_to(most: timedelta, zero: bool = False,
+                    why: str = "") -> Callable[[object], timedelta]:
+    """A validator of a duration key: more than nothing (or nothing too,
+    where ``zero``: a key for which nothing means none) and at most
+    ``most`` (``why`` says why, when it is not a slip of the keyboard)."""
+    def check(value: object) -> timedelta:
+        delta = config_duration(value)
+        low = timedelta(0) <= delta if zero else timedelta(0) < delta
+        if not (low and delta <= most):
+            floor = "" if zero else "more than nothing and "
+            raise ValueError(f"{value!r} must be {floor}at most {_days(most)}{why}")
+        return delta
+    return check
+
+
+def _days(span: timedelta) -> str:
+    """A limit as an operator counts it: "90 days", not "12 weeks 6 days"."""
+    if span >= timedelta(days=1) and not span % timedelta(days=1):
+        return f"{span.days} days"
+    return format_duration(span)
+
+
+#: A duration key of the config: with its unit, more than nothing, at most a year.
+Duration = Annotated[timedelta, BeforeValidator(_duration_up_to(MAX_DURATION))]
+#: A game's deadline or reminder: at most MAX_DEADLINE, as ``--option deadline=``.
+DeadlineDuration = Annotated[timedelta, BeforeValidator(_duration_up_to(MAX_DEADLINE))]
+
+
+def _optional_path(value: object) -> object:
+    """An empty path is no path: ``path = ""`` was the config's own folder."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+def _required_path(value: object) -> object:
+    if isinstance(value, str) and not value.strip():
+        raise ValueError('is empty (it would be the config\'s own folder); name a path, '
+                         'relative to the config\'s folder or absolute')
+    return value
+
+
+OptionalPath = Annotated[Path | None, BeforeValidator(_optional_path)]
+RequiredPath = Annotated[Path, BeforeValidator(_required_path)]
 
 
 def _address(value: str) -> str:
@@ -105,8 +180,9 @@ class _Login(_Section):
     password_env: str = ""
     #: A file holding the password (one trailing newline is dropped);
     #: ``$CREDENTIALS_DIRECTORY`` and other variables in it are expanded, and
-    #: a relative path is taken from the config file's folder.
-    password_file: Path | None = None
+    #: a relative path is taken from the config file's folder. Every user
+    #: of the machine may not read it (but in Docker's /run/secrets).
+    password_file: OptionalPath = None
 
     @model_validator(mode="after")
     def _password_from_outside(self, info: ValidationInfo) -> _Login:
@@ -124,12 +200,57 @@ class _Login(_Section):
             if not path.is_absolute() and info.context:
                 path = Path(info.context["base_dir"]) / path
             try:
-                text = path.read_text(encoding="utf-8")
+                with open(path, encoding="utf-8") as f:
+                    mode = os.fstat(f.fileno()).st_mode
+                    text = f.read()
             except (OSError, UnicodeDecodeError) as e:
                 reason = getattr(e, "strerror", None) or str(e)
                 raise ValueError(f"password_file: cannot read {path}: {reason}") from None
+            if _everyone_may_read(path, mode):
+                raise ValueError(
+                    f"password_file: every user of this machine may read {path} (mode "
+                    f"{stat.S_IMODE(mode):04o}); chmod 600 {path} (or 640, with the "
+                    "referee's user in its group)")
             self.password = text.removesuffix("\n").removesuffix("\r")
         return self
+
+
+#: Where Docker mounts secrets: its own tmpfs, seen only in the containers
+#: given the secret, and made 0444 unless the compose file says otherwise.
+DOCKER_SECRETS = Path("/run/secrets")
+
+
+def _everyone_may_read(path: Path, mode: int) -> bool:
+    """Whether a password file is readable by every user (as ssh refuses a
+    key). Its group may read it: the README's own way is a file of root's
+    that the referee's group reads (chgrp referee; chmod 640)."""
+    return (stat.S_ISREG(mode) and bool(mode & stat.S_IROTH)
+            and not path.absolute().is_relative_to(DOCKER_SECRETS))
+
+
+def _host(value: object) -> object:
+    """A server's name or address alone: a URL or a port in it never resolves."""
+    if not isinstance(value, str):
+        return value
+    host = value.strip()
+    name, colon, port = host.rpartition(":")
+    if "://" in host or "/" in host:
+        raise ValueError(f"{value!r} is not a host name; write the name alone, like "
+                         "mail.example.org (the port in port, TLS in security)")
+    if colon and port.isdigit() and ":" not in name:
+        raise ValueError(f"{value!r} holds a port; write host = {name!r} and port = {port}")
+    if any(c.isspace() for c in host):
+        raise ValueError(f"{value!r} is not a host name; write one, like mail.example.org")
+    return host
+
+
+Host = Annotated[str, BeforeValidator(_host)]
+
+
+def _needs_host(section: str, kind: str, host: str) -> None:
+    if not host:
+        raise ValueError(f'host is empty; name the {section} server (kind = "{kind}"), '
+                         "like mail.example.org")
 
 
 class RefereeSection(_Section):
@@ -142,12 +263,35 @@ class RefereeSection(_Section):
     #: Mail larger than this many bytes is refused with a short reply.
     max_message_size: int = Field(default=10_000_000, gt=0)
     #: Held by a pass (``poll``) or the daemon (``run``), so two never overlap.
-    lock_file: Path = Path("referee.lock")
+    lock_file: RequiredPath = Path("referee.lock")
     #: "one": one referee process at a time (the lock file and the database's
     #: pass lease). "many" (PostgreSQL only): several ``run``/``poll``
     #: processes share the database and the mailbox, claiming mail, games
     #: and outbox rows one by one.
     workers: Literal["one", "many"] = "one"
+
+    @model_validator(mode="after")
+    def _as_written(self) -> RefereeSection:
+        if self.public_list is not None and self.public_list == self.address:
+            raise ValueError(
+                "public_list is the referee's own address: public reports would come back "
+                "to the referee, unread by anyone; name the players' list, or leave it out")
+        if self.list_id is not None:
+            list_id = self.list_id.strip().strip("<>")
+            if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+                                r"(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)+", list_id):
+                raise ValueError(
+                    f"list_id: {self.list_id!r} is no List-Id (RFC 2919: words joined by "
+                    "dots, no @ or spaces); write the id in the list's own List-Id header, "
+                    "like players.example.org")
+        if self.workers == "many" and not self.database.startswith("postgresql"):
+            # passes.many_workers: on SQLite "many" was "one" in silence, and a
+            # second worker found the first holding the lock (poll: 75; run: stops).
+            raise ValueError(
+                'workers = "many" needs PostgreSQL: SQLite takes one referee process '
+                'at a time, and a second would only wait; set workers = "one", or '
+                'database = "postgresql+psycopg://…"')
+        return self
 
     @property
     def domain(self) -> str:
@@ -156,20 +300,24 @@ class RefereeSection(_Section):
 
 class MailboxSection(_Login):
     kind: Literal["imap", "maildir"] = "maildir"
-    host: str = "127.0.0.1"
+    host: Host = "127.0.0.1"
     port: int | None = Field(default=None, gt=0, lt=65536)
     security: Literal["ssl", "starttls", "none"] = "ssl"
     folder: str = "INBOX"
-    path: Path = Path("mail/inbox")
-    #: Seconds between polls when the server offers no IDLE (daemon only).
+    path: RequiredPath = Path("mail/inbox")
+    #: How long between polls when the server offers no IDLE (daemon only).
     poll_interval: Duration = timedelta(seconds=60)
-    #: Re-issue IDLE this often (RFC 2177 asks for less than 29 minutes).
-    idle_timeout: Duration = timedelta(minutes=10)
+    #: Re-issue IDLE this often (RFC 2177: at most 29 minutes).
+    idle_timeout: Annotated[timedelta, BeforeValidator(_duration_up_to(
+        MAX_IDLE, why=" (RFC 2177: a server may log off a client idle for 30)"))
+    ] = timedelta(minutes=10)
 
     @model_validator(mode="after")
     def _imap_needs_credentials(self) -> MailboxSection:
         if self.kind == "imap" and not self.username:
             raise ValueError("username is required when kind = \"imap\"")
+        if self.kind == "imap":
+            _needs_host("IMAP", self.kind, self.host)
         if self.port is None and self.kind == "imap":
             self.port = 993 if self.security == "ssl" else 143
         return self
@@ -177,13 +325,15 @@ class MailboxSection(_Login):
 
 class SmtpSection(_Login):
     kind: Literal["smtp", "maildir"] = "maildir"
-    host: str = "127.0.0.1"
+    host: Host = "127.0.0.1"
     port: int | None = Field(default=None, gt=0, lt=65536)
     security: Literal["ssl", "starttls", "none"] = "starttls"
-    path: Path = Path("mail/sent")
+    path: RequiredPath = Path("mail/sent")
     #: Give up on a mail that a server keeps refusing for this long.
     give_up_after: Duration = timedelta(days=5)
-    timeout: float = Field(default=60.0, gt=0)
+    #: Seconds (a number: the one key of the file that is not a duration
+    #: with a unit, as the libraries take it) to wait for the server.
+    timeout: float = Field(default=60.0, gt=0, le=3600)
     #: SMTP connections the outbox sends over at once (more only for enough
     #: mail); a player's mails always share one, in order.
     connections: int = Field(default=4, ge=1)
@@ -194,17 +344,43 @@ class SmtpSection(_Login):
 
     @model_validator(mode="after")
     def _default_port(self) -> SmtpSection:
+        if self.kind == "smtp":
+            _needs_host("SMTP", self.kind, self.host)
         if self.port is None and self.kind == "smtp":
             self.port = {"ssl": 465, "starttls": 587, "none": 25}[self.security]
         return self
 
 
 class DeadlinesSection(_Section):
-    default: Duration = timedelta(days=3)
-    reminder: Duration = timedelta(days=1)
+    default: DeadlineDuration = timedelta(days=3)
+    #: How long before the deadline the player is reminded: shorter than it.
+    reminder: DeadlineDuration = timedelta(days=1)
     #: The most a player may ask, by mail ("away 3d"), to extend a game's
-    #: deadlines, all their asks in that game together.
-    away_max: Duration = timedelta(days=7)
+    #: deadlines, all their asks in that game together; "0s": none.
+    away_max: Annotated[timedelta, BeforeValidator(_duration_up_to(
+        MAX_DURATION, zero=True))] = timedelta(days=7)
+
+    @model_validator(mode="after")
+    def _reminder_before_deadline(self) -> DeadlinesSection:
+        if self.reminder >= self.default:
+            raise ValueError(
+                f'reminder = "{as_written(self.reminder)}" is not shorter than default = '
+                f'"{as_written(self.default)}": {REMINDER_TOO_LATE}; make it shorter, like '
+                f'reminder = "{as_written(self.default / 3)}"')
+        return self
+
+
+#: Why a reminder at or after its deadline is refused.
+REMINDER_TOO_LATE = "the reminder would go out as each turn opens"
+
+
+def as_written(delta: timedelta) -> str:
+    """A duration as the config and the command line take it: "1d12h"."""
+    seconds, out = int(delta.total_seconds()), ""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        n, seconds = divmod(seconds, size)
+        out += f"{n}{unit}" if n else ""
+    return out or "0s"
 
 
 class AuthSection(_Section):
@@ -215,6 +391,17 @@ class AuthSection(_Section):
     #: The authserv-id of the operator's own mail server: only its
     #: Authentication-Results header (RFC 8601) is trusted. Empty: none is.
     authserv_id: str = ""
+
+    @model_validator(mode="after")
+    def _one_word(self) -> AuthSection:
+        # Compared with the header's first word (before ";"): anything more never matches.
+        if re.search(r"[\s;=]", self.authserv_id.strip()):
+            raise ValueError(
+                f"authserv_id: {self.authserv_id!r} is more than an authserv-id; write the "
+                "first word of your server's Authentication-Results header alone, like "
+                "mx.example.org")
+        self.authserv_id = self.authserv_id.strip()
+        return self
 
 
 class LimitsSection(_Section):
@@ -235,10 +422,20 @@ class LimitsSection(_Section):
     #: such strangers get no reply at all (and cannot join).
     stranger_replies_per_day: int = Field(default=50, ge=0)
 
+    @model_validator(mode="after")
+    def _hour_within_day(self) -> LimitsSection:
+        if self.replies_per_hour > self.replies_per_day:
+            raise ValueError(
+                f"replies_per_hour ({self.replies_per_hour}) is more than replies_per_day "
+                f"({self.replies_per_day}), which an hour cannot exceed; raise "
+                "replies_per_day or lower replies_per_hour")
+        return self
+
 
 class WebSection(_Section):
-    #: Where the game pages (static HTML) are written after each pass; empty: none.
-    path: Path | None = None
+    #: Where the game pages (static HTML) are written after each pass,
+    #: relative to the config's folder; empty: none.
+    path: OptionalPath = None
 
 
 class Config(_Section):
@@ -268,7 +465,7 @@ def load_config(path: str | Path) -> Config:
     """Read and validate the TOML file at ``path``."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = tomllib.loads(_text(p, p.read_bytes()))
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such config file; give its path with --config FILE "
                           "(config.example.toml documents every key)") from None
@@ -287,6 +484,26 @@ def load_config(path: str | Path) -> Config:
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{p}: not valid TOML: {e}") from None
     return config_from_dict(data, base_dir=p.resolve().parent, origin=str(p))
+
+
+def _text(path: Path, raw: bytes) -> str:
+    """The config file's text: UTF-8, with or without the byte-order mark
+    an editor on Windows writes (tomllib refuses it, as "Invalid statement
+    at line 1, column 1": a character nobody sees). Raises UnicodeDecodeError
+    for other bytes, and ConfigError for what is no UTF-8 text at all."""
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or _utf16_without_bom(raw):
+        raise ConfigError(f'{path}: UTF-16 text (what Notepad calls "Unicode"), not UTF-8; '
+                          "save it as UTF-8")
+    if b"\0" in raw:
+        raise ConfigError(f"{path} is no text file (a NUL byte at offset {raw.index(0)}); "
+                          "give the config file's path with --config FILE")
+    return raw.decode("utf-8").removeprefix("\ufeff")
+
+
+def _utf16_without_bom(raw: bytes) -> bool:
+    """Whether ``raw`` looks like UTF-16 text of ASCII: every other byte NUL."""
+    head = raw[:200]
+    return len(head) >= 4 and any(head[i::2].count(0) == len(head[i::2]) for i in (0, 1))
 
 
 def _user() -> str:

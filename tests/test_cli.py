@@ -298,7 +298,7 @@ def test_a_duration_needs_a_unit_and_has_a_maximum(
     assert main([*cli, "game", "extend", "goofspiel-1", "--by", "2"]) == 1
     assert "--by: '2' needs a unit, like 2d or 2h" in capsys.readouterr().err
     assert main([*cli, "game", "extend", "goofspiel-1", "--by", "400d"]) == 1
-    assert "--by: '400d' must be more than nothing and at most 52 weeks 2 days" in \
+    assert "--by: '400d' must be more than nothing and at most 366 days" in \
         capsys.readouterr().err
 
 

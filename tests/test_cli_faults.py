@@ -91,12 +91,19 @@ def test_a_config_the_user_may_not_read_is_one_line_and_77(world: Path) -> None:
     config = world / "referee.toml"
     config.write_text(MAILDIRS, encoding="utf-8")
     config.chmod(0o000)
-    run = referee("-c", config, "check", cwd=world, as_nobody=True)
+    fix = (f"may not read it; make it readable by the referee's user (chgrp referee {config}; "
+           f"chmod 0640 {config})\n")
+    run = referee("-c", config, "poll", cwd=world, as_nobody=True)
     assert run.returncode == EX_NOPERM
     assert run.stderr.startswith(f"referee: bad config: {config}: this user (")
-    assert run.stderr.endswith(f"may not read it; make it readable by the referee's user "
-                               f"(chgrp referee {config}; chmod 0640 {config})\n")
+    assert run.stderr.endswith(fix)
     assert run.stderr.count("\n") == 1
+    # check: its config line, which fails; nothing else can be tried.
+    run = referee("-c", config, "check", cwd=world, as_nobody=True)
+    assert (run.returncode, run.stderr) == (EX_NOPERM, "")
+    assert run.stdout.startswith(f"config   FAIL {config}: this user (")
+    assert run.stdout.endswith(fix)
+    assert run.stdout.count("\n") == 1
 
 
 def test_a_config_with_several_bad_keys_is_one_line_naming_each(world: Path) -> None:
@@ -316,3 +323,185 @@ def test_a_maildir_the_user_may_not_read_is_one_line_and_77(club: Path) -> None:
     check = referee("check", cwd=club, as_nobody=True)
     assert check.returncode == EX_NOPERM
     assert f"mailbox  FAIL {said}\n" in check.stdout
+
+
+def sections(**extra: str) -> str:
+    """The maildir club's config with lines added to its sections (a
+    section named anew is added at the end)."""
+    keys = {"referee": 'address = "referee@club.test"\n',
+            "mailbox": 'kind = "maildir"\npath = "in"\n',
+            "smtp": 'kind = "maildir"\npath = "out"\n'}
+    for name, lines in extra.items():
+        keys[name] = keys.get(name, "") + lines
+    return "".join(f"[{name}]\n{lines}" for name, lines in keys.items())
+
+
+def check_and_poll_refuse(folder: Path, text: str, line: str, code: int = EX_CONFIG) -> None:
+    """The config ``text`` is one line from ``check`` (its config part
+    FAILs, with the code) and from ``poll`` (at start, on stderr)."""
+    (folder / "referee.toml").write_text(text, encoding="utf-8")
+    check = referee("check", cwd=folder)
+    assert (check.stdout, check.stderr, check.returncode) == (
+        f"config   FAIL referee.toml: {line}\n", "", code)
+    one_line(referee("poll", cwd=folder), code, f"bad config: referee.toml: {line}")
+
+
+#: Keys that meant something other than they say, each as an operator
+#: writes it, and the one line that now names it.
+UNMEANT = {
+    "a deadline without its unit: 3 seconds, where 3 days was meant": (
+        {"deadlines": "default = 3\n"},
+        'deadlines.default: 3 needs a unit; write "3d" (days), "3h" (hours), "3m" '
+        '(minutes) or "3s" (seconds)'),
+    "a unit-less string": (
+        {"deadlines": 'reminder = "12"\n'},
+        'deadlines.reminder: 12 needs a unit; write "12d" (days), "12h" (hours), "12m" '
+        '(minutes) or "12s" (seconds)'),
+    "a float of days": (
+        {"deadlines": "away_max = 1.5\n"},
+        'deadlines.away_max: 1.5 needs a unit, in whole numbers; write e.g. "1d12h", '
+        '"36h", "90m" or "45s"'),
+    "a mailbox duration without its unit": (
+        {"mailbox": "poll_interval = 60\n"},
+        'mailbox.poll_interval: 60 needs a unit; write "60d" (days), "60h" (hours), "60m" '
+        '(minutes) or "60s" (seconds)'),
+    "a negative duration": (
+        {"smtp": "give_up_after = -5\n"},
+        'smtp.give_up_after: -5 is less than nothing; write a duration with its unit, like '
+        '"3d" (days), "12h", "30m" or "45s"'),
+    "a deadline of nothing": (
+        {"deadlines": 'default = "0s"\n'},
+        "deadlines.default: '0s' must be more than nothing and at most 90 days"),
+    "a deadline longer than game new allows": (
+        {"deadlines": 'default = "300d"\n'},
+        "deadlines.default: '300d' must be more than nothing and at most 90 days"),
+    "an IDLE servers log off": (
+        {"mailbox": 'idle_timeout = "1h"\n'},
+        "mailbox.idle_timeout: '1h' must be more than nothing and at most 29 minutes "
+        "(RFC 2177: a server may log off a client idle for 30)"),
+    "a reminder at its deadline": (
+        {"deadlines": 'default = "2d"\nreminder = "2d"\n'},
+        '[deadlines]: reminder = "2d" is not shorter than default = "2d": the reminder would '
+        'go out as each turn opens; make it shorter, like reminder = "16h"'),
+    "a reminder after the default deadline": (
+        {"deadlines": 'default = "12h"\n'},
+        '[deadlines]: reminder = "1d" is not shorter than default = "12h": the reminder would '
+        'go out as each turn opens; make it shorter, like reminder = "4h"'),
+    "several workers on SQLite": (
+        {"referee": 'workers = "many"\n'},
+        '[referee]: workers = "many" needs PostgreSQL: SQLite takes one referee process at a '
+        'time, and a second would only wait; set workers = "one", or database = '
+        '"postgresql+psycopg://…"'),
+    "public reports to the referee itself": (
+        {"referee": 'public_list = "Referee@club.test"\n'},
+        "[referee]: public_list is the referee's own address: public reports would come back "
+        "to the referee, unread by anyone; name the players' list, or leave it out"),
+    "a List-Id that is an address": (
+        {"referee": 'public_list = "players@club.test"\nlist_id = "players@club.test"\n'},
+        "[referee]: list_id: 'players@club.test' is no List-Id (RFC 2919: words joined by "
+        "dots, no @ or spaces); write the id in the list's own List-Id header, like "
+        "players.example.org"),
+    "a port in the host": (
+        {"smtp": 'host = "mail.club.test:587"\n'},
+        "smtp.host: 'mail.club.test:587' holds a port; write host = 'mail.club.test' and "
+        "port = 587"),
+    "a URL for a host": (
+        {"mailbox": 'host = "imaps://mail.club.test"\n'},
+        "mailbox.host: 'imaps://mail.club.test' is not a host name; write the name alone, "
+        "like mail.example.org (the port in port, TLS in security)"),
+    "a port out of range": (
+        {"mailbox": "port = 99300\n"},
+        "mailbox.port: Input should be less than 65536"),
+    "an empty lock file: the config's folder": (
+        {"referee": 'lock_file = ""\n'},
+        "referee.lock_file: is empty (it would be the config's own folder); name a path, "
+        "relative to the config's folder or absolute"),
+    "an authserv-id with the rest of the header": (
+        {"auth": 'authserv_id = "mx.club.test; dmarc=pass"\n'},
+        "[auth]: authserv_id: 'mx.club.test; dmarc=pass' is more than an authserv-id; write "
+        "the first word of your server's Authentication-Results header alone, like "
+        "mx.example.org"),
+    "an hour's budget above the day's": (
+        {"limits": "replies_per_hour = 500\n"},
+        "[limits]: replies_per_hour (500) is more than replies_per_day (300), which an hour "
+        "cannot exceed; raise replies_per_day or lower replies_per_hour"),
+    "no replies at all": (
+        {"limits": "replies_per_day = 0\n"},
+        "limits.replies_per_day: Input should be greater than 0"),
+    "an SMTP timeout in milliseconds": (
+        {"smtp": "timeout = 60000\n"},
+        "smtp.timeout: Input should be less than or equal to 3600"),
+}
+
+
+@pytest.mark.parametrize("fault", UNMEANT)
+def test_a_key_that_would_not_mean_what_it_says_is_one_line_in_check_and_poll(
+        world: Path, fault: str) -> None:
+    """``default = 3`` made every deadline 3 seconds long, check said OK,
+    and the next poll moved for every player."""
+    keys, line = UNMEANT[fault]
+    check_and_poll_refuse(world, sections(**keys), line)
+
+
+def test_a_password_file_every_user_may_read_is_one_line_naming_it(world: Path) -> None:
+    secret = world / "smtp-password"
+    secret.write_text("relay pass\n", encoding="utf-8")
+    secret.chmod(0o644)
+    text = sections(smtp='username = "referee"\npassword_file = "smtp-password"\n')
+    check_and_poll_refuse(world, text, (
+        f"[smtp]: password_file: every user of this machine may read {secret} (mode 0644); "
+        f"chmod 600 {secret} (or 640, with the referee's user in its group)"))
+    secret.chmod(0o640)  # root's, read by the referee's group: as the config itself
+    (world / "referee.toml").write_text(text, encoding="utf-8")
+    check = referee("check", cwd=world)
+    assert check.stdout.startswith("config   OK   referee.toml: the referee is "
+                                   "referee@club.test\n"), check.stdout
+
+
+def test_a_config_saved_with_a_byte_order_mark_reads_as_without(club: Path) -> None:
+    """Notepad and other Windows editors write one; tomllib refused it as
+    "Invalid statement (at line 1, column 1)", a character nobody sees."""
+    text = (club / "referee.toml").read_text(encoding="utf-8")
+    (club / "referee.toml").write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    check = referee("check", cwd=club)
+    assert (check.returncode, check.stderr) == (0, ""), check.stdout
+    assert check.stdout.startswith("config   OK   referee.toml: the referee is "
+                                   "referee@club.test\n")
+    assert referee("poll", cwd=club).returncode == 0
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_a_config_saved_as_utf16_is_one_line_saying_to_save_it_as_utf8(
+        world: Path, encoding: str) -> None:
+    """Notepad's "Unicode" (with its byte-order mark, or without one)."""
+    (world / "referee.toml").write_bytes(MAILDIRS.encode(encoding))
+    line = 'UTF-16 text (what Notepad calls "Unicode"), not UTF-8; save it as UTF-8'
+    check = referee("check", cwd=world)
+    assert (check.stdout, check.returncode) == (
+        f"config   FAIL referee.toml: {line}\n", EX_CONFIG)
+    one_line(referee("poll", cwd=world), EX_CONFIG, f"bad config: referee.toml: {line}")
+
+
+def test_a_database_given_for_the_config_is_one_line(club: Path) -> None:
+    """``-c referee.db``: it was "not UTF-8 text … save it as UTF-8"."""
+    one_line(referee("-c", "referee.db", "poll", cwd=club), EX_CONFIG,
+             "bad config: referee.db is no text file (a NUL byte at offset 15); give the "
+             "config file's path with --config FILE")
+
+
+@pytest.mark.parametrize(("options", "line"), [
+    (["deadline=12h"],
+     "Option reminder: 1d (the config's [deadlines] reminder) is not shorter than the "
+     "deadline, 12h: the reminder would go out as each turn opens; give --option "
+     "reminder=4h"),
+    (["deadline=2d", "reminder=2d"],
+     "Option reminder: 2d is not shorter than the deadline, 2d: the reminder would go out "
+     "as each turn opens; give --option reminder=16h"),
+    (["reminder=0s"], "Option reminder: '0s' must be more than nothing and at most 90 days"),
+])
+def test_a_games_reminder_at_or_after_its_deadline_is_refused(
+        club: Path, options: list[str], line: str) -> None:
+    new = referee("game", "new", "goofspiel", "--player", "alice@club.test", "--player",
+                  "bob@club.test", *(a for o in options for a in ("--option", o)), cwd=club)
+    one_line(new, 1, line)
+    assert referee("status", cwd=club).stdout.count("goofspiel-") == 0

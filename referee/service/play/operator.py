@@ -16,7 +16,13 @@ from email.utils import getaddresses
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from referee.config import Config, checked_duration
+from referee.config import (
+    MAX_DEADLINE,
+    REMINDER_TOO_LATE,
+    Config,
+    as_written,
+    checked_duration,
+)
 from referee.games import get_game
 from referee.games.base import Action, Audience, Notice, OptionError, SeatInfo
 from referee.games.draws import KEYED, draws_for, seed_fingerprint
@@ -29,8 +35,8 @@ from referee.service.play.session import GameSession
 from referee.store import models as m
 from referee.store.db import now_utc
 
-#: The longest deadline or reminder a game may have.
-MAX_OPTION_DURATION = timedelta(days=90)
+#: The longest deadline or reminder a game may have (as in the config).
+MAX_OPTION_DURATION = MAX_DEADLINE
 #: What a pruned mail's body says.
 PRUNED = "[body pruned by referee prune]"
 
@@ -54,8 +60,15 @@ class Operator:
         except KeyError as e:
             raise RefereeError(str(e.args[0])) from None
         raw = dict(options or {})
+        given = "reminder" in raw
         deadline = _duration_option(raw, "deadline", self.config.deadlines.default)
         reminder = _duration_option(raw, "reminder", self.config.deadlines.reminder)
+        if reminder >= deadline:
+            source = "" if given else " (the config's [deadlines] reminder)"
+            raise RefereeError(
+                f"Option reminder: {as_written(reminder)}{source} is not shorter than the "
+                f"deadline, {as_written(deadline)}: {REMINDER_TOO_LATE}; give "
+                f"--option reminder={as_written(deadline / 3)}")
         mail = raw.pop("mail", None)
         if mail is not None and mail not in MODES:
             raise RefereeError(f"Option mail: one of {', '.join(MODES)}; got {mail!r}.")

@@ -241,16 +241,10 @@ def check_games(config: Config) -> list[Line]:
     now: FAIL (78) while games of it are active, which are stalled (no
     move, no deadline; their mail waits); WARN when they are all over
     (only their replay, audit and page wait). No engine is imported."""
-    from referee.service.play.guests import Guests
-    from referee.store.db import make_engine, sessions
+    from referee.service.play.guests import stalled_in
 
-    db_engine = make_engine(config.database_url)
-    try:
-        stalled = Guests(sessions(db_engine)).stalled()
-    finally:
-        db_engine.dispose()
     return [Line("games", "FAIL" if s.active else "WARN", str(s),
-                 EX_CONFIG if s.active else 0) for s in stalled]
+                 EX_CONFIG if s.active else 0) for s in stalled_in(config.database_url)]
 
 
 def _lock(path: Path) -> str:

@@ -416,9 +416,9 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 raise RefereeError("name the folder, or set [web] path in the config")
             with writing(folder, "pages" if args.dir else "[web] path",
                           "name a folder that can be made, writable by this user"):
-                count, unserved = write_pages(
-                    referee, config.resolve(folder) if not args.dir else folder,
-                    parse_now(args.now))
+                unserved: list[str] = []
+                count = write_pages(referee, config.resolve(folder) if not args.dir else folder,
+                                    parse_now(args.now), unserved)
             print(f"{count} game page(s) and index.html written to {folder}")
             for line in unserved:
                 print(f"referee: {line}; its page is left as it was", file=sys.stderr)

@@ -98,23 +98,25 @@ def _shown(line: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def write_pages(referee: Referee, folder: Path, now: datetime | None = None,
-                ) -> tuple[int, list[str]]:
+                waiting: list[str] | None = None) -> int:
     """Write ``index.html`` and one ``TAG.html`` per game into ``folder``
     (``referee pages``: every page, wherever asked), each with its feed,
-    as of ``now``; returns the number of game pages, and a line for each
-    game whose package cannot serve it now, whose page is not written
-    (it stays as it was; the index lists the game as waiting). Books
+    as of ``now``; returns the number of game pages. A game whose package
+    cannot serve it now has its page left as it was, the index lists it as
+    waiting, and its line (``TAG: why``) is added to ``waiting``. Books
     nothing: the pages of ``[web] path`` are ``publish``'s."""
     now = now or now_utc()
     folder.mkdir(parents=True, exist_ok=True)
     games = referee.reading.iter_status()
-    lines, unserved = [], []
+    lines, written = [], 0
     for game, line, waits in _write_games(referee, folder, games, now):
         lines.append(line)
-        if waits is not None:
-            unserved.append(f"{game['tag']}: {waits}")
+        if waits is None:
+            written += 1
+        elif waiting is not None:
+            waiting.append(f"{game['tag']}: {waits}")
     _write_index(referee, folder, lines, now)
-    return len(lines) - len(unserved), unserved
+    return written
 
 
 def publish(referee: Referee, folder: Path, now: datetime | None = None) -> int:

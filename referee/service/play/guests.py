@@ -30,10 +30,12 @@ from typing import Any
 from sqlalchemy import Connection, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from referee.games import GAMES, GROUP, GameUnavailable, Source, get_game
+from referee import games
+from referee.games import GROUP, GameUnavailable, Source
 from referee.games.base import Game
 from referee.problems import EX_CONFIG, Problem
 from referee.store import models as m
+from referee.store.db import make_engine, sessions
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +78,7 @@ def engine(kind: str, db: Session | Connection | None = None, tag: str | None = 
     ``game_id`` when given) naming the package to install or mend; ``db``
     is read for the distribution remembered for a kind no longer declared."""
     try:
-        return get_game(kind)
+        return games.get_game(kind)
     except GameUnavailable as e:
         raise Unserved(kind, _declared_by(kind), str(e), tag, game_id) from None
     except KeyError:
@@ -95,9 +97,9 @@ def cannot_serve(kind: str, packages: Mapping[str, str]) -> Unserved | None:
     declares it, or its package clashes, is missing its module or failed
     to load; None as far as is known. ``packages``: the distributions
     remembered (:func:`remembered_all`)."""
-    if kind not in GAMES:
+    if kind not in games.GAMES:
         return Unserved(kind, packages.get(kind))
-    if (why := GAMES.broken(kind)) is not None:
+    if (why := games.GAMES.broken(kind)) is not None:
         return Unserved(kind, _declared_by(kind) or packages.get(kind), why)
     return None
 
@@ -107,24 +109,24 @@ def unserved_kinds(kinds: Iterable[str], db: Session | Connection) -> dict[str, 
     ``db`` is read for the distributions remembered only if one is declared
     by no installed package."""
     kinds = sorted(set(kinds))
-    packages = remembered_all(db) if any(kind not in GAMES for kind in kinds) else {}
+    packages = remembered_all(db) if any(k not in games.GAMES for k in kinds) else {}
     return {kind: u for kind in kinds if (u := cannot_serve(kind, packages)) is not None}
 
 
 def serves_again(kind: str) -> bool:
     """Whether ``kind``'s engine can be had now, looking again for a
     package installed since the packages were read (the daemon's)."""
-    if not GAMES.look_again(kind):
+    if not games.GAMES.look_again(kind):
         return False
     try:
-        get_game(kind)
+        games.get_game(kind)
     except KeyError:
         return False
     return True
 
 
 def _declared_by(kind: str) -> str | None:
-    source = GAMES.sources().get(kind)
+    source = games.GAMES.sources().get(kind)
     return source.package if source is not None else None
 
 
@@ -153,12 +155,12 @@ class Stall:
     mails: int
 
     def __str__(self) -> str:
-        games = (f"{self.active} active game(s) of kind {self.unserved.kind} wait"
-                 if self.active else
-                 f"{self.finished} finished game(s) of kind {self.unserved.kind} cannot be "
-                 "replayed, verified or shown")
+        said = (f"{self.active} active game(s) of kind {self.unserved.kind} wait"
+                if self.active else
+                f"{self.finished} finished game(s) of kind {self.unserved.kind} cannot be "
+                "replayed, verified or shown")
         mails = f", with {self.mails} mail(s)" if self.mails else ""
-        return f"{games}{mails}: {self.unserved.what}"
+        return f"{said}{mails}: {self.unserved.what}"
 
 
 class Guests:
@@ -207,3 +209,13 @@ class Guests:
         return [Stall(u, counts[kind].get("active", 0),
                       sum(n for s, n in counts[kind].items() if s != "active"),
                       mails.get(kind, 0)) for kind, u in found.items()]
+
+
+def stalled_in(database_url: str) -> list[Stall]:
+    """:meth:`Guests.stalled` of the database at ``database_url``, opened
+    for it alone (``check``, which runs no referee)."""
+    db_engine = make_engine(database_url)
+    try:
+        return Guests(sessions(db_engine)).stalled()
+    finally:
+        db_engine.dispose()

@@ -91,26 +91,35 @@ def engine_of(db: Session, game: m.Game) -> Game[Any]:
     return engine(game.kind, db, game.tag, game.id)
 
 
-def cannot_serve(kind: str, packages: Mapping[str, str]) -> Unserved | None:
-    """Why ``kind``'s games cannot be served now, known without importing
-    its engine (a cron pass pays for each module it imports): no package
-    declares it, or its package clashes, is missing its module or failed
-    to load; None as far as is known. ``packages``: the distributions
-    remembered (:func:`remembered_all`)."""
+def cannot_serve(kind: str, packages: Mapping[str, str],
+                 load: bool = False) -> Unserved | None:
+    """Why ``kind``'s games cannot be served now: no package declares it,
+    or its package clashes, is missing its module or failed to load; None
+    as far as is known. Known without importing its engine (a cron pass
+    pays for each module it imports), unless ``load``: then an installed
+    kind's engine is loaded to see (``check``). ``packages``: the
+    distributions remembered (:func:`remembered_all`)."""
     if kind not in games.GAMES:
         return Unserved(kind, packages.get(kind))
+    if load and _declared_by(kind) is not None:
+        try:
+            engine(kind)
+        except Unserved as e:
+            return e
     if (why := games.GAMES.broken(kind)) is not None:
         return Unserved(kind, _declared_by(kind) or packages.get(kind), why)
     return None
 
 
-def unserved_kinds(kinds: Iterable[str], db: Session | Connection) -> dict[str, Unserved]:
+def unserved_kinds(kinds: Iterable[str], db: Session | Connection,
+                   load: bool = False) -> dict[str, Unserved]:
     """:func:`cannot_serve` of each of ``kinds`` that cannot be served now;
     ``db`` is read for the distributions remembered only if one is declared
     by no installed package."""
     kinds = sorted(set(kinds))
     packages = remembered_all(db) if any(k not in games.GAMES for k in kinds) else {}
-    return {kind: u for kind in kinds if (u := cannot_serve(kind, packages)) is not None}
+    return {kind: u for kind in kinds
+            if (u := cannot_serve(kind, packages, load)) is not None}
 
 
 def serves_again(kind: str) -> bool:
@@ -188,17 +197,18 @@ class Guests:
                 else:
                     row.holder, row.expires_at = package[:200], now
 
-    def stalled(self) -> list[Stall]:
+    def stalled(self, load: bool = False) -> list[Stall]:
         """The kinds of stored games that cannot be served now, by kind:
         one query over the games, and one over the waiting mail when a kind
-        is found; no engine is imported."""
+        is found; no engine is imported unless ``load`` (see
+        :func:`cannot_serve`)."""
         with self.sessions() as db:
             counts: dict[str, dict[str, int]] = {}
             for kind, status, n in db.execute(
                     select(m.Game.kind, m.Game.status, func.count())
                     .group_by(m.Game.kind, m.Game.status)):
                 counts.setdefault(kind, {})[status] = n
-            found = unserved_kinds(counts, db)
+            found = unserved_kinds(counts, db, load)
             if not found:
                 return []
             mails: dict[str, int] = {kind: n for kind, n in db.execute(
@@ -213,9 +223,10 @@ class Guests:
 
 def stalled_in(database_url: str) -> list[Stall]:
     """:meth:`Guests.stalled` of the database at ``database_url``, opened
-    for it alone (``check``, which runs no referee)."""
+    for it alone, each installed kind's engine loaded to see (``check``,
+    which runs no referee)."""
     db_engine = make_engine(database_url)
     try:
-        return Guests(sessions(db_engine)).stalled()
+        return Guests(sessions(db_engine)).stalled(load=True)
     finally:
         db_engine.dispose()

@@ -236,6 +236,18 @@ def check_files(config: Config) -> list[Line]:
     return lines
 
 
+def check_games(config: Config) -> list[Line]:
+    """A line for each kind of stored game whose package cannot serve it
+    now: FAIL (78) while games of it are active, which are stalled (no
+    move, no deadline; their mail waits); WARN when they are all over
+    (only their replay, audit and page wait). The engine of each kind a
+    package brings is loaded, to find one that fails at import."""
+    from referee.service.play.guests import stalled_in
+
+    return [Line("games", "FAIL" if s.active else "WARN", str(s),
+                 EX_CONFIG if s.active else 0) for s in stalled_in(config.database_url)]
+
+
 def _lock(path: Path) -> str:
     with writing(path, "[referee] lock_file", LOCK_FIX), open(path, "a"):
         pass

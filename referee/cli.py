@@ -290,6 +290,12 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                            f"referee --config {args.config} init")
     referee = Referee(config, db_engine)
     try:
+        if args.command in ("poll", "run", "game"):
+            from referee.games import GAMES
+
+            # Which distribution each installed kind came from, so that a
+            # game whose package is later lost names what to install.
+            referee.guests.remember(GAMES.sources(), now_utc())
         if args.command == "game" and args.game_cmd != "new":
             if args.game_cmd == "resign":
                 name = referee.operator.resign_player(args.tag, args.address, parse_now(args.now))
@@ -359,8 +365,12 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 # Mail that will never arrive is trouble, though the pass ran.
                 print(f"referee: {lost} mail(s) failed for good in this pass: the relay "
                       "refused them (see: referee outbox)", file=sys.stderr)
-                return 1
-            return 0
+            # Games stalled for want of their package: the others were
+            # played, and this pass says it as `check` does, with its code.
+            stalled = [s for s in referee.guests.stalled() if s.active]
+            for stall in stalled:
+                print(f"referee: {stall}", file=sys.stderr)
+            return 1 if lost else EX_CONFIG if stalled else 0
         if args.command == "run":
             from referee.check import check_servers
             from referee.passes import exclusive
@@ -373,6 +383,9 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                     raise RefereeError(
                         f"another referee holds {config.resolve(config.referee.lock_file)} "
                         "or the database's pass lease; stop it first (or let its pass finish)")
+                for stall in referee.guests.stalled():
+                    if stall.active:  # they wait; the daemon reads them once it is back
+                        logging.getLogger("referee").error("%s", stall)
                 return run_daemon(referee, check_servers(config))
         if args.command == "prune":
             age = _duration("--older-than", args.older_than, maximum=timedelta(days=3660))
@@ -409,10 +422,13 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 raise RefereeError("name the folder, or set [web] path in the config")
             with writing(folder, "pages" if args.dir else "[web] path",
                           "name a folder that can be made, writable by this user"):
+                unserved: list[str] = []
                 count = write_pages(referee, config.resolve(folder) if not args.dir else folder,
-                                    parse_now(args.now))
+                                    parse_now(args.now), unserved)
             print(f"{count} game page(s) and index.html written to {folder}")
-            return 0
+            for line in unserved:
+                print(f"referee: {line}; its page is left as it was", file=sys.stderr)
+            return EX_CONFIG if unserved else 0
         if args.command == "verify":
             problems = referee.reading.audit(args.tag)
             if problems:
@@ -542,6 +558,7 @@ def run_check(config: Config, path: str) -> int:
     from referee.check import (
         Line,
         check_files,
+        check_games,
         check_imap,
         check_maildir,
         check_maildir_writable,
@@ -563,7 +580,10 @@ def run_check(config: Config, path: str) -> int:
         lines.append(Line("database", "FAIL", str(problem), problem.exit_code))
     except Problem as e:
         lines.append(Line("database", "FAIL", str(e), e.exit_code))
+    database_ok = lines[-1].verdict == "OK"
     lines += check_files(config)
+    if database_ok:
+        lines += check_games(config)
 
     def mailbox() -> str:
         if config.mailbox.kind == "imap":
@@ -801,9 +821,12 @@ def format_health(health: dict[str, Any]) -> str:
     failed = f", {box['failed']} failed (see: referee outbox)" if box["failed"] else ""
     lines = [f"outbox: {box['queued']} waiting{waiting}{failed}"]
     inbound = health["inbound"]
-    if inbound["failed"] or inbound["retrying"]:
+    if inbound["failed"] or inbound["retrying"] or inbound["waiting"]:
         again = f", {inbound['retrying']} to read again" if inbound["retrying"] else ""
-        lines.append(f"inbound: {inbound['failed']} failed{again} (see: referee inbound)")
+        waiting = (f", {inbound['waiting']} waiting for their game's package"
+                   if inbound["waiting"] else "")
+        lines.append(f"inbound: {inbound['failed']} failed{again}{waiting} "
+                     "(see: referee inbound)")
         for r in inbound["recent"]:
             lines.append(f"  {r['id']} at {r['received_at']} from {r['sender'] or '-'}: "
                          f"{r['reason']}")
@@ -835,6 +858,8 @@ def status_lines(games: Iterable[dict[str, Any]]) -> Iterator[str]:
         empty = False
         out = []
         out.append(f"{g['tag']}  ({g['kind']}, {g['status']})  round {g.get('round', '-')}")
+        if g.get("waits"):
+            out.append(f"  {g['tag']}: {g['waits']}")
         if g.get("prize"):
             out.append(f"  prize: {g['prize']}")
         for name, score in g.get("scores", {}).items():

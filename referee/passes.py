@@ -232,10 +232,12 @@ class Backlog:
 def reread(referee: Referee, now: datetime | None = None,
            imap: ImapSource | None = None) -> list[tuple[int, str]]:
     """Read again each failed mail the operator asked for (``referee inbound
-    --retry``), fetched from the mailbox by its source key; returns (record
-    id, what came of it). A mail no longer in the mailbox (expunged, or the
-    mailbox was reset or renamed since) is recorded failed again, saying so.
-    Connects to the mailbox only when there is mail to read again."""
+    --retry``), and each mail that waited for its game's package once the
+    package is back, fetched from the mailbox by its source key; returns
+    (record id, what came of it). A mail no longer in the mailbox (expunged,
+    or the mailbox was reset or renamed since) is recorded failed again,
+    saying so. Connects to the mailbox only when there is mail to read again."""
+    referee.intake.wake()
     wanted = referee.intake.retries()
     if not wanted:
         return []

@@ -197,3 +197,35 @@ def test_the_built_in_kinds_are_declared_in_the_entry_point_group_too() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     declared = project["entry-points"][referee.games.GROUP]
     assert declared == {kind: f"{module}:{name}" for kind, (module, name) in KINDS.items()}
+
+
+def test_a_game_package_installed_while_the_daemon_runs_is_found_for_its_waiting_mail(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon reads the packages once, at its start: a kind whose mail
+    waits is looked for again (``guests.serves_again``, each minute), so a
+    package installed meanwhile serves it without a restart."""
+    from referee.service.play import guests
+
+    registry = Registry(KINDS)
+    monkeypatch.setattr(referee.games, "GAMES", registry)
+    assert "late" not in registry  # the packages are read now: none declares it
+    missing = guests.cannot_serve("late", {})
+    assert missing is not None and missing.what == (
+        "its game package is not installed (kind late: install the package that declares "
+        "it under the entry-point group pbm_referee.games)")
+    assert guests.cannot_serve("late", {"late": "pbm-late"}).what == (  # type: ignore[union-attr]
+        "its game package is not installed (kind late, from the distribution pbm-late: "
+        "pip install pbm-late)")
+    site = tmp_path / "site"
+    info = site / "pbm_late-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pbm-late\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pbm_referee.games]\nlate = late_game:Late\n")
+    (site / "late_game.py").write_text("from referee.games.goofspiel import Goofspiel\n\n\n"
+                                       "class Late(Goofspiel):\n    kind = 'late'\n")
+    monkeypatch.syspath_prepend(str(site))
+    assert "late" not in registry  # read once: not seen unless looked for again
+    assert guests.serves_again("late")
+    assert registry.sources()["late"].package == "pbm-late"
+    assert guests.cannot_serve("late", {}) is None
+    assert registry["late"].kind == "late"

@@ -50,6 +50,10 @@ class GameUnavailable(KeyError):
     """A kind is declared, but its engine cannot be had: its package failed
     to load, or clashes with another. ``str()`` says which, and why."""
 
+    def __init__(self, line: str, kind: str = "") -> None:
+        super().__init__(line)
+        self.kind = kind
+
     def __str__(self) -> str:
         return str(self.args[0])
 
@@ -146,6 +150,45 @@ class Registry(MutableMapping[str, Game[Any]]):
                 self._fail(source, f"no module named {source.module!r}")
         return list(self._problems)
 
+    def broken(self, kind: str) -> str | None:
+        """Why the declared ``kind`` cannot be had, as known without
+        importing its engine (it clashes, its module is not there, or it
+        failed to load already), in its package's line; None: as far as is
+        known, it can. A kind no package declares is not in the registry."""
+        source = self._sources.get(kind)
+        if source is not None and source.package is None:
+            return self._broken.get(kind)  # built in: no package need be read
+        self._scan()
+        source = self._sources.get(kind)
+        if kind not in self._broken and source is not None and source.package is not None \
+                and kind not in self._games and not _findable(source.module):
+            self._fail(source, f"no module named {source.module!r}")
+        return self._broken.get(kind)
+
+    def look_again(self, kind: str) -> bool:
+        """Whether ``kind`` is declared now: if it was not when the packages
+        were read, they are read again for it (a package installed while
+        the daemon runs is found without a restart). Only a kind one package
+        alone declares, as ``module:Class``, is taken; a clash is said at
+        the next start."""
+        if kind in self:
+            return True
+        if self._group is None:
+            return False
+        from importlib.metadata import entry_points
+
+        importlib.invalidate_caches()  # the folder of installed packages changed
+        found = list(entry_points(group=self._group, name=kind))
+        if len(found) != 1:
+            return False
+        (ep,) = found
+        module, _, name = ep.value.partition(":")
+        if not module.strip() or not name.strip() or "[" in ep.value:
+            return False
+        package = ep.dist.name if ep.dist is not None else "an unnamed package"
+        self._sources[kind] = Source(kind, module.strip(), name.strip(), package)
+        return True
+
     def sources(self) -> dict[str, Source]:
         """Every kind, built in or installed, and where it comes from."""
         self._scan()
@@ -184,7 +227,7 @@ class Registry(MutableMapping[str, Game[Any]]):
         if kind not in self._sources:
             self._scan()
         if kind in self._broken:
-            raise GameUnavailable(self._broken[kind])
+            raise GameUnavailable(self._broken[kind], kind)
         source = self._sources[kind]
         game: Game[Any]
         if source.package is None:
@@ -205,7 +248,7 @@ class Registry(MutableMapping[str, Game[Any]]):
             game: Game[Any] = cls()
         except Exception as e:
             self._fail(source, f"{type(e).__name__}: {e}")
-            raise GameUnavailable(self._broken[source.kind]) from e
+            raise GameUnavailable(self._broken[source.kind], source.kind) from e
         return game
 
     def __setitem__(self, kind: str, game: Game[Any]) -> None:
@@ -273,6 +316,16 @@ def _findable(module: str) -> bool:
 
 
 GAMES: Registry = Registry(KINDS)
+
+
+def title_of(kind: str) -> str:
+    """The title of ``kind``'s game, or the kind itself when its engine
+    cannot be had: for what lists several games (a player's games, a
+    digest's subject), where one absent package must not stop the rest."""
+    try:
+        return GAMES[kind].title
+    except KeyError:
+        return kind
 
 
 def get_game(kind: str) -> Game[Any]:

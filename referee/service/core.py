@@ -3,7 +3,8 @@ builds the three wings and the rooms at the root, and is the one door the
 CLI, the passes, the daemon, the pages and the demo come in by. Past the
 door they use the rooms themselves: ``intake`` (mail in), ``sweep`` (the
 deadlines), ``operator`` (the operator's actions), ``reading`` (status,
-history, replay), ``health``, ``lease`` and ``pages``. It opens no
+history, replay), ``health``, ``lease``, ``pages`` and ``guests`` (the
+game packages the games need). It opens no
 transaction itself; each room says in its docstring which one it runs in.
 """
 
@@ -30,6 +31,7 @@ from referee.service.outgoing.outbox import OutboxSender, composer_for
 from referee.service.outgoing.streaming import OutboxStream
 from referee.service.pages import Pages
 from referee.service.play.deadlines import DeadlineSweep
+from referee.service.play.guests import Guests
 from referee.service.play.operator import Operator
 from referee.service.reading import Reading
 from referee.store.db import make_engine, now_utc, sessions
@@ -67,6 +69,7 @@ class Referee:
         self.reading = Reading(self.sessions)
         self.lease = Lease(self.sessions)
         self.health = Health(self.sessions)
+        self.guests = Guests(self.sessions)
         self.pages = Pages(self.sessions, config.referee.workers == "many")
         #: Why the last outbox send could not reach the relay (None: it could).
         self.relay_error: Exception | None = None

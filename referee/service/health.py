@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from referee.mail.inbound import one_line
 from referee.service.errors import RefereeError
 from referee.service.intake.receive import RETRY
+from referee.service.play.guests import WAITING
 from referee.store import models as m
 
 LAST_PASS = "health.pass"
@@ -72,11 +73,14 @@ class Health:
                                   .where(m.Inbound.status == "failed"))
             retrying = db.scalar(select(func.count()).select_from(m.Inbound)
                                  .where(m.Inbound.status == RETRY))
+            waiting = db.scalar(select(func.count()).select_from(m.Inbound)
+                                .where(m.Inbound.status == WAITING))
             last = {name: db.get(m.Lease, name) for name in (LAST_PASS, LAST_ERROR)}
         return {
             "outbox": {"queued": queued or 0, "failed": failed or 0,
                        "oldest_waiting": _iso(oldest)},
             "inbound": {"failed": in_failed or 0, "retrying": retrying or 0,
+                        "waiting": waiting or 0,
                         "recent": self.inbound(RECENT, failed_only=True) if in_failed else []},
             "last_pass": _entry(last[LAST_PASS]),
             "last_error": _entry(last[LAST_ERROR]),
@@ -84,17 +88,18 @@ class Health:
 
     def inbound(self, limit: int | None = LISTED,
                 failed_only: bool = False) -> list[dict[str, Any]]:
-        """The inbound mail that failed, or waits to be read again, newest first
-        (``limit`` None: all): when it came, from whom, its subject and why
-        it failed."""
-        states = ("failed",) if failed_only else ("failed", RETRY)
+        """The inbound mail that failed, waits to be read again, or waits for
+        its game's package, newest first (``limit`` None: all): when it came,
+        from whom, its subject and why."""
+        states = ("failed",) if failed_only else ("failed", RETRY, WAITING)
         with self.sessions() as db:
             q = (select(m.Inbound).where(m.Inbound.status.in_(states))
                  .order_by(m.Inbound.id.desc()).limit(limit))
             return [{
                 "id": row.id, "received_at": _iso(row.received_at),
                 "sender": row.sender or None, "subject": one_line(row.subject or "")[:200],
-                "state": "failed" if row.status == "failed" else "to read again",
+                "state": {"failed": "failed", WAITING: WAITING}.get(row.status,
+                                                                     "to read again"),
                 "reason": one_line(row.note or "")[:500], "source": row.source_key,
             } for row in db.scalars(q)]
 
@@ -102,6 +107,10 @@ class Health:
         """Read a failed inbound mail again, from the mailbox, at the next pass."""
         with self.sessions.begin() as db:
             row = db.get(m.Inbound, iid)
+            if row is not None and row.status == WAITING:
+                raise RefereeError(f"Inbound mail {iid} waits for its game's package; it is "
+                                   "read again by itself once the package is installed "
+                                   "(see: referee status).")
             if row is None or row.status != "failed":
                 raise RefereeError(f"There is no failed inbound mail {iid} "
                                    "(see: referee inbound).")

@@ -15,7 +15,6 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from referee.games import get_game
 from referee.games.base import (
     REFEREE_SEAT_NAME,
     Action,
@@ -26,6 +25,7 @@ from referee.games.base import (
 )
 from referee.games.draws import KEYED, draws_for, seed_fingerprint
 from referee.service.errors import RefereeError
+from referee.service.play import guests
 from referee.store import models as m
 
 #: Games ``status`` reads at a time.
@@ -105,13 +105,17 @@ class Reading:
         """What everyone may see of each game of ``tags``, for its page: the
         engine's view for no seat (``view``), and the seed once the rules let
         it be told (``seed``: the game is over, its kind reveals it, and its
-        opening committed to it; else None), as the game's last mail tells it."""
+        opening committed to it; else None), as the game's last mail tells it.
+        A game whose package cannot serve it now has none (``guests``)."""
         g = m.table_of(m.Game).c
         out: dict[str, dict[str, Any]] = {}
         with self.sessions() as db:
             for tag, kind, state, seed, draws in db.connection().execute(
                     select(g.tag, g.kind, g.state, g.seed, g.draws).where(g.tag.in_(tags))):
-                engine = get_game(kind)
+                try:
+                    engine = guests.engine(kind)
+                except guests.Unserved:
+                    continue
                 loaded = engine.load(state)
                 told = engine.reveals_seed and draws == KEYED and engine.is_over(loaded)
                 out[tag] = {"view": engine.view(loaded, None), "seed": seed if told else None}
@@ -131,7 +135,7 @@ class Reading:
             game = self._game(db, tag)
             if not as_loaded:
                 return game.state
-            engine = get_game(game.kind)
+            engine = guests.engine_of(db, game)
             return engine.dump(engine.load(game.state))
 
     def replay(self, tag: str) -> Any:
@@ -191,7 +195,7 @@ class Reading:
     def _replay(self, db: Session, game: m.Game) -> tuple[Any, list[tuple[int, Event]]]:
         """The state the seed and the action log give, and every event of
         the replay with its step."""
-        engine = get_game(game.kind)
+        engine = guests.engine_of(db, game)
         opts = {k: v for k, v in game.options.items()  # the service's, not the game's
                 if k not in ("deadline", "reminder", "mail", "aliases")}
         bots = {s.position for s in game.seats if s.bot and s.player is None}
@@ -295,18 +299,27 @@ def _entries(conn: Connection, games: Sequence[Any], low: int | None = None
                              .where(of(d.game_id))
                              .order_by(d.game_id, d.due_at, d.id)).all():
         deadlines[line.game_id].append(line)
+    # The kinds whose package cannot serve them now: said by each of their
+    # games (the distributions remembered are read only then).
+    unserved = guests.unserved_kinds((kind for _, _, kind, _, _ in games), conn)
     # A game that has not moved since views were kept: from its state.
     views = {gid: view for gid, _, _, _, view in games}
     if old := [i for i, view in views.items() if view is None]:
         for i, kind, state in conn.execute(select(_g.id, _g.kind, _g.state)
                                            .where(_g.id.in_(old))):
-            engine = get_game(kind)
+            try:
+                engine = guests.engine(kind, conn)
+            except guests.Unserved as e:
+                unserved.setdefault(kind, e)
+                views[i] = {"summary": {}, "shown": []}
+                continue
             views[i] = engine.public_view(engine.load(state))
     for gid, game_tag, kind, status, _ in games:
         view = views[gid]
         seat_names = names[gid]
         yield {
             "tag": game_tag, "kind": kind, "status": status,
+            **({"waits": unserved[kind].what} if kind in unserved else {}),
             "players": players[gid],
             "deadlines": [{"seat": seat,
                            "name": seat_names.get(seat, REFEREE_SEAT_NAME)

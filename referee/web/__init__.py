@@ -33,10 +33,13 @@ from jinja2 import (
     select_autoescape,
 )
 
-from referee.games import GAMES, get_game
+from referee.games import GAMES
+from referee.games.base import Game
 from referee.mail.compose import TEMPLATES, format_when
 from referee.service import Referee
 from referee.service.pages import Written
+from referee.service.play import guests
+from referee.service.play.guests import Unserved
 from referee.store.db import now_utc
 from referee.web.feed import game_feed, index_feed
 from referee.web.history import fold
@@ -94,17 +97,26 @@ def _shown(line: dict[str, Any] | None) -> dict[str, Any] | None:
                                       if k not in ("since", "updated")}
 
 
-def write_pages(referee: Referee, folder: Path, now: datetime | None = None) -> int:
+def write_pages(referee: Referee, folder: Path, now: datetime | None = None,
+                waiting: list[str] | None = None) -> int:
     """Write ``index.html`` and one ``TAG.html`` per game into ``folder``
     (``referee pages``: every page, wherever asked), each with its feed,
-    as of ``now``; returns the number of game pages. Books nothing: the
-    pages of ``[web] path`` are ``publish``'s."""
+    as of ``now``; returns the number of game pages. A game whose package
+    cannot serve it now has its page left as it was, the index lists it as
+    waiting, and its line (``TAG: why``) is added to ``waiting``. Books
+    nothing: the pages of ``[web] path`` are ``publish``'s."""
     now = now or now_utc()
     folder.mkdir(parents=True, exist_ok=True)
     games = referee.reading.iter_status()
-    lines = [line for _, line in _write_games(referee, folder, games, now)]
+    lines, written = [], 0
+    for game, line, waits in _write_games(referee, folder, games, now):
+        lines.append(line)
+        if waits is None:
+            written += 1
+        elif waiting is not None:
+            waiting.append(f"{game['tag']}: {waits}")
     _write_index(referee, folder, lines, now)
-    return len(lines)
+    return written
 
 
 def publish(referee: Referee, folder: Path, now: datetime | None = None) -> int:
@@ -124,7 +136,9 @@ def publish(referee: Referee, folder: Path, now: datetime | None = None) -> int:
             return 0
         written, relisted = [], every
         games = referee.reading.status_of([b.id for b in behind.values()])
-        for game, line in _write_games(referee, folder, games, now):
+        for game, line, waits in _write_games(referee, folder, games, now):
+            if waits is not None:
+                continue  # its page stays behind, to be written once its package is back
             was = behind[game["tag"]]
             relisted = relisted or _shown(line) != _shown(was.listing)
             written.append(Written(was.id, was.due, line))
@@ -135,10 +149,13 @@ def publish(referee: Referee, folder: Path, now: datetime | None = None) -> int:
 
 
 def _write_games(referee: Referee, folder: Path, games: Iterable[dict[str, Any]],
-                 now: datetime) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+                 now: datetime,
+                 ) -> Iterator[tuple[dict[str, Any], dict[str, Any], str | None]]:
     """Write the page and the feed of each of ``games`` (status entries),
     reading their histories and views :data:`BATCH` games at a time;
-    yields each game written, with its line of the index."""
+    yields each game with its line of the index, and, for a game whose
+    package cannot serve it now, why (its page is not written then, and
+    its line says it waits)."""
     batch: list[dict[str, Any]] = []
     for game in chain(games, [None]):
         if game is not None:
@@ -152,15 +169,22 @@ def _write_games(referee: Referee, folder: Path, games: Iterable[dict[str, Any]]
         views = referee.reading.public_views(tags)
         for entry in batch:
             events = histories[entry["tag"]]
-            _write_game(referee, folder, entry, events, views[entry["tag"]], now)
-            yield entry, _listing(entry, events)
+            waits = entry.get("waits")
+            try:
+                engine = guests.engine(entry["kind"])
+            except Unserved as e:
+                waits = waits or e.what  # failed since the status was read
+            if waits is not None:
+                yield entry, {**_listing(entry, events), "waits": True}, waits
+                continue
+            _write_game(referee, folder, engine, entry, events, views[entry["tag"]], now)
+            yield entry, _listing(entry, events), None
         batch = []
 
 
-def _write_game(referee: Referee, folder: Path, game: dict[str, Any],
+def _write_game(referee: Referee, folder: Path, engine: Game[Any], game: dict[str, Any],
                 events: list[dict[str, Any]], public: dict[str, Any], now: datetime) -> None:
     tag, config = game["tag"], referee.config.referee
-    engine = get_game(game["kind"])
     title = engine.title
     # The commitment the opening published (a game from before it published
     # one has none).

@@ -18,6 +18,10 @@ operator may ask for it to be read again (``referee inbound --retry``): its
 record is marked :data:`RETRY`, the next pass fetches the mail by its source
 key and hands it back here with ``again``, and the record itself becomes the
 mail's record, in one transaction, so the mail is refereed once.
+
+A mail about a game whose package cannot serve it now (``play.guests``) is
+neither failed nor answered: its record waits (``WAITING``), and is marked
+:data:`RETRY` by itself once the package is back (:meth:`Intake.wake`).
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import CursorResult, and_, func, or_, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -42,6 +46,7 @@ from referee.service.intake.letter import Letter, Outcome
 from referee.service.intake.triage import Triage
 from referee.service.outgoing.bounces import Bounces
 from referee.service.outgoing.delivery import Delivery
+from referee.service.play.guests import WAITING, Unserved, serves_again
 from referee.store import models as m
 from referee.store.db import DATABASE_AWAY
 
@@ -95,6 +100,10 @@ class Intake:
             raise AssertionError("unreachable")
         except DATABASE_AWAY:
             raise  # the database is away or busy: the next pass tries again
+        except Unserved as e:
+            # Neither the player's fault nor a fault of ours: the game's
+            # package cannot serve it now. Rolled back; the mail waits.
+            return self._waiting(raw, source_key, now, cursor, e, again)
         except Exception as e:
             # A fault of ours (an engine, a template, a value the database
             # refused) rolled the message's transaction back. It must not
@@ -102,6 +111,27 @@ class Intake:
             # transaction of its own.
             log.exception("processing message %s failed", source_key)
             return self._failed(raw, source_key, now, cursor, e, again)
+
+    def wake(self) -> int:
+        """Make the mail that waits for a game's package ready to be read
+        again (:data:`RETRY`) where the package is back (installed since,
+        or mended), so the next reading of such mail (``passes.reread``,
+        before any new mail) referees it in the order it came. How many."""
+        with self.sessions.begin() as db:
+            kinds = db.scalars(select(m.Game.kind).distinct()
+                               .join(m.Inbound, m.Inbound.game_id == m.Game.id)
+                               .where(m.Inbound.status == WAITING)).all()
+            back = [kind for kind in kinds if serves_again(kind)]
+            if not back:
+                return 0
+            woken: CursorResult[Any] = db.execute(  # type: ignore[assignment]
+                update(m.Inbound).where(
+                    m.Inbound.status == WAITING,
+                    m.Inbound.game_id.in_(select(m.Game.id).where(m.Game.kind.in_(back))))
+                .values(status=RETRY))
+        log.info("the game package of %s is back: %s waiting mail(s) to read again",
+                 ", ".join(back), woken.rowcount)
+        return int(woken.rowcount)
 
     def retries(self) -> list[tuple[int, str]]:
         """(record id, source key) of each mail to read again, oldest first."""
@@ -116,7 +146,9 @@ class Intake:
             row = db.get(m.Inbound, iid)
             if row is not None and row.status == RETRY:
                 row.status = "failed"
-                row.note = f"not read again: {reason} (it had failed: {row.note})"[:1000]
+                before = row.note if row.note.startswith("waiting: ") else \
+                    f"it had failed: {row.note}"
+                row.note = f"not read again: {reason} ({before})"[:1000]
 
     def cursor(self, mailbox: str) -> tuple[int, int] | None:
         """The (UIDVALIDITY, last UID) processed in ``mailbox``, if any."""
@@ -215,6 +247,37 @@ class Intake:
         record.status = outcome.status
         record.note = record.note or outcome.status
         return outcome
+
+    def _waiting(self, raw: bytes, source_key: str, now: datetime, cursor: Cursor | None,
+                 unserved: Unserved, again: int | None) -> Outcome:
+        """Record a mail whose game's package cannot serve it now as
+        :data:`WAITING` (its game, and why), unanswered: :meth:`wake` has
+        it read again once the package is back. One line of the log."""
+        note = f"waiting: {unserved}"[:1000]
+        try:
+            msg = self._parse(raw)  # it parsed before, so it parses now
+        except Exception:
+            msg = None
+        log.warning("mail from %s waits: %s", msg.sender if msg else "(no sender)", unserved,
+                    extra={"game": unserved.tag, "source": source_key})
+        try:
+            with self.sessions.begin() as db:
+                if again is not None:
+                    row = db.get(m.Inbound, again)
+                    if row is not None and row.status == RETRY:
+                        row.status, row.note = WAITING, note
+                    return Outcome(WAITING, unserved.tag)
+                if cursor is not None:
+                    _advance_cursor(db, *cursor)
+                db.add(m.Inbound(
+                    source_key=source_key, message_id=msg and msg.message_id,
+                    digest=mail_digest(msg, raw) if msg else None,
+                    body_digest=content_digest(msg) if msg else None,
+                    sender=msg.sender if msg else "", subject=msg.subject if msg else "",
+                    game_id=unserved.game_id, status=WAITING, note=note, received_at=now))
+        except IntegrityError:
+            return Outcome("duplicate")  # recorded meanwhile by another worker
+        return Outcome(WAITING, unserved.tag)
 
     def _failed(self, raw: bytes, source_key: str, now: datetime,
                 cursor: Cursor | None, error: Exception, again: int | None = None) -> Outcome:

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from referee.games import get_game
+from referee.games import title_of
 from referee.games.base import Game, Notice
 from referee.service.outgoing.queue import SECRET_NOTE, MailQueue, mark_secret
 from referee.store import models as m
@@ -299,4 +299,4 @@ class QuietTable:
             named = reports or [i.subject for i in parts if i.subject]
             if named:
                 return named[-1]
-        return game_subject(game.tag, get_game(game.kind).title)
+        return game_subject(game.tag, title_of(game.kind))

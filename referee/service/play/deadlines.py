@@ -6,7 +6,9 @@ A sweep costs what is due, not what is stored: one indexed query finds the
 games with a deadline or a reminder due (``deadlines.due_at`` and
 ``deadlines.remind_at``), and nothing is written unless something fires.
 Each due game is its own transaction: a fault in one game rolls back only
-that game, and the clocks of the others keep running. On PostgreSQL the
+that game, and the clocks of the others keep running. A game whose package
+cannot serve it now (``guests``) is left as it is, and its deadlines fire
+once the package is back. On PostgreSQL the
 game's row is claimed with ``FOR UPDATE SKIP LOCKED``, so several referee
 processes share the sweep and never fire one deadline twice.
 
@@ -25,6 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from referee.mail.compose import Composer
 from referee.service.outgoing.delivery import Delivery
+from referee.service.play.guests import Unserved
 from referee.service.play.session import GameSession
 from referee.store import models as m
 from referee.store.db import DATABASE_AWAY, now_utc
@@ -38,6 +41,8 @@ class DeadlineSweep:
     def __init__(self, sessions: sessionmaker[Session], composer: Composer,
                  delivery: Delivery) -> None:
         self.sessions, self.composer, self.delivery = sessions, composer, delivery
+        #: The kinds whose games' deadlines were found waiting for their package.
+        self.stalled: set[str] = set()
 
     def due_games(self, now: datetime) -> list[int]:
         """The active games with a deadline or a reminder due at ``now``:
@@ -62,6 +67,10 @@ class DeadlineSweep:
                 fired += self._fire_game(game_id, now)
             except DATABASE_AWAY:
                 raise
+            except Unserved as e:
+                # Its package cannot serve it now: no move is made for
+                # anyone; once it is back, what fell due meanwhile fires.
+                self._stalled(e)
             except Exception:
                 # A fault in one game must not stop the clock of the others;
                 # its transaction rolled back, so the next pass tries again.
@@ -71,6 +80,14 @@ class DeadlineSweep:
             # goes out once it is a day old.
             self.delivery.quiet.send_stale(db, now)
         return fired
+
+    def _stalled(self, unserved: Unserved) -> None:
+        """Say once a process, a line a kind, that a kind's deadlines wait."""
+        if unserved.kind in self.stalled:
+            return
+        self.stalled.add(unserved.kind)
+        log.warning("the deadlines of %s wait: %s", unserved.tag, unserved.what,
+                    extra={"game": unserved.tag})
 
     def _fire_game(self, game_id: int, now: datetime) -> int:
         fired = 0

@@ -31,6 +31,7 @@ from referee.service.errors import RefereeError
 from referee.service.outgoing.addresses import new_token
 from referee.service.outgoing.delivery import Delivery
 from referee.service.outgoing.quiet import MODES
+from referee.service.play.guests import WAITING
 from referee.service.play.session import GameSession
 from referee.store import models as m
 from referee.store.db import now_utc
@@ -221,7 +222,7 @@ class Operator:
                     head, sep, _ = row.raw.partition("\n\n")
                 row.raw, bodies = f"{head}{sep or chr(10) * 2}{PRUNED}\n", bodies + 1
             gone = select(m.Inbound.id).where(m.Inbound.game_id.in_(ended),
-                                              m.Inbound.status != "failed")
+                                              m.Inbound.status.not_in(("failed", WAITING)))
             db.execute(update(m.ActionLog).where(m.ActionLog.inbound_id.in_(gone))
                        .values(inbound_id=None))
             inbound = db.scalar(select(func.count()).select_from(gone.subquery())) or 0

@@ -17,13 +17,13 @@ from sqlalchemy import insert, inspect, select
 from sqlalchemy.orm import Session
 
 from referee.config import format_duration
-from referee.games import get_game
 from referee.games.base import REFEREE_SEAT_NAME, Action, Audience, Game, Notice
 from referee.games.draws import KEYED, draws_for, seed_fingerprint
 from referee.games.names import local_part
 from referee.mail.compose import format_when
 from referee.service.outgoing.delivery import Delivery
 from referee.service.outgoing.quiet import Reply
+from referee.service.play.guests import engine_of
 from referee.store import models as m
 
 #: The longest seat name: the length of the seats' name column
@@ -50,7 +50,9 @@ class GameSession:
 
     def __init__(self, delivery: Delivery, db: Session, game: m.Game, now: datetime) -> None:
         self.delivery, self.db, self.row, self.now = delivery, db, game, now
-        self.engine: Game[Any] = get_game(game.kind)
+        # A game whose package cannot serve it now raises Unserved here,
+        # before anything is changed: its caller makes it wait.
+        self.engine: Game[Any] = engine_of(db, game)
         self.state: Any = self.engine.load(game.state)
         self.notices: list[Notice] = []
         #: The seat name the referee moved for, by ``id()`` of each notice

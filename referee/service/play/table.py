@@ -20,11 +20,11 @@ from typing import Any
 from sqlalchemy import func, select
 
 from referee.config import format_duration, parse_duration
-from referee.games import get_game
 from referee.games.base import Action, Audience, EngineError, Notice, ParseError
 from referee.mail.compose import format_when
 from referee.service.outgoing.queue import SECRET_NOTE
 from referee.service.outgoing.quiet import COMPOSITE, MODES, mail_mode
+from referee.service.play import guests
 from referee.service.play.session import GameSession
 from referee.store import models as m
 
@@ -260,7 +260,11 @@ def _games(gs: GameSession, seat: int) -> str:
     lines = ["Your games:"]
     for game in games:
         title = gs.engine.title if game.id == gs.row.id else game.kind
-        engine = get_game(game.kind)
+        try:
+            engine = guests.engine(game.kind)
+        except guests.Unserved:  # it waits for its package, and says so
+            lines.append(f"  [{game.tag}] {title}: waiting for its game package")
+            continue
         rows = gs.db.scalars(select(m.Deadline).where(m.Deadline.game_id == game.id))
         waiting = sorted({game.seats[owes - 1].name for _, owes, _ in
                           engine.public_obligations(engine.load(game.state), rows)

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+import referee.games
+from referee.games import KINDS, Registry
 from referee.service.errors import RefereeError
 from referee.store import models as m
 from tests.test_referee import ALICE, BOB, Club, body, new_goofspiel
@@ -54,7 +56,7 @@ def test_status_shows_each_failed_mail_with_when_who_and_why(
     tag, iid = failed_bid(club, monkeypatch)
     summary = club.referee.health.summary()
     reason = "internal error: RuntimeError: the template engine broke"
-    assert summary["inbound"] == {"failed": 1, "retrying": 0, "recent": [{
+    assert summary["inbound"] == {"failed": 1, "retrying": 0, "waiting": 0, "recent": [{
         "id": iid, "received_at": "2026-03-02T12:01:00Z", "sender": ALICE,
         "subject": f"[{tag}] my bid", "state": "failed", "reason": reason,
         "source": summary["inbound"]["recent"][0]["source"]}]}
@@ -75,7 +77,7 @@ def test_a_failed_mail_read_again_is_refereed_once_and_answered_once(
     with pytest.raises(RefereeError, match=f"There is no failed inbound mail {iid} "):
         club.referee.health.retry_inbound(iid)
     assert club.referee.health.summary()["inbound"] == {"failed": 0, "retrying": 0,
-                                                        "recent": []}
+                                                        "waiting": 0, "recent": []}
 
 
 def test_a_mail_read_again_that_fails_again_stays_failed_and_is_not_answered_twice(
@@ -162,3 +164,40 @@ def test_the_cli_lists_failed_mail_and_reads_it_again(
     assert main([*cli, "inbound", "--retry", str(iid)]) == 1
     assert f"There is no failed inbound mail {iid} " in capsys.readouterr().err
     club.referee.close()
+
+
+def test_a_mail_to_a_game_whose_package_is_gone_waits_and_is_refereed_once_it_is_back(
+        club: Club, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not a failure and not answered: its record waits, the game's
+    deadlines wait with it, and the first pass that finds the kind again
+    referees the mail once, then fires what fell due. (The same through a
+    real uninstall, over IMAP and the CLI: ``tests/test_e2e_packages.py``.)"""
+    registry = Registry(KINDS, group=None)  # no package but the referee's own kinds
+    monkeypatch.setattr(referee.games, "GAMES", registry)
+    tag = new_goofspiel(club)
+    club.poll()
+    engine = registry.pop("goofspiel")  # the package is gone
+    club.send(ALICE, "bid 5", subject=f"[{tag}] my bid")
+    assert club.poll(club.now + timedelta(days=4)) == []  # past the deadline: nothing moves
+    gone = (f"waiting: {tag}: its game package is not installed (kind goofspiel: install the "
+            "package that declares it under the entry-point group pbm_referee.games)")
+    assert records(club) == [("waiting", gone)]
+    assert club.referee.health.summary()["inbound"]["waiting"] == 1
+    (listed,) = club.referee.health.inbound()
+    assert (listed["state"], listed["reason"]) == ("waiting", gone)
+    with pytest.raises(RefereeError, match="waits for its game's package"):
+        club.referee.health.retry_inbound(listed["id"])
+    assert club.poll(club.now + timedelta(minutes=1)) == []  # still gone: still waiting
+    assert [s.unserved.kind for s in club.referee.guests.stalled()] == ["goofspiel"]
+
+    registry["goofspiel"] = engine  # back
+    mails = club.poll(club.now + timedelta(minutes=1))
+    answers = [msg for msg in mails if "DONE (bid 5)" in body(msg)]
+    assert len(answers) == 1 and answers[0]["To"] == f"Alice <{ALICE}>"
+    assert records(club) == [("processed", "processed")]  # its own record, no second one
+    assert bids(club) == [(1, [5])]
+    with club.referee.sessions() as db:  # Bob's deadline, long past, fires now
+        assert db.scalars(select(m.ActionLog.seat)
+                          .where(m.ActionLog.source == "timeout")).all() == [2]
+    club.poll(club.now + timedelta(minutes=1))
+    assert bids(club) == [(1, [5])] and club.referee.guests.stalled() == []

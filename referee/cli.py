@@ -8,12 +8,14 @@ import gc
 import json
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
+from referee import signals
 from referee.config import (
     Config,
     ConfigError,
@@ -35,6 +37,9 @@ from referee.problems import (
 from referee.service import Referee, RefereeError, now_utc
 from referee.service.reading import first_difference
 from referee.store.db import DATABASE_AWAY, database_problem
+
+if TYPE_CHECKING:
+    from referee.passes import PassReport
 
 # What the imports made lives as long as the process: the collector need not
 # walk it again on each full pass (a tenth of ``status`` at 10,000 games went
@@ -221,6 +226,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RefereeError as e:
         print(f"referee: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C where no handler of ours waits for it (a command starting,
+        # a second Ctrl-C in poll): what was not committed is not done.
+        starting = " while starting" if args.command == "run" else ""
+        print(f"referee: stopped by SIGINT{starting}", file=sys.stderr)
+        return signals.exit_code(signal.SIGINT)
 
 
 #: The commands that referee or list games: a game package that fails to
@@ -246,7 +257,7 @@ def _command(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     try:
         if args.command == "check":
-            return run_check(config, args.config)
+            return run_check(config, args.config, args.log_file)
         return _dispatch(args, config)
     except DATABASE_AWAY as e:
         # Nothing was done that the next run will not do; the code says
@@ -336,14 +347,23 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                           "pass lease); this pass did nothing", file=sys.stderr)
                     return EX_TEMPFAIL
                 started = parse_now(args.now) or now_utc()
-                try:
-                    report = _poll(referee, parse_now(args.now))
-                except ServerProblem as e:
-                    referee.health.record_error(str(e), now_utc())
-                    raise
+                with signals.StopAsked() as asked:
+                    try:
+                        report = _poll(referee, parse_now(args.now), asked)
+                    except ServerProblem as e:
+                        referee.health.record_error(str(e), now_utc())
+                        raise
+                if asked.signum is not None and report.stopped:
+                    # Not a completed pass: ``status --max-age`` must not count it.
+                    print(f"referee: stopped by {signals.name(asked.signum)} after "
+                          f"{report.read} mail(s); the rest waits for the next pass",
+                          file=sys.stderr)
+                    return signals.exit_code(asked.signum)
                 # The real clock: a pass run with --now in the future must not
                 # pass for a recent one in ``status --max-age``.
                 referee.health.record_pass(str(report), now_utc())
+                if report.pages is not None:
+                    referee.health.record_error(str(report.pages), now_utc())
                 lost = referee.health.failed_since(started)
             # Silent on success, so a cron line mails the operator only on trouble.
             logging.getLogger("referee").info("pass done: %s", report)
@@ -353,8 +373,11 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 # Mail that will never arrive is trouble, though the pass ran.
                 print(f"referee: {lost} mail(s) failed for good in this pass: the relay "
                       "refused them (see: referee outbox)", file=sys.stderr)
-                return 1
-            return 0
+            if report.pages is not None:
+                # The mail went on; the pages wait for a pass that can write them.
+                print(f"referee: {report.pages}", file=sys.stderr)
+                return report.pages.exit_code
+            return 1 if lost else 0
         if args.command == "run":
             from referee.check import check_servers
             from referee.passes import exclusive
@@ -367,7 +390,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                     raise RefereeError(
                         f"another referee holds {config.resolve(config.referee.lock_file)} "
                         "or the database's pass lease; stop it first (or let its pass finish)")
-                return run_daemon(referee, check_servers(config))
+                return run_daemon(referee, lambda: check_servers(config))
         if args.command == "prune":
             age = _duration("--older-than", args.older_than, maximum=timedelta(days=3660))
             bodies, inbound = referee.operator.prune((parse_now(args.now) or now_utc()) - age)
@@ -499,8 +522,9 @@ def _option_text(value: Any) -> str:
     return str(value)
 
 
-def _poll(referee: Referee, now: datetime | None) -> object:
-    """One pass; a mail server that cannot be used is a :class:`ServerProblem`."""
+def _poll(referee: Referee, now: datetime | None, stop: Callable[[], bool]) -> PassReport:
+    """One pass, until ``stop`` says so; a mail server that cannot be used
+    is a :class:`ServerProblem`."""
     import ssl
 
     from imapclient.exceptions import IMAPClientError
@@ -520,7 +544,7 @@ def _poll(referee: Referee, now: datetime | None) -> object:
     else:
         check_maildir(config)
     try:
-        report = run_pass(referee, now, imap=source)
+        report = run_pass(referee, now, imap=source, stop=stop)
     except (IMAPClientError, ConnectionError, TimeoutError, ssl.SSLError) as e:
         raise explain(e, "mailbox", config.mailbox) from None
     finally:
@@ -531,7 +555,7 @@ def _poll(referee: Referee, now: datetime | None) -> object:
     return report
 
 
-def run_check(config: Config, path: str) -> int:
+def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
     """``referee check``: one line per part; the exit code of the first failure."""
     from referee.check import (
         Line,
@@ -557,7 +581,7 @@ def run_check(config: Config, path: str) -> int:
         lines.append(Line("database", "FAIL", str(problem), problem.exit_code))
     except Problem as e:
         lines.append(Line("database", "FAIL", str(e), e.exit_code))
-    lines += check_files(config)
+    lines += check_files(config, log_file)
 
     def mailbox() -> str:
         if config.mailbox.kind == "imap":

@@ -347,12 +347,12 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                           "pass lease); this pass did nothing", file=sys.stderr)
                     return EX_TEMPFAIL
                 started = parse_now(args.now) or now_utc()
-                with signals.StopAsked() as asked:
-                    try:
-                        report = _poll(referee, parse_now(args.now), asked)
-                    except ServerProblem as e:
-                        referee.health.record_error(str(e), now_utc())
-                        raise
+                asked = signals.StopAsked()
+                try:
+                    report = _poll(referee, parse_now(args.now), asked)
+                except ServerProblem as e:
+                    referee.health.record_error(str(e), now_utc())
+                    raise
                 if asked.signum is not None and report.stopped:
                     # Not a completed pass: ``status --max-age`` must not count it.
                     print(f"referee: stopped by {signals.name(asked.signum)} after "
@@ -522,9 +522,10 @@ def _option_text(value: Any) -> str:
     return str(value)
 
 
-def _poll(referee: Referee, now: datetime | None, stop: Callable[[], bool]) -> PassReport:
-    """One pass, until ``stop`` says so; a mail server that cannot be used
-    is a :class:`ServerProblem`."""
+def _poll(referee: Referee, now: datetime | None, asked: signals.StopAsked) -> PassReport:
+    """One pass, stopped between two mails by a signal once the mailbox is
+    open (before, Ctrl-C ends the command at once: nothing began); a mail
+    server that cannot be used is a :class:`ServerProblem`."""
     import ssl
 
     from imapclient.exceptions import IMAPClientError
@@ -544,7 +545,8 @@ def _poll(referee: Referee, now: datetime | None, stop: Callable[[], bool]) -> P
     else:
         check_maildir(config)
     try:
-        report = run_pass(referee, now, imap=source, stop=stop)
+        with asked:
+            report = run_pass(referee, now, imap=source, stop=asked)
     except (IMAPClientError, ConnectionError, TimeoutError, ssl.SSLError) as e:
         raise explain(e, "mailbox", config.mailbox) from None
     finally:

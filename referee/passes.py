@@ -78,9 +78,9 @@ def intake(referee: Referee, now: datetime | None = None,
     those commits, in batches. With several workers each message is claimed
     by the one that reads it first, and the cursor moves past what is done.
     ``after_each`` runs after each message's commit (the pass sends its mail);
-    ``stop`` is asked before the first and after each (the daemon or ``poll``
-    was told to stop: the mail being read finishes and commits, the rest
-    waits for the next pass).
+    ``stop`` is asked after each too (the daemon or ``poll`` was told to
+    stop: the mail being read finishes and commits, the rest waits for the
+    next pass).
 
     From an IMAP mailbox, players' mail is read first (:class:`Backlog`),
     and every :data:`LOOK_EVERY` mails the pass asks the server for news:
@@ -95,8 +95,6 @@ def intake(referee: Referee, now: datetime | None = None,
     if cfg.mailbox.kind == "maildir":
         source = MaildirSource(cfg.resolve(cfg.mailbox.path))
         for key, raw in source.messages():
-            if stop is not None and stop():
-                break  # asked before this mail: it waits for the next pass
             read += 1
             outcome = referee.process(raw, key, now=now or now_utc())
             processed += outcome.status not in ("duplicate", "elsewhere")
@@ -104,18 +102,20 @@ def intake(referee: Referee, now: datetime | None = None,
             source.mark_done(key)
             if after_each is not None:
                 after_each()
+            if stop is not None and stop():
+                break
         return read, processed, failed
     own = imap is None
     shared = many_workers(referee)
     src = imap or ImapSource(cfg.mailbox, cfg.referee.max_message_size)
     done: list[int] = []
     backlog = Backlog(referee.intake.triage.players_mail)
+    stopped = False
     try:
         src.connect()
         src.left = False  # this pass's SEARCH finds what the last one left
         for mails in src.waiting(referee.intake.cursor(src.mailbox)):
             backlog.add(mails, this_pass=True)
-        stopped = stop is not None and stop()
         while not stopped and (batch := backlog.take(LOOK_EVERY)):
             brought: set[int] = set()
             for f in src.fetch(batch):
@@ -347,8 +347,9 @@ def run_pass(referee: Referee, now: datetime | None = None,
             if stream is not None:
                 stream.feed()
 
-        report.read, report.processed, report.failed = intake(
-            referee, now, imap, after_each, stop=None if stop is None else stopping)
+        if not stopping():
+            report.read, report.processed, report.failed = intake(
+                referee, now, imap, after_each, stop=None if stop is None else stopping)
         if not stopping():
             report.timeouts = referee.sweep.fire(now)
             if stream is not None:

@@ -88,7 +88,7 @@ class Daemon:
         #: Since when (monotonic) the relay could not be reached; None while it can.
         self.relay_down_since: float | None = None
         #: Why the pages cannot be written, once said; None while they can.
-        self.pages_problem: str | None = None
+        self.pages_problem: Problem | None = None
         self.notifier = notifier if notifier is not None else Notifier.from_environment()
         watchdog = self.notifier.watchdog
         #: Seconds: systemd's watchdog, and how often the daemon tells it
@@ -219,10 +219,12 @@ class Daemon:
         try:
             publish_pages(self.referee)
         except Problem as e:
-            if self.pages_problem != str(e):
+            # Said again only for another kind of fault: on a full disk the
+            # page that fails first changes with the room left.
+            if self.pages_problem is None or self.pages_problem.exit_code != e.exit_code:
                 log.error("%s; the game pages wait, the mail goes on", e)
                 self._note_error(str(e))
-                self.pages_problem = str(e)
+                self.pages_problem = e
             return
         if self.pages_problem is not None:
             log.warning("the game pages are written again")

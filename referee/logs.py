@@ -94,6 +94,8 @@ class LogFile(logging.Handler):
             os.close(old)
 
     def emit(self, record: logging.LogRecord) -> None:
+        if self.fd < 0:
+            return  # closed: the process is ending, or another log took over
         try:
             line = self.format(record)
         except Exception:

@@ -32,17 +32,22 @@ from referee.mail.smtp import Refused, RelayUnavailable, SmtpRelay
 from referee.problems import (
     EX_CANTCREAT,
     EX_CONFIG,
+    EX_IOERR,
     EX_NOHOST,
     EX_NOPERM,
     EX_UNAVAILABLE,
     LOCK_FIX,
     PAGES_FIX,
+    ROOM_FIX,
     Problem,
     ServerProblem,
+    disk_full,
     writing,
 )
 from referee.store.db import sqlite_folder_problem
 
+#: How to mend the folder of a log file that cannot be written.
+LOG_FIX = "name a file in a folder the referee's user can write"
 #: How long ``check`` waits for its probe to reach the mailbox.
 PROBE_WAIT = 15.0
 
@@ -201,21 +206,48 @@ def check_maildir(config: Config) -> str:
     return f"Maildir {path}"
 
 
+#: What ``check`` writes to try a folder: a block, which a full disk or a
+#: used-up quota refuses (an empty file takes no room, and would pass).
+PROBE = b"\0" * 4096
+
+
 def check_writable(folder: Path, option: str, fix: str) -> str:
-    """Make ``folder`` if need be and write a file in it, as a pass would, or
-    raise :class:`Problem` naming ``option`` (77: not this user's to write,
-    73: cannot be made). The file has no name (``O_TMPFILE``): nothing sees it."""
+    """Make ``folder`` if need be and write a block in a file there, as a
+    pass would, or raise :class:`Problem` naming ``option`` (77: not this
+    user's to write, 74: the disk is full, 73: cannot be made)."""
     with writing(folder, option, fix):
         folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
-            pass
+        _probe(folder)
     return f"{folder} writable"
 
 
-def check_files(config: Config) -> list[Line]:
+def _probe(folder: Path) -> None:
+    """Write :data:`PROBE` in a file of ``folder`` that has no name
+    (``O_TMPFILE``: nothing sees it); an :class:`OSError` about ``folder``."""
+    with tempfile.TemporaryFile(dir=folder) as f:
+        try:
+            os.write(f.fileno(), PROBE)
+            os.fsync(f.fileno())
+        except OSError as e:  # a write names no file
+            raise OSError(e.errno, e.strerror, os.fspath(folder)) from e
+
+
+def _log(path: Path) -> str:
+    """The log file (``--log-file``) is open already, this check's own log:
+    what is left to try is room on its disk, with a block beside it."""
+    with writing(path, "--log-file", LOG_FIX):
+        try:
+            _probe(path.absolute().parent)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, os.fspath(path)) from e
+    return f"--log-file {path} writable"
+
+
+def check_files(config: Config, log_file: Path | None = None) -> list[Line]:
     """Every file and folder a pass writes, tried as this user: the SQLite
     database's folder (its journal is made beside it), the lock file, the
-    Maildirs of a dry run and the pages folder."""
+    Maildirs of a dry run, the pages folder and the folder of the log file
+    (``--log-file``)."""
     lines = []
     if missing := sqlite_folder_problem(config.database_url):
         code = EX_NOPERM if "not writable" in missing else EX_CANTCREAT
@@ -228,6 +260,8 @@ def check_files(config: Config) -> list[Line]:
         pages = config.resolve(config.web.path)
         tries.append(("pages", lambda: "[web] path " + check_writable(
             pages, "[web] path", PAGES_FIX)))
+    if log_file is not None:
+        tries.append(("log", lambda: _log(log_file)))
     for part, fn in tries:
         try:
             lines.append(Line(part, "OK", fn()))
@@ -266,12 +300,14 @@ def check_maildir_writable(path: Path, key: str, found: str) -> str:
         # Made at the first pass, in the nearest folder there is.
         ancestor = next(p for p in path.absolute().parents if p.exists())
         try:
-            with tempfile.TemporaryFile(dir=ancestor):
-                pass
+            _probe(ancestor)
         except PermissionError:
             raise Problem(f"{key} {path}: this user may not make it in {ancestor}; give the "
                           "referee's user write access, or name another", EX_NOPERM) from None
         except OSError as e:
+            if full := disk_full(e):
+                raise Problem(f"{key} {path}: cannot be made in {ancestor}: {full} "
+                              f"({e.strerror}); {ROOM_FIX}", EX_IOERR) from None
             raise Problem(f"{key} {path}: cannot be made in {ancestor} ({e.strerror}); {fix}",
                           EX_CANTCREAT) from None
     return found

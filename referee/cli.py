@@ -8,12 +8,14 @@ import gc
 import json
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
+from referee import signals
 from referee.config import (
     MAX_DURATION,
     Config,
@@ -36,6 +38,9 @@ from referee.problems import (
 from referee.service import Referee, RefereeError, now_utc
 from referee.service.reading import first_difference
 from referee.store.db import DATABASE_AWAY, database_problem
+
+if TYPE_CHECKING:
+    from referee.passes import PassReport
 
 # What the imports made lives as long as the process: the collector need not
 # walk it again on each full pass (a tenth of ``status`` at 10,000 games went
@@ -222,6 +227,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RefereeError as e:
         print(f"referee: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C where no handler of ours waits for it (a command starting,
+        # a second Ctrl-C in poll): what was not committed is not done.
+        starting = " while starting" if args.command == "run" else ""
+        print(f"referee: stopped by SIGINT{starting}", file=sys.stderr)
+        return signals.exit_code(signal.SIGINT)
 
 
 #: The commands that referee or list games: a game package that fails to
@@ -252,7 +263,7 @@ def _command(args: argparse.Namespace) -> int:
         return _config_fails(e)
     try:
         if args.command == "check":
-            return run_check(config, args.config)
+            return run_check(config, args.config, args.log_file)
         return _dispatch(args, config)
     except DATABASE_AWAY as e:
         # Nothing was done that the next run will not do; the code says
@@ -348,14 +359,23 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                           "pass lease); this pass did nothing", file=sys.stderr)
                     return EX_TEMPFAIL
                 started = parse_now(args.now) or now_utc()
+                asked = signals.StopAsked()
                 try:
-                    report = _poll(referee, parse_now(args.now))
+                    report = _poll(referee, parse_now(args.now), asked)
                 except ServerProblem as e:
                     referee.health.record_error(str(e), now_utc())
                     raise
+                if asked.signum is not None and report.stopped:
+                    # Not a completed pass: ``status --max-age`` must not count it.
+                    print(f"referee: stopped by {signals.name(asked.signum)} after "
+                          f"{report.read} mail(s); the rest waits for the next pass",
+                          file=sys.stderr)
+                    return signals.exit_code(asked.signum)
                 # The real clock: a pass run with --now in the future must not
                 # pass for a recent one in ``status --max-age``.
                 referee.health.record_pass(str(report), now_utc())
+                if report.pages is not None:
+                    referee.health.record_error(str(report.pages), now_utc())
                 lost = referee.health.failed_since(started)
             # Silent on success, so a cron line mails the operator only on trouble.
             logging.getLogger("referee").info("pass done: %s", report)
@@ -370,7 +390,14 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             stalled = [s for s in referee.guests.stalled() if s.active]
             for stall in stalled:
                 print(f"referee: {stall}", file=sys.stderr)
-            return 1 if lost else EX_CONFIG if stalled else 0
+            if report.pages is not None:
+                # The mail went on; the pages wait for a pass that can write them.
+                print(f"referee: {report.pages}", file=sys.stderr)
+            if lost:
+                return 1
+            if report.pages is not None:
+                return report.pages.exit_code
+            return EX_CONFIG if stalled else 0
         if args.command == "run":
             from referee.check import check_servers
             from referee.passes import exclusive
@@ -386,7 +413,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 for stall in referee.guests.stalled():
                     if stall.active:  # they wait; the daemon reads them once it is back
                         logging.getLogger("referee").error("%s", stall)
-                return run_daemon(referee, check_servers(config))
+                return run_daemon(referee, lambda: check_servers(config))
         if args.command == "prune":
             age = _duration("--older-than", args.older_than, maximum=timedelta(days=3660))
             bodies, inbound = referee.operator.prune((parse_now(args.now) or now_utc()) - age)
@@ -521,8 +548,10 @@ def _option_text(value: Any) -> str:
     return str(value)
 
 
-def _poll(referee: Referee, now: datetime | None) -> object:
-    """One pass; a mail server that cannot be used is a :class:`ServerProblem`."""
+def _poll(referee: Referee, now: datetime | None, asked: signals.StopAsked) -> PassReport:
+    """One pass, stopped between two mails by a signal once the mailbox is
+    open (before, Ctrl-C ends the command at once: nothing began); a mail
+    server that cannot be used is a :class:`ServerProblem`."""
     import ssl
 
     from imapclient.exceptions import IMAPClientError
@@ -542,7 +571,8 @@ def _poll(referee: Referee, now: datetime | None) -> object:
     else:
         check_maildir(config)
     try:
-        report = run_pass(referee, now, imap=source)
+        with asked:
+            report = run_pass(referee, now, imap=source, stop=asked)
     except (IMAPClientError, ConnectionError, TimeoutError, ssl.SSLError) as e:
         raise explain(e, "mailbox", config.mailbox) from None
     finally:
@@ -553,7 +583,7 @@ def _poll(referee: Referee, now: datetime | None) -> object:
     return report
 
 
-def run_check(config: Config, path: str) -> int:
+def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
     """``referee check``: one line per part; the exit code of the first failure."""
     from referee.check import (
         Line,
@@ -581,7 +611,7 @@ def run_check(config: Config, path: str) -> int:
     except Problem as e:
         lines.append(Line("database", "FAIL", str(e), e.exit_code))
     database_ok = lines[-1].verdict == "OK"
-    lines += check_files(config)
+    lines += check_files(config, log_file)
     if database_ok:
         lines += check_games(config)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from referee.mail.imap import MAX_HEADER_BYTES, ImapSource, Waiting, fetch_plan
 from referee.mail.inbound import Heading, read_heading
 from referee.mail.maildir import MaildirSource
-from referee.problems import PAGES_FIX, writing
+from referee.problems import PAGES_FIX, Problem, writing
 from referee.service import Referee, now_utc
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,12 @@ class PassReport:
     reread: int = 0
     #: Of ``sent``, the mail sent while the pass read.
     streamed: int = 0
+    #: Why the game pages could not be written, when they could not: the
+    #: mail went on, and the pages wait for the next pass that can write them.
+    pages: Problem | None = None
+    #: The pass was asked to stop (a signal) and stopped after the mail it
+    #: was reading: the rest (mail, deadlines, sending, pages) waits.
+    stopped: bool = False
 
     def __str__(self) -> str:
         failed = (f" ({self.failed} failed: see the log, and referee inbound)"
@@ -72,8 +78,9 @@ def intake(referee: Referee, now: datetime | None = None,
     those commits, in batches. With several workers each message is claimed
     by the one that reads it first, and the cursor moves past what is done.
     ``after_each`` runs after each message's commit (the pass sends its mail);
-    ``stop`` is asked after each too (the daemon was told to stop: the rest
-    waits for the next start).
+    ``stop`` is asked after each too (the daemon or ``poll`` was told to
+    stop: the mail being read finishes and commits, the rest waits for the
+    next pass).
 
     From an IMAP mailbox, players' mail is read first (:class:`Backlog`),
     and every :data:`LOOK_EVERY` mails the pass asks the server for news:
@@ -314,13 +321,23 @@ def _from_imap(src: ImapSource, key: str) -> tuple[bytes, int | None] | str:
 
 
 def run_pass(referee: Referee, now: datetime | None = None,
-             imap: ImapSource | None = None) -> PassReport:
-    """Mail to read again, intake, deadlines, outbox: the whole of ``referee poll``.
+             imap: ImapSource | None = None,
+             stop: Callable[[], bool] | None = None) -> PassReport:
+    """Mail to read again, intake, deadlines, outbox, pages: the whole of
+    ``referee poll``. Game pages that cannot be written are the report's
+    ``pages`` problem, not the pass's end: the mail has gone on.
 
     To a relay on another machine, with one worker, the mail of each message
     goes out while the next ones are read (``service/streaming``); the
-    outbox's own send follows, for whatever is left."""
+    outbox's own send follows, for whatever is left. ``stop`` is asked
+    between two mails and between two steps: once it says so, the pass ends
+    there (``report.stopped``) and the rest waits for the next one."""
     report = PassReport()
+
+    def stopping() -> bool:
+        report.stopped = report.stopped or (stop is not None and stop())
+        return report.stopped
+
     stream = None
     if send_while_reading(referee):
         stream = referee.outbox_stream(now)
@@ -332,14 +349,25 @@ def run_pass(referee: Referee, now: datetime | None = None,
             if stream is not None:
                 stream.feed()
 
-        report.read, report.processed, report.failed = intake(referee, now, imap, after_each)
-        report.timeouts = referee.sweep.fire(now)
-        if stream is not None:
-            stream.feed(force=True)
+        if not stopping():
+            report.read, report.processed, report.failed = intake(
+                referee, now, imap, after_each, stop=None if stop is None else stopping)
+        if not stopping():
+            report.timeouts = referee.sweep.fire(now)
+            if stream is not None:
+                stream.feed(force=True)
     finally:
         report.streamed = stream.close() if stream is not None else 0
-    report.sent = report.streamed + send_outbox(referee, now)
-    publish_pages(referee, now)
+    report.sent = report.streamed
+    if stopping():
+        return report
+    report.sent += send_outbox(referee, now)
+    if stopping():
+        return report
+    try:
+        publish_pages(referee, now)
+    except Problem as e:
+        report.pages = e
     return report
 
 

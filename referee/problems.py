@@ -9,6 +9,7 @@ neither).
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,11 +58,26 @@ PAGES_FIX = ("name a folder that can be made, writable by the referee's user (un
              "systemd, list it in ReadWritePaths=)")
 
 
+#: How to mend a disk that is full.
+ROOM_FIX = "free some space there, or name a place on another disk"
+
+
+def disk_full(error: OSError) -> str | None:
+    """What a write that failed for want of room says of the disk (a full
+    disk, a quota used up), or None for any other fault."""
+    if error.errno == errno.ENOSPC:
+        return "the disk is full"
+    if error.errno == errno.EDQUOT:
+        return "the disk quota of this user is used up"
+    return None
+
+
 @contextmanager
 def writing(path: str | Path | None, option: str, fix: str) -> Iterator[None]:
     """Turn a file or folder at or under ``path`` that cannot be written into
     one line naming ``option`` (a config key or a command-line option): 77
-    for a permission denied, else 73. An error about another file passes on."""
+    for a permission denied, 74 for a full disk or quota, else 73. An error
+    about another file passes on."""
     try:
         yield
     except OSError as e:
@@ -73,6 +89,9 @@ def writing(path: str | Path | None, option: str, fix: str) -> Iterator[None]:
         if isinstance(e, PermissionError):
             raise Problem(f"{option} {path}: this user may not write {what}; give the "
                           "referee's user write access, or name another", EX_NOPERM) from None
+        if full := disk_full(e):
+            raise Problem(f"{option} {path}: cannot write {what}: {full} ({e.strerror}); "
+                          f"{ROOM_FIX}", EX_IOERR) from None
         raise Problem(f"{option} {path}: cannot write {what} ({e.strerror}); {fix}",
                       EX_CANTCREAT) from None
 

@@ -1,7 +1,9 @@
 """The daemon (``referee run``): APScheduler jobs for deadlines and the outbox,
 and a mail watcher that uses IMAP IDLE where the server offers it and polls
-otherwise. SIGTERM and SIGINT stop it cleanly between two mails; a dropped
-server connection is retried with capped exponential backoff.
+otherwise. SIGTERM and SIGINT stop it cleanly between two mails; SIGHUP
+(logrotate's ``postrotate``, a closing terminal) opens the log file again by
+its name and is logged, and the daemon goes on; a dropped server connection
+is retried with capped exponential backoff.
 
 A lost mailbox connection (an IMAP restart: EOF or BYE during IDLE, a refused
 connect while the server is down) is logged once at WARNING, retried from
@@ -23,6 +25,7 @@ and systemd restarts the daemon.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
@@ -35,6 +38,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from imapclient.exceptions import IMAPClientError
 
 from referee.check import explain
+from referee.logs import reopen_log
 from referee.mail.imap import ImapSource
 from referee.notify import Notifier
 from referee.passes import intake, many_workers, publish_pages, reread, send_outbox
@@ -59,6 +63,10 @@ PASS_GAP = 0.02
 #: Reading mail again after the database was busy or away: from
 #: RECONNECT_FIRST, doubling to this.
 DATABASE_RETRY_MAX = 10.0
+#: How often (seconds) the main thread looks whether SIGHUP came: the
+#: handler only notes it, as the log's own lock may be held by the very
+#: line it interrupted.
+HANGUP_LOOK = 1.0
 
 
 def database_reason(error: BaseException) -> str:
@@ -80,7 +88,7 @@ class Daemon:
         #: Since when (monotonic) the relay could not be reached; None while it can.
         self.relay_down_since: float | None = None
         #: Why the pages cannot be written, once said; None while they can.
-        self.pages_problem: str | None = None
+        self.pages_problem: Problem | None = None
         self.notifier = notifier if notifier is not None else Notifier.from_environment()
         watchdog = self.notifier.watchdog
         #: Seconds: systemd's watchdog, and how often the daemon tells it
@@ -89,6 +97,8 @@ class Daemon:
         self.beat = self.watchdog / 4 if self.watchdog else None
         #: When (monotonic) the mail watcher last showed life.
         self.mail_alive = time.monotonic()
+        #: SIGHUP came: the log file is to be opened again.
+        self.hangup = threading.Event()
 
     def give_up(self, error: BaseException, section: str) -> bool:
         """Stop for good on a refused login or a config that does not match
@@ -209,10 +219,12 @@ class Daemon:
         try:
             publish_pages(self.referee)
         except Problem as e:
-            if self.pages_problem != str(e):
+            # Said again only for another kind of fault: on a full disk the
+            # page that fails first changes with the room left.
+            if self.pages_problem is None or self.pages_problem.exit_code != e.exit_code:
                 log.error("%s; the game pages wait, the mail goes on", e)
                 self._note_error(str(e))
-                self.pages_problem = str(e)
+                self.pages_problem = e
             return
         if self.pages_problem is not None:
             log.warning("the game pages are written again")
@@ -344,6 +356,21 @@ class Daemon:
         """IDLE until news, the re-issue interval (RFC 2177) or a stop."""
         source.idle(self.referee.config.mailbox.idle_timeout.total_seconds(), self._going)
 
+    def reopen_log(self) -> None:
+        """SIGHUP: open the log file again by its name (logrotate moved it),
+        and say so there; without a log file, say it was ignored."""
+        try:
+            path = reopen_log()
+        except OSError as e:
+            log.error("SIGHUP: cannot open the log file again (%s: %s); logging on to the "
+                      "file it had open", e.filename, e.strerror)
+            return
+        if path is None:
+            log.warning("SIGHUP received: no log file to open again (the log goes to "
+                        "stderr); going on")
+        else:
+            log.warning("SIGHUP received: log file %s opened again", path)
+
     def run(self) -> int:
         self.scheduler.add_job(self.deadlines, "interval",
                                seconds=DEADLINE_EVERY.total_seconds(), id="deadlines")
@@ -362,7 +389,10 @@ class Daemon:
         log.info("referee running for %s", address)
         self.notifier.ready(f"running for {address}")
         self.deadlines()
-        self.stop.wait()
+        while not self.stop.wait(HANGUP_LOOK):
+            if self.hangup.is_set():
+                self.hangup.clear()
+                self.reopen_log()
         log.info("stopping")
         self.notifier.stopping()
         self.scheduler.shutdown(wait=True)
@@ -370,11 +400,20 @@ class Daemon:
         return self.problem.exit_code if self.problem else 0
 
 
-def run_daemon(referee: Referee, away: Sequence[tuple[str, ServerProblem]] = ()) -> int:
-    """Run until stopped; ``away`` are the servers ``check_servers`` found
-    not answering at start, each said once and tried again."""
+def run_daemon(referee: Referee,
+               check: Callable[[], Sequence[tuple[str, ServerProblem]]] = tuple) -> int:
+    """Run until stopped. ``check`` tries the servers first
+    (``check_servers``): those not answering yet are each said once and
+    tried again. SIGHUP is the daemon's from the start (a closing terminal
+    while the servers are tried does not end it); SIGTERM and SIGINT once
+    it runs (before, Ctrl-C ends the start: one line, 130)."""
     daemon = Daemon(referee)
-    for section, problem in away:
+
+    def _hangup(_signum: int, _frame: FrameType | None) -> None:
+        daemon.hangup.set()
+
+    signal.signal(signal.SIGHUP, _hangup)
+    for section, problem in check():
         if section == "smtp":
             daemon.relay_away(problem)
         else:
@@ -386,6 +425,7 @@ def run_daemon(referee: Referee, away: Sequence[tuple[str, ServerProblem]] = ())
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    print(f"referee running for {referee.config.referee.address}; stop with Ctrl-C or SIGTERM",
-          flush=True)
+    with contextlib.suppress(OSError):  # a terminal already closed: the log says it too
+        print(f"referee running for {referee.config.referee.address}; stop with Ctrl-C or "
+              "SIGTERM", flush=True)
     return daemon.run()

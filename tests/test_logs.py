@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 import logging
 import mailbox
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
 
 from referee.cli import main
+from referee.logs import setup_logging
+from tests.disks import SmallDisk
+from tests.disks import small_disks as small_disks  # the fixture
 from tests.test_cli import config as config  # the fixture
 
 ALICE, BOB = "alice@club.test", "bob@club.test"
@@ -80,3 +83,34 @@ def test_a_line_per_mail_send_and_deadline_in_a_json_log_file_with_no_secret(
     assert deadlines == ["goofspiel-1: the deadline of Bob passed; the rules move for them"]
     assert "bid 4" not in text and "bid 99" not in text
     assert not [e for e in lines if not e["logger"].startswith("referee")]  # no library noise
+
+
+def test_a_json_log_on_a_full_disk_says_once_and_counts_the_lines_it_lost(
+        tmp_path: Path, small_disks: Callable[..., SmallDisk],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A full disk costs the lines it refused, never the referee: stderr says
+    so once, and when the file takes lines again it says how many it lost."""
+    disk = small_disks(tmp_path / "logs")
+    path = disk.path / "referee.log"
+    setup_logging("info", path, "json")
+    log = logging.getLogger("referee.test")
+    log.info("before")
+    disk.fill()
+    for n in range(200):  # more than the last block of the file holds
+        log.info("while full %d", n)
+    assert capsys.readouterr().err == (
+        f"referee: --log-file {path}: cannot write it: the disk is full (No space left on "
+        "device); the referee goes on, and its log lines are lost until it can\n")
+    disk.free()
+    log.info("after")
+    err = capsys.readouterr().err
+    assert err.startswith(f"referee: --log-file {path}: written again; ")
+    lost = int(err.split("; ")[1].split()[0])
+    note, after = [json.loads(line) for line in path.read_text().splitlines()[-2:]]
+    assert (note["level"], note["logger"], note["message"]) == (
+        "warning", "referee.logs",
+        f"{lost} log line(s) were lost while {path} could not be written (the disk is full)")
+    assert after["message"] == "after"
+    written = path.read_text()
+    assert 0 < lost <= 200 and "while full 199" not in written
+    assert written.startswith('{"time"') and '"message": "before"' in written

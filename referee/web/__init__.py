@@ -9,12 +9,15 @@ the game as its table first (the engine's ``page_table``), its scores over the
 rounds (``referee.web.chart``), the history folded by round
 (``referee.web.history``) and what the game committed to and revealed;
 each has a feed (``referee.web.feed``), and so has the index. Each file is
-written to a temporary name and renamed, so a web server never serves half
-a page.
+written to a temporary name (``.NAME.XXXXXXXX.tmp``) and renamed, so a web
+server never serves half a page; a write that fails (a full disk) takes its
+temporary file away, and the first write of a process into a folder sweeps
+those a killed process left there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -47,6 +50,8 @@ from referee.web.tables import table
 
 #: Games whose histories are read at a time.
 BATCH = 500
+#: The folders this process has swept of temporary files (:func:`_sweep`).
+_swept: set[Path] = set()
 
 
 class _GamePages(BaseLoader):
@@ -107,6 +112,7 @@ def write_pages(referee: Referee, folder: Path, now: datetime | None = None,
     nothing: the pages of ``[web] path`` are ``publish``'s."""
     now = now or now_utc()
     folder.mkdir(parents=True, exist_ok=True)
+    _sweep(folder)
     games = referee.reading.iter_status()
     lines, written = [], 0
     for game, line, waits in _write_games(referee, folder, games, now):
@@ -134,6 +140,7 @@ def publish(referee: Referee, folder: Path, now: datetime | None = None) -> int:
         behind = {b.tag: b for b in referee.pages.behind(every)}
         if not behind and not every:
             return 0
+        _sweep(folder)
         written, relisted = [], every
         games = referee.reading.status_of([b.id for b in behind.values()])
         for game, line, waits in _write_games(referee, folder, games, now):
@@ -222,8 +229,37 @@ def _write_index(referee: Referee, folder: Path, lines: list[dict[str, Any]],
 
 
 def _write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    """Write ``path`` whole or not at all: through a temporary file, taken
+    away again when anything fails. A failure is an :class:`OSError` about
+    ``path`` (a write or a close that found the disk full names no file)."""
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException as e:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise OSError(e.errno, e.strerror, os.fspath(path)) from e
+        raise
+
+
+def _sweep(folder: Path) -> None:
+    """Take away the temporary files (``.*.tmp``) of writes that never
+    ended, once a process: a failed write takes its own away, so only a
+    process killed in the middle of one leaves any, and the passes that
+    write a folder run one at a time (the lock file, the pass lease; with
+    several workers the pages' own lock)."""
+    if folder in _swept:
+        return
+    with os.scandir(folder) as entries:
+        stale = [e.path for e in entries
+                 if e.name.startswith(".") and e.name.endswith(".tmp") and e.is_file()]
+    for path in stale:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    _swept.add(folder)

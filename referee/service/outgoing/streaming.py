@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import signal
 import threading
 import time
 import zlib
@@ -202,6 +203,12 @@ def _child(settings: SmtpSection, lanes: int, items: Connection, results: Connec
     touches nothing else of the parent's (its database, its mailbox)."""
     for end in parents:  # the parent's ends: a parent gone then reads as the end
         end.close()
+    # Ctrl-C and a closing terminal reach the whole process group: the
+    # parent decides (it stops after the mail it reads, and says None here),
+    # and this child finishes the rows it was given rather than die with a
+    # traceback in the middle of a send.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
         asyncio.run(_serve(settings, lanes, items, results))
     finally:

@@ -2,11 +2,12 @@
 
 Each mail is as big as the referee's default size cap lets through (9 MB
 here, under the 10 MB of ``max_message_size``) and built to be as costly as
-its shape can be: an RFC 2047 encoded subject, HTML, junk lines, a
-``format=flowed`` paragraph, a recipient list, References, HTML in many
-parts. The tests (``tests/mail/test_inbound.py``, "bounded work") check
-that what parsing hands on is capped; this prints what it costs, in CPU
-seconds on this machine, and the size of what it read.
+its shape can be: an RFC 2047 encoded subject, HTML, junk lines, lines
+that are nearly attributions ("On ... wrote:"), a ``format=flowed``
+paragraph, a recipient list, References, HTML in many parts. The tests
+(``tests/mail/test_inbound.py``, "bounded work") check that what parsing
+hands on is capped; this prints what it costs, in CPU seconds on this
+machine, and the size of what it read.
 
 Usage, from the checkout::
 
@@ -39,6 +40,7 @@ def mail(body: bytes, subject: bytes = b"hi", headers: bytes = b"",
 def cases(size: int) -> dict[str, Callable[[], bytes]]:
     word = b"=?utf-8?b?" + base64.b64encode("zoë ".encode() * 10) + b"?="
     html_part = b"--p\r\nContent-Type: text/html\r\n\r\n" + b"<p>bid 5</p>\r\n" * 20_000
+    attribution = b"On 1 " + b"@ " * 190 + b":\r\n"
     addresses = b", ".join(b"u%d@example.test" % i for i in range(size // 22))
     return {
         "encoded subject": lambda: mail(b"help\r\n", subject=b" ".join(
@@ -48,6 +50,8 @@ def cases(size: int) -> dict[str, Callable[[], bytes]]:
             html_part * (size // len(html_part)) + b"--p--\r\n",
             ctype=b"multipart/mixed; boundary=p"),
         "junk lines": lambda: mail(b"bid x\r\n" * (size // 7)),
+        # each line almost an attribution ("On ... wrote:"), as long as one may be
+        "attribution lines": lambda: mail(attribution * (size // len(attribution))),
         "flowed paragraph": lambda: mail(b"bid x \r\n" * (size // 8),
                                          ctype=b"text/plain; format=flowed"),
         "recipient list": lambda: mail(b"help\r\n", headers=b"Cc: " + addresses + b"\r\n"),

@@ -5,8 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.mailstack import MailStack, session_stack
+
+# Hypothesis times each example (200 ms) and the drawing of its data by
+# default: a busy machine would fail them. No test asserts a duration; a
+# test's own @settings keeps these unless it names them.
+settings.register_profile("suite", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 
 @pytest.fixture(scope="session")

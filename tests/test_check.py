@@ -17,7 +17,7 @@ from referee.check import EX_CONFIG, EX_NOHOST, EX_NOPERM, EX_UNAVAILABLE
 from referee.cli import main
 from referee.config import load_config
 from referee.service import Referee, now_utc
-from tests.mailstack import MailStack
+from tests.mailstack import GIVE_UP, MailStack
 from tests.test_e2e import REF, toml_value
 
 UNKNOWN_HOST = "no-such-host.invalid"
@@ -99,7 +99,7 @@ def _run(config: Path, start: str, exit_code: int) -> None:
         first = proc.stderr.readline()
         assert proc.stdout.readline().startswith("referee running for")  # signals handled
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
+        assert proc.wait(timeout=GIVE_UP) == 0
         assert f" WARNING referee.scheduler: {start}" in first
         assert first.endswith("; will try again\n")
         assert "Traceback" not in proc.stderr.read()
@@ -252,7 +252,7 @@ def test_the_daemon_gives_up_when_the_login_is_refused_instead_of_retrying(
     result: list[int] = []
     runner = threading.Thread(target=lambda: result.append(daemon.run()))
     runner.start()
-    runner.join(timeout=30)
+    runner.join(timeout=GIVE_UP)
     stopped = not runner.is_alive()
     daemon.stop.set()
     runner.join()

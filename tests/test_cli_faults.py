@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from referee.problems import EX_CANTCREAT, EX_CONFIG, EX_NOPERM
+from tests.mailstack import GIVE_UP
 
 REFEREE = Path(sys.executable).parent / "referee"
 MAILDIRS = ('[referee]\naddress = "referee@club.test"\n'
@@ -277,14 +278,14 @@ def test_the_daemon_says_a_pages_folder_it_cannot_write_once_and_goes_on(club: P
             (club / "in" / "new" / f"{n}.mail").write_text(
                 f"From: {who}@club.test\nTo: referee@club.test\nSubject: [goofspiel-1]\n"
                 f"Message-ID: <{n}@club.test>\n\nstatus\n", encoding="utf-8")
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + GIVE_UP
             while len(list(out.iterdir())) < sent + n + 1:
                 if time.monotonic() > deadline:
                     proc.kill()
                     pytest.fail(f"no answer; the daemon said: {proc.stderr.read()}")
                 time.sleep(0.1)
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
+        assert proc.wait(timeout=GIVE_UP) == 0
         said = proc.stderr.read()
     assert said.count("[web] path") == 1, said
     assert f"ERROR referee.scheduler: {PAGES_LINE.format(path='/dev/null/pages')}; the game " \

@@ -21,7 +21,7 @@ from referee.games.spades import Spades
 from referee.store import models as m
 from tests.databases import KINDS, database_url
 from tests.hostile import NO_SENDER, corpus, expected
-from tests.mailstack import MailStack
+from tests.mailstack import GIVE_UP, MailStack
 from tests.test_e2e import ALICE, BOB, REF, REPO_ROOT, T0, Post, body, person, referee_command
 from tests.test_spades_mail import DEAL, SEATING
 
@@ -72,7 +72,7 @@ def test_hostile_mail_between_moves_costs_one_mail_each(
         alice = post.write("alice", f"bid {card}", subject=f"[{tag}] round {rnd}")
         bob = post.write("bob", f"bid {card - 3}", subject=f"[{tag}] round {rnd}")
         moves |= {alice.strip("<>"), bob.strip("<>")}
-        post.stack.wait_for("referee", post.in_referee_inbox, timeout=30)
+        post.stack.wait_for("referee", post.in_referee_inbox)
         now = T0 + timedelta(hours=rnd)
         cli = subprocess.run(referee_command(post, "poll", "--now", now.isoformat()),
                              cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
@@ -159,7 +159,7 @@ def _reused_message_id(post: Post) -> None:
     # Bob's first, and read first: in the referee's mailbox before Alice's.
     stack.send(mail("bob", "bid 2", REF), "bob", REF)
     post.in_referee_inbox += 1
-    stack.wait_for("referee", post.in_referee_inbox, timeout=30)
+    stack.wait_for("referee", post.in_referee_inbox)
     alice = mail("alice", "bid 4", stack.list_address, cc=REF)
     for _ in range(2):  # her server delivers the referee's copy twice
         stack.send(alice, "alice", REF)
@@ -186,7 +186,7 @@ def _reused_message_id(post: Post) -> None:
     assert [(r.sender, r.note.startswith("duplicate of")) for r in inbound] == [
         (stack.address("bob"), False), (stack.address("alice"), False),
         (stack.address("alice"), True), (stack.address("alice"), True)]
-    give_up = time.monotonic() + 15
+    give_up = time.monotonic() + GIVE_UP
     while not (answers := [x for x in stack.fetch_all("alice") if x["In-Reply-To"] == mid]):
         assert time.monotonic() < give_up, "Alice got no answer"
         time.sleep(0.2)

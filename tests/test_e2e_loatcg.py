@@ -40,7 +40,7 @@ from referee.games.loatcg.instructions import parse_instructions
 from referee.service.outgoing.queue import SECRET_NOTE
 from referee.service.outgoing.quiet import COMPOSITE
 from referee.store import models as m
-from tests.mailstack import PLAYERS, REPO_ROOT, MailStack
+from tests.mailstack import GIVE_UP, PLAYERS, REPO_ROOT, MailStack
 from tests.test_e2e import (
     REF,
     SIGNATURE,
@@ -102,7 +102,7 @@ class Tournament:
         for reader in readers:  # everyone's copy, the list's included
             (copy,) = self.post.new_mail(reader, 1)
             assert copy["Message-ID"] == msg["Message-ID"]
-        give_up = time.monotonic() + 10
+        give_up = time.monotonic() + GIVE_UP
         with self.post.stack.imap("referee") as client:
             while int(client.folder_status("INBOX", [b"MESSAGES"])[b"MESSAGES"]
                       ) < self.post.in_referee_inbox:
@@ -178,8 +178,6 @@ def test_a_tournament_by_email_joins_trades_a_secret_reveal_and_the_reports(
     t = Tournament(post)
     instructions = tmp_path / "instructions.txt"
     instructions.write_text(INSTRUCTIONS, encoding="utf-8")
-    started = time.monotonic()
-
     # The operator starts it with no members; the opening goes to the list.
     done = subprocess.run(referee_command(
         post, "game", "new", "loatcg", "--instructions", str(instructions),
@@ -472,7 +470,6 @@ hash.txt, and run: sha256sum hash.txt
     scan_every_mailbox(post, t.list, state)
     # Carol checks the draws from her own mailbox (issue 23).
     assert verified_by_mail(post, "carol", tag) == (0, "verified\n")
-    assert time.monotonic() - started < 60
 
 
 def public_texts(msg: EmailMessage) -> list[str]:

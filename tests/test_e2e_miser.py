@@ -45,7 +45,7 @@ from referee.games.miser.rules import hand_text
 from referee.service.outgoing.queue import SECRET_NOTE
 from referee.service.outgoing.quiet import COMPOSITE
 from referee.store import models as m
-from tests.mailstack import REPO_ROOT, MailStack
+from tests.mailstack import GIVE_UP, REPO_ROOT, MailStack
 from tests.test_e2e import (
     REF,
     SIGNATURE,
@@ -183,7 +183,7 @@ class Table:
             if other != "referee":
                 (copy,) = self.post.new_mail(USER[other], 1)
                 assert copy["Message-ID"] == msg["Message-ID"]
-        give_up = time.monotonic() + 10
+        give_up = time.monotonic() + GIVE_UP
         with self.post.stack.imap("referee") as client:  # STATUS only: no fetch
             while int(client.folder_status("INBOX", [b"MESSAGES"])[b"MESSAGES"]
                       ) < self.post.in_referee_inbox:

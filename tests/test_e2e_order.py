@@ -80,7 +80,7 @@ def test_a_rounds_mails_retried_after_a_relay_outage_reach_each_player_in_event_
         post.poll(t1 + later)
         for user in USER.values():
             fresh = len(sent_to(post, user)) - before[user]
-            received[user].append(post.new_mail(user, fresh, timeout=20) if fresh else [])
+            received[user].append(post.new_mail(user, fresh) if fresh else [])
     assert not any(unsent(post).values())
 
     with post.referee.sessions() as db:

@@ -32,7 +32,7 @@ from referee.passes import PassReport
 from referee.service.outgoing.queue import SECRET_NOTE
 from referee.service.outgoing.quiet import COMPOSITE
 from referee.store import models as m
-from tests.mailstack import MailStack
+from tests.mailstack import GIVE_UP, MailStack
 from tests.test_e2e import SIGNATURE, T0, Post, body, kind, person, verified_by_mail
 from tests.test_spades_mail import (
     BIDS,
@@ -132,7 +132,7 @@ class Players:
         """``name`` mails ``text`` to the referee; it is in the referee's INBOX
         before the next mail is written, so the referee reads them in this order."""
         mid = self.post.write(USER[name], text, subject=f"[{self.tag}] move")
-        give_up = time.monotonic() + 10
+        give_up = time.monotonic() + GIVE_UP
         with self.post.stack.imap("referee") as client:  # STATUS only: no fetch
             while int(client.folder_status("INBOX", [b"MESSAGES"])[b"MESSAGES"]
                       ) < self.post.in_referee_inbox:

@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 import pytest
@@ -105,7 +104,6 @@ def test_an_installed_wheel_says_its_version(venv: Path, tmp_path: Path) -> None
 def test_an_installed_wheel_runs_init_demo_and_poll_outside_the_checkout(
     venv: Path, tmp_path: Path
 ) -> None:
-    started = time.monotonic()
     referee = venv / "bin" / "referee"
     work = tmp_path / "club"
     work.mkdir()
@@ -127,4 +125,3 @@ def test_an_installed_wheel_runs_init_demo_and_poll_outside_the_checkout(
     assert sent and all("goofspiel-1" in mail for mail in sent)  # the opening, from templates
     demo = _run([referee, "demo", "--dir", tmp_path / "demo"], cwd=work, env=env).stdout
     assert "Final result of goofspiel-1" in demo
-    assert time.monotonic() - started < 60

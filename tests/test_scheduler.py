@@ -25,7 +25,7 @@ from referee.cli import main
 from referee.notify import Notifier
 from referee.scheduler import Daemon
 from referee.service import Referee
-from tests.mailstack import MailStack
+from tests.mailstack import GIVE_UP, MailStack
 from tests.test_e2e import Post, opened_game
 from tests.test_referee import Club
 
@@ -88,7 +88,7 @@ def test_a_job_waiting_for_the_lock_runs_between_passes_that_read_mail(
         daemon.watch_mail()
     finally:
         os.sched_setaffinity(0, cpus)
-    waiting[0].join(timeout=5)
+    waiting[0].join(timeout=GIVE_UP)
     assert len(passes) == 50
     assert job_ran_after == [1]  # right after the first pass
     club.referee.close()
@@ -106,7 +106,7 @@ def test_a_job_that_waited_for_the_lock_does_nothing_once_the_daemon_stops(
         job = threading.Thread(target=daemon.outbox)
         job.start()
         daemon.stop.set()
-    job.join(timeout=5)
+    job.join(timeout=GIVE_UP)
     assert not job.is_alive() and sent == []
     daemon.outbox()
     assert sent == []
@@ -217,12 +217,12 @@ def test_a_mail_that_arrives_during_a_pass_is_read_without_another_mail_or_a_kee
     watcher.start()
     try:
         post.write("alice", "bid 4", subject=f"[{tag}]")
-        give_up = time.monotonic() + 15
+        give_up = time.monotonic() + GIVE_UP
         while len(post.actions(tag)) < 2 and time.monotonic() < give_up:
             time.sleep(0.1)
     finally:
         daemon.stop.set()
-        watcher.join(timeout=15)
+        watcher.join(timeout=GIVE_UP)
     assert not watcher.is_alive()
     assert arrived, "Alice's mail was never processed"
     assert [a[1:3] for a in post.actions(tag)] == [("bid", [4]), ("bid", [2])], (
@@ -250,12 +250,12 @@ def test_a_mail_that_arrives_during_the_search_of_a_pass_that_reads_nothing_is_r
     watcher = threading.Thread(target=daemon.watch_mail, name="mail", daemon=True)
     watcher.start()
     try:
-        give_up = time.monotonic() + 15
+        give_up = time.monotonic() + GIVE_UP
         while not post.actions(tag) and time.monotonic() < give_up:
             time.sleep(0.1)
     finally:
         daemon.stop.set()
-        watcher.join(timeout=15)
+        watcher.join(timeout=GIVE_UP)
     assert not watcher.is_alive()
     assert arrived, "the daemon made no pass"
     assert [a[1:3] for a in post.actions(tag)] == [("bid", [4])], (

@@ -42,7 +42,7 @@ def test_two_workers_on_postgresql_drain_one_backlog_once_and_share_it(post: Pos
         for user in (a, b):
             for n in range(3):
                 sent[post.write(user, "help", subject=f"[{tag}] help {n}")] = user
-    post.stack.wait_for("referee", post.in_referee_inbox, timeout=30)
+    post.stack.wait_for("referee", post.in_referee_inbox)
 
     now = (T0 + timedelta(hours=1)).isoformat()
     workers = [subprocess.Popen(referee_command(post, "-v", "poll", "--now", now), cwd=REPO_ROOT,
@@ -67,7 +67,7 @@ def test_two_workers_on_postgresql_drain_one_backlog_once_and_share_it(post: Pos
     for user in PLAYERS:
         mine = [mid for mid, sender in sent.items() if sender == user]
         games = sum(user in g for g in CRASH_GAMES)
-        msgs = post.new_mail(user, len(mine) + games - ended[user], timeout=30)
+        msgs = post.new_mail(user, len(mine) + games - ended[user])
         ids = Counter(str(x["Message-ID"]) for x in msgs)
         assert max(ids.values()) == 1, (user, ids)
         answered = Counter(str(x["In-Reply-To"]) for x in msgs

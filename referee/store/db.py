@@ -176,12 +176,13 @@ def try_write(engine: Engine, url: str) -> None:
     :func:`database_problem` says."""
     room = room_left(url)
     if room is not None and room < ROOM_NEEDED:
-        raise _full(url, f"{room // 1024} KiB free")
+        raise _full(url, f"{room // 1024} KiB free, less than the {ROOM_NEEDED >> 20} MiB its "
+                    "journal may need")
     with engine.connect() as conn:
         if engine.dialect.name == "sqlite":
             said = conn.execute(text("PRAGMA quick_check")).scalars().first()
             if said != "ok":
-                raise _damaged(url, f"PRAGMA quick_check: {said}")
+                raise _damaged(url, f"PRAGMA quick_check: {' '.join(str(said).split())}")
         conn.execute(text(f"update {VERSION_TABLE} set version_num = version_num"))
         conn.rollback()
 
@@ -235,8 +236,9 @@ def cannot_use(error: BaseException) -> bool:
     """Whether ``error`` says the database cannot be used (away, busy,
     full, forbidden, damaged), which :func:`database_problem` says in one
     line, rather than something about the data in hand (a bug)."""
-    return isinstance(error, DATABASE_AWAY) or (
-        isinstance(error, DBAPIError) and any(d in _reason(error).lower() for d in DAMAGED))
+    said = _reason(error).lower()
+    return isinstance(error, DATABASE_AWAY) or (isinstance(error, DBAPIError) and any(
+        words in said for words in (*DAMAGED, *FULL, "read-only transaction")))
 
 
 def room_left(url: str) -> int | None:
@@ -286,7 +288,8 @@ def database_problem(error: BaseException, url: str) -> Problem:
     """A database that could not be used, as one line with the exit code that
     tells the faults apart: busy (75, try again), a file or folder this user
     may not write (77) or cannot make (73), a refused login (77), a full
-    disk or a damaged file (74), a server that does not answer (69). No
+    disk or a damaged file (74), a server that takes no writes (78), a
+    server that does not answer (69). No
     password of the URL is in it, even where the server echoed it."""
     reason = _reason(error)
     for password in _passwords(url):
@@ -306,6 +309,9 @@ def database_problem(error: BaseException, url: str) -> Problem:
                        "holding it", EX_IOERR)
     if "locked" in lower or "busy" in lower:
         return Problem(f"{where} is busy ({reason}); try again", EX_TEMPFAIL)
+    if "read-only transaction" in lower:
+        return Problem(f"{where}: the server takes no writes here ({reason}); point the URL "
+                       "at a server that does (the primary, not a standby)", EX_CONFIG)
     if "readonly" in lower or "read-only" in lower or "permission denied" in lower:
         return Problem(f"{where}: this user may not write it ({reason}); make the file and "
                        "its folder writable by the referee's user", EX_NOPERM)

@@ -14,8 +14,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from sqlalchemy.exc import DBAPIError
-
 from referee.config import (
     Config,
     ConfigError,
@@ -36,7 +34,7 @@ from referee.problems import (
 )
 from referee.service import Referee, RefereeError, now_utc
 from referee.service.reading import first_difference
-from referee.store.db import cannot_use, database_problem, safe_url
+from referee.store.db import DATABASE_ERROR, cannot_use, database_problem, safe_url
 
 if TYPE_CHECKING:
     from referee.check import Line
@@ -253,7 +251,7 @@ def _command(args: argparse.Namespace) -> int:
         if args.command == "check":
             return run_check(config, args.config)
         return _dispatch(args, config)
-    except DBAPIError as e:
+    except DATABASE_ERROR as e:
         if not cannot_use(e):
             raise  # about the data in hand: a bug, shown whole
         # Nothing was done that the next run will not do; the code says
@@ -630,7 +628,7 @@ def _check_database(config: Config, path: str) -> Line:
             try_write(engine, url)
         finally:
             engine.dispose()
-    except DBAPIError as e:
+    except DATABASE_ERROR as e:
         if not cannot_use(e):
             raise
         problem = database_problem(e, url)

@@ -45,6 +45,10 @@ VERSION_TABLE = "alembic_version"
 #: connection, a locked SQLite file). Any other database error is about the
 #: data in hand, and trying again would fail the same way for ever.
 DATABASE_AWAY = (OperationalError, InterfaceError)
+#: Any error of the database's driver, as SQLAlchemy raises it (for the
+#: command line, which speaks no SQLAlchemy): :func:`cannot_use` tells
+#: which say the database cannot be used.
+DATABASE_ERROR = DBAPIError
 #: What SQLite says of a file that is not a database, or is one no more.
 DAMAGED = ("file is not a database", "file is encrypted", "database disk image is malformed",
            "malformed database schema")

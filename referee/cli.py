@@ -37,7 +37,10 @@ from referee.problems import (
 )
 from referee.service import Referee, RefereeError, now_utc
 from referee.service.reading import first_difference
-from referee.store.db import DATABASE_AWAY, database_problem
+from referee.store.db import DATABASE_ERROR, cannot_use, database_problem, safe_url
+
+if TYPE_CHECKING:
+    from referee.check import Line
 
 if TYPE_CHECKING:
     from referee.passes import PassReport
@@ -265,9 +268,12 @@ def _command(args: argparse.Namespace) -> int:
         if args.command == "check":
             return run_check(config, args.config, args.log_file)
         return _dispatch(args, config)
-    except DATABASE_AWAY as e:
+    except DATABASE_ERROR as e:
+        if not cannot_use(e):
+            raise  # about the data in hand: a bug, shown whole
         # Nothing was done that the next run will not do; the code says
-        # whether to wait (busy) or to fix something (a permission, a server).
+        # whether to wait (busy) or to fix something (a permission, a
+        # server, a full disk, a damaged file).
         raise database_problem(e, config.database_url) from None
 
 
@@ -282,7 +288,7 @@ def _start_logging(args: argparse.Namespace) -> None:
 
 
 def _dispatch(args: argparse.Namespace, config: Config) -> int:
-    from referee.store.db import is_current, make_engine, sqlite_folder_problem, upgrade
+    from referee.store.db import make_engine, schema_problem, sqlite_folder_problem, upgrade
 
     if args.command == "init":
         if missing := sqlite_folder_problem(config.database_url):
@@ -290,15 +296,14 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             raise Problem(f"{missing} ([referee] database); create it, writable by "
                           "the referee's user", code)
         upgrade(config.database_url)
-        print(f"database ready: {config.referee.database}")
+        print(f"database ready: {safe_url(config.referee.database)}")
         return 0
     # One engine checks the schema and then serves the command: a second
     # would connect (and on PostgreSQL learn the server) all over again.
     db_engine = make_engine(config.database_url)
-    if not is_current(db_engine):
+    if problem := schema_problem(db_engine, config.database_url, _init_command(args.config)):
         db_engine.dispose()
-        raise RefereeError(f"the database is not set up or is out of date; run: "
-                           f"referee --config {args.config} init")
+        raise problem
     referee = Referee(config, db_engine)
     try:
         if args.command in ("poll", "run", "game"):
@@ -595,21 +600,8 @@ def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
         check_smtp,
         probe_delivery,
     )
-    from referee.store.db import is_current
-
-    lines = [Line("config", "OK", f"{path}: the referee is {config.referee.address}")]
-    try:
-        if is_current(config.database_url):
-            lines.append(Line("database", "OK", _safe_url(config.referee.database)))
-        else:
-            lines.append(Line("database", "FAIL", f"{_safe_url(config.referee.database)} is "
-                              f"not set up or out of date; run: referee --config {path} init",
-                              EX_CONFIG))
-    except DATABASE_AWAY as e:
-        problem = database_problem(e, config.database_url)
-        lines.append(Line("database", "FAIL", str(problem), problem.exit_code))
-    except Problem as e:
-        lines.append(Line("database", "FAIL", str(e), e.exit_code))
+    lines = [Line("config", "OK", f"{path}: the referee is {config.referee.address}"),
+             _check_database(config, path)]
     database_ok = lines[-1].verdict == "OK"
     lines += check_files(config, log_file)
     if database_ok:
@@ -686,14 +678,34 @@ def _config_fails(error: ConfigError) -> int:
     return error.exit_code
 
 
-def _safe_url(url: str) -> str:
-    """A database URL without its password."""
-    from urllib.parse import urlsplit
+def _check_database(config: Config, path: str) -> Line:
+    """``check``'s database line: at this code's schema, and taking a write
+    (as the first thing of a pass is), or the line any command would give."""
+    from referee.check import Line
+    from referee.store.db import make_engine, schema_problem, try_write
 
-    parts = urlsplit(url)
-    if parts.password:
-        return url.replace(f":{parts.password}@", ":***@", 1)
-    return url
+    url = config.database_url
+    try:
+        engine = make_engine(url)
+        try:
+            if problem := schema_problem(engine, url, _init_command(path)):
+                raise problem
+            try_write(engine, url)
+        finally:
+            engine.dispose()
+    except DATABASE_ERROR as e:
+        if not cannot_use(e):
+            raise
+        problem = database_problem(e, url)
+        return Line("database", "FAIL", str(problem), problem.exit_code)
+    except Problem as e:
+        return Line("database", "FAIL", str(e), e.exit_code)
+    return Line("database", "OK", f"{safe_url(config.referee.database)}: writable")
+
+
+def _init_command(path: str) -> str:
+    """The command that sets up or upgrades the database of the config at ``path``."""
+    return f"referee --config {path} init"
 
 
 def _verify_mail(tag: str, path: Path) -> int:

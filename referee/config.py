@@ -253,13 +253,27 @@ def _needs_host(section: str, kind: str, host: str) -> None:
                          "like mail.example.org")
 
 
+def _database_url(value: str) -> str:
+    """A database URL; a file's path where the URL belongs is refused with
+    the URL to write (SQLAlchemy would end in a traceback)."""
+    v = str(value).strip()
+    if "://" not in v:
+        if not v or "@" in v:  # empty, or a login without its scheme: not echoed
+            raise ValueError("is not a database URL; write sqlite:///FILE or "
+                             "postgresql+psycopg://USER@HOST/DB")
+        relative = "" if v.startswith("/") else " (taken from the config's folder)"
+        raise ValueError(f"{v!r} is a file's path, not a database URL; write "
+                         f"sqlite:///{v}{relative}")
+    return v
+
+
 class RefereeSection(_Section):
     address: Address
     name: str = "PBM Referee"
     public_list: Address | None = None
     #: The List-Id of the public list (RFC 2919), if it differs from the list address.
     list_id: str | None = None
-    database: str = "sqlite:///referee.db"
+    database: Annotated[str, BeforeValidator(_database_url)] = "sqlite:///referee.db"
     #: Mail larger than this many bytes is refused with a short reply.
     max_message_size: int = Field(default=10_000_000, gt=0)
     #: Held by a pass (``poll``) or the daemon (``run``), so two never overlap.

@@ -190,8 +190,8 @@ def test_check_says_init_is_needed_before_init(
     config = write(tmp_path / "referee.toml", mailstack)
     code, out, _ = _main(["-c", str(config), "check"], capsys)
     assert code == EX_CONFIG
-    assert f"database FAIL sqlite:///referee.db is not set up or out of date; run: " \
-           f"referee --config {config} init" in out
+    assert (f"database FAIL [referee] database: sqlite:///{tmp_path.resolve()}/referee.db is "
+            f"not set up; run: referee --config {config} init\n") in out
 
 
 @pytest.mark.parametrize("failure", MAILBOX_FAILURES)

@@ -17,8 +17,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import make_url
 
-from referee.problems import EX_CANTCREAT, EX_CONFIG, EX_NOPERM
+from referee.problems import (
+    EX_CANTCREAT,
+    EX_CONFIG,
+    EX_IOERR,
+    EX_NOPERM,
+    EX_UNAVAILABLE,
+)
+from referee.store.db import SCHEMA_HEAD
 from tests.mailstack import GIVE_UP
 
 REFEREE = Path(sys.executable).parent / "referee"
@@ -506,3 +514,270 @@ def test_a_games_reminder_at_or_after_its_deadline_is_refused(
                   "bob@club.test", *(a for o in options for a in ("--option", o)), cwd=club)
     one_line(new, 1, line)
     assert referee("status", cwd=club).stdout.count("goofspiel-") == 0
+
+
+# -- the database: a later release's, damaged, full, or a path ----------------------
+
+def database_line(club: Path, said: str) -> str:
+    """The start of every line about the club's database."""
+    return f"[referee] database: sqlite:///{club}/referee.db{said}"
+
+
+#: Every kind of command that opens the database, each as a user would type it.
+DATABASE_COMMANDS = [["init"], ["status"], ["poll"], ["run"], ["health"], ["outbox"],
+                     ["pages", "pages"], ["game", "new", "goofspiel", "--player",
+                                          "alice@club.test", "--player", "bob@club.test"]]
+#: The commands a fault is tried in where every one was tried for another
+#: fault of the same path (each run of the referee is a second of the suite).
+SOME_COMMANDS = [["init"], ["status"], ["poll"], ["run"]]
+
+
+def each_command_says(club: Path, code: int, line: str,
+                      commands: list[list[str]] = SOME_COMMANDS) -> None:
+    """Every command ends with ``line`` and ``code``, and ``check`` fails
+    its database line with them."""
+    for command in commands:
+        one_line(referee(*command, cwd=club), code, line)
+    check = referee("check", cwd=club)
+    assert check.returncode == code, check.stdout
+    assert f"database FAIL {line}\n" in check.stdout
+    assert check.stderr == ""
+
+
+def test_a_database_a_later_release_upgraded_is_one_line_and_78_in_every_command(
+        club: Path) -> None:
+    """A rollback: `init` ended in Alembic's traceback ("Can't locate
+    revision identified by '0099'"), every other command said to run it."""
+    with sqlite3.connect(club / "referee.db") as db:
+        db.execute("UPDATE alembic_version SET version_num = '0099'")
+    each_command_says(club, EX_CONFIG, database_line(
+        club, " is at schema revision 0099, newer than this referee knows (its newest is "
+        f"{SCHEMA_HEAD}): a later release upgraded it; install that release (or a later one) "
+        "again, or restore a backup from before the upgrade"), DATABASE_COMMANDS)
+    with sqlite3.connect(club / "referee.db") as db:  # init left it as it was
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0099",)]
+
+
+def test_an_older_database_names_both_revisions_and_init(club: Path) -> None:
+    with sqlite3.connect(club / "referee.db") as db:
+        db.execute("UPDATE alembic_version SET version_num = '0012'")
+    each_command_says(club, EX_CONFIG, database_line(
+        club, f" is at schema revision 0012, older than this referee's {SCHEMA_HEAD}; run: "
+        "referee --config referee.toml init"), SOME_COMMANDS[1:])
+
+
+#: Files where the database should be: what SQLite says, and what is written.
+NOT_DATABASES = {
+    "a text file": ("is not an SQLite database (file is not a database)",
+                    b"database = sqlite:///referee.db\n"),
+    "a picture": ("is not an SQLite database (file is not a database)",
+                  b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(200)),
+}
+
+
+@pytest.mark.parametrize("kind", NOT_DATABASES)
+def test_a_file_that_is_not_a_database_is_one_line_and_74_in_every_command(
+        club: Path, kind: str) -> None:
+    said, content = NOT_DATABASES[kind]
+    (club / "referee.db").write_bytes(content)
+    each_command_says(club, EX_IOERR, database_line(
+        club, f" {said}; restore it from a backup or point [referee] database elsewhere"),
+        DATABASE_COMMANDS if kind == "a text file" else SOME_COMMANDS)
+
+
+def _played(club: Path) -> bytes:
+    """The club's database after a game was made in it, checkpointed whole."""
+    new = referee("game", "new", "goofspiel", "--player", "alice@club.test", "--player",
+                  "bob@club.test", cwd=club)
+    assert new.returncode == 0, new.stderr
+    with sqlite3.connect(club / "referee.db") as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return (club / "referee.db").read_bytes()
+
+
+@pytest.mark.parametrize("part", [1 / 4, 1 / 2, 9 / 10])
+def test_a_half_copied_database_is_one_line_and_74_in_every_command(
+        club: Path, part: float) -> None:
+    whole = _played(club)
+    (club / "referee.db").write_bytes(whole[:int(len(whole) * part)])
+    each_command_says(club, EX_IOERR, database_line(
+        club, " is damaged (database disk image is malformed); restore it from a backup or "
+        "point [referee] database elsewhere"))
+
+
+def test_check_reads_every_page_a_command_may_not_reach(club: Path) -> None:
+    """A page garbled where ``status`` does not look (the strangers' reply
+    counts): status cannot tell, check reads the whole file (PRAGMA
+    quick_check) and fails it."""
+    whole = bytearray(_played(club))
+    with sqlite3.connect(club / "referee.db") as db:
+        (page,) = db.execute("PRAGMA page_size").fetchone()
+        (root,) = db.execute("SELECT rootpage FROM sqlite_master "
+                             "WHERE name = 'stranger_replies'").fetchone()
+    whole[(root - 1) * page:root * page] = b"\xff" * page
+    (club / "referee.db").write_bytes(bytes(whole))
+    assert referee("status", cwd=club).returncode == 0
+    check = referee("check", cwd=club)
+    assert check.returncode == EX_IOERR, check.stdout
+    (line,) = [ln for ln in check.stdout.splitlines() if ln.startswith("database")]
+    assert line.startswith("database FAIL " + database_line(club, " is damaged ("))
+    assert line.endswith("); restore it from a backup or point [referee] database elsewhere")
+
+
+def test_an_empty_database_file_is_one_not_set_up(club: Path) -> None:
+    """SQLite takes an empty file for an empty database: `init` sets it up."""
+    (club / "referee.db").write_bytes(b"")
+    one_line(referee("status", cwd=club), EX_CONFIG, database_line(
+        club, " is not set up; run: referee --config referee.toml init"))
+    assert referee("init", cwd=club).returncode == 0
+    assert referee("status", cwd=club).returncode == 0
+
+
+@pytest.mark.parametrize(("path", "url"), [
+    ("/var/lib/referee/referee.db", "sqlite:////var/lib/referee/referee.db"),
+    ("referee.db", "sqlite:///referee.db (taken from the config's folder)"),
+])
+@pytest.mark.parametrize("command", ["check", "init", "status"])
+def test_a_path_where_the_database_url_belongs_is_one_line_and_78(
+        world: Path, path: str, url: str, command: str) -> None:
+    (world / "referee.toml").write_text(
+        MAILDIRS.replace("[mailbox]", f'database = "{path}"\n[mailbox]'), encoding="utf-8")
+    one_line(referee(command, cwd=world), EX_CONFIG,
+             f"bad config: referee.toml: referee.database: '{path}' is a file's path, not a "
+             f"database URL; write {url}")
+
+
+@pytest.fixture
+def small_disk() -> Iterator[Path]:
+    """A disk of 4 MiB of its own (a tmpfs), to fill; skipped where this
+    user may not mount one."""
+    if os.geteuid() != 0:
+        pytest.skip("only root may mount a small disk (tmpfs) to fill")
+    with tempfile.TemporaryDirectory() as folder:
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0755",
+                                  "referee-test", folder], capture_output=True, text=True,
+                                 timeout=60, check=False)
+        if mounted.returncode != 0:
+            pytest.skip(f"a tmpfs cannot be mounted here: {mounted.stderr.strip()}")
+        try:
+            yield Path(folder)
+        finally:
+            subprocess.run(["umount", "--lazy", folder], check=True, timeout=60)
+
+
+def fill(disk: Path, leave: int = 0) -> None:
+    """Fill ``disk`` up to ``leave`` bytes, as another program's files would."""
+    with open(disk / "filler", "wb") as f:
+        try:
+            while (left := shutil.disk_usage(disk).free - leave) > 0:
+                f.write(bytes(min(left, 1 << 16)))
+                f.flush()
+        except OSError:
+            pass
+
+
+def test_a_full_disk_under_the_database_is_one_line_and_74_in_every_command(
+        small_disk: Path) -> None:
+    """It said "the server does not answer … fix the host and port"."""
+    (small_disk / "referee.toml").write_text(MAILDIRS, encoding="utf-8")
+    assert referee("init", cwd=small_disk).returncode == 0
+    assert referee("check", cwd=small_disk).returncode == 0
+    fill(small_disk)
+    start = f"referee: {database_line(small_disk, '')}: the disk (or quota) holding it is full ("
+    end = "); make room there, or move the database\n"
+    for command in [*SOME_COMMANDS, DATABASE_COMMANDS[-1]]:
+        run = referee(*command, cwd=small_disk)
+        assert run.returncode == EX_IOERR, (command, run.stderr)
+        assert run.stderr.startswith(start) and run.stderr.endswith(end), run.stderr
+        assert run.stderr.count("\n") == 1, run.stderr
+    check = referee("check", cwd=small_disk)
+    assert check.returncode == EX_IOERR, check.stdout
+    assert f"database FAIL {start.removeprefix('referee: ')}" in check.stdout
+    (small_disk / "filler").unlink()  # room again: all is well
+    assert referee("poll", cwd=small_disk).returncode == 0
+
+
+def test_check_fails_a_disk_too_full_for_the_journal_though_a_read_works(
+        small_disk: Path) -> None:
+    (small_disk / "referee.toml").write_text(MAILDIRS, encoding="utf-8")
+    assert referee("init", cwd=small_disk).returncode == 0
+    fill(small_disk, leave=512 * 1024)
+    assert referee("status", cwd=small_disk).returncode == 0
+    check = referee("check", cwd=small_disk)
+    assert check.returncode == EX_IOERR, check.stdout
+    (line,) = [ln for ln in check.stdout.splitlines() if ln.startswith("database")]
+    assert line.startswith("database FAIL " + database_line(
+        small_disk, ": the disk (or quota) holding it is full ("))
+    assert line.endswith(" KiB free, less than the 1 MiB its journal may need); make room "
+                         "there, or move the database")
+
+
+# -- PostgreSQL: a server that takes no writes, and a password never shown ----------
+
+@pytest.fixture
+def postgres() -> Iterator[str]:
+    from tests.databases import postgres_url
+
+    yield from postgres_url()
+
+
+def postgres_club(world: Path, url: str) -> None:
+    (world / "referee.toml").write_text(
+        MAILDIRS.replace("[mailbox]", f'database = "{url}"\n[mailbox]'), encoding="utf-8")
+
+
+def test_check_tries_a_write_and_fails_a_server_that_takes_none(
+        world: Path, postgres: str) -> None:
+    """A standby, or default_transaction_read_only: reads pass, so only a
+    write tells; check and poll say the same."""
+    postgres_club(world, postgres)
+    assert referee("init", cwd=world).returncode == 0
+    read_only = f"{postgres}?options=-c%20default_transaction_read_only%3Don"
+    postgres_club(world, read_only)
+    assert referee("status", cwd=world).returncode == 0
+    shown = make_url(read_only).render_as_string(hide_password=False)  # as SQLAlchemy spells it
+    said = (f"[referee] database: {shown}: the server takes no writes here (cannot execute "
+            "UPDATE in a read-only transaction); point the URL at a server that does (the "
+            "primary, not a standby)")
+    check = referee("check", cwd=world)
+    assert check.returncode == EX_CONFIG, check.stdout
+    assert f"database FAIL {said}\n" in check.stdout
+    one_line(referee("poll", cwd=world), EX_CONFIG, said)
+
+
+def test_no_command_prints_the_database_password_at_any_level(
+        world: Path, postgres: str) -> None:
+    """`init` printed "database ready: postgresql+psycopg://user:pgsecret@…",
+    into the journal under the shipped unit. The local server trusts
+    anyone, so any password logs in."""
+    secret = "pgsecret"
+    url = postgres.replace("postgres@", f"postgres:{secret}@", 1)
+    masked = url.replace(secret, "***")
+    postgres_club(world, url)
+    said: list[str] = []
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        done = referee("--log-level", "debug", "--log-file", "debug.log", *args, cwd=world)
+        said.extend([done.stdout, done.stderr])
+        return done
+
+    init = run("init")
+    assert (init.returncode, init.stdout) == (0, f"database ready: {masked}\n")
+    check = run("check")
+    assert f"database OK   {masked}: writable\n" in check.stdout
+    assert run("status").returncode == 0
+    assert run("poll").returncode == 0
+    # poll's lines when the database cannot be used: no such database, and
+    # a server that does not answer; the password in the query too.
+    for broken in (url.rsplit("/", 1)[0] + "/no_such_database", url.replace(":5432/", ":1/"),
+                   f"{postgres.replace(':5432/', ':1/')}?password={secret}"):
+        postgres_club(world, broken)
+        for command in ("poll", "check", "init"):
+            done = run(command)
+            assert done.returncode in (EX_CONFIG, EX_UNAVAILABLE), done.stderr
+            assert "***" in done.stderr + done.stdout
+    log = (world / "debug.log").read_text(encoding="utf-8")
+    assert "DEBUG" in log  # it logged at debug
+    assert secret not in log
+    for text in said:
+        assert secret not in text, text

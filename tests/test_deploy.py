@@ -56,6 +56,51 @@ def test_the_unit_is_hardened_and_keeps_its_state_in_a_state_directory() -> None
     assert "--config /etc/referee/referee.toml" in keys["ExecStart"]
 
 
+def test_the_unit_stops_once_on_a_database_a_later_release_upgraded(tmp_path: Path) -> None:
+    """A rollback under systemd: init fails for good. RestartPreventExitStatus=
+    reads only the main process's code, so a failing ExecStartPre started
+    the unit again every 30 s; its failure is left ("-") to run, which
+    refuses with the same line and a code that stops the restarts. Run here
+    as systemd runs them, in order, with the unit's own command lines."""
+    from referee.store.db import SCHEMA_HEAD
+
+    keys = _unit_keys()
+    referee = str(Path(sys.executable).parent / "referee")
+    config = tmp_path / "referee.toml"
+    config.write_text('[referee]\naddress = "referee@club.test"\n', encoding="utf-8")
+
+    def command(key: str) -> tuple[bool, list[str]]:
+        """The line of ``key``: whether its failure is ignored, and its words."""
+        line = keys[key]
+        words = shlex.split(line.removeprefix("-").replace(INSTALLED, referee)
+                            .replace("/etc/referee/referee.toml", str(config)))
+        return line.startswith("-"), words
+
+    def start() -> tuple[list[subprocess.CompletedProcess[str]], bool]:
+        """Each command of a start, and whether systemd would start it again."""
+        runs = []
+        for key in ("ExecStartPre", "ExecStart"):
+            ignored, words = command(key)
+            runs.append(subprocess.run(words, cwd=tmp_path, capture_output=True, text=True,
+                                       timeout=120, check=False))
+            if key == "ExecStartPre" and runs[-1].returncode != 0 and not ignored:
+                return runs, True  # a control process failed: no main code to prevent it
+        main = runs[-1].returncode
+        return runs, main != 0 and str(main) not in keys["RestartPreventExitStatus"].split()
+
+    assert subprocess.run(command("ExecStartPre")[1], cwd=tmp_path, timeout=120,
+                          check=False).returncode == 0
+    with sqlite3.connect(tmp_path / "referee.db") as db:
+        db.execute("UPDATE alembic_version SET version_num = '0099'")
+    (init, run), again = start()
+    said = (f"referee: [referee] database: sqlite:///{tmp_path}/referee.db is at schema "
+            f"revision 0099, newer than this referee knows (its newest is {SCHEMA_HEAD})")
+    assert (init.returncode, run.returncode) == (78, 78)
+    assert init.stderr.startswith(said) and run.stderr == init.stderr
+    assert init.stderr.count("\n") == 1
+    assert not again
+
+
 def test_each_referee_line_of_the_cron_example_parses() -> None:
     from referee.cli import build_parser
 

@@ -14,7 +14,13 @@ from alembic.util.exc import CommandError
 from sqlalchemy import create_engine, func, inspect, select, text
 
 from referee.store import models as m
-from referee.store.db import SCHEMA_HEAD, alembic_config, is_current, upgrade
+from referee.store.db import (
+    SCHEMA_HEAD,
+    alembic_config,
+    is_current,
+    known_revisions,
+    upgrade,
+)
 from referee.store.models import Base
 from tests.databases import KINDS, database_url
 
@@ -38,6 +44,16 @@ def test_schema_head_names_the_newest_migration() -> None:
     head = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
     assert head == SCHEMA_HEAD, (f"the newest migration is {head}: set SCHEMA_HEAD in "
                                  "referee/store/db.py to it")
+
+
+def test_each_migrations_file_is_named_by_its_revision() -> None:
+    """``known_revisions`` reads the revisions from the files' names, without
+    Alembic: a file named otherwise would make its revision unknown."""
+    scripts = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    for script in scripts.walk_revisions():
+        assert script.path is not None
+        assert Path(script.path).name.startswith(f"{script.revision}_"), script.path
+    assert known_revisions() == {s.revision for s in scripts.walk_revisions()}
 
 
 def test_is_current_only_at_the_newest_revision(db_url: str) -> None:

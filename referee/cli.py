@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from referee.config import (
     Config,
@@ -28,6 +28,7 @@ from referee.problems import (
     EX_NOPERM,
     EX_TEMPFAIL,
     LOCK_FIX,
+    ForeignMailbox,
     Problem,
     ServerProblem,
     writing,
@@ -35,6 +36,10 @@ from referee.problems import (
 from referee.service import Referee, RefereeError, now_utc
 from referee.service.reading import first_difference
 from referee.store.db import DATABASE_AWAY, database_problem
+
+if TYPE_CHECKING:
+    from referee.check import Line
+    from referee.passes import PassReport
 
 # What the imports made lives as long as the process: the collector need not
 # walk it again on each full pass (a tenth of ``status`` at 10,000 games went
@@ -147,9 +152,19 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
 
     poll = sub.add_parser("poll", help="one pass: mail in, deadlines, mail out")
-    poll.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
+    poll.add_argument("--now", help="take this as the current time (ISO-8601, UTC); the "
+                                    "deadlines fire by it, whatever the mail's time says")
+    poll.add_argument("--trust-clock", action="store_true",
+                      help="this machine's clock is right: fire the deadlines by it though "
+                           "the mail's time says otherwise")
+    poll.add_argument("--adopt-mailbox", action="store_true",
+                      help="a new database takes its mailbox over: the mail in it now stays "
+                           "unread, what comes after is read")
 
-    sub.add_parser("run", help="the daemon: IMAP IDLE or polling, deadlines, outbox")
+    run = sub.add_parser("run", help="the daemon: IMAP IDLE or polling, deadlines, outbox")
+    run.add_argument("--trust-clock", action="store_true",
+                     help="this machine's clock is right, as it is at the start: fire the "
+                          "deadlines by it though the mail's time says otherwise")
 
     status = sub.add_parser("status", help="the outbox, the last pass and error; games, "
                                            "whose move, deadlines, scores")
@@ -337,8 +352,9 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                     return EX_TEMPFAIL
                 started = parse_now(args.now) or now_utc()
                 try:
-                    report = _poll(referee, parse_now(args.now))
-                except ServerProblem as e:
+                    report = _poll(referee, parse_now(args.now), args.trust_clock,
+                                   args.adopt_mailbox)
+                except (ServerProblem, ForeignMailbox) as e:
                     referee.health.record_error(str(e), now_utc())
                     raise
                 # The real clock: a pass run with --now in the future must not
@@ -347,6 +363,12 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 lost = referee.health.failed_since(started)
             # Silent on success, so a cron line mails the operator only on trouble.
             logging.getLogger("referee").info("pass done: %s", report)
+            if report.adopted is not None:
+                print(f"the mailbox is this database's now: the {report.adopted} mail(s) in it "
+                      "stay unread; what comes from now on is read")
+            if report.clock is not None and report.clock.warning and not _logged_to_stderr(args):
+                # A warning, not trouble that stops the pass: said, exit 0.
+                print(f"referee: {report.clock.warning}", file=sys.stderr)
             if args.verbose:
                 print(report)
             if lost:
@@ -367,7 +389,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                     raise RefereeError(
                         f"another referee holds {config.resolve(config.referee.lock_file)} "
                         "or the database's pass lease; stop it first (or let its pass finish)")
-                return run_daemon(referee, check_servers(config))
+                return run_daemon(referee, check_servers(config), args.trust_clock)
         if args.command == "prune":
             age = _duration("--older-than", args.older_than, maximum=timedelta(days=3660))
             bodies, inbound = referee.operator.prune((parse_now(args.now) or now_utc()) - age)
@@ -378,7 +400,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             # One game is read whole (an unknown tag fails before any output);
             # all games stream, a batch at a time, so memory stays flat.
             games = referee.reading.status(args.tag) if args.tag else referee.reading.iter_status()
-            health = referee.health.summary()
+            health = {**referee.health.summary(), "clock": referee.clock.warning()}
             if args.json:
                 write_json_list(games, sys.stdout)
             else:
@@ -389,6 +411,8 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
         if args.command == "health":
             last = referee.health.last_pass()
             print(f"last pass: {last['at']} ({last['what']})" if last else "last pass: none yet")
+            if clock := referee.clock.warning():
+                print(_clock_line(clock))
             return _fresh({"last_pass": last}, args.max_age)
         if args.command == "outbox":
             return _outbox(referee, config, args.retry, args.json)
@@ -499,7 +523,15 @@ def _option_text(value: Any) -> str:
     return str(value)
 
 
-def _poll(referee: Referee, now: datetime | None) -> object:
+def _logged_to_stderr(args: argparse.Namespace) -> bool:
+    """Whether the log already puts a warning on stderr (``-v``, or
+    ``--log-level`` warning or lower, with no ``--log-file``)."""
+    level = args.log_level or ("info" if args.verbose else "error")
+    return args.log_file is None and level in ("debug", "info", "warning")
+
+
+def _poll(referee: Referee, now: datetime | None, trust_clock: bool = False,
+          adopt: bool = False) -> PassReport:
     """One pass; a mail server that cannot be used is a :class:`ServerProblem`."""
     import ssl
 
@@ -520,7 +552,7 @@ def _poll(referee: Referee, now: datetime | None) -> object:
     else:
         check_maildir(config)
     try:
-        report = run_pass(referee, now, imap=source)
+        report = run_pass(referee, now, imap=source, trust_clock=trust_clock, adopt=adopt)
     except (IMAPClientError, ConnectionError, TimeoutError, ssl.SSLError) as e:
         raise explain(e, "mailbox", config.mailbox) from None
     finally:
@@ -578,6 +610,8 @@ def run_check(config: Config, path: str) -> int:
             lines.append(Line(part, "OK", fn()))
         except Problem as e:
             lines.append(Line(part, "FAIL", str(e), e.exit_code))
+    if all(ln.verdict == "OK" for ln in lines if ln.part in ("database", "mailbox")):
+        lines += _whose_mailbox(config)
     # A test mail through the relay to the referee itself: at a plus address
     # where private reply addresses or VERP need one (and the mailbox is
     # read over IMAP, to see it arrive), else at its own address.
@@ -619,6 +653,25 @@ def run_check(config: Config, path: str) -> int:
     for line in lines:
         print(line)
     return next((ln.exit_code for ln in lines if ln.exit_code), 0)
+
+
+def _whose_mailbox(config: Config) -> list[Line]:
+    """A FAIL line when a fresh database meets another referee's mailbox,
+    as ``poll`` refuses it (``service/intake/ownership``)."""
+    from imapclient.exceptions import IMAPClientError
+
+    from referee.check import Line, explain
+    from referee.passes import foreign_mail
+
+    referee = Referee(config)
+    try:
+        said = foreign_mail(referee)
+    except (IMAPClientError, OSError) as e:
+        problem = explain(e, "mailbox", config.mailbox)
+        return [Line("mailbox", "FAIL", str(problem), problem.exit_code)]
+    finally:
+        referee.close()
+    return [Line("mailbox", "FAIL", said, EX_CONFIG)] if said else []
 
 
 def _safe_url(url: str) -> str:
@@ -800,7 +853,14 @@ def format_health(health: dict[str, Any]) -> str:
     lines.append(f"last pass: {last['at']} ({last['what']})" if last else "last pass: none yet")
     if error:
         lines.append(f"last error: {error['at']}: {error['what']}")
+    if health.get("clock"):
+        lines.append(_clock_line(health["clock"]))
     return "\n".join(lines) + "\n"
+
+
+def _clock_line(clock: dict[str, str]) -> str:
+    """The clock's warning as ``status`` and ``health`` show it."""
+    return f"clock: {clock['at']}: {clock['what']}"
 
 
 def write_json_list(items: Iterable[Any], out: IO[str]) -> None:

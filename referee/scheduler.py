@@ -38,7 +38,7 @@ from referee.check import explain
 from referee.mail.imap import ImapSource
 from referee.notify import Notifier
 from referee.passes import intake, many_workers, publish_pages, reread, send_outbox
-from referee.problems import EX_CONFIG, EX_NOPERM, Problem, ServerProblem
+from referee.problems import EX_CONFIG, EX_NOPERM, ForeignMailbox, Problem, ServerProblem
 from referee.service import Referee, now_utc
 from referee.store.db import DATABASE_AWAY
 
@@ -70,13 +70,22 @@ def database_reason(error: BaseException) -> str:
 class Daemon:
     """Runs the referee until asked to stop. One lock serialises all passes."""
 
-    def __init__(self, referee: Referee, notifier: Notifier | None = None) -> None:
+    def __init__(self, referee: Referee, notifier: Notifier | None = None,
+                 trust_clock: bool = False) -> None:
         self.referee = referee
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.scheduler = BackgroundScheduler(timezone="UTC")
-        #: What stopped the daemon for good (a refused login), if anything.
-        self.problem: ServerProblem | None = None
+        #: What stopped the daemon for good (a refused login, another
+        #: referee's mailbox), if anything.
+        self.problem: Problem | None = None
+        #: The operator says the clock is right as it is at the start
+        #: (``run --trust-clock``): the first sweep confirms it.
+        self.confirm_clock = trust_clock
+        #: Whether the clock's last warning held the deadlines; None: no
+        #: warning stands. The daemon says a warning when it comes and when
+        #: it goes, not every minute.
+        self.clock_warned: bool | None = None
         #: Since when (monotonic) the relay could not be reached; None while it can.
         self.relay_down_since: float | None = None
         #: Why the pages cannot be written, once said; None while they can.
@@ -171,11 +180,30 @@ class Daemon:
         except (IMAPClientError, OSError) as e:
             log.warning("mail to read again waits: the mailbox is away (%s)", e)
             again = []
-        fired = self.referee.sweep.fire()
+        if self._clock_held():
+            swept = "deadlines held for the clock"
+        else:
+            swept = f"deadlines swept ({self.referee.sweep.fire()} fired)"
         self._send()
         self._publish()
-        self._note_pass(f"daemon: deadlines swept ({fired} fired), outbox sent"
+        self._note_pass(f"daemon: {swept}, outbox sent"
                         + (f", {len(again)} mail(s) read again" if again else ""))
+
+    def _clock_held(self) -> bool:
+        """Judge the clock (``service/clock``): whether the deadlines wait.
+        A warning is logged when it comes, and a line when it goes."""
+        confirmed, self.confirm_clock = self.confirm_clock, False
+        verdict = self.referee.clock.judge(now_utc(), confirmed,
+                                           self.referee.config.referee.trust_clock)
+        if verdict.warning and self.clock_warned != verdict.held:
+            log.warning("%s", verdict.warning)
+            self.clock_warned = verdict.held
+        elif verdict.warning is None and self.clock_warned is not None:
+            log.warning("the clock agrees with the mail again; deadlines fire by it")
+            self.clock_warned = None
+        if verdict.note:
+            log.info("%s; trusted, as the operator said", verdict.note)
+        return verdict.held
 
     def _send(self) -> None:
         """Send what is due. A relay that cannot be reached is one line when
@@ -296,6 +324,14 @@ class Daemon:
                     log.info("mailbox still unreachable (%s); next try in %.0f s", e, delay)
                 self._rest(delay)
                 delay = min(delay * 2, RECONNECT_MAX)
+            except ForeignMailbox as e:
+                # A fresh database on another referee's mailbox: reading on
+                # would answer its players; the operator must say.
+                log.error("%s; stopping", e)
+                self._note_error(str(e))
+                self.problem = e
+                self.stop.set()
+                break
             except DATABASE_AWAY as e:
                 # A locked SQLite file, a database restarting: one line, not a
                 # traceback, and the mail is read again within seconds. The
@@ -370,10 +406,12 @@ class Daemon:
         return self.problem.exit_code if self.problem else 0
 
 
-def run_daemon(referee: Referee, away: Sequence[tuple[str, ServerProblem]] = ()) -> int:
+def run_daemon(referee: Referee, away: Sequence[tuple[str, ServerProblem]] = (),
+               trust_clock: bool = False) -> int:
     """Run until stopped; ``away`` are the servers ``check_servers`` found
-    not answering at start, each said once and tried again."""
-    daemon = Daemon(referee)
+    not answering at start, each said once and tried again. ``trust_clock``:
+    the operator confirms the clock as it is at the start."""
+    daemon = Daemon(referee, trust_clock=trust_clock)
     for section, problem in away:
         if section == "smtp":
             daemon.relay_away(problem)

@@ -362,6 +362,8 @@ def run_pass(referee: Referee, now: datetime | None = None,
     and is not judged. ``adopt``: a fresh database takes its mailbox over
     (:func:`adopt_mailbox`) before it reads."""
     report = PassReport()
+    if now is None:
+        referee.clock.begin(now_utc())
     if adopt:
         report.adopted = adopt_mailbox(referee, imap, now)
     stream = None

@@ -86,6 +86,8 @@ class Daemon:
         #: warning stands. The daemon says a warning when it comes and when
         #: it goes, not every minute.
         self.clock_warned: bool | None = None
+        #: Set once the mail watcher has looked at the mailbox (or failed to).
+        self.looked = threading.Event()
         #: Since when (monotonic) the relay could not be reached; None while it can.
         self.relay_down_since: float | None = None
         #: Why the pages cannot be written, once said; None while they can.
@@ -278,13 +280,16 @@ class Daemon:
                   if cfg.kind == "imap" else None)
         while not self._going():
             try:
-                with self.lock:
-                    read, processed, failed = intake(self.referee, imap=source,
-                                                     stop=self._going,
-                                                     after_players=self._send)
-                    if read:
-                        self._send()
-                        self._publish()
+                try:
+                    with self.lock:
+                        read, processed, failed = intake(self.referee, imap=source,
+                                                         stop=self._going,
+                                                         after_players=self._send)
+                        if read:
+                            self._send()
+                            self._publish()
+                finally:
+                    self.looked.set()
                 if read:
                     self._note_pass(f"daemon: read {read} message(s), processed {processed}"
                                     + (f" ({failed} failed)" if failed else ""))
@@ -391,12 +396,17 @@ class Daemon:
             # However late it runs (a loaded machine), a beat is not skipped.
             self.scheduler.add_job(self.heartbeat, "interval", seconds=self.beat,
                                    id="heartbeat", misfire_grace_time=None, coalesce=True)
+        self.referee.clock.begin(now_utc())  # before the daemon records a pass of its own
         self.scheduler.start()
         watcher = threading.Thread(target=self.watch_mail, name="mail", daemon=True)
         watcher.start()
         address = self.referee.config.referee.address
         log.info("referee running for %s", address)
         self.notifier.ready(f"running for {address}")
+        # The first sweep waits for the first look at the mailbox, which
+        # learns the mail's own time: the clock is judged knowing it.
+        while not self.looked.wait(1) and not self.stop.is_set():
+            pass
         self.deadlines()
         self.stop.wait()
         log.info("stopping")

@@ -251,10 +251,10 @@ class ImapSource:
         """When the server received the newest mail of the folder (the
         INTERNALDATE of its highest UID), or None in an empty folder."""
         client = self.connect()
-        try:
-            answer = client.fetch("*", ["INTERNALDATE"])
-        except IMAPClientError:
-            return None  # an empty folder: no message for "*"
+        last = client.search(["UID", "*"])  # "*": the highest UID; none in an empty folder
+        if not last:
+            return None
+        answer = client.fetch(last, ["INTERNALDATE"])
         return max((w for w in (_utc(v.get(b"INTERNALDATE")) for v in answer.values()) if w),
                    default=None)
 

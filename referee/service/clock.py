@@ -95,6 +95,17 @@ class Clock:
                 arrived = row.expires_at
         self._mail = arrived
 
+    def begin(self, now: datetime) -> None:
+        """Set the mark, in a database that has none yet (made before the
+        clock was checked, or new), at the latest time it recorded (the last
+        pass, mail sent, a game made; one later than ``now`` was an injected
+        ``--now``, no reading of a clock), or, where it recorded none, at
+        ``now``: no deadline there was set by another clock. Called before a
+        pass or the daemon records anything itself."""
+        with self.sessions.begin() as db:
+            if db.get(m.Lease, TRUSTED) is None:
+                _put(db, TRUSTED, "begun", min(_last_known(db) or now, now))
+
     def judge(self, now: datetime, confirmed: bool = False,
               always: bool = False) -> ClockVerdict:
         """Judge this machine's clock, reading ``now``, for one pass.
@@ -103,12 +114,7 @@ class Clock:
         with self.sessions.begin() as db:
             mail_row, trusted_row = db.get(m.Lease, MAIL), db.get(m.Lease, TRUSTED)
             mail = mail_row.expires_at if mail_row else None
-            # With no mark yet: the latest time the database recorded (one
-            # later than now was an injected --now, no reading of a clock),
-            # or, where it recorded none (no game, no pass), this clock's:
-            # no deadline was set by another.
-            trusted = (trusted_row.expires_at if trusted_row
-                       else min(_last_known(db) or now, now))
+            trusted = trusted_row.expires_at if trusted_row else now  # see :meth:`begin`
             finding, ahead = _finding(now, mail, trusted)
             waved = confirmed or always
             held = ahead and not waved
@@ -152,8 +158,8 @@ def _finding(now: datetime, mail: datetime | None,
     if now - since <= SKEW:
         return None, False
     return (f"the clock says {_when(now)}, {_about(now - since)} after the newest mail "
-            f"arrived ({_when(mail)} by the mail server's clock) and the last pass it was "
-            f"trusted at ({_when(trusted)}); no deadline or "
+            f"arrived ({_when(mail)} by the mail server's clock) and the last time it was "
+            f"trusted ({_when(trusted)}); no deadline or "
             "reminder fires until it is set right, or, if it is right (the referee was "
             "stopped that long while no mail came), confirmed with: referee poll "
             "--trust-clock (or run --trust-clock)"), True
@@ -190,9 +196,10 @@ def _when(when: datetime) -> str:
 
 
 def _about(delta: timedelta) -> str:
-    """A gap in its largest whole unit: ``10 days``, ``3 hours``, ``75 minutes``."""
-    seconds = int(delta.total_seconds())
+    """A gap to the nearest of its largest unit: ``10 days``, ``3 hours``,
+    ``75 minutes``."""
+    seconds = delta.total_seconds()
     for name, size in (("day", 86400), ("hour", 3600)):
         if seconds >= 2 * size:
-            return f"{seconds // size} {name}s"
-    return f"{seconds // 60} minutes"
+            return f"{round(seconds / size)} {name}s"
+    return f"{round(seconds / 60)} minutes"

@@ -30,10 +30,13 @@ there is one). Each call is one short transaction.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.store import models as m
@@ -85,15 +88,19 @@ class Clock:
         """Mail arrived at ``arrived`` (naive UTC, by the server's clock)."""
         if self._mail is not None and arrived <= self._mail:
             return
-        with self.sessions.begin() as db:
-            row = db.get(m.Lease, MAIL)
-            if row is None:
-                db.add(m.Lease(name=MAIL, holder=where[:200], expires_at=arrived))
-            elif arrived > row.expires_at:
-                row.holder, row.expires_at = where[:200], arrived
-            else:
-                arrived = row.expires_at
-        self._mail = arrived
+
+        def keep() -> datetime:
+            with self.sessions.begin() as db:
+                row = db.get(m.Lease, MAIL)
+                if row is None:
+                    db.add(m.Lease(name=MAIL, holder=where[:200], expires_at=arrived))
+                elif arrived > row.expires_at:
+                    row.holder, row.expires_at = where[:200], arrived
+                else:
+                    return row.expires_at
+            return arrived
+
+        self._mail = _twice(keep)
 
     def begin(self, now: datetime) -> None:
         """Set the mark, in a database that has none yet (made before the
@@ -102,15 +109,21 @@ class Clock:
         ``--now``, no reading of a clock), or, where it recorded none, at
         ``now``: no deadline there was set by another clock. Called before a
         pass or the daemon records anything itself."""
-        with self.sessions.begin() as db:
-            if db.get(m.Lease, TRUSTED) is None:
-                _put(db, TRUSTED, "begun", min(_last_known(db) or now, now))
+        def mark() -> None:
+            with self.sessions.begin() as db:
+                if db.get(m.Lease, TRUSTED) is None:
+                    _put(db, TRUSTED, "begun", min(_last_known(db) or now, now))
+
+        _twice(mark)
 
     def judge(self, now: datetime, confirmed: bool = False,
               always: bool = False) -> ClockVerdict:
         """Judge this machine's clock, reading ``now``, for one pass.
         ``confirmed``: the operator says it is right, this once
         (``--trust-clock``); ``always``: ``[referee] trust_clock``."""
+        return _twice(lambda: self._judge(now, confirmed, always))
+
+    def _judge(self, now: datetime, confirmed: bool, always: bool) -> ClockVerdict:
         with self.sessions.begin() as db:
             mail_row, trusted_row = db.get(m.Lease, MAIL), db.get(m.Lease, TRUSTED)
             mail = mail_row.expires_at if mail_row else None
@@ -141,6 +154,18 @@ class Clock:
             mail, trusted = (_from_iso(t) for t in row.holder.split(" "))
             finding, _ = _finding(row.expires_at, mail, trusted or row.expires_at)
             return {"at": row.expires_at.isoformat() + "Z", "what": finding or ""}
+
+
+T = TypeVar("T")
+
+
+def _twice(fn: Callable[[], T]) -> T:
+    """``fn``, and once more if another worker made the same row meanwhile
+    (``[referee] workers = "many"``): the second time it finds the row."""
+    try:
+        return fn()
+    except IntegrityError:
+        return fn()
 
 
 def _finding(now: datetime, mail: datetime | None,

@@ -574,6 +574,7 @@ def run_check(config: Config, path: str) -> int:
         check_smtp,
         probe_delivery,
     )
+    from referee.service.clock import clock_against
     from referee.store.db import is_current
 
     lines = [Line("config", "OK", f"{path}: the referee is {config.referee.address}")]
@@ -621,8 +622,10 @@ def run_check(config: Config, path: str) -> int:
     if servers_ok and config.smtp.kind == "smtp":
         part = "plus" if plus else "send"
         try:
-            reached, kept = probe_delivery(config, plus)
+            reached, kept, arrived = probe_delivery(config, plus)
             lines.append(Line(part, "OK", reached))
+            if arrived is not None and (skew := clock_against(now_utc(), arrived)):
+                lines.append(Line("clock", "WARN", skew))
             if kept:
                 lines.append(Line(
                     "auth", "FAIL", f"[auth] authserv_id: the server kept an "

@@ -159,6 +159,18 @@ class Clock:
 T = TypeVar("T")
 
 
+def clock_against(now: datetime, server: datetime) -> str | None:
+    """What a reading of the IMAP server's clock (``check``'s test mail,
+    received at ``server``) says of this machine's clock reading ``now``:
+    a warning, or None when they agree within :data:`SKEW`."""
+    if abs(now - server) <= SKEW:
+        return None
+    return (f"this machine's clock says {_when(now)}, {_about(abs(now - server))} "
+            f"{'ahead of' if now > server else 'behind'} the IMAP server's (the test mail "
+            f"arrived {_when(server)} by its clock): set it right (NTP); the deadlines the "
+            "players are told are off by as much")
+
+
 def _twice(fn: Callable[[], T]) -> T:
     """``fn``, and once more if another worker made the same row meanwhile
     (``[referee] workers = "many"``): the second time it finds the row."""

@@ -119,7 +119,7 @@ def intake(referee: Referee, now: datetime | None = None,
     done: list[int] = []
     backlog = Backlog(referee.intake.triage.players_mail)
     stopped = False
-    arrived: list[datetime] = []
+    newest: datetime | None = None  # when the newest mail found arrived
     try:
         src.connect()
         src.left = False  # this pass's SEARCH finds what the last one left
@@ -127,7 +127,7 @@ def intake(referee: Referee, now: datetime | None = None,
         for mails in src.waiting(referee.intake.cursor(src.mailbox)):
             if fresh:
                 headings += [read_heading(w.head) for w in mails]
-            arrived += [w.arrived for w in mails if w.arrived]
+            newest = _newest(newest, mails)
             backlog.add(mails, this_pass=True)
         if fresh and (foreign := look(headings)):
             raise ForeignMailbox(foreign.refusal(f"the mailbox {src.mailbox}"), EX_CONFIG)
@@ -160,18 +160,24 @@ def intake(referee: Referee, now: datetime | None = None,
                     after_players()
                 if src.news():
                     for mails in src.waiting(None, after=backlog.last):
-                        arrived += [w.arrived for w in mails if w.arrived]
+                        newest = _newest(newest, mails)
                         backlog.add(mails, this_pass=False)
         src.left = backlog.left > 0
         src.mark_seen(done)
         if shared and backlog.found:
             referee.intake.settle_cursor(src.mailbox, src.uidvalidity, [
                 (uid, src.key_of(uid)) for uid in backlog.found if uid not in backlog.expunged])
-        _saw_mail(referee, max(arrived, default=None), src.newest_arrival, src.mailbox)
+        _saw_mail(referee, newest, src.newest_arrival, src.mailbox)
     finally:
         if own:
             src.close()
     return read, processed, failed
+
+
+def _newest(newest: datetime | None, mails: list[Waiting]) -> datetime | None:
+    """The later of ``newest`` and when the newest of ``mails`` arrived."""
+    times = [w.arrived for w in mails if w.arrived is not None]
+    return max([*times, newest] if newest is not None else times, default=None)
 
 
 def _saw_mail(referee: Referee, found: datetime | None,

@@ -366,6 +366,8 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             if report.adopted is not None:
                 print(f"the mailbox is this database's now: the {report.adopted} mail(s) in it "
                       "stay unread; what comes from now on is read")
+            elif args.adopt_mailbox:
+                print("this database reads its mailbox already: nothing to adopt")
             if report.clock is not None and report.clock.warning and not _logged_to_stderr(args):
                 # A warning, not trouble that stops the pass: said, exit 0.
                 print(f"referee: {report.clock.warning}", file=sys.stderr)

@@ -134,6 +134,9 @@ def test_a_fresh_database_on_a_maildir_holding_the_referees_own_mail_refuses_it(
     assert [p.name for p in (tmp_path / "in" / "cur").iterdir()] == ["0.mail:2,S"]
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out" / "new").iterdir())
     assert cli(config, "check").returncode == 0
+    again = cli(config, "poll", "--adopt-mailbox")
+    assert (again.returncode, again.stdout) == (
+        0, "this database reads its mailbox already: nothing to adopt\n")
 
 
 def test_a_new_install_whose_mailbox_holds_old_unrelated_mail_reads_it(tmp_path: Path) -> None:

@@ -18,9 +18,12 @@ and not used. So, with :data:`SKEW` of give:
   vouches for the clock again or the operator confirms it.
 
 A trusted pass moves its mark on, so a club whose mail is quiet for days
-while passes run every few minutes is never held. With no mail ever
-received there is nothing to compare. A pass run at an injected time
-(``--now``) is not judged: that time is the operator's.
+while passes run every few minutes is never held. So what is caught is a
+clock that *moved*: one off by the same amount since before the games
+were made set their deadlines by itself and fires them on time (``check``
+compares it once with the IMAP server's, through its test mail). With no
+mail ever received there is nothing to compare. A pass run at an
+injected time (``--now``) is not judged: that time is the operator's.
 
 The marks are rows of the ``leases`` table, as ``health`` keeps its own:
 :data:`MAIL` (the newest arrival seen), :data:`TRUSTED` (this machine's

@@ -369,7 +369,7 @@ def run_pass(referee: Referee, now: datetime | None = None,
     (:func:`adopt_mailbox`) before it reads."""
     report = PassReport()
     if now is None:
-        referee.clock.begin(now_utc())
+        referee.clock.first_mark(now_utc())
     if adopt:
         report.adopted = adopt_mailbox(referee, imap, now)
     stream = None

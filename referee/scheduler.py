@@ -396,7 +396,7 @@ class Daemon:
             # However late it runs (a loaded machine), a beat is not skipped.
             self.scheduler.add_job(self.heartbeat, "interval", seconds=self.beat,
                                    id="heartbeat", misfire_grace_time=None, coalesce=True)
-        self.referee.clock.begin(now_utc())  # before the daemon records a pass of its own
+        self.referee.clock.first_mark(now_utc())  # before the daemon records a pass of its own
         self.scheduler.start()
         watcher = threading.Thread(target=self.watch_mail, name="mail", daemon=True)
         watcher.start()

@@ -105,7 +105,7 @@ class Clock:
 
         self._mail = _twice(keep)
 
-    def begin(self, now: datetime) -> None:
+    def first_mark(self, now: datetime) -> None:
         """Set the mark, in a database that has none yet (made before the
         clock was checked, or new), at the latest time it recorded (the last
         pass, mail sent, a game made; one later than ``now`` was an injected
@@ -130,7 +130,7 @@ class Clock:
         with self.sessions.begin() as db:
             mail_row, trusted_row = db.get(m.Lease, MAIL), db.get(m.Lease, TRUSTED)
             mail = mail_row.expires_at if mail_row else None
-            trusted = trusted_row.expires_at if trusted_row else now  # see :meth:`begin`
+            trusted = trusted_row.expires_at if trusted_row else now  # see :meth:`first_mark`
             finding, ahead = _finding(now, mail, trusted)
             waved = confirmed or always
             held = ahead and not waved

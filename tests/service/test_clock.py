@@ -17,7 +17,7 @@ MINUTE, HOUR, DAY = timedelta(minutes=1), timedelta(hours=1), timedelta(days=1)
 
 def fresh_clock(tmp_path: Path, mail: datetime | None = None) -> Clock:
     clock = Club(tmp_path).referee.clock
-    clock.begin(T)
+    clock.first_mark(T)
     if mail is not None:
         clock.saw_mail(mail, "imap:referee/INBOX")
     return clock

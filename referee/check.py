@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import make_msgid
 from pathlib import Path
@@ -313,7 +314,7 @@ def check_maildir_writable(path: Path, key: str, found: str) -> str:
     return found
 
 
-def probe_delivery(config: Config, plus: bool) -> tuple[str, bool]:
+def probe_delivery(config: Config, plus: bool) -> tuple[str, bool, datetime | None]:
     """Send the referee a test mail through the relay, at its own address or
     (``plus``) at ``referee+check-TOKEN@domain``, and wait for it in the
     mailbox (then delete it). Private reply addresses and VERP need plus
@@ -321,7 +322,9 @@ def probe_delivery(config: Config, plus: bool) -> tuple[str, bool]:
     carries an Authentication-Results header of that id, as a forger would
     write it: the second value says the server kept it (it must strip such
     headers, or anyone can write themselves a pass). Without IMAP the probe
-    is not waited for: the referee drops its own mail unread."""
+    is not waited for: the referee drops its own mail unread. The third
+    value is when the IMAP server received it, by its own clock (None
+    without IMAP): a reading of the server's clock, now."""
     local, _, domain = config.referee.address.partition("@")
     token = secrets.token_hex(6)
     to = f"{local}+check-{token}@{domain}" if plus else config.referee.address
@@ -358,7 +361,7 @@ def probe_delivery(config: Config, plus: bool) -> tuple[str, bool]:
     except Exception as e:
         raise explain(e, "smtp", config.smtp) from None
     if config.mailbox.kind != "imap":
-        return f"the relay took a test mail to {to} (not waited for: no IMAP)", False
+        return f"the relay took a test mail to {to} (not waited for: no IMAP)", False, None
     source = ImapSource(config.mailbox, config.referee.max_message_size)
     end = time.monotonic() + PROBE_WAIT
     try:
@@ -367,14 +370,17 @@ def probe_delivery(config: Config, plus: bool) -> tuple[str, bool]:
             client.noop()
             found = client.search(["SUBJECT", f"referee check {token}"])
             if found:
-                heads = client.fetch(found, ["BODY.PEEK[HEADER]"])
+                heads = client.fetch(found, ["BODY.PEEK[HEADER]", "INTERNALDATE"])
                 kept = any(forged.encode() in re.sub(rb"\r?\n[ \t]+", b" ",
                                                      data.get(b"BODY[HEADER]", b""))
                            for data in heads.values())
                 client.delete_messages(found)
                 with contextlib.suppress(IMAPClientError):
                     client.expunge(found)
-                return f"a test mail to {to} reached {config.mailbox.folder}", kept
+                arrived = [d[b"INTERNALDATE"] for d in heads.values()
+                           if isinstance(d.get(b"INTERNALDATE"), datetime)]
+                return (f"a test mail to {to} reached {config.mailbox.folder}", kept,
+                        max(arrived).astimezone(UTC).replace(tzinfo=None) if arrived else None)
             time.sleep(0.2)
     except (IMAPClientError, OSError) as e:
         raise explain(e, "mailbox", config.mailbox) from None

@@ -31,6 +31,7 @@ from referee.problems import (
     EX_NOPERM,
     EX_TEMPFAIL,
     LOCK_FIX,
+    ForeignMailbox,
     Problem,
     ServerProblem,
     writing,
@@ -43,6 +44,10 @@ if TYPE_CHECKING:
     from referee.check import Line
 
 if TYPE_CHECKING:
+    from referee.passes import PassReport
+
+if TYPE_CHECKING:
+    from referee.check import Line
     from referee.passes import PassReport
 
 # What the imports made lives as long as the process: the collector need not
@@ -156,9 +161,19 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
 
     poll = sub.add_parser("poll", help="one pass: mail in, deadlines, mail out")
-    poll.add_argument("--now", help="take this as the current time (ISO-8601, UTC)")
+    poll.add_argument("--now", help="take this as the current time (ISO-8601, UTC); the "
+                                    "deadlines fire by it, whatever the mail's time says")
+    poll.add_argument("--trust-clock", action="store_true",
+                      help="this machine's clock is right: fire the deadlines by it though "
+                           "the mail's time says otherwise")
+    poll.add_argument("--adopt-mailbox", action="store_true",
+                      help="a new database takes its mailbox over: the mail in it now stays "
+                           "unread, what comes after is read")
 
-    sub.add_parser("run", help="the daemon: IMAP IDLE or polling, deadlines, outbox")
+    run = sub.add_parser("run", help="the daemon: IMAP IDLE or polling, deadlines, outbox")
+    run.add_argument("--trust-clock", action="store_true",
+                     help="this machine's clock is right, as it is at the start: fire the "
+                          "deadlines by it though the mail's time says otherwise")
 
     status = sub.add_parser("status", help="the outbox, the last pass and error; games, "
                                            "whose move, deadlines, scores")
@@ -366,8 +381,9 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 started = parse_now(args.now) or now_utc()
                 asked = signals.StopAsked()
                 try:
-                    report = _poll(referee, parse_now(args.now), asked)
-                except ServerProblem as e:
+                    report = _poll(referee, parse_now(args.now), asked, args.trust_clock,
+                                   args.adopt_mailbox)
+                except (ServerProblem, ForeignMailbox) as e:
                     referee.health.record_error(str(e), now_utc())
                     raise
                 if asked.signum is not None and report.stopped:
@@ -384,6 +400,14 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 lost = referee.health.failed_since(started)
             # Silent on success, so a cron line mails the operator only on trouble.
             logging.getLogger("referee").info("pass done: %s", report)
+            if report.adopted is not None:
+                print(f"the mailbox is this database's now: the {report.adopted} mail(s) in it "
+                      "stay unread; what comes from now on is read")
+            elif args.adopt_mailbox:
+                print("this database reads its mailbox already: nothing to adopt")
+            if report.clock is not None and report.clock.warning and not _logged_to_stderr(args):
+                # A warning, not trouble that stops the pass: said, exit 0.
+                print(f"referee: {report.clock.warning}", file=sys.stderr)
             if args.verbose:
                 print(report)
             if lost:
@@ -418,7 +442,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 for stall in referee.guests.stalled():
                     if stall.active:  # they wait; the daemon reads them once it is back
                         logging.getLogger("referee").error("%s", stall)
-                return run_daemon(referee, lambda: check_servers(config))
+                return run_daemon(referee, lambda: check_servers(config), args.trust_clock)
         if args.command == "prune":
             age = _duration("--older-than", args.older_than, maximum=timedelta(days=3660))
             bodies, inbound = referee.operator.prune((parse_now(args.now) or now_utc()) - age)
@@ -429,7 +453,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
             # One game is read whole (an unknown tag fails before any output);
             # all games stream, a batch at a time, so memory stays flat.
             games = referee.reading.status(args.tag) if args.tag else referee.reading.iter_status()
-            health = referee.health.summary()
+            health = {**referee.health.summary(), "clock": referee.clock.warning()}
             if args.json:
                 write_json_list(games, sys.stdout)
             else:
@@ -440,6 +464,8 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
         if args.command == "health":
             last = referee.health.last_pass()
             print(f"last pass: {last['at']} ({last['what']})" if last else "last pass: none yet")
+            if clock := referee.clock.warning():
+                print(_clock_line(clock))
             return _fresh({"last_pass": last}, args.max_age)
         if args.command == "outbox":
             return _outbox(referee, config, args.retry, args.json)
@@ -553,7 +579,15 @@ def _option_text(value: Any) -> str:
     return str(value)
 
 
-def _poll(referee: Referee, now: datetime | None, asked: signals.StopAsked) -> PassReport:
+def _logged_to_stderr(args: argparse.Namespace) -> bool:
+    """Whether the log already puts a warning on stderr (``-v``, or
+    ``--log-level`` warning or lower, with no ``--log-file``)."""
+    level = args.log_level or ("info" if args.verbose else "error")
+    return args.log_file is None and level in ("debug", "info", "warning")
+
+
+def _poll(referee: Referee, now: datetime | None, asked: signals.StopAsked,
+          trust_clock: bool = False, adopt: bool = False) -> PassReport:
     """One pass, stopped between two mails by a signal once the mailbox is
     open (before, Ctrl-C ends the command at once: nothing began); a mail
     server that cannot be used is a :class:`ServerProblem`."""
@@ -577,7 +611,8 @@ def _poll(referee: Referee, now: datetime | None, asked: signals.StopAsked) -> P
         check_maildir(config)
     try:
         with asked:
-            report = run_pass(referee, now, imap=source, stop=asked)
+            report = run_pass(referee, now, imap=source, stop=asked,
+                              trust_clock=trust_clock, adopt=adopt)
     except (IMAPClientError, ConnectionError, TimeoutError, ssl.SSLError) as e:
         raise explain(e, "mailbox", config.mailbox) from None
     finally:
@@ -600,6 +635,8 @@ def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
         check_smtp,
         probe_delivery,
     )
+    from referee.service.clock import clock_against
+
     lines = [Line("config", "OK", f"{path}: the referee is {config.referee.address}"),
              _check_database(config, path)]
     database_ok = lines[-1].verdict == "OK"
@@ -626,6 +663,8 @@ def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
             lines.append(Line(part, "OK", fn()))
         except Problem as e:
             lines.append(Line(part, "FAIL", str(e), e.exit_code))
+    if all(ln.verdict == "OK" for ln in lines if ln.part in ("database", "mailbox")):
+        lines += _whose_mailbox(config)
     # A test mail through the relay to the referee itself: at a plus address
     # where private reply addresses or VERP need one (and the mailbox is
     # read over IMAP, to see it arrive), else at its own address.
@@ -635,8 +674,10 @@ def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
     if servers_ok and config.smtp.kind == "smtp":
         part = "plus" if plus else "send"
         try:
-            reached, kept = probe_delivery(config, plus)
+            reached, kept, arrived = probe_delivery(config, plus)
             lines.append(Line(part, "OK", reached))
+            if arrived is not None and (skew := clock_against(now_utc(), arrived)):
+                lines.append(Line("clock", "WARN", skew))
             if kept:
                 lines.append(Line(
                     "auth", "FAIL", f"[auth] authserv_id: the server kept an "
@@ -667,6 +708,26 @@ def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
     for line in lines:
         print(line)
     return next((ln.exit_code for ln in lines if ln.exit_code), 0)
+
+
+def _whose_mailbox(config: Config) -> list[Line]:
+    """A FAIL line when a fresh database meets another referee's mailbox,
+    as ``poll`` refuses it (``service/intake/ownership``)."""
+    from imapclient.exceptions import IMAPClientError
+
+    from referee.check import Line, explain
+    from referee.passes import foreign_mail
+
+    referee = Referee(config)
+    try:
+        said = foreign_mail(referee)
+    except (IMAPClientError, OSError) as e:
+        problem = explain(e, "mailbox", config.mailbox)
+        return [Line("mailbox", "FAIL", str(problem), problem.exit_code)]
+    finally:
+        referee.close()
+    return [Line("mailbox", "FAIL", said, EX_CONFIG)] if said else []
+
 
 
 def _config_fails(error: ConfigError) -> int:
@@ -875,7 +936,14 @@ def format_health(health: dict[str, Any]) -> str:
     lines.append(f"last pass: {last['at']} ({last['what']})" if last else "last pass: none yet")
     if error:
         lines.append(f"last error: {error['at']}: {error['what']}")
+    if health.get("clock"):
+        lines.append(_clock_line(health["clock"]))
     return "\n".join(lines) + "\n"
+
+
+def _clock_line(clock: dict[str, str]) -> str:
+    """The clock's warning as ``status`` and ``health`` show it."""
+    return f"clock: {clock['at']}: {clock['what']}"
 
 
 def write_json_list(items: Iterable[Any], out: IO[str]) -> None:

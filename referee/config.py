@@ -283,6 +283,10 @@ class RefereeSection(_Section):
     #: processes share the database and the mailbox, claiming mail, games
     #: and outbox rows one by one.
     workers: Literal["one", "many"] = "one"
+    #: Fire deadlines by this machine's clock whatever the mail's own time
+    #: says (see ``service/clock.py``): for a clock kept right by NTP on a
+    #: machine that is off for hours while no mail comes.
+    trust_clock: bool = False
 
     @model_validator(mode="after")
     def _as_written(self) -> RefereeSection:

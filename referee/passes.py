@@ -20,8 +20,10 @@ from pathlib import Path
 from referee.mail.imap import MAX_HEADER_BYTES, ImapSource, Waiting, fetch_plan
 from referee.mail.inbound import Heading, read_heading
 from referee.mail.maildir import MaildirSource
-from referee.problems import PAGES_FIX, Problem, writing
+from referee.problems import EX_CONFIG, PAGES_FIX, ForeignMailbox, Problem, writing
 from referee.service import Referee, now_utc
+from referee.service.clock import ClockVerdict
+from referee.service.intake.ownership import look
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +45,21 @@ class PassReport:
     #: The pass was asked to stop (a signal) and stopped after the mail it
     #: was reading: the rest (mail, deadlines, sending, pages) waits.
     stopped: bool = False
+    #: What the pass found of this machine's clock (None: run at an
+    #: injected time, not judged).
+    clock: ClockVerdict | None = None
+    #: The mails a database that adopted its mailbox left unread (None:
+    #: nothing adopted).
+    adopted: int | None = None
 
     def __str__(self) -> str:
         failed = (f" ({self.failed} failed: see the log, and referee inbound)"
                   if self.failed else "")
         again = f", read again {self.reread}" if self.reread else ""
+        timeouts = ("deadlines held for the clock" if self.clock and self.clock.held
+                    else f"timeouts {self.timeouts}")
         return (f"read {self.read} message(s), processed {self.processed}{failed}{again}, "
-                f"timeouts {self.timeouts}, sent {self.sent}")
+                f"{timeouts}, sent {self.sent}")
 
 
 #: Committed messages marked ``\\Seen`` with one IMAP STORE.
@@ -92,8 +102,12 @@ def intake(referee: Referee, now: datetime | None = None,
     """
     cfg = referee.config
     read = processed = failed = 0
+    fresh = referee.intake.ownership.fresh()
     if cfg.mailbox.kind == "maildir":
-        source = MaildirSource(cfg.resolve(cfg.mailbox.path))
+        path = cfg.resolve(cfg.mailbox.path)
+        source = MaildirSource(path)
+        if fresh and (foreign := look(source.headings())):
+            raise ForeignMailbox(foreign.refusal(f"the Maildir {path}"), EX_CONFIG)
         for key, raw in source.messages():
             read += 1
             outcome = referee.process(raw, key, now=now or now_utc())
@@ -104,6 +118,7 @@ def intake(referee: Referee, now: datetime | None = None,
                 after_each()
             if stop is not None and stop():
                 break
+        _saw_mail(referee, source.newest, source.newest_arrival, f"maildir:{path}")
         return read, processed, failed
     own = imap is None
     shared = many_workers(referee)
@@ -111,11 +126,19 @@ def intake(referee: Referee, now: datetime | None = None,
     done: list[int] = []
     backlog = Backlog(referee.intake.triage.players_mail)
     stopped = False
+    newest: datetime | None = None  # when the newest mail found arrived
     try:
         src.connect()
         src.left = False  # this pass's SEARCH finds what the last one left
+        headings: list[Heading] = []
         for mails in src.waiting(referee.intake.cursor(src.mailbox)):
+            if fresh:
+                headings += [read_heading(w.head) for w in mails]
+            newest = _newest(newest, mails)
             backlog.add(mails, this_pass=True)
+        if fresh and (foreign := look(headings)):
+            raise ForeignMailbox(foreign.refusal(f"the mailbox {src.mailbox}"), EX_CONFIG)
+        del headings
         while not stopped and (batch := backlog.take(LOOK_EVERY)):
             brought: set[int] = set()
             for f in src.fetch(batch):
@@ -144,16 +167,35 @@ def intake(referee: Referee, now: datetime | None = None,
                     after_players()
                 if src.news():
                     for mails in src.waiting(None, after=backlog.last):
+                        newest = _newest(newest, mails)
                         backlog.add(mails, this_pass=False)
         src.left = backlog.left > 0
         src.mark_seen(done)
         if shared and backlog.found:
             referee.intake.settle_cursor(src.mailbox, src.uidvalidity, [
                 (uid, src.key_of(uid)) for uid in backlog.found if uid not in backlog.expunged])
+        _saw_mail(referee, newest, src.newest_arrival, src.mailbox)
     finally:
         if own:
             src.close()
     return read, processed, failed
+
+
+def _newest(newest: datetime | None, mails: list[Waiting]) -> datetime | None:
+    """The later of ``newest`` and when the newest of ``mails`` arrived."""
+    times = [w.arrived for w in mails if w.arrived is not None]
+    return max([*times, newest] if newest is not None else times, default=None)
+
+
+def _saw_mail(referee: Referee, found: datetime | None,
+              newest: Callable[[], datetime | None], where: str) -> None:
+    """Keep when the newest mail arrived, for the clock (``service/clock``):
+    the newest this pass ``found``, or, while none was ever seen, the
+    mailbox's ``newest`` (asked only then)."""
+    if found is None and not referee.clock.knows_mail():
+        found = newest()
+    if found is not None:
+        referee.clock.saw_mail(found, where)
 
 
 class Backlog:
@@ -322,7 +364,8 @@ def _from_imap(src: ImapSource, key: str) -> tuple[bytes, int | None] | str:
 
 def run_pass(referee: Referee, now: datetime | None = None,
              imap: ImapSource | None = None,
-             stop: Callable[[], bool] | None = None) -> PassReport:
+             stop: Callable[[], bool] | None = None, trust_clock: bool = False,
+             adopt: bool = False) -> PassReport:
     """Mail to read again, intake, deadlines, outbox, pages: the whole of
     ``referee poll``. Game pages that cannot be written are the report's
     ``pages`` problem, not the pass's end: the mail has gone on.
@@ -331,13 +374,23 @@ def run_pass(referee: Referee, now: datetime | None = None,
     goes out while the next ones are read (``service/streaming``); the
     outbox's own send follows, for whatever is left. ``stop`` is asked
     between two mails and between two steps: once it says so, the pass ends
-    there (``report.stopped``) and the rest waits for the next one."""
+    there (``report.stopped``) and the rest waits for the next one.
+
+    The deadlines fire only on a clock the mail does not contradict
+    (``service/clock``), or that the operator confirms (``trust_clock``, or
+    ``[referee] trust_clock``); an injected ``now`` is the operator's time,
+    and is not judged. ``adopt``: a fresh database takes its mailbox over
+    (:func:`adopt_mailbox`) before it reads."""
     report = PassReport()
 
     def stopping() -> bool:
         report.stopped = report.stopped or (stop is not None and stop())
         return report.stopped
 
+    if now is None:
+        referee.clock.first_mark(now_utc())
+    if adopt:
+        report.adopted = adopt_mailbox(referee, imap, now)
     stream = None
     if send_while_reading(referee):
         stream = referee.outbox_stream(now)
@@ -353,7 +406,10 @@ def run_pass(referee: Referee, now: datetime | None = None,
             report.read, report.processed, report.failed = intake(
                 referee, now, imap, after_each, stop=None if stop is None else stopping)
         if not stopping():
-            report.timeouts = referee.sweep.fire(now)
+            if now is None:
+                report.clock = judge_clock(referee, trust_clock)
+            if report.clock is None or not report.clock.held:
+                report.timeouts = referee.sweep.fire(now)
             if stream is not None:
                 stream.feed(force=True)
     finally:
@@ -369,6 +425,61 @@ def run_pass(referee: Referee, now: datetime | None = None,
     except Problem as e:
         report.pages = e
     return report
+
+
+def judge_clock(referee: Referee, confirmed: bool = False) -> ClockVerdict:
+    """Judge this machine's clock for a pass (``service/clock``), and log
+    what was found: a warning, or, when the operator trusts the clock
+    anyway, a line at info."""
+    verdict = referee.clock.judge(now_utc(), confirmed, referee.config.referee.trust_clock)
+    if verdict.warning:
+        log.warning("%s", verdict.warning)
+    elif verdict.note:
+        log.info("%s; trusted, as the operator said", verdict.note)
+    return verdict
+
+
+def adopt_mailbox(referee: Referee, imap: ImapSource | None = None,
+                  now: datetime | None = None) -> int | None:
+    """A fresh database takes its mailbox over (``service/intake/ownership``):
+    the mail in it now is left as it is, and what comes after is read.
+    Returns how many mails were left, or None when the database is not
+    fresh (it reads the mailbox already: nothing to adopt)."""
+    if not referee.intake.ownership.fresh():
+        return None
+    cfg = referee.config
+    when = now or now_utc()
+    if cfg.mailbox.kind == "maildir":
+        path = cfg.resolve(cfg.mailbox.path)
+        left = MaildirSource(path).pass_over()
+        referee.intake.ownership.adopt(f"maildir:{path}", when)
+        return left
+    src = imap or ImapSource(cfg.mailbox, cfg.referee.max_message_size)
+    try:
+        uids = src.connect().search(["ALL"])
+        referee.intake.ownership.adopt(src.mailbox, when, (src.uidvalidity, max(uids, default=0)))
+    finally:
+        if imap is None:
+            src.close()
+    return len(uids)
+
+
+def foreign_mail(referee: Referee) -> str | None:
+    """The line a pass of a fresh database would refuse its mailbox with
+    (``service/intake/ownership``), or None: what ``check`` says too."""
+    if not referee.intake.ownership.fresh():
+        return None
+    cfg = referee.config
+    if cfg.mailbox.kind == "maildir":
+        path = cfg.resolve(cfg.mailbox.path)
+        found = look(MaildirSource(path).headings()) if path.is_dir() else None
+        return found.refusal(f"the Maildir {path}") if found else None
+    src = ImapSource(cfg.mailbox, cfg.referee.max_message_size)
+    try:
+        found = look(read_heading(w.head) for mails in src.waiting(None) for w in mails)
+    finally:
+        src.close()
+    return found.refusal(f"the mailbox {src.mailbox}") if found else None
 
 
 def send_while_reading(referee: Referee) -> bool:
@@ -435,5 +546,6 @@ def exclusive(referee: Referee) -> Iterator[bool]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-__all__ = ["Backlog", "PassReport", "exclusive", "intake", "many_workers", "publish_pages",
-           "reread", "run_pass", "send_outbox", "send_while_reading"]
+__all__ = ["Backlog", "PassReport", "adopt_mailbox", "exclusive", "foreign_mail", "intake",
+           "judge_clock", "many_workers", "publish_pages", "reread", "run_pass", "send_outbox",
+           "send_while_reading"]

@@ -51,6 +51,13 @@ class Problem(Exception):
 class ServerProblem(Problem):
     """A mail server the referee cannot use as configured, said in one line."""
 
+
+@dataclass
+class ForeignMailbox(Problem):
+    """A fresh database met a mailbox that holds another referee's mail: the
+    pass read nothing (``service/intake/ownership.py``)."""
+
+
 #: How to mend a lock file the referee cannot make.
 LOCK_FIX = "name a file in a folder the referee's user can write"
 #: How to mend a pages folder the referee cannot write.

@@ -42,7 +42,7 @@ from referee.logs import reopen_log
 from referee.mail.imap import ImapSource
 from referee.notify import Notifier
 from referee.passes import intake, many_workers, publish_pages, reread, send_outbox
-from referee.problems import EX_CONFIG, EX_NOPERM, Problem, ServerProblem
+from referee.problems import EX_CONFIG, EX_NOPERM, ForeignMailbox, Problem, ServerProblem
 from referee.service import Referee, now_utc
 from referee.store.db import DATABASE_AWAY
 
@@ -78,13 +78,24 @@ def database_reason(error: BaseException) -> str:
 class Daemon:
     """Runs the referee until asked to stop. One lock serialises all passes."""
 
-    def __init__(self, referee: Referee, notifier: Notifier | None = None) -> None:
+    def __init__(self, referee: Referee, notifier: Notifier | None = None,
+                 trust_clock: bool = False) -> None:
         self.referee = referee
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.scheduler = BackgroundScheduler(timezone="UTC")
-        #: What stopped the daemon for good (a refused login), if anything.
-        self.problem: ServerProblem | None = None
+        #: What stopped the daemon for good (a refused login, another
+        #: referee's mailbox), if anything.
+        self.problem: Problem | None = None
+        #: The operator says the clock is right as it is at the start
+        #: (``run --trust-clock``): the first sweep confirms it.
+        self.confirm_clock = trust_clock
+        #: Whether the clock's last warning held the deadlines; None: no
+        #: warning stands. The daemon says a warning when it comes and when
+        #: it goes, not every minute.
+        self.clock_warned: bool | None = None
+        #: Set once the mail watcher has looked at the mailbox (or failed to).
+        self.looked = threading.Event()
         #: Since when (monotonic) the relay could not be reached; None while it can.
         self.relay_down_since: float | None = None
         #: Why the pages cannot be written, once said; None while they can.
@@ -181,11 +192,30 @@ class Daemon:
         except (IMAPClientError, OSError) as e:
             log.warning("mail to read again waits: the mailbox is away (%s)", e)
             again = []
-        fired = self.referee.sweep.fire()
+        if self._clock_held():
+            swept = "deadlines held for the clock"
+        else:
+            swept = f"deadlines swept ({self.referee.sweep.fire()} fired)"
         self._send()
         self._publish()
-        self._note_pass(f"daemon: deadlines swept ({fired} fired), outbox sent"
+        self._note_pass(f"daemon: {swept}, outbox sent"
                         + (f", {len(again)} mail(s) read again" if again else ""))
+
+    def _clock_held(self) -> bool:
+        """Judge the clock (``service/clock``): whether the deadlines wait.
+        A warning is logged when it comes, and a line when it goes."""
+        confirmed, self.confirm_clock = self.confirm_clock, False
+        verdict = self.referee.clock.judge(now_utc(), confirmed,
+                                           self.referee.config.referee.trust_clock)
+        if verdict.warning and self.clock_warned != verdict.held:
+            log.warning("%s", verdict.warning)
+            self.clock_warned = verdict.held
+        elif verdict.warning is None and self.clock_warned is not None:
+            log.warning("the clock agrees with the mail again; deadlines fire by it")
+            self.clock_warned = None
+        if verdict.note:
+            log.info("%s; trusted, as the operator said", verdict.note)
+        return verdict.held
 
     def _send(self) -> None:
         """Send what is due. A relay that cannot be reached is one line when
@@ -262,13 +292,16 @@ class Daemon:
                   if cfg.kind == "imap" else None)
         while not self._going():
             try:
-                with self.lock:
-                    read, processed, failed = intake(self.referee, imap=source,
-                                                     stop=self._going,
-                                                     after_players=self._send)
-                    if read:
-                        self._send()
-                        self._publish()
+                try:
+                    with self.lock:
+                        read, processed, failed = intake(self.referee, imap=source,
+                                                         stop=self._going,
+                                                         after_players=self._send)
+                        if read:
+                            self._send()
+                            self._publish()
+                finally:
+                    self.looked.set()
                 if read:
                     self._note_pass(f"daemon: read {read} message(s), processed {processed}"
                                     + (f" ({failed} failed)" if failed else ""))
@@ -308,6 +341,14 @@ class Daemon:
                     log.info("mailbox still unreachable (%s); next try in %.0f s", e, delay)
                 self._rest(delay)
                 delay = min(delay * 2, RECONNECT_MAX)
+            except ForeignMailbox as e:
+                # A fresh database on another referee's mailbox: reading on
+                # would answer its players; the operator must say.
+                log.error("%s; stopping", e)
+                self._note_error(str(e))
+                self.problem = e
+                self.stop.set()
+                break
             except DATABASE_AWAY as e:
                 # A locked SQLite file, a database restarting: one line, not a
                 # traceback, and the mail is read again within seconds. The
@@ -382,12 +423,17 @@ class Daemon:
             # However late it runs (a loaded machine), a beat is not skipped.
             self.scheduler.add_job(self.heartbeat, "interval", seconds=self.beat,
                                    id="heartbeat", misfire_grace_time=None, coalesce=True)
+        self.referee.clock.first_mark(now_utc())  # before the daemon records a pass of its own
         self.scheduler.start()
         watcher = threading.Thread(target=self.watch_mail, name="mail", daemon=True)
         watcher.start()
         address = self.referee.config.referee.address
         log.info("referee running for %s", address)
         self.notifier.ready(f"running for {address}")
+        # The first sweep waits for the first look at the mailbox, which
+        # learns the mail's own time: the clock is judged knowing it.
+        while not self.looked.wait(1) and not self.stop.is_set():
+            pass
         self.deadlines()
         while not self.stop.wait(HANGUP_LOOK):
             if self.hangup.is_set():
@@ -401,13 +447,15 @@ class Daemon:
 
 
 def run_daemon(referee: Referee,
-               check: Callable[[], Sequence[tuple[str, ServerProblem]]] = tuple) -> int:
+               check: Callable[[], Sequence[tuple[str, ServerProblem]]] = tuple,
+               trust_clock: bool = False) -> int:
     """Run until stopped. ``check`` tries the servers first
     (``check_servers``): those not answering yet are each said once and
     tried again. SIGHUP is the daemon's from the start (a closing terminal
     while the servers are tried does not end it); SIGTERM and SIGINT once
-    it runs (before, Ctrl-C ends the start: one line, 130)."""
-    daemon = Daemon(referee)
+    it runs (before, Ctrl-C ends the start: one line, 130). ``trust_clock``:
+    the operator confirms the clock as it is at the start."""
+    daemon = Daemon(referee, trust_clock=trust_clock)
 
     def _hangup(_signum: int, _frame: FrameType | None) -> None:
         daemon.hangup.set()

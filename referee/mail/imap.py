@@ -26,6 +26,7 @@ import ssl
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from imapclient import IMAPClient
@@ -43,7 +44,7 @@ SIZE_BATCH = 1000
 MAX_HEADER_BYTES = 256 * 1024
 #: The header fields of the first look at new mail, and the most bytes of
 #: them fetched for one mail.
-HEADING_FIELDS = "FROM TO CC SUBJECT"
+HEADING_FIELDS = "FROM TO CC SUBJECT X-REFEREE-MAIL"
 MAX_HEADING_BYTES = 16 * 1024
 #: How often IDLE looks at the stop flag and at the connection.
 IDLE_CHECK_SECONDS = 1.0
@@ -64,11 +65,15 @@ class Fetched:
 
 @dataclass(frozen=True)
 class Waiting:
-    """A new mail as first looked at: its UID, size and heading fields."""
+    """A new mail as first looked at: its UID, size, heading fields and
+    when the server received it."""
 
     uid: int
     size: int  # RFC822.SIZE
-    head: bytes  # From, To, Cc, Subject (at most MAX_HEADING_BYTES)
+    head: bytes  # From, To, Cc, Subject, X-Referee-Mail (at most MAX_HEADING_BYTES)
+    #: INTERNALDATE (RFC 3501 §2.3.3), naive UTC: the server's own clock
+    #: when the mail arrived, which no sender writes.
+    arrived: datetime | None = None
 
 
 def fetch_plan(sizes: Sequence[tuple[int, int]], max_size: int,
@@ -95,6 +100,13 @@ def fetch_plan(sizes: Sequence[tuple[int, int]], max_size: int,
         total += size
     if batch:
         yield "body", batch
+
+
+def _utc(when: object) -> datetime | None:
+    """An INTERNALDATE as the project keeps times: naive UTC."""
+    if not isinstance(when, datetime):
+        return None
+    return when.astimezone(UTC).replace(tzinfo=None) if when.tzinfo else when
 
 
 def _said_bye(responses: Sequence[Any]) -> bytes | None:
@@ -175,6 +187,8 @@ class ImapSource:
                 client.shutdown()
             raise
         self.uidvalidity = int(info[b"UIDVALIDITY"])
+        # INTERNALDATE with its zone, not turned into this machine's local time.
+        client.normalise_times = False
         _keepalive(client.socket())
         self.client = client
         return client
@@ -220,7 +234,7 @@ class ImapSource:
         heading = f"BODY.PEEK[HEADER.FIELDS ({HEADING_FIELDS})]<0.{MAX_HEADING_BYTES}>"
         for i in range(0, len(uids), SIZE_BATCH):
             chunk = uids[i:i + SIZE_BATCH]
-            answer = client.fetch(chunk, ["RFC822.SIZE", heading])
+            answer = client.fetch(chunk, ["RFC822.SIZE", "INTERNALDATE", heading])
             found = []
             for u in chunk:
                 items = answer.pop(u, {})
@@ -228,9 +242,21 @@ class ImapSource:
                     continue  # expunged meanwhile
                 head = next((v for k, v in items.items()
                              if k.startswith(b"BODY[HEADER.FIELDS")), b"")
-                found.append(Waiting(u, int(items[b"RFC822.SIZE"]), head or b""))
+                found.append(Waiting(u, int(items[b"RFC822.SIZE"]), head or b"",
+                                     _utc(items.get(b"INTERNALDATE"))))
             del answer
             yield found
+
+    def newest_arrival(self) -> datetime | None:
+        """When the server received the newest mail of the folder (the
+        INTERNALDATE of its highest UID), or None in an empty folder."""
+        client = self.connect()
+        last = client.search(["UID", "*"])  # "*": the highest UID; none in an empty folder
+        if not last:
+            return None
+        answer = client.fetch(last, ["INTERNALDATE"])
+        return max((w for w in (_utc(v.get(b"INTERNALDATE")) for v in answer.values()) if w),
+                   default=None)
 
     def fetch(self, mails: Sequence[Waiting]) -> Iterator[Fetched]:
         """The bodies of ``mails``, in the order given (a mail expunged

@@ -184,12 +184,16 @@ class Heading:
     sender: str  # the From address, "" when there is none or it is unreadable
     recipients: tuple[str, ...]  # To and Cc
     tag: str | None  # the game tag in the subject
+    #: It carries X-Referee-Mail: a mail a referee sent (its list copy, a
+    #: reply forwarded back), which no player's mail client writes.
+    referee_mail: bool = False
 
 
 def read_heading(head: bytes) -> Heading:
     """The :class:`Heading` of a mail's header, or of some of its fields
-    (From, To, Cc, Subject). Never raises: what cannot be read is left out,
-    as :func:`parse_message` leaves it out or refuses the mail."""
+    (From, To, Cc, Subject, X-Referee-Mail). Never raises: what cannot be
+    read is left out, as :func:`parse_message` leaves it out or refuses the
+    mail."""
     headers = _headers(HeaderParser(policy=policy.compat32).parsestr(
         head.decode("utf-8", "surrogateescape"), headersonly=True))
     try:
@@ -198,7 +202,7 @@ def read_heading(head: bytes) -> Heading:
         sender = ""
     subject = one_line(_decode_words((_first(headers, "subject") or "")[:MAX_ENCODED]))
     return Heading(sender, _addresses([*headers.get("to", []), *headers.get("cc", [])]),
-                   find_tag(subject[:MAX_SUBJECT]))
+                   find_tag(subject[:MAX_SUBJECT]), "x-referee-mail" in headers)
 
 
 def recipients(msg: InboundMessage) -> frozenset[str]:

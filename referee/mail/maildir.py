@@ -11,8 +11,14 @@ import contextlib
 import mailbox
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
+
+from referee.mail.inbound import Heading, read_heading
+
+#: The most of a mail's header read for its heading (as over IMAP).
+MAX_HEADING_BYTES = 16 * 1024
 
 
 def open_maildir(path: Path) -> mailbox.Maildir:
@@ -34,6 +40,9 @@ class MaildirSource:
         open_maildir(path)
         #: Where each message yielded by :meth:`messages` lies, by key.
         self._where: dict[str, Path] = {}
+        #: When the newest mail :meth:`messages` found was written (naive
+        #: UTC): the delivery agent's clock when it arrived.
+        self.newest: datetime | None = None
 
     def _files(self) -> Iterator[tuple[str, Path]]:
         """(key, path) of every message in ``new/`` and ``cur/``."""
@@ -43,14 +52,50 @@ class MaildirSource:
                     if entry.is_file() and not entry.name.startswith("."):
                         yield entry.name.split(":", 1)[0], Path(entry.path)
 
-    def messages(self) -> Iterator[tuple[str, bytes]]:
-        """(source key, raw bytes) of each message not yet marked seen."""
+    def _waiting(self) -> list[tuple[float, str, Path]]:
+        """(modification time, key, path) of each message not yet marked
+        seen, oldest first."""
         waiting = []
         for key, path in self._files():
             if "S" not in _flags(path.name):
                 with contextlib.suppress(FileNotFoundError):
                     waiting.append((path.stat().st_mtime, key, path))
-        for _, key, path in sorted(waiting):
+        return sorted(waiting)
+
+    def headings(self) -> Iterator[Heading]:
+        """The heading of each message not yet marked seen, read from the
+        start of its file; nothing is marked."""
+        for _, _, path in self._waiting():
+            try:
+                with open(path, "rb") as f:
+                    head = f.read(MAX_HEADING_BYTES)
+            except FileNotFoundError:
+                continue  # taken away meanwhile
+            yield read_heading(head)
+
+    def pass_over(self) -> int:
+        """Mark every message not yet marked seen as done, unread (the mail
+        a database that adopts the Maildir leaves alone); returns how many."""
+        waiting = self._waiting()
+        for _, key, path in waiting:
+            self._where[key] = path
+            self.mark_done(f"maildir:{key}")
+        return len(waiting)
+
+    def newest_arrival(self) -> datetime | None:
+        """When the newest mail of the Maildir, read or not, was written."""
+        times = []
+        for _, path in self._files():
+            with contextlib.suppress(FileNotFoundError):
+                times.append(path.stat().st_mtime)
+        return _utc(max(times)) if times else None
+
+    def messages(self) -> Iterator[tuple[str, bytes]]:
+        """(source key, raw bytes) of each message not yet marked seen."""
+        waiting = self._waiting()
+        if waiting:
+            self.newest = _utc(max(t for t, _, _ in waiting))
+        for _, key, path in waiting:
             try:
                 raw = path.read_bytes()
             except FileNotFoundError:
@@ -66,6 +111,10 @@ class MaildirSource:
         flags = "".join(sorted(set(_flags(path.name)) | {"S"}))
         with contextlib.suppress(FileNotFoundError):
             path.rename(self.path / "cur" / f"{key}:2,{flags}")
+
+
+def _utc(timestamp: float) -> datetime:
+    return datetime.fromtimestamp(timestamp, UTC).replace(tzinfo=None)
 
 
 def _flags(name: str) -> str:

@@ -3,8 +3,8 @@ builds the three wings and the rooms at the root, and is the one door the
 CLI, the passes, the daemon, the pages and the demo come in by. Past the
 door they use the rooms themselves: ``intake`` (mail in), ``sweep`` (the
 deadlines), ``operator`` (the operator's actions), ``reading`` (status,
-history, replay), ``health``, ``lease``, ``pages`` and ``guests`` (the
-game packages the games need). It opens no
+history, replay), ``health``, ``clock`` (may it fire deadlines), ``lease``,
+``pages`` and ``guests`` (the game packages the games need). It opens no
 transaction itself; each room says in its docstring which one it runs in.
 """
 
@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
 from referee.mail.inbound import one_line
+from referee.service.clock import Clock
 from referee.service.health import Health
 from referee.service.intake.letter import Outcome
 from referee.service.intake.receive import Cursor, Intake
@@ -70,6 +71,7 @@ class Referee:
         self.lease = Lease(self.sessions)
         self.health = Health(self.sessions)
         self.guests = Guests(self.sessions)
+        self.clock = Clock(self.sessions)
         self.pages = Pages(self.sessions, config.referee.workers == "many")
         #: Why the last outbox send could not reach the relay (None: it could).
         self.relay_error: Exception | None = None

@@ -43,6 +43,7 @@ from referee.mail.inbound import Automation, InboundMessage, parse_message
 from referee.service.intake.budgets import content_digest
 from referee.service.intake.chain import Chain
 from referee.service.intake.letter import Letter, Outcome
+from referee.service.intake.ownership import Ownership
 from referee.service.intake.triage import Triage
 from referee.service.outgoing.bounces import Bounces
 from referee.service.outgoing.delivery import Delivery
@@ -73,6 +74,8 @@ class Intake:
         self.chain = Chain(config, delivery, Bounces(delivery.composer))
         #: Which new mail to read first (a pass reads players' mail first).
         self.triage = Triage(sessions, delivery.addresses)
+        #: Whether a fresh database may read the mailbox it meets.
+        self.ownership = Ownership(sessions)
 
     def process(self, raw: bytes, source_key: str, now: datetime,
                 cursor: Cursor | None = None, size: int | None = None,

@@ -89,11 +89,20 @@ def test_a_whole_game_verifies_and_an_altered_seed_or_commitment_does_not(
         # A fact taken out of the stored state (the round's report) is a
         # difference too: it loads as none, the replay has one.
         with sqlite3.connect(tmp_path / "ref.db") as db:
+            (state,) = db.execute("SELECT state FROM games").fetchone()
             db.execute("UPDATE games SET state = json_remove(state, '$.reports')")
         assert main(["-c", str(path), "verify", tag]) == 1
         assert capsys.readouterr().out == (
             f"{tag}: the stored state differs from the replay at state.reports: 1 items "
             "replayed, 0 stored\n")
+        # Nor does an older edition hide the commitments: its replay deals
+        # no salts, and the stored state holds them.
+        with sqlite3.connect(tmp_path / "ref.db") as db:
+            db.execute("UPDATE games SET state = json_set(?, '$.edition', 1)", (state,))
+        assert main(["-c", str(path), "verify", tag]) == 1
+        assert capsys.readouterr().out == (
+            f"{tag}: the stored state differs from the replay at state.hand_salts: 0 items "
+            "replayed, 4 stored\n")
     if kind == "loatcg":
         with sqlite3.connect(tmp_path / "ref.db") as db:
             db.execute("UPDATE events SET data = ? WHERE kind = 'seed'",

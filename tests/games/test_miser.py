@@ -1448,8 +1448,15 @@ def test_mi_8_in_a_game_of_edition_1_a_bidder_still_owes_her_done() -> None:
     bidder's "done": she owes one like every other bidder, and the bidding
     waits for it, as the game began."""
     table = Table(replace(made(["2S 3S", "2H 3H", "2D 3D"], centre=10), edition=1))
-    table.act(ANN, "bid 3S 2")
+    opened = table.act(ANN, "bid 3S 2")
     assert {p.seat for p in table.game.pending(table.state)} == {ANN, BEN, CAT}
+    assert table.game.help(table.state, ANN).startswith(
+        "A bid or a raise came since you last said done. Write\n'raise 1' to add a penny")
+    _, body = Composer("referee@example.org", "Referee").render(
+        "miser", "auction", context_for(only(opened, "auction")))
+    assert ('Bidders may\nadd ("raise 2") but never withdraw: after every bid or raise, each\n'
+            'bidder writes "raise" or "done" (her own too, as this game began). The bidding '
+            "ends when nobody owes a step.\n") in body
     table.act(BEN, "bid 2H 1")
     table.act(CAT, "done")
     table.act(BEN, "done")

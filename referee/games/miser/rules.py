@@ -1162,7 +1162,8 @@ class MiserRules(Game[MiserState]):
         events = [Event("auction", text, data=data)]
         if any(owed_step(s, p) for p in range(len(s.names))):
             context = {**self._common(s), "name": s.names[player], "step": what,
-                       "bid": self._bid_json(s, bid) if bid else None}  # fmt: skip
+                       "bid": self._bid_json(s, bid) if bid else None,
+                       "bid_is_done": s.edition >= 2}  # fmt: skip
             return Result(s, events, [Notice(Audience.everyone(), "auction", context)])
         report = resolve_auction(s)
         result = self._end_turn(s, report, report_text(s, report))

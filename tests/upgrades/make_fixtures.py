@@ -95,7 +95,7 @@ GAMES: tuple[tuple[str, tuple[str, ...], int, dict[str, str], bool], ...] = (
     ("goofspiel", (ALICE, BOB), 0, {"cards": "4"}, True),
     ("pure-skill", (ALICE, BOB, CAROL), 0, {"cards": "4"}, True),
     ("spades", (ALICE,), 3, {"target": "60"}, True),
-    ("miser", (ALICE, BOB, CAROL), 0, {"pennies": "6"}, True),
+    ("miser", (ALICE, BOB, CAROL), 0, {"pennies": "3"}, True),
     ("loatcg", (ALICE, BOB), 0, {"instructions": SHORT_INSTRUCTIONS}, True),
     ("goofspiel", (ALICE, BOB), 0, {"cards": "13"}, False),
     ("pure-skill", (CAROL, DAVE, ERIN), 0, {}, False),

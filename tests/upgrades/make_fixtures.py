@@ -30,15 +30,18 @@ would make, chosen by the old main's own engines (``bot_action``,
 Seeds, options and the players' choices are fixed, so a remade fixture
 plays the same games; Message-IDs, private reply addresses and keys differ.
 
-When: add a fixture for every release (a main the club's operators run):
-put its commit in :data:`MAINS` and run, from the checkout::
+When: add a fixture for every release (a main the clubs' operators run),
+once it is made: put its commit in :data:`MAINS`, run from the checkout::
 
     PYTHONPATH=$PWD .venv/bin/python tests/upgrades/make_fixtures.py COMMIT
 
-(no COMMIT: every one of :data:`MAINS`). A kept fixture is never remade
-unless the old main itself could not have written it: it is what that
-release left, and the test proves every later schema change and engine
-still reads it. It takes a few minutes a main.
+and add its games, with what ``referee verify`` says of each, to
+``VERIFIED`` in test_upgrades.py. No COMMIT remakes every one of
+:data:`MAINS`, which a kept fixture never needs: it is what that release
+left, and stays so, so that every later schema change and every change to
+a game's rules is tried against it. A main takes 5 to 15 minutes (each
+pass is a process of the old main). If a main cannot be run as it was (a
+dependency gone from the index), keep its fixture as it is.
 """
 
 from __future__ import annotations

@@ -488,17 +488,18 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
                 print(f"referee: {line}; its page is left as it was", file=sys.stderr)
             return EX_CONFIG if unserved else 0
         if args.command == "verify":
-            problems = referee.reading.audit(args.tag)
-            if problems:
-                print(problems[0])
+            audit = referee.reading.examine(args.tag)
+            if audit.problems:
+                print(audit.problems[0])
                 return 1
+            print(audit.summary())
             print("verified")
             return 0
         if args.command == "replay":
             state = referee.reading.replay(args.tag)
             print(json.dumps(state, indent=2))
             difference = first_difference(json.loads(json.dumps(state)),
-                                          referee.reading.stored_state(args.tag))
+                                          referee.reading.stored_state(args.tag, as_loaded=True))
             if difference is None:
                 print(f"{args.tag}: the replay matches the stored state")
                 return 0

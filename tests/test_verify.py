@@ -50,7 +50,12 @@ def test_a_whole_game_verifies_and_an_altered_seed_or_commitment_does_not(
     assert not any(f"seed: {seed}\n" in t for t in texts[:-3])
     path = config(tmp_path)
     assert main(["-c", str(path), "verify", tag]) == 0
-    assert capsys.readouterr().out == "verified\n"
+    # The census plays one round of Spades: its deal's fingerprints and the
+    # next round's; a tournament publishes the hash of its instructions.
+    commitments = {"spades": "2 commitments match", "loatcg": "1 commitment matches"}
+    assert capsys.readouterr().out == (
+        f"{tag}: the seed fingerprint matches; the replay matches; "
+        f"{commitments.get(kind, '0 commitments match')}\nverified\n")
     with sqlite3.connect(tmp_path / "ref.db") as db:
         db.execute("UPDATE games SET seed = 'another'")
     assert main(["-c", str(path), "verify", tag]) == 1
@@ -74,6 +79,30 @@ def test_a_whole_game_verifies_and_an_altered_seed_or_commitment_does_not(
         assert main(["-c", str(path), "verify", tag]) == 1
         assert "the commitment published at step 0 (deal) is not the replay's" in \
             capsys.readouterr().out
+        # A deal's fingerprints taken out of the record: the replay makes them.
+        with sqlite3.connect(tmp_path / "ref.db") as db:
+            db.execute("DELETE FROM events WHERE id = ?", (row_id,))
+        assert main(["-c", str(path), "verify", tag]) == 1
+        assert capsys.readouterr().out == (
+            f"{tag}: the replay makes a commitment at step 0 (deal) that the game did not "
+            "publish\n")
+        # A fact taken out of the stored state (the round's report) is a
+        # difference too: it loads as none, the replay has one.
+        with sqlite3.connect(tmp_path / "ref.db") as db:
+            (state,) = db.execute("SELECT state FROM games").fetchone()
+            db.execute("UPDATE games SET state = json_remove(state, '$.reports')")
+        assert main(["-c", str(path), "verify", tag]) == 1
+        assert capsys.readouterr().out == (
+            f"{tag}: the stored state differs from the replay at state.reports: 1 items "
+            "replayed, 0 stored\n")
+        # Nor does an older edition hide the commitments: its replay deals
+        # no salts, and the stored state holds them.
+        with sqlite3.connect(tmp_path / "ref.db") as db:
+            db.execute("UPDATE games SET state = json_set(?, '$.edition', 1)", (state,))
+        assert main(["-c", str(path), "verify", tag]) == 1
+        assert capsys.readouterr().out == (
+            f"{tag}: the stored state differs from the replay at state.hand_salts: 0 items "
+            "replayed, 4 stored\n")
     if kind == "loatcg":
         with sqlite3.connect(tmp_path / "ref.db") as db:
             db.execute("UPDATE events SET data = ? WHERE kind = 'seed'",

@@ -264,6 +264,11 @@ class PageTable:
     fairness: dict[str, JSON] = field(default_factory=dict)
 
 
+#: The option a replay gives :meth:`Game.new`: the edition of the rules the
+#: game began under (never a player's option).
+EDITION = "edition"
+
+
 class Game(Generic[StateT]):
     """A kind of game. Subclasses set ``kind`` and implement the methods.
 
@@ -327,6 +332,16 @@ class Game(Generic[StateT]):
     #: A line for each option, as ``referee games`` lists them beside their
     #: defaults (those of :meth:`parse_options`).
     option_help: ClassVar[Mapping[str, str]] = {}
+    #: The edition of this game's rules that a new game begins under. A
+    #: change that would make a game begun before it play on or replay
+    #: otherwise (a new reading of a rule, a new commitment, a fact newly
+    #: recorded) raises it and keeps the old way for games of earlier
+    #: editions: a game plays to its end, and replays, under the edition it
+    #: began with. The state records it (an ``edition`` field), :meth:`upgrade`
+    #: works it out for a state stored before it was recorded, and a replay
+    #: hands it to :meth:`new` as the option ``edition``. docs/engines.md,
+    #: "Editions", lists each game's.
+    edition: ClassVar[int] = 1
 
     # -- setup --------------------------------------------------------------
     def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:
@@ -341,8 +356,22 @@ class Game(Generic[StateT]):
     def new(
         self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], draws: Draws
     ) -> Result[StateT]:
-        """Start a game. The notices are the opening mail(s)."""
+        """Start a game. The notices are the opening mail(s). ``options`` may
+        also hold ``edition``, the :attr:`edition` of the rules a replayed
+        game began under (absent: this one)."""
         raise NotImplementedError
+
+    def edition_of(self, state: StateT) -> int:
+        """The edition of the rules ``state``'s game began under."""
+        return int(getattr(state, "edition", self.edition))
+
+    def edition_begun(self, options: Mapping[str, JSON]) -> int:
+        """The edition a game :meth:`new` makes begins under: the one a
+        replay names in ``options``, else this one."""
+        edition = options.get(EDITION, self.edition)
+        if not isinstance(edition, int) or not 1 <= edition <= self.edition:
+            raise OptionError(f"{self.title} has no edition {edition!r}")
+        return edition
 
     # -- play ---------------------------------------------------------------
     def parse(self, line: str) -> Action | None:
@@ -501,8 +530,16 @@ class Game(Generic[StateT]):
         return _adapter(self.state_type).dump_python(state, mode="json")
 
     def load(self, data: JSON) -> StateT:
-        loaded: StateT = _adapter(self.state_type).validate_python(data)
+        loaded: StateT = _adapter(self.state_type).validate_python(self.upgrade(data))
         return loaded
+
+    def upgrade(self, data: JSON) -> JSON:
+        """A state stored by an earlier version of the engine, as this one
+        reads it: a field it lacks filled in as that game had it (its
+        ``edition``, worked out from what the stored state holds), so that
+        the state stored after its next move is still the one its replay
+        gives. ``data`` is not changed."""
+        return data
 
 
 @functools.cache

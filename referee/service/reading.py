@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +17,7 @@ from sqlalchemy import ColumnElement, Connection, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.games.base import (
+    EDITION,
     REFEREE_SEAT_NAME,
     Action,
     EngineError,
@@ -129,8 +131,9 @@ class Reading:
 
     def stored_state(self, tag: str, as_loaded: bool = False) -> Any:
         """The game's state as stored (JSON), for audits and the demo;
-        ``as_loaded``: as the engine reads it now, a field added since it
-        was stored at its default (a replay has it too)."""
+        ``as_loaded``: as the engine reads it now (``Game.upgrade``: a state
+        stored by an earlier version, a field added since filled in as the
+        game had it), what a replay is compared with."""
         with self.sessions() as db:
             game = self._game(db, tag)
             if not as_loaded:
@@ -144,53 +147,59 @@ class Reading:
             return self._replay(db, self._game(db, tag))[0]
 
     def audit(self, tag: str) -> list[str]:
-        """The operator's audit of a game's draws (``referee verify TAG``):
-        what does not hold, the first first; empty when all does. The
-        opening's seed fingerprint must be SHA-256 of the stored seed, the
-        replay from the seed and the action log must give the stored state,
-        and every commitment the game published (a tournament's hash of its
-        Scoring Instructions, Spades' hand fingerprints) must be the one the
-        replay makes, from the secrets it draws again."""
+        """What does not hold of a game's draws (:meth:`examine`), the first
+        first; empty when all does."""
+        return self.examine(tag).problems
+
+    def examine(self, tag: str) -> Audit:
+        """The operator's audit of a game's draws (``referee verify TAG``).
+        The opening's seed fingerprint must be SHA-256 of the stored seed
+        (a game made before openings published one has none to check), the
+        replay from the seed and the action log must give the stored state
+        (as the engine reads it now), and every commitment the game published
+        (a tournament's hash of its Scoring Instructions, Spades' hand
+        fingerprints) must be the one the replay makes at the same step,
+        from the secrets it draws again."""
         with self.sessions() as db:
             game = self._game(db, tag)
+            engine = guests.engine_of(db, game)
             stored = list(db.scalars(select(m.Event).where(m.Event.game_id == game.id)
                                      .order_by(m.Event.step, m.Event.id)))
-            problems: list[str] = []
+            found = Audit(tag)
             opening = next((e for e in stored if e.kind == m.SEED_EVENT), None)
             expected = seed_fingerprint(game.seed)
             if opening is None:
-                problems.append(f"{tag}: the game's record holds no seed fingerprint "
-                                "(a game made before the openings published one)")
+                found.held.append("made before openings published a seed fingerprint: the "
+                                  "fingerprint check does not apply")
             elif opening.data.get("seed_sha256") != expected:
-                problems.append(f"{tag}: the opening's seed fingerprint "
-                                f"{opening.data.get('seed_sha256')} is not SHA-256 of the "
-                                f"stored seed ({expected})")
+                found.problems.append(f"{tag}: the opening's seed fingerprint "
+                                      f"{opening.data.get('seed_sha256')} is not SHA-256 of "
+                                      f"the stored seed ({expected})")
+            else:
+                found.held.append("the seed fingerprint matches")
+            loaded = engine.load(game.state)
+            if (edition := engine.edition_of(loaded)) != engine.edition:
+                found.held.append(f"begun under edition {edition} of its rules (now "
+                                  f"{engine.edition}), which it keeps")
             try:
                 state, events = self._replay(db, game)
             except EngineError as e:
                 # Another seed deals other cards: a logged move may not fit.
-                problems.append(f"{tag}: the replay from the stored seed and the action log "
-                                f"fails: {e}")
-                return problems
-            difference = first_difference(json.loads(json.dumps(state)), game.state)
+                found.problems.append(f"{tag}: the replay from the stored seed and the action "
+                                      f"log fails: {e}")
+                return found
+            difference = first_difference(json.loads(json.dumps(state)), engine.dump(loaded))
             if difference is not None:
-                problems.append(f"{tag}: the stored state differs from the replay at "
-                                f"{difference}")
+                found.problems.append(f"{tag}: the stored state differs from the replay at "
+                                      f"{difference}")
+            else:
+                found.held.append("the replay matches")
             published = [(e.step, e.kind, e.data) for e in stored
                          if e.public and _commits(e.data)]
             replayed = [(step, e.kind, json.loads(json.dumps(dict(e.data))))
                         for step, e in events if e.public and _commits(e.data)]
-            for was, again in zip(published, replayed, strict=False):
-                if was != again:
-                    problems.append(f"{tag}: the commitment published at step {was[0]} "
-                                    f"({was[1]}) is not the replay's: "
-                                    f"{first_difference(again[2], was[2], 'data')}")
-                    break
-            else:
-                if len(published) != len(replayed):
-                    problems.append(f"{tag}: {len(published)} commitments published, "
-                                    f"{len(replayed)} made by the replay")
-            return problems
+            _compare_commitments(found, published, replayed, older=opening is None)
+            return found
 
     def _replay(self, db: Session, game: m.Game) -> tuple[Any, list[tuple[int, Event]]]:
         """The state the seed and the action log give, and every event of
@@ -198,6 +207,9 @@ class Reading:
         engine = guests.engine_of(db, game)
         opts = {k: v for k, v in game.options.items()  # the service's, not the game's
                 if k not in ("deadline", "reminder", "mail", "aliases")}
+        # The game plays by the edition of the rules it began under.
+        if (edition := engine.edition_of(engine.load(game.state))) != engine.edition:
+            opts[EDITION] = edition
         bots = {s.position for s in game.seats if s.bot and s.player is None}
         # The aliases the seats had at the start (none, in a game made before them).
         aliases = {int(pos): tuple(a) for pos, a in game.options.get("aliases", [])}
@@ -237,16 +249,67 @@ def _commits(data: Any) -> bool:
     return isinstance(data, dict) and bool(data.keys() & {"digest", "hand_sha256"})
 
 
+@dataclass
+class Audit:
+    """What ``referee verify TAG`` found of one game: each check that held
+    (or why it does not apply to a game this old), and what does not hold,
+    the first first."""
+
+    tag: str
+    held: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """The checks that held, in a line: ``TAG: the seed fingerprint
+        matches; the replay matches; 2 commitments match``."""
+        return f"{self.tag}: {'; '.join(self.held)}"
+
+
+def _compare_commitments(found: Audit, published: list[tuple[int, str, Any]],
+                         replayed: list[tuple[int, str, Any]], older: bool) -> None:
+    """Each commitment the game published against the one the replay makes
+    at the same step (and of the same kind of event). A commitment the
+    replay makes that a game from before seed fingerprints (``older``) never
+    published, at a step before its first published one, was made by an
+    engine that came later: the game plays on with the older one's, as begun."""
+    by_step: dict[tuple[int, str], list[Any]] = {}
+    for step, kind, data in replayed:
+        by_step.setdefault((step, kind), []).append(data)
+    first = min((step for step, _, _ in published), default=None)
+    matched = 0
+    for step, kind, data in published:
+        again = by_step.get((step, kind))
+        if not again:
+            found.problems.append(f"{found.tag}: the commitment published at step {step} "
+                                  f"({kind}) is not made by the replay")
+            return
+        made = again.pop(0)
+        if made != data:
+            found.problems.append(f"{found.tag}: the commitment published at step {step} "
+                                  f"({kind}) is not the replay's: "
+                                  f"{first_difference(made, data, 'data')}")
+            return
+        matched += 1
+    for (step, kind), left in sorted(by_step.items()):
+        if left and not (older and (first is None or step < first)):
+            found.problems.append(f"{found.tag}: the replay makes a commitment at step {step} "
+                                  f"({kind}) that the game did not publish")
+            return
+    found.held.append(f"{matched} commitment{'' if matched == 1 else 's'} match"
+                      f"{'es' if matched == 1 else ''}")
+
+
 def first_difference(replayed: Any, stored: Any, path: str = "state") -> str | None:
     """Where a replayed state first differs from the stored one
-    (``state.packs[1][3]: 5 != 6``), or None. A field the replay has and
-    the stored state lacks was added to the engine after the state was
-    stored (Spades' hand salts, a tournament's counts of paid draws): it is
-    no difference, so a game begun before an upgrade still audits."""
+    (``state.packs[1][3]: 5 != 6``), or None. Compare with the stored state
+    as the engine loads it (``Reading.stored_state(tag, as_loaded=True)``),
+    where a field an earlier version did not store is filled in as that
+    game had it: then a key on one side alone is a difference too (a sealed
+    bid taken out of the stored state)."""
     if isinstance(replayed, dict) and isinstance(stored, dict):
         for key in sorted(replayed.keys() | stored.keys(), key=str):
             if key not in stored:
-                continue
+                return f"{path}.{key}: missing from the stored state"
             if key not in replayed:
                 return f"{path}.{key}: missing from the replay"
             found = first_difference(replayed[key], stored[key], f"{path}.{key}")

@@ -560,3 +560,20 @@ def test_replay_from_seed_and_action_log_gives_the_same_state(seed: int,
         again = game.apply(again, seat, act, KeyedDraws(str(seed))).state
     assert game.dump(again) == game.dump(state)
     assert game.load(game.dump(state)) == state
+
+
+def test_a_game_of_edition_1_records_no_seat_handed_to_a_bot() -> None:
+    """A game stored before 2026-11-27 holds no ``replaced``: edition 1,
+    whose seats handed to bots were never recorded. It has no ``bot``
+    option either, so every bot of it bids at random, as PS-13 wants."""
+    stored = PURE.dump(start(PURE))
+    del stored["replaced"], stored["edition"]
+    del stored["options"]["bot"]
+    old = PURE.load(stored)
+    assert old.edition == 1
+    result = PURE.replace_with_bot(old, 2)
+    assert result.state.bots == [False, True, False] and result.state.replaced == []
+    assert PURE.bot_at_random(result.state, 2) and PURE.bot_at_random(result.state, 1)
+    later = PURE.dump(PURE.replace_with_bot(start(PURE), 2).state)
+    del later["edition"]
+    assert PURE.load(later).edition == 2 and PURE.load(later).replaced == [2]

@@ -1346,3 +1346,21 @@ def test_the_transcript_reads_an_offer_as_its_maker_would_write_it() -> None:
     assert action is not None
     assert GAME.read_as(action) == "offer 1 ore, 2 wool for 1 steel to Ben, Cat"
     assert GAME.read_as(Action("execute", (3,))) == "execute 3"
+
+
+def test_a_tournament_of_edition_1_counts_no_paid_draw() -> None:
+    """A tournament stored before keyed draws (2026-11-27: its members hold
+    no count of paid draws) is of edition 1 and draws in the counter scheme,
+    which needs no key: it counts neither paid draws nor random reveals."""
+    stored = GAME.dump(with_hands(start().state, ann={"apple": 5}))
+    del stored["edition"]
+    assert GAME.load(stored).edition == 2
+    for m in stored["members"]:
+        del m["paid_draws"], m["random_reveals"]
+    old = GAME.load(stored)
+    assert old.edition == 1
+    after = act(old, ANN, "draw", scope=Scope.PUBLIC).state
+    after = act(after, ANN, "buy random", scope=Scope.PUBLIC).state
+    assert (member(after, ANN).paid_draws, member(after, ANN).random_reveals) == (0, 0)
+    assert member(after, ANN).known  # the reveal was made
+    assert GAME.new({"edition": 1}, SEATS, KeyedDraws("t")).state.edition == 1

@@ -6,6 +6,7 @@ import json
 import random
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -1411,3 +1412,58 @@ def test_engine_imports_only_the_standard_library_pydantic_and_the_engine() -> N
                    for i in imports), imports  # fmt: skip
         assert not re.search(r"^\s*import (?!(random|re|copy)$)", source, re.MULTILINE)
         assert "MI-" not in "".join(re.findall(r'IllegalAction\(\s*f?"[^"]*"', source))
+
+
+# -- editions: a game plays on under the rules it began with -----------------------
+
+
+def test_a_state_stored_before_aliases_is_of_edition_1_with_no_other_names() -> None:
+    """A game stored before 2026-11-25 holds no aliases (or, stored again
+    since, none for any player): edition 1, its players known by no other
+    name; a later game holds a list for each player and is of edition 2."""
+    game = Miser()
+    stored = game.dump(made(["2S", "2H", "2D"]))
+    del stored["edition"]
+    assert stored["aliases"] == []
+    state = game.load(stored)
+    assert (state.edition, state.aliases) == (1, [[], [], []])
+    del stored["aliases"]
+    assert game.load(stored).aliases == [[], [], []]
+    later = game.new(game.parse_options({}), seats(3), KeyedDraws("e")).state
+    assert later.edition == game.edition == 2
+    stored = game.dump(later)
+    del stored["edition"]
+    assert game.load(stored).edition == 2
+
+
+def test_a_replay_begins_under_the_edition_it_is_given_and_no_other() -> None:
+    game = Miser()
+    assert game.new({"edition": 1}, seats(3), KeyedDraws("e")).state.edition == 1
+    with pytest.raises(OptionError, match="no edition 3"):
+        game.new({"edition": 3}, seats(3), KeyedDraws("e"))
+
+
+def test_mi_8_in_a_game_of_edition_1_a_bidder_still_owes_her_done() -> None:
+    """Before the house reading (edition 1) a bid or a raise was not its
+    bidder's "done": she owes one like every other bidder, and the bidding
+    waits for it, as the game began."""
+    table = Table(replace(made(["2S 3S", "2H 3H", "2D 3D"], centre=10), edition=1))
+    opened = table.act(ANN, "bid 3S 2")
+    assert {p.seat for p in table.game.pending(table.state)} == {ANN, BEN, CAT}
+    assert table.game.help(table.state, ANN).startswith(
+        "A bid or a raise came since you last said done. Write\n'raise 1' to add a penny")
+    _, body = Composer("referee@example.org", "Referee").render(
+        "miser", "auction", context_for(only(opened, "auction")))
+    assert ('Bidders may\nadd ("raise 2") but never withdraw: after every bid or raise, each\n'
+            'bidder writes "raise" or "done" (her own too, as this game began). The bidding '
+            "ends when nobody owes a step.\n") in body
+    table.act(BEN, "bid 2H 1")
+    table.act(CAT, "done")
+    table.act(BEN, "done")
+    assert table.state.auction is not None  # Ann has not said done
+    table.act(ANN, "raise 1")
+    assert {p.seat for p in table.game.pending(table.state)} == {ANN, BEN}
+    table.act(BEN, "done")
+    table.act(ANN, "done")
+    r = report(table.last)
+    assert r["winner"] == "Ann" and [b["pennies"] for b in r["bids"]] == [3, 1]

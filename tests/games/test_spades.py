@@ -1339,3 +1339,38 @@ def test_the_hand_as_dealt_opens_its_commitment_at_every_step_of_a_round() -> No
         state = game.apply(state, pending.seat, action, KeyedDraws("dealt")).state
         steps += 1
     assert state.round >= 3  # rounds were dealt again, and each opened
+
+
+def test_a_game_of_edition_1_commits_to_no_hand_as_it_began() -> None:
+    """A game stored before the hands were committed (no ``hand_salts``,
+    2026-11-27) is of edition 1: it plays on dealing hands without salts or
+    fingerprints, so no mail promises a check its opening never offered."""
+    game = Spades()
+    state = game.new(game.parse_options({"target": "200"}), SEATS, KeyedDraws("old")).state
+    stored = game.dump(state)
+    for key in ("hand_salts", "hand_sha256", "edition"):
+        del stored[key]
+    old = game.load(stored)
+    assert (old.edition, old.hand_salts, old.hand_sha256) == (1, [], [])
+    with_salts = game.dump(state)
+    del with_salts["edition"]
+    assert game.load(with_salts).edition == 2
+    rounds = {1}
+    steps = 0
+    while not game.is_over(old) and old.round < 3 and steps < 200:
+        (pending,) = game.pending(old)
+        action = game.bot_action(old, pending.seat, seeded(f"old:{steps}"))
+        result = game.apply(old, pending.seat, action, KeyedDraws("old"))
+        old = result.state
+        for event in result.events:
+            if event.kind == "deal":
+                rounds.add(old.round)
+                assert event.data == {"round": old.round}  # no hand-sha256
+        for notice in result.notices:
+            assert not notice.context.get("hand_commitments")
+            assert notice.context.get("hand_salt") is None
+        assert (old.hand_salts, old.hand_sha256) == ([], [])
+        steps += 1
+    assert rounds >= {1, 2}
+    replayed = game.new({"target": 200, "edition": 1}, SEATS, KeyedDraws("old"))
+    assert replayed.state.hand_salts == [] and "hand_sha256" not in replayed.events[1].data

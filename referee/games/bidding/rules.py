@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from referee.games.base import (
+    EDITION,
     JSON,
     Action,
     Audience,
@@ -84,8 +85,11 @@ class BiddingState:
     discards: list[int] = field(default_factory=list)
     history: list[RoundRecord] = field(default_factory=list)
     over: bool = False
-    #: Seats whose player left and a bot took over (000 rule 8).
+    #: Seats whose player left and a bot took over (000 rule 8); not
+    #: recorded in a game of edition 1.
     replaced: list[int] = field(default_factory=list)
+    #: The edition of the rules the game began under (:attr:`BiddingRules.edition`).
+    edition: int = 2
 
 
 class BiddingRules(Game[BiddingState]):
@@ -110,6 +114,10 @@ class BiddingRules(Game[BiddingState]):
     #: The rule text has a player who leaves "replaced by a bot who plays
     #: randomly" (000 rule 8, PS-13), whatever the ``bot`` option says.
     replacement_plays_randomly: ClassVar[bool] = False
+    #: 2 (2026-11-27): a seat handed to a bot is recorded (``replaced``).
+    #: A game of edition 1 has no ``bot`` option, so all its bots bid at
+    #: random, and its seats handed to bots are not recorded.
+    edition: ClassVar[int] = 2
 
     # -- setup --------------------------------------------------------------
     def parse_options(self, raw: Mapping[str, str]) -> dict[str, JSON]:
@@ -141,7 +149,8 @@ class BiddingRules(Game[BiddingState]):
             raise OptionError(f"{self.title} needs {options['players']} players; got {n}.")
         state = BiddingState(
             kind=self.kind,
-            options=dict(options),
+            options={k: v for k, v in options.items() if k != EDITION},
+            edition=self.edition_begun(options),
             names=[s.name for s in seats],
             bots=[s.bot for s in seats],
             packs=[list(range(1, cards + 1)) for _ in seats],
@@ -151,6 +160,13 @@ class BiddingRules(Game[BiddingState]):
         events = self._next_round(state, draws)
         notice = Notice(Audience.everyone(), "opening", self._report_context(state, []))
         return Result(state, events, [notice])
+
+    def upgrade(self, data: JSON) -> JSON:
+        """A state stored before editions were: of edition 1 if it lacks
+        ``replaced`` (stored before 2026-11-27), else of edition 2."""
+        if isinstance(data, dict) and "edition" not in data:
+            return {**data, "edition": 2 if "replaced" in data else 1}
+        return data
 
     # -- play ---------------------------------------------------------------
     def accepts(self, action: Action, scope: Scope) -> None:
@@ -254,7 +270,8 @@ class BiddingRules(Game[BiddingState]):
     def replace_with_bot(self, state: BiddingState, seat: int) -> Result[BiddingState]:
         new = evolve(state)
         new.bots[seat - 1] = True
-        new.replaced.append(seat)
+        if new.edition >= 2:
+            new.replaced.append(seat)
         how = "bids at random" if self.bot_at_random(new, seat) else "weighs each prize"
         text = f"{new.names[seat - 1]} has left the game; a bot that {how} takes the seat."
         # Everyone is told at once, not only in the next round report.

@@ -159,6 +159,8 @@ class LoatcgState:
     #: How a bot member plays (``--option bot``): ``sensible`` (:mod:`.bot`)
     #: or ``random``; a tournament stored before the option plays random.
     bot: str = "random"
+    #: The edition of the rules the tournament began under (:attr:`LoatcgRules.edition`).
+    edition: int = 2
 
 
 # -- cards --------------------------------------------------------------------
@@ -226,6 +228,11 @@ class LoatcgRules(Game[LoatcgState]):
         "report_days": "days from the start of a round to its Round Report, 4 to 7",
         "bot": "how a bot seat plays: sensible, or random",
     }
+    #: 2 (2026-11-27, keyed draws): a member's paid draws and random
+    #: reveals are counted, each keying the draw of the next. A tournament
+    #: of edition 1 draws in the counter scheme, which needs no key, and
+    #: counts neither.
+    edition: ClassVar[int] = 2
 
     # -- setup ----------------------------------------------------------------
 
@@ -263,6 +270,16 @@ class LoatcgRules(Game[LoatcgState]):
         """Any number, none included: members deal themselves in later (rule 1)."""
         return 0, MAX_SEATS
 
+    def upgrade(self, data: JSON) -> JSON:
+        """A state stored before editions were: of edition 1 if a member
+        lacks the count of eir paid draws (stored before 2026-11-27), else
+        of edition 2 (one with no member yet counts from the first)."""
+        if not isinstance(data, dict) or "edition" in data:
+            return data
+        members = data.get("members") or []
+        old = any(isinstance(m, dict) and "paid_draws" not in m for m in members)
+        return {**data, "edition": 1 if old else 2}
+
     def new(
         self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], draws: Draws
     ) -> Result[LoatcgState]:
@@ -293,6 +310,7 @@ class LoatcgRules(Game[LoatcgState]):
             rounds=len(instructions),
             report_days=days,
             bot=str(options.get("bot") or "random"),
+            edition=self.edition_begun(options),
         )
         opening = Event(
             "opening",
@@ -692,7 +710,8 @@ class LoatcgRules(Game[LoatcgState]):
         _move(m.hand, s.discard_pile, {"apple": 1})
         draw = ("draw", m.seat, m.paid_draws)
         dealt = self._deal(s, m, DRAW_CARDS, draws.rng(*draw))
-        m.paid_draws += 1
+        if s.edition >= 2:
+            m.paid_draws += 1
         text = f"{m.name} discards an apple to draw {DRAW_CARDS} cards."
         secret = [self._dealt_notice(s, m, dealt, "draw", draw)]
         return self._announce(s, m, action, "draw", text, {}, secret,
@@ -778,7 +797,8 @@ class LoatcgRules(Game[LoatcgState]):
         _move(m.hand, s.discard_pile, {"apple": cost})
         if how == "reveal":
             number = draws.rng("reveal", m.seat, m.random_reveals).randint(1, s.rounds)
-            m.random_reveals += 1
+            if s.edition >= 2:
+                m.random_reveals += 1
         elif how == "number":
             number = s.reports[arg - 1].instruction
         else:

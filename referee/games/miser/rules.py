@@ -139,6 +139,8 @@ class MiserState:
     #: How a bot seat plays (``--option bot``): ``sensible`` (:mod:`.bot`)
     #: or ``random``; a game stored before the option plays random.
     bot: str = "random"
+    #: The edition of the rules the game began under (:attr:`MiserRules.edition`).
+    edition: int = 2
 
 
 def evolve_state(state: MiserState) -> MiserState:
@@ -561,6 +563,10 @@ class MiserRules(Game[MiserState]):
         "wager": "the most one may wager on a contract or an attack",
         "bot": "how a bot seat plays: sensible, or random",
     }
+    #: 2 (2026-11-25): a bid or a raise is its bidder's "done" (the house
+    #: reading of ruling MI-8). In a game of edition 1 a bidder writes
+    #: "done" after her own bid or raise too, as the game began.
+    edition: ClassVar[int] = 2
 
     def __init__(
         self,
@@ -612,6 +618,17 @@ class MiserRules(Game[MiserState]):
     def seat_count(self, options: Mapping[str, JSON]) -> tuple[int, int]:
         return MIN_PLAYERS, MAX_PLAYERS
 
+    def upgrade(self, data: JSON) -> JSON:
+        """A state stored before editions were. One stored before
+        2026-11-25 holds no aliases (or, stored again since, none for any
+        player, where every later game holds a list for each): of edition 1,
+        and its players had no other names. Any other: of edition 2."""
+        if not isinstance(data, dict) or "edition" in data:
+            return data
+        if data.get("aliases"):
+            return {**data, "edition": 2}
+        return {**data, "edition": 1, "aliases": [[] for _ in data["seats"]]}
+
     def new(
         self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], draws: Draws
     ) -> Result[MiserState]:
@@ -656,6 +673,7 @@ class MiserRules(Game[MiserState]):
             pennies=[pennies] * n,
             turn=first,
             bot=str(options.get("bot") or "random"),
+            edition=self.edition_begun(options),
         )
         size = len(hands[0])
         draw_text = "; ".join(
@@ -1046,8 +1064,10 @@ class MiserRules(Game[MiserState]):
         amount = self._check_bid(state, player, pennies)
         s = evolve_state(state)
         s.hands[player].remove(card)
+        # Edition 2: her bid is her "done" (MI-8); edition 1: she owes one.
+        done = [player] if s.edition >= 2 else []
         if s.auction is None:
-            s.auction = Auction([Bid(player, card, amount)], done=[player])
+            s.auction = Auction([Bid(player, card, amount)], done=done)
             what = "open"
             text = (
                 f"{s.names[player]} bids {pennies_text(amount)} for the centre "
@@ -1055,7 +1075,7 @@ class MiserRules(Game[MiserState]):
             )
         else:
             s.auction.bids.append(Bid(player, card, amount))
-            s.auction.done = [player]
+            s.auction.done = done
             s.auction.step += 1
             if player in s.auction.declined:
                 s.auction.declined.remove(player)
@@ -1096,7 +1116,7 @@ class MiserRules(Game[MiserState]):
         s = evolve_state(state)
         assert s.auction is not None
         next(b for b in s.auction.bids if b.player == player).pennies = total
-        s.auction.done = [player]
+        s.auction.done = [player] if s.edition >= 2 else []
         s.auction.step += 1
         text = f"{s.names[player]} raises to {pennies_text(total)}."
         return self._auction_step(s, player, "raise", text)
@@ -1142,7 +1162,8 @@ class MiserRules(Game[MiserState]):
         events = [Event("auction", text, data=data)]
         if any(owed_step(s, p) for p in range(len(s.names))):
             context = {**self._common(s), "name": s.names[player], "step": what,
-                       "bid": self._bid_json(s, bid) if bid else None}  # fmt: skip
+                       "bid": self._bid_json(s, bid) if bid else None,
+                       "bid_is_done": s.edition >= 2}  # fmt: skip
             return Result(s, events, [Notice(Audience.everyone(), "auction", context)])
         report = resolve_auction(s)
         result = self._end_turn(s, report, report_text(s, report))

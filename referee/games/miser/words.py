@@ -536,9 +536,10 @@ def _help_text(s: MiserState, seat: int | None) -> str:
         lines.append(f"Your cards: {hand_text(hand)}")
     elif owes == "auction_bid":
         lines.append(
-            "Someone else has bid or raised since your last bid. Write\n"
-            f"'raise 1' to add a penny, 'raise to N' (up to {s.pennies[player or 0]}), or 'done'\n"
-            "(you are asked again if anyone else bids or raises)."
+            ("Someone else has bid or raised since your last bid. Write\n" if s.edition >= 2
+             else "A bid or a raise came since you last said done. Write\n")
+            + f"'raise 1' to add a penny, 'raise to N' (up to {s.pennies[player or 0]}), or "
+            "'done'\n(you are asked again if anyone else bids or raises)."
         )
     elif owes == "auction_join" or (
         player is not None and s.auction is not None and hand and not is_bidder(s, player)

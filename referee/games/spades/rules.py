@@ -114,6 +114,8 @@ class SpadesState:
     #: How a bot seat plays (``--option bot``): ``sensible`` (:mod:`.bot`)
     #: or ``random``; a game stored before the option plays random.
     bot: str = "random"
+    #: The edition of the rules the game began under (:attr:`SpadesRules.edition`).
+    edition: int = 2
 
 
 def _evolve(state: SpadesState) -> SpadesState:
@@ -396,6 +398,9 @@ class SpadesRules(Game[SpadesState]):
         "target": "the points a team plays to",
         "bot": "how a bot seat plays: sensible, or random",
     }
+    #: 2 (2026-11-27, ruling SP-17): each hand is committed to as it is
+    #: dealt (its salt and fingerprint). A game of edition 1 commits to none.
+    edition: ClassVar[int] = 2
 
     def __init__(
         self,
@@ -443,6 +448,13 @@ class SpadesRules(Game[SpadesState]):
     def seat_count(self, options: Mapping[str, JSON]) -> tuple[int, int]:
         return PLAYERS, PLAYERS
 
+    def upgrade(self, data: JSON) -> JSON:
+        """A state stored before editions were: of edition 1 if it lacks
+        ``hand_salts`` (stored before 2026-11-27), else of edition 2."""
+        if isinstance(data, dict) and "edition" not in data:
+            return {**data, "edition": 2 if "hand_salts" in data else 1}
+        return data
+
     def new(
         self, options: Mapping[str, JSON], seats: Sequence[SeatInfo], draws: Draws
     ) -> Result[SpadesState]:
@@ -477,6 +489,7 @@ class SpadesRules(Game[SpadesState]):
             target=int(options.get("target") or TARGET),
             teams_chosen=bool(same or apart),
             bot=str(options.get("bot") or "random"),
+            edition=self.edition_begun(options),
         )
         self._deal(state, draws)
         seating_text = ", ".join(f"{i + 1} {name}" for i, name in enumerate(state.names))
@@ -837,6 +850,9 @@ class SpadesRules(Game[SpadesState]):
             draws.rng("deal", state.round).shuffle(deck)
             hands = [sort_hand(deck[i * HAND_SIZE : (i + 1) * HAND_SIZE]) for i in range(PLAYERS)]
         state.hands = hands
+        if state.edition < 2:  # begun before the hands were committed
+            state.turn = state.leader = _first_bidder(state)
+            return
         # Drawn after the deal, which they must not change (a game of the
         # counter scheme draws both from one generator).
         salts = (draws.rng("hand-salt", state.round, seat) for seat in state.order)
@@ -861,7 +877,8 @@ class SpadesRules(Game[SpadesState]):
             Event(
                 "deal",
                 f"Round {s.round}: 13 cards dealt to each player; {first} bids first.",
-                data={"round": s.round, "hand_sha256": self._commitments(s)},
+                data={"round": s.round, "hand_sha256": self._commitments(s)}
+                if s.edition >= 2 else {"round": s.round},
             ),
             Event(
                 "hands",
@@ -870,7 +887,7 @@ class SpadesRules(Game[SpadesState]):
                 data={
                     "round": s.round,
                     "hands": {s.names[p]: list(s.hands[p]) for p in range(PLAYERS)},
-                    "salts": {s.names[p]: s.hand_salts[p] for p in range(PLAYERS)},
+                    "salts": {s.names[p]: salt for p, salt in enumerate(s.hand_salts)},
                 },
             ),
         ]

@@ -24,6 +24,7 @@ from referee.config import (
     format_duration,
     load_config,
 )
+from referee.games import PackageFault
 from referee.logs import LEVELS, setup_logging
 from referee.problems import (
     EX_CANTCREAT,
@@ -245,6 +246,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RefereeError as e:
         print(f"referee: {e}", file=sys.stderr)
         return 1
+    except PackageFault as e:
+        # A game package raised in an operator's command (its `new`, its
+        # replay): the package's line, as `check` says it.
+        print(f"referee: {e}", file=sys.stderr)
+        return EX_CONFIG
     except KeyboardInterrupt:
         # Ctrl-C where no handler of ours waits for it (a command starting,
         # a second Ctrl-C in poll): what was not committed is not done.
@@ -529,6 +535,9 @@ def describe_games() -> list[dict[str, Any]]:
         try:
             options = engine.parse_options({})
             low, high = engine.seat_count(options)
+        except PackageFault as e:
+            out.append({**entry, "error": str(e)})
+            continue
         except EngineError as e:  # a game with no default for an option it needs
             options, low, high = {}, 0, 0
             entry["error"] = str(e)

@@ -296,6 +296,8 @@ def reread(referee: Referee, now: datetime | None = None,
     src = ImapSource(cfg.mailbox, cfg.referee.max_message_size) if own else imap
     try:
         for iid, key in wanted:
+            if not referee.intake.to_read_again(iid):
+                continue  # back to waiting: its game's package raised again
             if cfg.mailbox.kind == "maildir":
                 fetched = _from_maildir(cfg.resolve(cfg.mailbox.path), key)
             else:

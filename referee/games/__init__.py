@@ -17,17 +17,27 @@ A package whose kind clashes with another's, or whose engine cannot be
 loaded, is one line naming the package (:meth:`Registry.problems`, logged
 once, as an error); its kind is unavailable (:class:`GameUnavailable`),
 and every other kind plays on.
+
+A package's engine is a guest: whatever it raises where the referee calls
+it (at import, even ``sys.exit``; in ``parse``, ``apply``, its views, its
+bot, its templates) but the errors it owes the players
+(:class:`~referee.games.base.EngineError`) is :class:`PackageFault`, and
+its kind is unavailable for the rest of the process, in the line that
+names the package, where it raised and what (:class:`Guest`,
+:meth:`Registry.guard`). A built-in engine is called as it is.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import logging
-from collections.abc import ItemsView, Iterator, MutableMapping, ValuesView
+from collections.abc import Callable, ItemsView, Iterator, MutableMapping, ValuesView
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from referee.games.base import Game
+from referee.games.base import EngineError, Game
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +66,33 @@ class GameUnavailable(KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class PackageFault(Exception):
+    """A game package raised where the referee called it: ``line`` names
+    the package, the kind, where it raised and what. Its kind is
+    unavailable from then on, for the rest of the process
+    (:meth:`Registry.fault`)."""
+
+    def __init__(self, line: str, kind: str, package: str | None) -> None:
+        super().__init__(line)
+        self.line, self.kind, self.package = line, kind, package
+
+    def __str__(self) -> str:
+        return self.line
+
+
+#: What a package's code may raise through the referee: the errors it owes
+#: the players, and an operator's Ctrl-C (or a generator closed).
+PASSES = (EngineError, KeyboardInterrupt, GeneratorExit)
+#: How much of what a package raised its line repeats.
+SAID = 200
+
+
+def _said(error: BaseException) -> str:
+    """What a package raised, in a few words: its type and message."""
+    text = f"{type(error).__name__}: {error}".strip().rstrip(":")
+    return text if len(text) <= SAID else text[:SAID - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -246,10 +283,55 @@ class Registry(MutableMapping[str, Game[Any]]):
             if getattr(cls, "kind", None) != source.kind:
                 raise TypeError(f"its class says kind {getattr(cls, 'kind', None)!r}")
             game: Game[Any] = cls()
-        except Exception as e:
-            self._fail(source, f"{type(e).__name__}: {e}")
+        except (KeyboardInterrupt, GeneratorExit):
+            raise
+        except BaseException as e:
+            self._fail(source, _said(e))
             raise GameUnavailable(self._broken[source.kind], source.kind) from e
-        return game
+        return cast(Game[Any], Guest(game, source, self))
+
+    def fault(self, kind: str, where: str, error: BaseException) -> PackageFault:
+        """A package raised ``error`` in ``where`` (``parse``, "its page"):
+        its kind is unavailable from now on in this process, the line
+        logged once with the traceback; the fault to raise."""
+        source = self._sources[kind]
+        line = (f"the game package {source.package} raised in {where} (kind {kind!r}, "
+                f"{source.target}): {_said(error)}")
+        if kind not in self._broken:
+            self._broken[kind] = line
+            self._problems.append(line)
+            log.error("%s", line)
+            log.info("where the game package %s raised", source.package, exc_info=error)
+        self._games.pop(kind, None)
+        return PackageFault(self._broken[kind], kind, source.package)
+
+    def guest(self, folder: str) -> str | None:
+        """The kind of the game from a package of its own whose templates
+        are ``folder`` (its ``templates``, or its kind); None for a
+        built-in game's, or one not loaded."""
+        source = self._sources.get(folder)
+        if source is not None:
+            return folder if source.package is not None else None
+        return next((kind for kind, g in self._games.items() if g.templates == folder
+                     and self._sources[kind].package is not None), None)
+
+    @contextlib.contextmanager
+    def guard(self, folder: str, where: str) -> Iterator[None]:
+        """Inside, what the code of the package of the game whose templates
+        are ``folder`` raises (a template of its own that fails to render)
+        is that package's :class:`PackageFault`; a built-in game's is
+        raised as it is."""
+        try:
+            yield
+        except PASSES:
+            raise
+        except PackageFault:
+            raise
+        except BaseException as e:
+            kind = self.guest(folder)
+            if kind is None:
+                raise
+            raise self.fault(kind, where, e) from e
 
     def __setitem__(self, kind: str, game: Game[Any]) -> None:
         self._sources.setdefault(kind, Source(kind, type(game).__module__, type(game).__name__))
@@ -283,6 +365,40 @@ class Registry(MutableMapping[str, Game[Any]]):
 
     def values(self) -> ValuesView[Game[Any]]:
         return ValuesView(dict(self.items()))
+
+
+class Guest:
+    """A game package's engine as the referee calls it: each attribute and
+    method of ``game``, but anything it raises beyond :data:`PASSES` is
+    its package's :class:`PackageFault` (:meth:`Registry.fault`)."""
+
+    def __init__(self, game: Game[Any], source: Source, registry: Registry) -> None:
+        self._game, self._source, self._registry = game, source, registry
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            value = getattr(self._game, name)
+        except (AttributeError, *PASSES):
+            raise
+        except BaseException as e:
+            raise self._registry.fault(self._source.kind, name, e) from e
+        if not callable(value) or isinstance(value, type):
+            return value
+        return self._called(name, value)
+
+    def _called(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(*args, **kwargs)
+            except PASSES:
+                raise
+            except BaseException as e:
+                raise self._registry.fault(self._source.kind, name, e) from e
+        return call
+
+    def __repr__(self) -> str:
+        return f"Guest({self._game!r})"
 
 
 class _Available(ItemsView[str, Game[Any]]):

@@ -125,13 +125,17 @@ class Composer:
         return self._envs[folder]
 
     def render(self, folder: str, template: str, context: Mapping[str, Any]) -> tuple[str, str]:
-        """Render ``template`` to (subject, body)."""
-        text = self._env(folder).get_template(f"{template}.txt").render(
-            referee=self.address, referee_name=self.name, **context
-        )
-        head, _, body = text.partition("\n")
-        if not head.startswith("Subject:"):
-            raise ValueError(f"template {folder}/{template}.txt must start with 'Subject:'")
+        """Render ``template`` to (subject, body). A template of a game
+        package's that fails is its package's fault (``GAMES.guard``)."""
+        from referee.games import GAMES
+
+        with GAMES.guard(folder, f"its template {template}.txt"):
+            text = self._env(folder).get_template(f"{template}.txt").render(
+                referee=self.address, referee_name=self.name, **context
+            )
+            head, _, body = text.partition("\n")
+            if not head.startswith("Subject:"):
+                raise ValueError(f"template {folder}/{template}.txt must start with 'Subject:'")
         body = re.sub(r"\n{3,}", "\n\n", body.lstrip("\n")).rstrip() + "\n"
         return head.removeprefix("Subject:").strip(), body
 

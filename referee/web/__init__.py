@@ -36,13 +36,13 @@ from jinja2 import (
     select_autoescape,
 )
 
-from referee.games import GAMES
+from referee.games import GAMES, PackageFault
 from referee.games.base import Game
 from referee.mail.compose import TEMPLATES, format_when
 from referee.service import Referee
 from referee.service.pages import Written
 from referee.service.play import guests
-from referee.service.play.guests import Unserved
+from referee.service.play.guests import Unserved, faulted
 from referee.store.db import now_utc
 from referee.web.feed import game_feed, index_feed
 from referee.web.history import fold
@@ -184,7 +184,13 @@ def _write_games(referee: Referee, folder: Path, games: Iterable[dict[str, Any]]
             if waits is not None:
                 yield entry, {**_listing(entry, events), "waits": True}, waits
                 continue
-            _write_game(referee, folder, engine, entry, events, views[entry["tag"]], now)
+            try:
+                _write_game(referee, folder, engine, entry, events, views[entry["tag"]], now)
+            except PackageFault as e:
+                # Its package raised (its page code, its page.html): its page
+                # is left as it was, and the others are written.
+                yield entry, {**_listing(entry, events), "waits": True}, faulted(e).what
+                continue
             yield entry, _listing(entry, events), None
         batch = []
 
@@ -197,13 +203,17 @@ def _write_game(referee: Referee, folder: Path, engine: Game[Any], game: dict[st
     # one has none).
     seed_sha256 = next((e["data"]["seed_sha256"] for e in events
                         if isinstance(e["data"], dict) and "seed_sha256" in e["data"]), None)
-    shown = table(engine, public["view"], events)
-    _write(folder / f"{tag}.html", _env.get_template("game.html").render(
-        game=game, title=title, table=shown, history=fold(engine, events),
-        waiting=_waiting(game),
-        seed_sha256=seed_sha256, seed=public["seed"], referee=config.name, now=now))
-    _write(folder / f"{tag}.atom", game_feed(
-        game, title, events, config.address.rpartition("@")[2], config.name, now))
+    # Made whole before a file is written: what a game package's code
+    # raises here is its fault (PackageFault), an OSError the disk's.
+    with GAMES.guard(game["kind"], "its page"):
+        shown = table(engine, public["view"], events)
+        page = _env.get_template("game.html").render(
+            game=game, title=title, table=shown, history=fold(engine, events),
+            waiting=_waiting(game),
+            seed_sha256=seed_sha256, seed=public["seed"], referee=config.name, now=now)
+    feed = game_feed(game, title, events, config.address.rpartition("@")[2], config.name, now)
+    _write(folder / f"{tag}.html", page)
+    _write(folder / f"{tag}.atom", feed)
 
 
 def _waiting(game: dict[str, Any]) -> list[dict[str, Any]]:

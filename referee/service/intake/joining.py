@@ -33,7 +33,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from referee.config import Config
-from referee.games import GAMES, get_game
+from referee.games import GAMES, GameUnavailable, PackageFault, get_game
 from referee.games.base import Game, ParseError
 from referee.mail.auth import Verdict
 from referee.mail.compose import echo_subject
@@ -63,15 +63,35 @@ class Joining:
         self.confirmations = Confirmations(config.referee.address, delivery.composer.key)
 
     @cached_property
+    def _kinds(self) -> list[str]:
+        found = []
+        for kind, game in GAMES.items():
+            try:
+                if game.takes_members_by_mail:
+                    found.append(kind)
+            except PackageFault:
+                continue  # its package is at fault: its line is logged
+        return sorted(found)
+
+    @property
     def kinds(self) -> list[str]:
         """The kinds that take members by mail: known at the first mail, so
-        a pass with none imports no engine for it."""
-        return sorted(k for k, g in GAMES.items() if g.takes_members_by_mail)
+        a pass with none imports no engine for it; less any whose package
+        raised since (a guest's fault is its own games' alone)."""
+        return [kind for kind in self._kinds if GAMES.broken(kind) is None]
 
     def asks_to_join(self, letter: Letter) -> bool:
         """Whether a line of the mail is the join command of a game that takes
-        members by mail (the rest need not look for a game to join)."""
-        return any(asks_to_join(get_game(kind), letter.msg.lines) for kind in self.kinds)
+        members by mail (the rest need not look for a game to join). A
+        package whose ``parse`` raises is left out: a mail about another
+        game is no business of its (its line is logged)."""
+        for kind in self.kinds:
+            try:
+                if asks_to_join(get_game(kind), letter.msg.lines):
+                    return True
+            except (GameUnavailable, PackageFault):
+                continue
+        return False
 
     def game_to_join(self, db: Session, letter: Letter,
                      player: m.Player | None) -> m.Game | None:

@@ -22,6 +22,9 @@ mail's record, in one transaction, so the mail is refereed once.
 A mail about a game whose package cannot serve it now (``play.guests``) is
 neither failed nor answered: its record waits (``WAITING``), and is marked
 :data:`RETRY` by itself once the package is back (:meth:`Intake.wake`).
+A package that raises while a mail is read (:class:`PackageFault`) has its
+kind unavailable from then on, and the mail is read again from the start:
+a mail about its game then waits, and any other goes on without it.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
+from referee.games import PackageFault
 from referee.mail.inbound import Automation, InboundMessage, parse_message
 from referee.service.intake.budgets import content_digest
 from referee.service.intake.chain import Chain
@@ -63,6 +67,9 @@ Cursor = tuple[str, int, int]
 RACE_RETRIES = 2
 #: The status of a failed mail's record that the operator asked to be read again.
 RETRY = "retry"
+#: How many game packages may raise while one mail is read (each is then
+#: left out, and the mail read again) before it counts as failed.
+FAULTS = 3
 
 
 class Intake:
@@ -88,6 +95,21 @@ class Intake:
         ``again`` is the id of the failed mail's record the operator asked to
         be read again (:data:`RETRY`); anything else reads it as "duplicate".
         """
+        for faults in range(FAULTS + 1):
+            try:
+                return self._attempt(raw, source_key, now, cursor, size, again)
+            except PackageFault as e:
+                # Rolled back; the package's kind is unavailable now (its
+                # line logged), so read again its mail waits, another goes on.
+                if faults == FAULTS:
+                    return self._failed(raw, source_key, now, cursor, e, again)
+                log.warning("message %s read again without the game package that raised: %s",
+                            source_key, e.package)
+        raise AssertionError("unreachable")
+
+    def _attempt(self, raw: bytes, source_key: str, now: datetime, cursor: Cursor | None,
+                 size: int | None, again: int | None) -> Outcome:
+        """One reading of a message (:meth:`process`)."""
         try:
             for attempt in range(RACE_RETRIES + 1):
                 try:
@@ -107,6 +129,8 @@ class Intake:
             # Neither the player's fault nor a fault of ours: the game's
             # package cannot serve it now. Rolled back; the mail waits.
             return self._waiting(raw, source_key, now, cursor, e, again)
+        except PackageFault:
+            raise  # read again without it (process)
         except Exception as e:
             # A fault of ours (an engine, a template, a value the database
             # refused) rolled the message's transaction back. It must not
@@ -135,6 +159,12 @@ class Intake:
         log.info("the game package of %s is back: %s waiting mail(s) to read again",
                  ", ".join(back), woken.rowcount)
         return int(woken.rowcount)
+
+    def to_read_again(self, iid: int) -> bool:
+        """Whether the mail ``iid`` is still to be read again (one of its
+        game's kind that came before it may have sent it back to wait)."""
+        with self.sessions() as db:
+            return db.scalar(select(m.Inbound.status).where(m.Inbound.id == iid)) == RETRY
 
     def retries(self) -> list[tuple[int, str]]:
         """(record id, source key) of each mail to read again, oldest first."""
@@ -269,6 +299,14 @@ class Intake:
                     row = db.get(m.Inbound, again)
                     if row is not None and row.status == RETRY:
                         row.status, row.note = WAITING, note
+                    # The rest of its kind's mail woken with it waits on,
+                    # not fetched again for nothing in this pass.
+                    db.execute(update(m.Inbound).where(
+                        m.Inbound.status == RETRY, m.Inbound.note.startswith(
+                            "waiting: ", autoescape=True),
+                        m.Inbound.game_id.in_(select(m.Game.id)
+                                              .where(m.Game.kind == unserved.kind)))
+                        .values(status=WAITING))
                     return Outcome(WAITING, unserved.tag)
                 if cursor is not None:
                     _advance_cursor(db, *cursor)

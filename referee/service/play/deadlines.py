@@ -25,9 +25,10 @@ from datetime import datetime
 from sqlalchemy import select, union
 from sqlalchemy.orm import Session, sessionmaker
 
+from referee.games import PackageFault
 from referee.mail.compose import Composer
 from referee.service.outgoing.delivery import Delivery
-from referee.service.play.guests import Unserved
+from referee.service.play.guests import Unserved, faulted
 from referee.service.play.session import GameSession
 from referee.store import models as m
 from referee.store.db import DATABASE_AWAY, now_utc
@@ -71,6 +72,10 @@ class DeadlineSweep:
                 # Its package cannot serve it now: no move is made for
                 # anyone; once it is back, what fell due meanwhile fires.
                 self._stalled(e)
+            except PackageFault as e:
+                # Its package raised (its bot, its timeout move): rolled
+                # back, and the same as above from now on.
+                self._stalled(faulted(e, self._tag(game_id), game_id))
             except Exception:
                 # A fault in one game must not stop the clock of the others;
                 # its transaction rolled back, so the next pass tries again.
@@ -80,6 +85,10 @@ class DeadlineSweep:
             # goes out once it is a day old.
             self.delivery.quiet.send_stale(db, now)
         return fired
+
+    def _tag(self, game_id: int) -> str | None:
+        with self.sessions() as db:
+            return db.scalar(select(m.Game.tag).where(m.Game.id == game_id))
 
     def _stalled(self, unserved: Unserved) -> None:
         """Say once a process, a line a kind, that a kind's deadlines wait."""

@@ -2,8 +2,11 @@
 decides it, and the line that says so.
 
 A game from a package of its own (docs/plugins.md) is the referee's guest:
-a virtual environment rebuilt without it, or a package that fails to load,
-stops its own games and no other. :func:`engine` gives a kind's engine or
+a virtual environment rebuilt without it, a package that fails to load, or
+one that raises where the referee calls it (its ``parse``, ``apply``,
+views, page, bot: a :class:`~referee.games.PackageFault`, after which its
+kind is unavailable for the rest of the process) stops its own games and
+no other. :func:`engine` gives a kind's engine or
 raises :class:`Unserved`, and each caller turns that into waiting: intake
 keeps the mail unanswered in ``inbound`` (:data:`WAITING`) and reads it
 again once the package is back, the deadline sweep leaves the game's
@@ -31,7 +34,7 @@ from sqlalchemy import Connection, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee import games
-from referee.games import GROUP, GameUnavailable, Source
+from referee.games import GROUP, GameUnavailable, PackageFault, Source
 from referee.games.base import Game
 from referee.problems import EX_CONFIG, Problem
 from referee.store import models as m
@@ -84,6 +87,12 @@ def engine(kind: str, db: Session | Connection | None = None, tag: str | None = 
     except KeyError:
         raise Unserved(kind, remembered(db, kind) if db is not None else None,
                        None, tag, game_id) from None
+
+
+def faulted(fault: PackageFault, tag: str | None = None,
+            game_id: int | None = None) -> Unserved:
+    """The :class:`Unserved` of a game whose package raised ``fault``."""
+    return Unserved(fault.kind, fault.package, fault.line, tag, game_id)
 
 
 def engine_of(db: Session, game: m.Game) -> Game[Any]:
@@ -209,16 +218,30 @@ class Guests:
                     .group_by(m.Game.kind, m.Game.status)):
                 counts.setdefault(kind, {})[status] = n
             found = unserved_kinds(counts, db, load)
+            # A kind whose package loads but raised at a pass before: its
+            # mail waits, until a pass reads it again without a fault.
+            mails: dict[str, int] = {}
+            for kind, n, newest in db.execute(
+                    select(m.Game.kind, func.count(), func.max(m.Inbound.id))
+                    .select_from(m.Inbound).join(m.Game, m.Inbound.game_id == m.Game.id)
+                    .where(m.Inbound.status == WAITING).group_by(m.Game.kind)):
+                mails[kind] = n
+                if kind not in found:
+                    note = db.get(m.Inbound, newest)
+                    found[kind] = Unserved(kind, _declared_by(kind), _why(kind, note.note
+                                                                         if note else ""))
             if not found:
                 return []
-            mails: dict[str, int] = {kind: n for kind, n in db.execute(
-                select(m.Game.kind, func.count()).select_from(m.Inbound)
-                .join(m.Game, m.Inbound.game_id == m.Game.id)
-                .where(m.Inbound.status == WAITING, m.Game.kind.in_(list(found)))
-                .group_by(m.Game.kind))}
         return [Stall(u, counts[kind].get("active", 0),
                       sum(n for s, n in counts[kind].items() if s != "active"),
                       mails.get(kind, 0)) for kind, u in found.items()]
+
+
+def _why(kind: str, note: str) -> str:
+    """Why the mail of ``kind`` waits, from a waiting mail's note (its
+    :class:`Unserved` line); the note itself if it says no more."""
+    said = note.partition(f"(kind {kind}): ")[2]
+    return said or note.removeprefix("waiting: ") or "its mail waits"
 
 
 def stalled_in(database_url: str) -> list[Stall]:

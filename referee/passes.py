@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from referee.games import GAMES
 from referee.mail.imap import MAX_HEADER_BYTES, ImapSource, Waiting, fetch_plan
 from referee.mail.inbound import Heading, read_heading
 from referee.mail.maildir import MaildirSource
@@ -426,6 +427,8 @@ def run_pass(referee: Referee, now: datetime | None = None,
         publish_pages(referee, now)
     except Problem as e:
         report.pages = e
+    # What a game package raised in this pass, kept for `check` to name.
+    referee.guests.keep_faults(GAMES.faults(), GAMES.served(), now or now_utc())
     return report
 
 

@@ -200,13 +200,13 @@ def test_a_faulty_game_package_stops_only_its_own_game(club: Club, fault: str) -
         inbound = club.referee("inbound")
         assert f"waiting: guest-1: its game package cannot serve it (kind guest): {line}" \
             in inbound.stdout, inbound.stdout
-        check = club.referee("check")
-        assert check.returncode == 78, check.stdout
-        assert (f"games    FAIL 1 active game(s) of kind guest wait, with 1 mail(s): its game "
-                f"package cannot serve it (kind guest): {line}\n") in check.stdout, check.stdout
     else:
         (answer,) = guest_answers  # the mail was read before the page or the deadline
         assert "DONE (bid 5)" in answer
+    check = club.referee("check")  # a process of its own: it names the package too
+    assert check.returncode == 78, check.stdout
+    assert (f"games    FAIL 1 active game(s) of kind guest wait{waits}: its game "
+            f"package cannot serve it (kind guest): {line}\n") in check.stdout, check.stdout
 
     # Mended: the mail that waited is read and answered once, the page written.
     club.guest("")
@@ -223,4 +223,4 @@ def test_a_faulty_game_package_stops_only_its_own_game(club: Club, fault: str) -
     assert (again.returncode, again.stderr) == (0, "")
     assert len(_answers(stack, "alice", "<guest@x.test>")) == 1
     check = club.referee("check")
-    assert "\ngames    OK" in check.stdout or "games    FAIL" not in check.stdout, check.stdout
+    assert "games    FAIL" not in check.stdout, check.stdout

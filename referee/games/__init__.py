@@ -128,6 +128,8 @@ class Registry(MutableMapping[str, Game[Any]]):
         self._games: dict[str, Game[Any]] = {}
         #: Kinds that cannot be had, each with its one line.
         self._broken: dict[str, str] = {}
+        #: Kinds whose package raised where the referee called it.
+        self._faults: set[str] = set()
         self._problems: list[str] = []
 
     # -- the installed packages -------------------------------------------------
@@ -299,11 +301,21 @@ class Registry(MutableMapping[str, Game[Any]]):
                 f"{source.target}): {_said(error)}")
         if kind not in self._broken:
             self._broken[kind] = line
+            self._faults.add(kind)
             self._problems.append(line)
             log.error("%s", line)
             log.info("where the game package %s raised", source.package, exc_info=error)
         self._games.pop(kind, None)
         return PackageFault(self._broken[kind], kind, source.package)
+
+    def faults(self) -> dict[str, str]:
+        """Each kind whose package raised in this process, with its line."""
+        return {kind: self._broken[kind] for kind in sorted(self._faults)}
+
+    def served(self) -> list[str]:
+        """The kinds from packages of their own loaded in this process that
+        have not raised."""
+        return sorted(kind for kind in self._games if self._sources[kind].package is not None)
 
     def guest(self, folder: str) -> str | None:
         """The kind of the game from a package of its own whose templates

@@ -48,6 +48,10 @@ WAITING = "waiting"
 #: The named rows of ``leases`` that remember the distribution of a kind:
 #: ``package.KIND``, the distribution's name in ``holder``.
 REMEMBERED = "package."
+#: The named rows of ``leases`` that remember that a kind's package raised
+#: at a pass: ``fault.KIND``, its line in ``holder``; gone once a pass
+#: loads the kind and it raises no more.
+FAULT = "fault."
 
 
 class Unserved(Problem):
@@ -206,6 +210,33 @@ class Guests:
                 else:
                     row.holder, row.expires_at = package[:200], now
 
+    def keep_faults(self, faults: Mapping[str, str], served: Iterable[str],
+                    now: datetime) -> None:
+        """Remember the line of each kind whose package raised in this
+        process (``faults``), so that ``check`` names it; forget it for
+        each kind ``served`` without a fault. Writes only what changed."""
+        gone = [FAULT + kind for kind in served if kind not in faults]
+        with self.sessions() as db:
+            known = {name: holder for name, holder in db.execute(
+                select(m.Lease.name, m.Lease.holder)
+                .where(m.Lease.name.startswith(FAULT, autoescape=True)))}
+        wanted = {(FAULT + kind)[:64]: line[:200] for kind, line in faults.items()}
+        changed = {name: line for name, line in wanted.items() if known.get(name) != line}
+        gone = [name for name in gone if name in known]
+        if not changed and not gone:
+            return
+        with self.sessions.begin() as db:
+            for name, line in changed.items():
+                row = db.get(m.Lease, name)
+                if row is None:
+                    db.add(m.Lease(name=name, holder=line, expires_at=now))
+                else:
+                    row.holder, row.expires_at = line, now
+            for name in gone:
+                row = db.get(m.Lease, name)
+                if row is not None:
+                    db.delete(row)
+
     def stalled(self, load: bool = False) -> list[Stall]:
         """The kinds of stored games that cannot be served now, by kind:
         one query over the games, and one over the waiting mail when a kind
@@ -230,6 +261,11 @@ class Guests:
                     note = db.get(m.Inbound, newest)
                     found[kind] = Unserved(kind, _declared_by(kind), _why(kind, note.note
                                                                          if note else ""))
+            for name, line in db.execute(select(m.Lease.name, m.Lease.holder).where(
+                    m.Lease.name.startswith(FAULT, autoescape=True))):
+                kind = name.removeprefix(FAULT)
+                if kind in counts and kind not in found:
+                    found[kind] = Unserved(kind, _declared_by(kind), line)
             if not found:
                 return []
         return [Stall(u, counts[kind].get("active", 0),

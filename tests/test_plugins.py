@@ -17,6 +17,7 @@ import mailbox
 import os
 import re
 import shutil
+import sys
 from email import message_from_bytes
 from email.message import EmailMessage
 from email.policy import default
@@ -26,7 +27,8 @@ import pytest
 
 import referee.games
 from referee.cli import main
-from referee.games import KINDS, GameUnavailable, Registry
+from referee.games import KINDS, GameUnavailable, PackageFault, Registry
+from referee.games.base import ParseError
 from tests.test_install import _run, fresh_venv, wheel  # noqa: F401 (wheel: a fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -231,3 +233,108 @@ def test_a_game_package_installed_while_the_daemon_runs_is_found_for_its_waiting
     assert registry.sources()["late"].package == "pbm-late"
     assert guests.cannot_serve("late", {}) is None
     assert registry["late"].kind == "late"
+
+
+# -- a game package is a guest --------------------------------------------------------
+
+GUEST = '''\
+import sys
+
+from referee.games.base import ParseError
+from referee.games.goofspiel import Goofspiel
+
+if {exit}:
+    sys.exit(3)
+
+
+class Guest(Goofspiel):
+    kind = "guest"
+
+    def parse(self, line):
+        if line == "bid 99":
+            raise ParseError("Bid a card of your hand.")
+        if line == "bid 7":
+            raise ValueError("seven")
+        return super().parse(line)
+'''
+
+
+@pytest.fixture
+def guest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Registry, Path]:
+    """The registry as the referee has it, with a package ``pbm-guest``
+    installed (kind ``guest``, module ``guest_game``); and its module's file."""
+    site = tmp_path / "site"
+    info = site / "pbm_guest-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pbm-guest\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pbm_referee.games]\nguest = guest_game:Guest\n")
+    module = site / "guest_game.py"
+    module.write_text(GUEST.format(exit=False))
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "guest_game", raising=False)
+    registry = Registry(KINDS)
+    monkeypatch.setattr(referee.games, "GAMES", registry)
+    return registry, module
+
+
+def test_a_package_that_exits_at_import_is_its_line_and_the_referee_goes_on(
+        guest: tuple[Registry, Path]) -> None:
+    registry, module = guest
+    module.write_text(GUEST.format(exit=True))
+    with pytest.raises(GameUnavailable) as caught:
+        registry["guest"]
+    assert str(caught.value) == ("the game package pbm-guest failed to load kind 'guest' "
+                                 "(guest_game:Guest): SystemExit: 3")
+    assert registry["goofspiel"].title == "Goofspiel"
+
+
+def test_what_a_package_raises_is_its_fault_but_the_players_errors_are_theirs(
+        guest: tuple[Registry, Path]) -> None:
+    registry, _ = guest
+    engine = registry["guest"]
+    assert engine.parse("bid 5") is not None and engine.title == "Goofspiel"
+    with pytest.raises(ParseError, match="Bid a card of your hand"):
+        engine.parse("bid 99")  # the player's mistake, answered as such
+    assert registry.faults() == {} and registry.served() == ["guest"]
+    with pytest.raises(PackageFault) as caught:
+        engine.parse("bid 7")
+    line = ("the game package pbm-guest raised in parse (kind 'guest', guest_game:Guest): "
+            "ValueError: seven")
+    assert (str(caught.value), caught.value.kind, caught.value.package) == (
+        line, "guest", "pbm-guest")
+    assert registry.faults() == {"guest": line} and registry.served() == []
+    assert registry.broken("guest") == line
+    with pytest.raises(GameUnavailable, match="raised in parse"):
+        registry["guest"]  # for the rest of the process
+    assert registry["goofspiel"].parse("bid 7") is not None
+
+
+def test_a_package_template_that_fails_is_its_fault_a_built_in_one_ours(
+        guest: tuple[Registry, Path]) -> None:
+    registry, _ = guest
+    registry["guest"]
+    with pytest.raises(ValueError, match="ours"), registry.guard("bidding", "its template"):
+        raise ValueError("ours")  # Goofspiel's own templates: a fault of the referee's
+    with pytest.raises(PackageFault, match=r"raised in its template x.txt \(kind 'guest'"), \
+            registry.guard("guest", "its template x.txt"):
+        raise ValueError("theirs")
+    assert "guest" in registry.faults()
+
+
+def test_a_mended_package_is_loaded_anew_without_a_restart(
+        guest: tuple[Registry, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon: a package that failed is imported again once its files
+    change (reinstalled, upgraded), and its mail is read again."""
+    registry, module = guest
+    monkeypatch.setattr(referee.games, "LOOK_AGAIN", 0.0)
+    with pytest.raises(PackageFault):
+        registry["guest"].parse("bid 7")
+    with pytest.raises(GameUnavailable):
+        registry["guest"]  # nothing changed
+    module.write_text(GUEST.format(exit=False).replace('"seven"', '"mended"')
+                      .replace('line == "bid 7"', 'line == "never"'))
+    later = module.stat().st_mtime + 2
+    os.utime(module, (later, later))
+    assert registry.broken("guest") is None
+    assert registry["guest"].parse("bid 7") is not None
+    assert registry.faults() == {}

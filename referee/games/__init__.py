@@ -33,6 +33,9 @@ import contextlib
 import functools
 import importlib
 import logging
+import os
+import sys
+import time
 from collections.abc import Callable, ItemsView, Iterator, MutableMapping, ValuesView
 from dataclasses import dataclass
 from typing import Any, cast
@@ -87,6 +90,8 @@ class PackageFault(Exception):
 PASSES = (EngineError, KeyboardInterrupt, GeneratorExit)
 #: How much of what a package raised its line repeats.
 SAID = 200
+#: How often (seconds) a failed package's files are looked at for a change.
+LOOK_AGAIN = 10.0
 
 
 def _said(error: BaseException) -> str:
@@ -130,6 +135,9 @@ class Registry(MutableMapping[str, Game[Any]]):
         self._broken: dict[str, str] = {}
         #: Kinds whose package raised where the referee called it.
         self._faults: set[str] = set()
+        #: For a kind whose package failed: when its module's file was
+        #: changed then, and when that was last looked at (:meth:`_mended`).
+        self._stamps: dict[str, tuple[int | None, float]] = {}
         self._problems: list[str] = []
 
     # -- the installed packages -------------------------------------------------
@@ -199,6 +207,8 @@ class Registry(MutableMapping[str, Game[Any]]):
             return self._broken.get(kind)  # built in: no package need be read
         self._scan()
         source = self._sources.get(kind)
+        if kind in self._broken and self._mended(kind):
+            return None
         if kind not in self._broken and source is not None and source.package is not None \
                 and kind not in self._games and not _findable(source.module):
             self._fail(source, f"no module named {source.module!r}")
@@ -237,7 +247,34 @@ class Registry(MutableMapping[str, Game[Any]]):
         line = (f"the game package {source.package} failed to load kind {source.kind!r} "
                 f"({source.target}): {why}")
         self._broken[source.kind] = line
+        self._stamps[source.kind] = (_stamp(source.module), time.monotonic())
         self._problem(line)
+
+    def _mended(self, kind: str) -> bool:
+        """Whether the package of ``kind``, which failed, has changed on disk
+        since (reinstalled, upgraded, mended: its module's file is newer),
+        looked at once every :data:`LOOK_AGAIN` seconds at most; if so it is
+        forgotten as failed and its modules unloaded, to be imported anew at
+        the next use (the daemon needs no restart)."""
+        if kind not in self._stamps:
+            return False
+        stamp, seen = self._stamps[kind]
+        if time.monotonic() - seen < LOOK_AGAIN:
+            return False
+        importlib.invalidate_caches()
+        source = self._sources[kind]
+        now = _stamp(source.module)
+        self._stamps[kind] = (stamp, time.monotonic())
+        if now == stamp:
+            return False
+        del self._stamps[kind]
+        self._broken.pop(kind, None)
+        self._faults.discard(kind)
+        top = source.module.partition(".")[0]
+        for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+            del sys.modules[name]
+        log.info("the game package %s changed: kind %r is loaded again", source.package, kind)
+        return True
 
     def templates_package(self, folder: str) -> str:
         """The package whose ``templates/`` holds the mails of ``folder`` (a
@@ -265,7 +302,7 @@ class Registry(MutableMapping[str, Game[Any]]):
             return self._games[kind]
         if kind not in self._sources:
             self._scan()
-        if kind in self._broken:
+        if kind in self._broken and not self._mended(kind):
             raise GameUnavailable(self._broken[kind], kind)
         source = self._sources[kind]
         game: Game[Any]
@@ -302,6 +339,7 @@ class Registry(MutableMapping[str, Game[Any]]):
         if kind not in self._broken:
             self._broken[kind] = line
             self._faults.add(kind)
+            self._stamps[kind] = (_stamp(source.module), time.monotonic())
             self._problems.append(line)
             log.error("%s", line)
             log.info("where the game package %s raised", source.package, exc_info=error)
@@ -317,22 +355,24 @@ class Registry(MutableMapping[str, Game[Any]]):
         have not raised."""
         return sorted(kind for kind in self._games if self._sources[kind].package is not None)
 
-    def guest(self, folder: str) -> str | None:
-        """The kind of the game from a package of its own whose templates
-        are ``folder`` (its ``templates``, or its kind); None for a
-        built-in game's, or one not loaded."""
-        source = self._sources.get(folder)
-        if source is not None:
-            return folder if source.package is not None else None
-        return next((kind for kind, g in self._games.items() if g.templates == folder
-                     and self._sources[kind].package is not None), None)
+    def guest(self, name: str) -> str | None:
+        """``name`` if it is the kind of a game from a package of its own;
+        else the kind of such a game loaded whose templates of its own
+        (``templates_package``) are the folder ``name``; else None (a
+        built-in game's, or the referee's templates another game uses)."""
+        source = self._sources.get(name)
+        if source is not None and source.package is not None:
+            return name
+        return next((kind for kind, g in list(self._games.items())
+                     if self._sources[kind].package is not None and g.templates_package
+                     and (g.templates or g.kind) == name), None)
 
     @contextlib.contextmanager
-    def guard(self, folder: str, where: str) -> Iterator[None]:
-        """Inside, what the code of the package of the game whose templates
-        are ``folder`` raises (a template of its own that fails to render)
-        is that package's :class:`PackageFault`; a built-in game's is
-        raised as it is."""
+    def guard(self, name: str, where: str) -> Iterator[None]:
+        """Inside, what is raised is the :class:`PackageFault` of the
+        package of :meth:`guest` ``(name)``, a kind or a folder of
+        templates (its page, a template of its own that fails to render);
+        where there is none, it is raised as it is."""
         try:
             yield
         except PASSES:
@@ -340,7 +380,7 @@ class Registry(MutableMapping[str, Game[Any]]):
         except PackageFault:
             raise
         except BaseException as e:
-            kind = self.guest(folder)
+            kind = self.guest(name)
             if kind is None:
                 raise
             raise self.fault(kind, where, e) from e
@@ -431,6 +471,18 @@ class _Available(ItemsView[str, Game[Any]]):
 def _normal(name: str) -> str:
     """A distribution's name as PEP 503 compares it."""
     return name.lower().replace("_", "-").replace(".", "-")
+
+
+def _stamp(module: str) -> int | None:
+    """When the file of ``module``'s top package was last changed (ns), found
+    without running it; None if it is not there."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module.partition(".")[0])
+        return os.stat(spec.origin).st_mtime_ns if spec and spec.origin else None
+    except (ImportError, ValueError, OSError):
+        return None
 
 
 def _findable(module: str) -> bool:

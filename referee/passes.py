@@ -427,8 +427,7 @@ def run_pass(referee: Referee, now: datetime | None = None,
         publish_pages(referee, now)
     except Problem as e:
         report.pages = e
-    # What a game package raised in this pass, kept for `check` to name.
-    referee.guests.keep_faults(GAMES.faults(), GAMES.served(), now or now_utc())
+    keep_faults(referee, now)
     return report
 
 
@@ -512,6 +511,12 @@ def publish_pages(referee: Referee, now: datetime | None = None) -> None:
         folder = cfg.resolve(cfg.web.path)
         with writing(folder, "[web] path", PAGES_FIX):
             publish(referee, folder, now)
+
+
+def keep_faults(referee: Referee, now: datetime | None = None) -> None:
+    """Keep the line of each game package that raised in this process, for
+    ``check`` to name; forget it for each that serves again."""
+    referee.guests.keep_faults(GAMES.faults(), GAMES.served(), now or now_utc())
 
 
 def send_outbox(referee: Referee, now: datetime | None = None) -> int:

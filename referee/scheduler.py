@@ -41,7 +41,14 @@ from referee.check import explain
 from referee.logs import reopen_log
 from referee.mail.imap import ImapSource
 from referee.notify import Notifier
-from referee.passes import intake, many_workers, publish_pages, reread, send_outbox
+from referee.passes import (
+    intake,
+    keep_faults,
+    many_workers,
+    publish_pages,
+    reread,
+    send_outbox,
+)
 from referee.problems import EX_CONFIG, EX_NOPERM, ForeignMailbox, Problem, ServerProblem
 from referee.service import Referee, now_utc
 from referee.store.db import DATABASE_AWAY
@@ -198,6 +205,7 @@ class Daemon:
             swept = f"deadlines swept ({self.referee.sweep.fire()} fired)"
         self._send()
         self._publish()
+        keep_faults(self.referee)
         self._note_pass(f"daemon: {swept}, outbox sent"
                         + (f", {len(again)} mail(s) read again" if again else ""))
 

@@ -100,7 +100,8 @@ class Intake:
                 return self._attempt(raw, source_key, now, cursor, size, again)
             except PackageFault as e:
                 # Rolled back; the package's kind is unavailable now (its
-                # line logged), so read again its mail waits, another goes on.
+                # line logged): read again, a mail about one of its games
+                # waits, and any other goes on without it.
                 if faults == FAULTS:
                     return self._failed(raw, source_key, now, cursor, e, again)
                 log.warning("message %s read again without the game package that raised: %s",

@@ -231,7 +231,8 @@ class Joining:
         (``GameSession.join_args``). A name that reads as another seat's
         but is not the same as written ("Аlice", "Al\u200bice" beside
         "Alice") gets no seat: the player's name is forgotten, so that the
-        From name of their next mail is the one asked for.
+        From name of their next mail is the one asked for. The player keeps
+        the name they are seated under, cleaned.
 
         Returns the seat and, when the name had to be shortened to fit
         (:data:`MAX_SEAT_NAME`, with its number), a note that tells the
@@ -250,8 +251,9 @@ class Joining:
         name = unique_name(base, taken)
         seat = m.Seat(position=len(game.seats) + 1, player=player, name=name)
         game.seats.append(seat)
-        if player.name and player.name != player_names.clean(player.name):
-            player.name = player_names.clean(player.name)
+        # The player's name as stored and shown: cleaned, or the one they
+        # now write from if theirs was forgotten.
+        player.name = player_names.clean(own_name(player.name) or own_name(sender_name))
         gs.db.flush()
         if name.startswith(base):
             return seat, None

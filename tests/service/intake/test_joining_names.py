@@ -25,7 +25,7 @@ from referee.service.play.session import MAX_SEAT_NAME
 from referee.store import models as m
 from tests.databases import KINDS
 from tests.hostile import _deep
-from tests.test_referee import REF, T0, Club, body, clubs, to
+from tests.test_referee import REF, SIGNATURE, T0, Club, body, clubs, to
 
 LIST = "players@club.test"
 #: The club's mail server, whose Authentication-Results the referee trusts.
@@ -208,9 +208,7 @@ Else write again from a name that reads differently: set the name your
 mail program shows (for example your full name), and write
   deal me in
 
--- 
-Club Referee <{REF}>
-"""
+{SIGNATURE}"""
     assert seats(club) == [("Ann", "ann@club.test")]
     # Another Ann, as plainly written, is seated under a number.
     drop(club, raw_mail("Ann <ann@evil.test>", f"[{tag}] deal me in again"))

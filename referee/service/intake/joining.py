@@ -229,8 +229,8 @@ class Joining:
         2"); the person's own earlier seat does not: someone who comes back
         keeps their name, and the earlier seat, a bot's now, gets another
         (``GameSession.join_args``). A name that reads as another seat's
-        but is not the same as written ("Аlice", "Al\u200bice" beside
-        "Alice") gets no seat: the player's name is forgotten, so that the
+        but is not the same as written ("Аlice" with a Cyrillic А, or
+        "Alice" with a zero-width space, beside "Alice") gets no seat: the player's name is forgotten, so that the
         From name of their next mail is the one asked for. The player keeps
         the name they are seated under, cleaned.
 

@@ -11,9 +11,9 @@ A name reads as a seated player's when their confusable skeletons are the
 same (Unicode Technical Standard 39, as ICU's SpoofChecker computes them),
 in their case or folded: "Аlice" with a Cyrillic А, "A1ice", "aIice" read
 as "Alice". A name written with direction controls is read as a mail
-reader shows it too (the bidi skeleton: "\u202eecilA" shows as "Alice").
-Only a namesake as plainly written ("Ann" beside "Ann", or "ann") is not
-refused: the seat then gets a number ("Ann 2").
+reader shows it too (the bidi skeleton: "ecilA" after a right-to-left
+override shows as "Alice"). Only a namesake as plainly written ("Ann"
+beside "Ann", or "ann") is not refused: the seat gets a number ("Ann 2").
 """
 
 from __future__ import annotations

@@ -230,9 +230,10 @@ class Joining:
         keeps their name, and the earlier seat, a bot's now, gets another
         (``GameSession.join_args``). A name that reads as another seat's
         but is not the same as written ("Аlice" with a Cyrillic А, or
-        "Alice" with a zero-width space, beside "Alice") gets no seat: the player's name is forgotten, so that the
-        From name of their next mail is the one asked for. The player keeps
-        the name they are seated under, cleaned.
+        "Alice" with a zero-width space, beside "Alice") gets no seat: the
+        player's name is forgotten, so that the From name of their next
+        mail is the one asked for. The player keeps the name they are
+        seated under, cleaned.
 
         Returns the seat and, when the name had to be shortened to fit
         (:data:`MAX_SEAT_NAME`, with its number), a note that tells the

@@ -11,6 +11,7 @@ and ``test_join_confirmation.py`` hold the same on Maildir."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from datetime import timedelta
 from email.utils import formatdate, make_msgid
@@ -75,15 +76,17 @@ def members(post: Post, tag: str) -> dict[str, dict[str, int]]:
     return {mb["name"]: mb["hand"] for mb in post.state(tag)["members"]}
 
 
-def join(post: Post, user: str, sender: str, tag: str) -> None:
+def join(post: Post, user: str, sender: str, tag: str, hours: int = 1) -> None:
     """``user`` writes "deal me in" from their own server, under ``sender``
-    as typed (an EmailMessage would quote a group-like name, or refuse it).
-    Where the referee trusts ``MX``, it vouches for the sender's domain."""
+    as typed (an EmailMessage would quote a group-like name, or refuse it),
+    dated ``hours`` after T0. Where the referee trusts ``MX``, it vouches
+    for the sender's domain."""
     mid = make_msgid(idstring=user, domain="mua.example.test")
     vouch = (f"Authentication-Results: {MX}; dmarc=pass header.from=example.test\r\n"
              if post.config.auth.authserv_id == MX else "")
+    date = formatdate(T0.timestamp() + hours * 3600, usegmt=True)
     raw = (f"{vouch}From: {sender}\r\nTo: {REF}\r\nSubject: [{tag}] deal me in\r\n"
-           f"Date: {formatdate(T0.timestamp() + 3600, usegmt=True)}\r\nMessage-ID: {mid}\r\n"
+           f"Date: {date}\r\nMessage-ID: {mid}\r\n"
            "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
            "deal me in\r\n")
     post.stack.send(raw.encode(), user, REF)
@@ -181,3 +184,62 @@ def test_a_forged_join_seats_no_one_and_a_real_joiner_is_seated_once_they_confir
     with post.referee.sessions() as db:
         addresses = sorted(db.scalars(select(m.Player.address)))
     assert addresses == [post.stack.address("alice"), dave]
+
+
+#: Names that read as "Alice" and are not "Alice" as written (issue 34,
+#: "names that read as another's"), each from a joiner of their own.
+LOOKALIKES = {
+    "bob": "=?utf-8?b?" + base64.b64encode("\u0410lice".encode()).decode() + "?=",  # Cyrillic А
+    "carol": "=?utf-8?b?" + base64.b64encode("Al\u200bice".encode()).decode() + "?=",
+    "dave": "=?utf-8?b?" + base64.b64encode("\uff21lice".encode()).decode() + "?=",  # fullwidth
+    "erin": "=?utf-8?b?" + base64.b64encode("\u202eecilA".encode()).decode() + "?=",  # RLO
+}
+
+
+def test_names_that_read_as_a_seated_players_are_refused_and_alice_still_moves(
+        vouched: Post) -> None:
+    """`Аlice` (Cyrillic А), `Al\\u200bice`, `Ａlice` and a right-to-left
+    override shown as "Alice" were each seated beside Alice, and the club
+    read four Alices. Now each is refused, told what to write instead,
+    and seated under a name of their own when they write from one; Alice's
+    own offer is applied as hers, and no one else is moved."""
+    post = vouched
+    tag = tournament(post)
+    hands = members(post, tag)
+    for user, name in LOOKALIKES.items():
+        join(post, user, f"{name} <{post.stack.address(user)}>", tag)
+    post.poll(T0 + DAY)
+    assert seats(post) == [("Alice", post.stack.address("alice"), False)]
+    assert members(post, tag) == hands
+    refused = ("Your mail reached the referee, but it gives no one a seat in "
+               f"{tag}: the name your mail comes from reads as \"Alice\", a player there, "
+               "and no two players of a game may look alike. If you are Alice, write from "
+               "the address you play from. Else write again from a name that reads "
+               "differently: set the name your mail program shows (for example your full "
+               "name), and write deal me in")
+    for user in LOOKALIKES:
+        (told,) = post.new_mail(user, 1)
+        assert kind(told) == "name_refused"
+        assert told["Subject"] == f"Re: [{tag}] deal me in (no seat)"
+        assert refused in " ".join(body(told).split())
+    with post.referee.sessions() as db:
+        notes = [(r.status, r.note)
+                 for r in db.scalars(select(m.Inbound).order_by(m.Inbound.id))]
+    assert notes == [("refused", f"join refused: the name reads as 'Alice', a seat of {tag}")
+                     ] * len(LOOKALIKES)
+    post.assert_no_more_mail("alice")
+
+    # Alice moves: her discard is applied, as hers.
+    card = next(c for c, n in sorted(hands["Alice"].items()) if n)
+    post.write("alice", f"discard {card}", subject=f"[{tag}] a card less")
+    # Bob writes again from a name of his own: seated under it.
+    join(post, "bob", f"Bob Lee <{post.stack.address('bob')}>", tag, hours=25)
+    post.poll(T0 + DAY + timedelta(hours=1))
+    answers = [body(x) for x in post.stack.fetch_all("alice") if "discard" in body(x)]
+    assert any(f"> discard {card}\n  DONE" in text for text in answers), answers
+    assert members(post, tag)["Alice"] == {**hands["Alice"], card: hands["Alice"][card] - 1}
+    assert [name for name, _, _ in seats(post)] == ["Alice", "Bob Lee"]
+    with post.referee.sessions() as db:
+        names = {p.address: p.name for p in db.scalars(select(m.Player))}
+    assert names[post.stack.address("bob")] == "Bob Lee"
+    assert names[post.stack.address("carol")] == ""  # the name refused is not kept

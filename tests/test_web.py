@@ -7,12 +7,17 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree as ET
 
 import pytest
+from sqlalchemy import select
 
 from referee import web
 from referee.mail.compose import format_when
+from referee.store import models as m
 from referee.web import write_pages
+from referee.web.feed import ATOM
+from referee.web.xmlchars import xml_text
 from tests.test_referee import ALICE, BOB, Club
 
 
@@ -206,4 +211,100 @@ def test_pages_say_when_they_were_written_and_link_their_feeds(tmp_path: Path) -
     assert (f'<link rel="alternate" type="application/atom+xml" title="{tag}: Goofspiel" '
             f'href="{tag}.atom">') in page
     assert 'type="application/atom+xml" title="Games of Club Referee" href="index.atom">' in index
+    club.referee.close()
+
+
+#: What XML 1.0 forbids in a text, as a name or a reason may hold it.
+FORBIDDEN = "\ufffe\uffff\x01\x0b\x1f"
+
+
+def _well_formed(path: Path) -> ET.Element:
+    """``path`` parsed by an XML parser (expat), which refuses a feed
+    holding a character XML forbids, as feed readers do."""
+    return ET.fromstring(path.read_bytes())
+
+
+def test_no_character_xml_forbids_reaches_a_feed_or_a_page(tmp_path: Path) -> None:
+    """A name with U+FFFE made index.atom and the game's feed ill-formed
+    XML: a feed reader dropped them whole."""
+    (tmp_path / "club").mkdir()
+    club = Club(tmp_path / "club", web={"path": "pages"})
+    pages = tmp_path / "club" / "pages"
+    tag = club.referee.operator.create_game("goofspiel", [f"Alice <{ALICE}>", f"Bob <{BOB}>"],
+                                            now=club.now, seed="s")
+    with club.referee.sessions.begin() as db:  # a name stored before names were cleaned
+        seat = db.scalars(select(m.Seat).where(m.Seat.name == "Alice")).one()
+        seat.name = f"Al{FORBIDDEN}ice"
+    club.referee.operator.cancel_game(tag, f"Bob{FORBIDDEN} left", now=club.now)
+    club.poll()
+    index = _well_formed(pages / "index.atom")
+    (line,) = index.iter(f"{{{ATOM}}}content")
+    assert "Al\ufffd\ufffd\ufffd\ufffd\ufffdice" in (line.text or "")
+    game = _well_formed(pages / f"{tag}.atom")
+    texts = [e.text or "" for e in game.iter(f"{{{ATOM}}}content")]
+    assert any("Bob\ufffd\ufffd\ufffd\ufffd\ufffd left" in t for t in texts)
+    for page in pages.iterdir():
+        text = page.read_text(encoding="utf-8")
+        assert not any(c in text for c in FORBIDDEN), page.name
+    club.referee.close()
+
+
+def test_every_character_xml_forbids_is_replaced_and_no_other() -> None:
+    forbidden = ["\x00", "\x08", "\ud800", "\udfff", "\ufffe", "\uffff"]
+    assert xml_text("a".join(forbidden)) == "a".join("\ufffd" * len(forbidden))
+    kept = "\t\n\r Ann \u00e9 \u2028 \ud7ff \ue000 \ufffd \U00010000 \U0010ffff \x7f \x85"
+    assert xml_text(kept) == kept
+
+
+class Killed(BaseException):
+    """A pass killed where it stood."""
+
+
+@pytest.mark.parametrize("where", ["index", "books"])
+def test_a_pass_killed_while_publishing_leaves_no_game_out_of_the_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """A pass killed between booking the pages and writing the index left
+    a new game out of the index for good: its page was booked as listed."""
+    (tmp_path / "club").mkdir()
+    club = Club(tmp_path / "club", web={"path": "pages"})
+    pages = tmp_path / "club" / "pages"
+    first = club.referee.operator.create_game("goofspiel", [ALICE, BOB], now=club.now, seed="a")
+    club.poll()
+    new = club.referee.operator.create_game("goofspiel", [ALICE, BOB], now=club.now, seed="b")
+
+    def killed(*args: Any, **kwargs: Any) -> None:
+        raise Killed
+
+    if where == "index":
+        monkeypatch.setattr(web, "_write_index", killed)
+    else:
+        monkeypatch.setattr(club.referee.pages, "written", killed)
+    with pytest.raises(Killed):
+        club.poll()
+    monkeypatch.undo()
+    club.poll()
+    for tag in (first, new):
+        assert f'<a href="{tag}.html">{tag}</a>' in (pages / "index.html").read_text()
+    entries = [e.text for e in _well_formed(pages / "index.atom").iter(f"{{{ATOM}}}title")]
+    assert sum(new in (t or "") for t in entries) == 1
+    assert club.referee.pages.behind() == []
+    club.referee.close()
+
+
+def test_no_temporary_file_outlives_the_pass_that_left_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass killed mid-write leaves its temporary file; the next pass
+    takes it away, though it has no page to write."""
+    (tmp_path / "club").mkdir()
+    club = Club(tmp_path / "club", web={"path": "pages"})
+    pages = tmp_path / "club" / "pages"
+    club.referee.operator.create_game("goofspiel", [ALICE, BOB], now=club.now, seed="a")
+    club.poll()
+    left = pages / ".index.html.k7vyh2tv.tmp"
+    left.write_text("half a page")
+    monkeypatch.setattr(web, "_swept", set())  # the next pass: a process of its own
+    club.poll()
+    assert club.referee.pages.behind() == []
+    assert not left.exists()
+    assert sorted(p.name for p in pages.iterdir() if p.name.endswith(".tmp")) == []
     club.referee.close()

@@ -137,7 +137,9 @@ class Composer:
             if not head.startswith("Subject:"):
                 raise ValueError(f"template {folder}/{template}.txt must start with 'Subject:'")
         body = re.sub(r"\n{3,}", "\n\n", body.lstrip("\n")).rstrip() + "\n"
-        return head.removeprefix("Subject:").strip(), body
+        # A name stored before names were cleaned may hold a control
+        # character: a space in the subject, never a mail that cannot be made.
+        return one_line(head.removeprefix("Subject:")), body
 
     def game_root(self, tag: str) -> str:
         return f"<{OUR_MESSAGE_ID_PREFIX}game.{tag}@{self.domain}>"

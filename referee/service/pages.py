@@ -19,7 +19,7 @@ would leave the page behind while booked as shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -107,10 +107,15 @@ class Pages:
                 update(g).where(g.c.id == bindparam("game"), g.c.page_due == bindparam("count"))
                 .values(page_due=None, listing=bindparam("line")), rows)
 
-    def listings(self) -> list[dict[str, Any]]:
-        """Every game's line of the index as last written, in id order (a
-        game never written yet has none, and is not listed)."""
+    def listings(self, new: Mapping[int, dict[str, Any]] | None = None
+                 ) -> list[dict[str, Any]]:
+        """Every game's line of the index, in id order: as last written,
+        or as given in ``new`` (by game id) for the pages just written and
+        not booked yet (a game with neither has none, and is not listed)."""
+        new = new or {}
         g = m.table_of(m.Game).c
         with self.sessions() as db:
-            return list(db.connection().execute(
-                select(g.listing).where(g.listing.is_not(None)).order_by(g.id)).scalars())
+            rows = db.connection().execute(
+                select(g.id, g.listing).where(g.listing.is_not(None)).order_by(g.id)).all()
+        lines = {**{id_: line for id_, line in rows}, **new}
+        return [lines[id_] for id_ in sorted(lines)]

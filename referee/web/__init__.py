@@ -11,8 +11,10 @@ rounds (``referee.web.chart``), the history folded by round
 each has a feed (``referee.web.feed``), and so has the index. Each file is
 written to a temporary name (``.NAME.XXXXXXXX.tmp``) and renamed, so a web
 server never serves half a page; a write that fails (a full disk) takes its
-temporary file away, and the first write of a process into a folder sweeps
-those a killed process left there.
+temporary file away, and each process sweeps a folder it publishes to of
+those a killed process left there before anything else, written or not.
+Every page and feed holds only characters XML allows
+(``referee.web.xmlchars``).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from referee.store.db import now_utc
 from referee.web.feed import game_feed, index_feed
 from referee.web.history import fold
 from referee.web.tables import table
+from referee.web.xmlchars import xml_text
 
 #: Games whose histories are read at a time.
 BATCH = 500
@@ -76,6 +79,12 @@ _env = Environment(
     lstrip_blocks=True,
 )
 _env.filters["when"] = format_when
+
+
+def _page(template: str, **context: Any) -> str:
+    """The page ``template`` (``templates/web/``, or a game's own) for
+    ``context``, holding only characters XML allows."""
+    return xml_text(_env.get_template(template).render(**context))
 
 
 def _public(game: dict[str, Any]) -> dict[str, Any]:
@@ -128,19 +137,20 @@ def write_pages(referee: Referee, folder: Path, now: datetime | None = None,
 def publish(referee: Referee, folder: Path, now: datetime | None = None) -> int:
     """After a pass, write into ``folder`` (``[web] path``) the pages of the
     games that changed since they were last written, and the index if a
-    line of it changed; every page when the folder has no index yet.
-    Returns the number of game pages written (0 too while another worker
-    writes them)."""
+    line of it changed; every page when the folder has no index or no
+    index feed yet. The pages are booked written after the index is, so
+    an index is never behind the books. Returns the number of game pages
+    written (0 too while another worker writes them)."""
     now = now or now_utc()
     with referee.pages.alone() as mine:
         if not mine:
             return 0  # another worker is writing them; what it misses stays behind
         folder.mkdir(parents=True, exist_ok=True)
-        every = not (folder / "index.html").exists()
+        _sweep(folder)
+        every = not all((folder / name).exists() for name in ("index.html", "index.atom"))
         behind = {b.tag: b for b in referee.pages.behind(every)}
         if not behind and not every:
             return 0
-        _sweep(folder)
         written, relisted = [], every
         games = referee.reading.status_of([b.id for b in behind.values()])
         for game, line, waits in _write_games(referee, folder, games, now):
@@ -149,9 +159,13 @@ def publish(referee: Referee, folder: Path, now: datetime | None = None) -> int:
             was = behind[game["tag"]]
             relisted = relisted or _shown(line) != _shown(was.listing)
             written.append(Written(was.id, was.due, line))
-        referee.pages.written(written)
+        # The index before the books: a pass stopped between the two
+        # leaves these pages behind, and the next writes them and the
+        # index again; never a game booked as listed that the index lacks.
         if relisted:
-            _write_index(referee, folder, referee.pages.listings(), now)
+            _write_index(referee, folder,
+                         referee.pages.listings({w.id: w.listing for w in written}), now)
+        referee.pages.written(written)
         return len(written)
 
 
@@ -207,7 +221,7 @@ def _write_game(referee: Referee, folder: Path, engine: Game[Any], game: dict[st
     # raises here is its fault (PackageFault), an OSError the disk's.
     with GAMES.guard(game["kind"], "its page"):
         shown = table(engine, public["view"], events)
-        page = _env.get_template("game.html").render(
+        page = _page("game.html",
             game=game, title=title, table=shown, history=fold(engine, events),
             waiting=_waiting(game),
             seed_sha256=seed_sha256, seed=public["seed"], referee=config.name, now=now)
@@ -233,8 +247,7 @@ def _waiting(game: dict[str, Any]) -> list[dict[str, Any]]:
 def _write_index(referee: Referee, folder: Path, lines: list[dict[str, Any]],
                  now: datetime) -> None:
     config = referee.config.referee
-    _write(folder / "index.html", _env.get_template("index.html").render(
-        games=lines, referee=config.name, now=now))
+    _write(folder / "index.html", _page("index.html", games=lines, referee=config.name, now=now))
     _write(folder / "index.atom", index_feed(lines, config.name, config.address, now))
 
 

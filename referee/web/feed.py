@@ -1,7 +1,8 @@
 """Atom feeds (RFC 4287): one a game, an entry for each of its latest public
 events, and one for the club's index, an entry for each game as its line
 of the index last changed. Written with the standard library's XML, which
-escapes every text.
+escapes every text, and holding only characters XML allows
+(``referee.web.xmlchars``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from datetime import datetime
 from typing import Any
 from uuid import NAMESPACE_URL, uuid5
 from xml.etree import ElementTree as ET
+
+from referee.web.xmlchars import xml_text
 
 ATOM = "http://www.w3.org/2005/Atom"
 #: The latest public events a game's feed holds (a feed reader keeps the rest).
@@ -54,8 +57,8 @@ def _entry(feed: ET.Element, entry_id: str, title: str, updated: str, text: str,
 
 def _text(feed: ET.Element) -> str:
     ET.indent(feed)
-    return ('<?xml version="1.0" encoding="utf-8"?>\n'
-            + ET.tostring(feed, encoding="unicode") + "\n")
+    return xml_text('<?xml version="1.0" encoding="utf-8"?>\n'
+                    + ET.tostring(feed, encoding="unicode") + "\n")
 
 
 def game_feed(game: Mapping[str, Any], title: str, events: Sequence[Mapping[str, Any]],

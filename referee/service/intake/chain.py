@@ -39,7 +39,7 @@ from referee.config import Config
 from referee.games.base import Scope
 from referee.mail.inbound import Automation
 from referee.service.intake.budgets import Allowance, Budgets, budget_key, loop_digest
-from referee.service.intake.joining import Joining
+from referee.service.intake.joining import Alike, Joining
 from referee.service.intake.letter import Letter, Outcome
 from referee.service.intake.routing import Routing
 from referee.service.intake.senders import Senders
@@ -387,7 +387,10 @@ class Play:
         gs = GameSession(self.delivery, db, game, now)
         seat, note = gs.seat_of(player), None
         if seat is None and game is letter.joining:
-            seat, note = self.joining.seat(gs, player, msg.sender_name)
+            seated = self.joining.seat(gs, player, msg.sender_name)
+            if isinstance(seated, Alike):
+                return self._alike(db, letter, gs, seated)
+            seat, note = seated
         if seat is None:
             self.delivery.reply(db, None, player, msg, "which_game", {
                 "problem": f"You have no seat in {game.tag}.",
@@ -420,6 +423,17 @@ class Play:
             wait=gs.others_owe(seat.position))
         gs.send_notices((player, answer))  # the answer first, then what it caused
         return Outcome("processed", game.tag, transcript)
+
+    def _alike(self, db: Session, letter: Letter, gs: GameSession, alike: Alike) -> Outcome:
+        """A join whose name reads as a seated player's: no seat, and the
+        sender told why and what to write instead."""
+        assert letter.player is not None
+        game = gs.row
+        letter.record.note = f"join refused: the name reads as {alike.seat!r}, a seat of {game.tag}"
+        self.delivery.reply(db, None, letter.player, letter.msg, "name_refused", {
+            "tag": game.tag, "seated": alike.seat,
+            "join": gs.engine.join_command}, letter.now)
+        return Outcome("refused", game.tag)
 
 
 def _noted(transcript: list[TranscriptLine], note: str) -> list[TranscriptLine]:

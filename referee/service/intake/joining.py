@@ -42,6 +42,7 @@ from referee.service.intake.confirming import Claim, Confirmations, expiry
 from referee.service.intake.letter import Letter, Outcome
 from referee.service.intake.senders import Senders
 from referee.service.outgoing.delivery import Delivery
+from referee.service.play import player_names
 from referee.service.play.commands import MAX_LINES
 from referee.service.play.session import MAX_SEAT_NAME, GameSession, unique_name
 from referee.store import models as m
@@ -51,6 +52,14 @@ OPEN_GAMES_TOLD = 5
 #: A name that holds an address ("victim@example.org", from a From's
 #: quoted name or comment) is no name of a player (:func:`own_name`).
 _ADDRESS = re.compile(r"[^\s@]@[^\s@]")
+
+
+@dataclasses.dataclass(frozen=True)
+class Alike:
+    """A join given no seat: the joiner's name reads as the name of
+    another seat of the game, ``seat``."""
+
+    seat: str
 
 
 class Joining:
@@ -230,25 +239,42 @@ class Joining:
         return player
 
     @staticmethod
-    def seat(gs: GameSession, player: m.Player, sender_name: str) -> tuple[m.Seat, str | None]:
+    def seat(gs: GameSession, player: m.Player, sender_name: str
+             ) -> tuple[m.Seat, str | None] | Alike:
         """A seat for ``player`` at the next position, under their name
         (their name, else the mail's From name, else their address's local
         part; never a name that holds an address, which the others would
-        read as the player's). Another person's seat of the same name adds a
-        number to it ("Ann 2"); the person's own earlier seat does not:
-        someone who comes back keeps their name, and the earlier seat, a
-        bot's now, gets another (``GameSession.join_args``).
+        read as the player's), as :func:`player_names.clean` leaves it.
+        Another person's seat of the same name adds a number to it ("Ann
+        2"); the person's own earlier seat does not: someone who comes back
+        keeps their name, and the earlier seat, a bot's now, gets another
+        (``GameSession.join_args``). A name that reads as another seat's
+        but is not the same as written ("Аlice" with a Cyrillic А, or
+        "Alice" with a zero-width space, beside "Alice") gets no seat: the
+        player's name is forgotten, so that the From name of their next
+        mail is the one asked for. The player keeps the name they are
+        seated under, cleaned.
 
         Returns the seat and, when the name had to be shortened to fit
         (:data:`MAX_SEAT_NAME`, with its number), a note that tells the
-        player so, else None."""
+        player so, else None; or, for a name refused, what it reads as."""
         game = gs.row
-        base = (own_name(player.name) or own_name(sender_name)
-                or player.address.partition("@")[0].strip() or "Member")
-        taken = {s.name.strip().casefold() for s in game.seats if s.player_id != player.id}
+        local = player.address.partition("@")[0].strip()
+        written = own_name(player.name) or own_name(sender_name) or local
+        others = [s.name for s in game.seats if s.player_id != player.id]
+        alike = player_names.reads_as(written, others)
+        if alike is not None:
+            if player.name and own_name(player.name) == written:
+                player.name = ""
+            return Alike(alike)
+        base = player_names.clean(written) or player_names.clean(local) or "Member"
+        taken = {name.strip().casefold() for name in others}
         name = unique_name(base, taken)
         seat = m.Seat(position=len(game.seats) + 1, player=player, name=name)
         game.seats.append(seat)
+        # The player's name as stored and shown: cleaned, or the one they
+        # now write from if theirs was forgotten.
+        player.name = player_names.clean(own_name(player.name) or own_name(sender_name))
         gs.db.flush()
         if name.startswith(base):
             return seat, None

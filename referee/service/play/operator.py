@@ -31,6 +31,7 @@ from referee.service.errors import RefereeError
 from referee.service.outgoing.addresses import new_token
 from referee.service.outgoing.delivery import Delivery
 from referee.service.outgoing.quiet import MODES
+from referee.service.play import player_names
 from referee.service.play.guests import WAITING
 from referee.service.play.session import GameSession
 from referee.store import models as m
@@ -85,6 +86,11 @@ class Operator:
         parsed = [parse_player(p) for p in players]
         if len({a for a, _ in parsed}) != len(parsed):
             raise RefereeError("The same address is given twice.")
+        alike = player_names.first_alike(name for _, name in parsed)
+        if alike is not None:
+            raise RefereeError(
+                f"The names {alike[0]!r} and {alike[1]!r} read alike: give each player a "
+                "name the others can tell apart, as in 'Ann Lee <ann@example.org>'.")
         # The name each player goes by besides their display name, for the
         # players to name them by (``referee.games.names``); kept with the
         # options so a replay sees the same after a player's new address.
@@ -248,7 +254,8 @@ def parse_player(text: str) -> tuple[str, str]:
         raise RefereeError(f"{text!r} is not a mail address like 'Alice <alice@example.org>'")
     name, addr = pairs[0]
     addr = addr.strip().lower()
-    return addr, name.strip() or addr.partition("@")[0].capitalize()
+    return addr, (player_names.clean(name)
+                  or player_names.clean(addr.partition("@")[0].capitalize()))
 
 
 def _duration_option(raw: dict[str, str], key: str, default: timedelta) -> timedelta:

@@ -25,7 +25,7 @@ from referee.service.play.session import MAX_SEAT_NAME
 from referee.store import models as m
 from tests.databases import KINDS
 from tests.hostile import _deep
-from tests.test_referee import REF, T0, Club, body, clubs, to
+from tests.test_referee import REF, SIGNATURE, T0, Club, body, clubs, to
 
 LIST = "players@club.test"
 #: The club's mail server, whose Authentication-Results the referee trusts.
@@ -188,3 +188,29 @@ def test_a_long_name_that_comes_back_leaves_a_bot_named_within_the_limit(club: C
     bot = LONG[:MAX_SEAT_NAME - len(" (bot)")].rstrip() + " (bot)"
     assert seats(club) == [("Ann", "ann@club.test"), (bot, "max@club.test"),
                            (LONG, "max@club.test")]
+
+
+def test_a_join_by_a_name_that_reads_as_a_members_is_answered_whole(club: Club) -> None:
+    """The answer to a join whose name reads as a member's (issue 34):
+    what was wrong, and what to write instead."""
+    tag = tournament(club)
+    drop(club, raw_mail("\u0410nn <mallory@evil.test>", f"[{tag}] deal me in"))
+    (told,) = club.poll(T0 + DAY)
+    assert to(told) == "mallory@evil.test"
+    assert told["Subject"] == f"Re: [{tag}] deal me in (no seat)"
+    assert body(told) == f"""\
+Your mail reached the referee, but it gives no one a seat in {tag}:
+the name your mail comes from reads as "Ann", a player there,
+and no two players of a game may look alike.
+
+If you are Ann, write from the address you play from.
+Else write again from a name that reads differently: set the name your
+mail program shows (for example your full name), and write
+  deal me in
+
+{SIGNATURE}"""
+    assert seats(club) == [("Ann", "ann@club.test")]
+    # Another Ann, as plainly written, is seated under a number.
+    drop(club, raw_mail("Ann <ann@evil.test>", f"[{tag}] deal me in again"))
+    club.poll(T0 + DAY)
+    assert seats(club) == [("Ann", "ann@club.test"), ("Ann 2", "ann@evil.test")]

@@ -95,3 +95,24 @@ def test_a_replay_sees_the_names_a_game_began_with_after_a_new_address(club: Clu
         "spades", PLAYERS, options={"teams": "ann@club.test+cat@club.test"}, now=T0, seed="r")
     club.referee.operator.readdress_player("ann@club.test", "ann.lee@new.test", now=T0)
     assert club.referee.reading.replay(tag) == club.referee.reading.stored_state(tag)
+
+
+def test_game_new_refuses_two_players_whose_names_read_alike(club: Club) -> None:
+    """A name given to ``game new`` is cleaned; two that read alike (the
+    same, or Unicode confusables) make no game, and say which."""
+    for names in (["Alice", "\u0410lice"], ["Ann", "Ann"], ["Bob", "B\u200bob"]):
+        with pytest.raises(RefereeError) as refused:
+            club.referee.operator.create_game(
+                "goofspiel", [f"{names[0]} <a@club.test>", f"{names[1]} <b@club.test>"], now=T0)
+        shown = [n.replace("\u200b", "") for n in names]
+        assert str(refused.value) == (
+            f"The names {shown[0]!r} and {shown[1]!r} read alike: give each player a name "
+            "the others can tell apart, as in 'Ann Lee <ann@example.org>'.")
+    with club.referee.sessions() as db:
+        assert db.query(m.Game).count() == 0
+    tag = club.referee.operator.create_game(
+        "goofspiel", ["Al\x0bice\u202e <a@club.test>", "\uff22ob <b@club.test>"], now=T0)
+    with club.referee.sessions() as db:
+        game = db.query(m.Game).filter_by(tag=tag).one()
+        assert [s.name for s in game.seats] == ["Al ice", "Bob"]
+        assert [s.player.name for s in game.seats] == ["Al ice", "Bob"]

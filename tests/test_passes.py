@@ -1,8 +1,9 @@
-"""A pass reads players' mail first (issue 22): a bid behind a stranger's
-flood, or one that comes while the pass reads the flood, is refereed
-before the flood; the mailbox cursor never moves past mail still waiting,
-so a pass cut short after a mail read out of turn loses nothing and
-applies nothing twice."""
+"""A pass reads players' mail first (issue 22), and each sender's in turn
+(issue 34): a bid behind a stranger's flood or a player's, or one that
+comes while the pass reads a flood, is refereed before the flood's tail;
+the mailbox cursor never moves past mail still waiting, so a pass cut
+short after a mail read out of turn loses nothing and applies nothing
+twice."""
 
 from __future__ import annotations
 
@@ -15,7 +16,14 @@ import pytest
 from sqlalchemy import select
 
 from referee.mail.imap import ImapSource, Waiting
-from referee.passes import LOOK_EVERY, Backlog, intake, send_outbox
+from referee.passes import (
+    LATE_PER_PASS,
+    LATE_PER_SENDER,
+    LOOK_EVERY,
+    Backlog,
+    intake,
+    send_outbox,
+)
 from referee.store import models as m
 from tests.mailstack import MailStack
 from tests.test_e2e import REF, Post, opened_game
@@ -46,6 +54,21 @@ def flood(post: Post, count: int, start: int = 0) -> None:
 def bid(post: Post, tag: str, text: str = "bid 3") -> None:
     with post.stack.imap("referee") as client:
         client.append("INBOX", raw_mail(post.stack.address("bob"), f"[{tag}]", text))
+
+
+def statuses(post: Post, tag: str, count: int) -> None:
+    """``count`` mails from Alice, a player, asking the game's status."""
+    with post.stack.imap("referee") as client:
+        for i in range(count):
+            client.append("INBOX", raw_mail(post.stack.address("alice"),
+                                            f"[{tag}] status {i}", "status"))
+
+
+def newcomer(post: Post) -> None:
+    """One mail from Carol, in no game, who has not written before."""
+    with post.stack.imap("referee") as client:
+        client.append("INBOX", raw_mail(post.stack.address("carol"), "hello carol",
+                                        "Can I play?"))
 
 
 def records(post: Post) -> list[tuple[str, str, str]]:
@@ -152,6 +175,76 @@ def test_a_pass_cut_short_after_a_bid_read_out_of_turn_loses_nothing(post: Post)
     assert cursor(post) == uids(post)[-1]
 
 
+def test_a_players_flood_keeps_no_other_players_move_waiting(post: Post) -> None:
+    """Alice, a player, sends 3 * LOOK_EVERY mails, then Bob bids: the
+    pass reads one mail of each in turn, so Bob's bid is the second mail
+    it reads; cut short there, it has applied Bob's bid and stored no
+    cursor past Alice's mail still waiting, which the next pass reads, in
+    the order she sent it, each once."""
+    tag = opened_game(post)
+    count = 3 * LOOK_EVERY
+    statuses(post, tag, count)
+    bid(post, tag)
+    assert intake(post.referee, stop=lambda: len(records(post)) >= 2) == (2, 2, 0)
+    got = records(post)
+    assert [r[0] for r in got] == [post.stack.address("alice"), post.stack.address("bob")]
+    assert [a[1:3] for a in post.actions(tag)] == [("bid", [3])]
+    assert cursor(post) == uids(post)[0]  # past Alice's first, not her flood
+    assert intake(post.referee) == (count, count - 1, 0)  # Bob's again: a duplicate
+    got = records(post)
+    alices = [r[1] for r in got if r[0] == post.stack.address("alice")]
+    assert alices == [f"[{tag}] status {i}" for i in range(count)]
+    assert [a[1:3] for a in post.actions(tag)] == [("bid", [3])]
+    assert cursor(post) == uids(post)[-1]
+
+
+def test_a_players_move_behind_a_players_flood_is_read_in_the_first_batch(post: Post) -> None:
+    tag = opened_game(post)
+    statuses(post, tag, 5 * LOOK_EVERY)
+    bid(post, tag)
+    answered_after: list[int] = []
+
+    def send_answers() -> None:  # as the daemon does
+        answered_after.append(len(records(post)))
+        send_outbox(post.referee)
+
+    assert intake(post.referee, after_players=send_answers)[0] == 5 * LOOK_EVERY + 1
+    bob = [i for i, r in enumerate(records(post)) if r[0] == post.stack.address("bob")]
+    assert bob == [1]
+    assert answered_after[0] == LOOK_EVERY  # his answer went out after the first batch
+    assert "bid 3" in post.new_mail("bob", 1)[0].get_content()
+
+
+def test_a_newcomers_mail_that_comes_while_a_pass_reads_a_flood_is_read_before_its_tail(
+        post: Post, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Carol, in no game, writes while the pass reads a stranger's flood:
+    her mail is found at the pass's first look and read in her turn, not
+    left to the next pass behind the whole flood."""
+    opened_game(post)
+    flood(post, 3 * LOOK_EVERY)
+    process = post.referee.process
+    came: list[int] = []
+
+    def process_while_carol_writes(raw: bytes, source_key: str, **kw: Any) -> Any:
+        if not came:  # the pass has begun
+            newcomer(post)
+            came.append(len(records(post)))
+        return process(raw, source_key, **kw)
+
+    monkeypatch.setattr(post.referee, "process", process_while_carol_writes)
+    src = source(post)
+    try:
+        assert intake(post.referee, imap=src) == (3 * LOOK_EVERY + 1, 3 * LOOK_EVERY + 1, 0)
+        assert not src.left and not src.announced()
+    finally:
+        src.close()
+    got = records(post)
+    carol = [i for i, r in enumerate(got) if r[0] == post.stack.address("carol")]
+    assert carol == [LOOK_EVERY + 1], "Carol's mail was not read at the pass's first look"
+    assert [r[1] for r in got if r[0] == STRANGER] == [f"hello {i}" for i in range(3 * LOOK_EVERY)]
+    assert cursor(post) == uids(post)[-1]
+
+
 # -- the backlog alone ----------------------------------------------------------------
 
 def backlog_of(*mails: tuple[int, str], players: frozenset[str] = frozenset({"bob@x"}),
@@ -177,10 +270,51 @@ def test_a_senders_mail_keeps_its_order_once_one_of_theirs_waits_behind() -> Non
     assert [w.uid for w in backlog.take(10)] == [3, 1, 2]
 
 
-def test_mail_found_during_a_pass_that_is_not_a_players_is_left_to_the_next() -> None:
+def test_each_sender_takes_one_turn_in_their_rank_whatever_their_backlog() -> None:
+    backlog = backlog_of((1, "alice@x"), (2, "alice@x"), (3, "eve@x"), (4, "alice@x"),
+                         (5, "bob@x"), (6, "eve@x"), (7, "carol@x"), (8, "alice@x"),
+                         players=frozenset({"alice@x", "bob@x"}))
+    assert [w.uid for w in backlog.take(20)] == [1, 5, 2, 4, 8, 3, 7, 6]
+
+
+def test_mail_found_during_a_pass_takes_its_turn_within_its_senders_share() -> None:
+    # Eve, a stranger, had one mail in the pass: her next, found while it
+    # read, is read in it too, after Bob's (a player's) and in her turn.
+    backlog = backlog_of((1, "eve@x"), (2, "mallory@x"), (3, "mallory@x"))
+    assert [w.uid for w in backlog.take(1)] == [1]
+    backlog.add([Waiting(4, 1, b"From: eve@x\r\n"), Waiting(5, 1, b"From: bob@x\r\n")], False)
+    assert [w.uid for w in backlog.take(10)] == [5, 2, 4, 3] and backlog.left == 0
+
+
+def test_a_senders_mail_beyond_their_share_of_a_pass_is_left_to_the_next() -> None:
+    """Eve's share is spent by the mail the pass found at its start: what
+    she sends while it reads waits for the next pass, and so does the rest
+    of hers; Bob's is read."""
+    backlog = backlog_of(*((uid, "eve@x") for uid in range(1, LATE_PER_SENDER + 1)))
+    late = LATE_PER_SENDER + 1
+    backlog.add([Waiting(late, 1, b"From: eve@x\r\n"), Waiting(late + 1, 1, b"From: bob@x\r\n")],
+                False)
+    backlog.add([Waiting(late + 2, 1, b"From: eve@x\r\n")], False)
+    assert [w.uid for w in backlog.take(100)] == [late + 1, *range(1, LATE_PER_SENDER + 1)]
+    assert backlog.left == 2 and backlog.last == late + 2
+
+
+def test_mail_left_to_the_next_pass_is_left_once_the_pass_has_read_its_share_of_late_mail(
+        ) -> None:
     backlog = backlog_of((1, "eve@x"))
-    backlog.add([Waiting(2, 1, b"From: eve@x\r\n"), Waiting(3, 1, b"From: bob@x\r\n")], False)
-    assert [w.uid for w in backlog.take(10)] == [3, 1] and backlog.left == 1
+    late = [Waiting(uid, 1, f"From: s{uid}@x\r\n".encode())
+            for uid in range(2, LATE_PER_PASS + 3)]
+    backlog.add(late, False)
+    assert len(backlog.take(10 * LATE_PER_PASS)) == LATE_PER_PASS + 1
+    assert backlog.left == 1
+
+
+def test_mail_taken_and_not_read_is_its_senders_next_again() -> None:
+    backlog = backlog_of((1, "eve@x"), (2, "eve@x"), (3, "carol@x"), (4, "bob@x"))
+    batch = backlog.take(3)
+    assert [w.uid for w in batch] == [4, 1, 3]
+    backlog.put_back(batch[1:])  # the pass looked for news after Bob's
+    assert [w.uid for w in backlog.take(10)] == [1, 3, 2]
 
 
 def test_the_cursor_moves_only_past_mail_done_with_none_before_it_waiting() -> None:

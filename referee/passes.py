@@ -81,6 +81,10 @@ LATE_PER_SENDER = LOOK_EVERY
 #: Mail found while a pass reads that the pass still reads, of all senders
 #: together; the rest waits for the next pass, so a pass ends.
 LATE_PER_PASS = 10 * LOOK_EVERY
+#: Of one player's mail in a pass, how much is read before anyone else's;
+#: the rest of theirs takes turns with everyone's, so a player's flood (or
+#: one forged in their name) keeps no newcomer's mail behind all of it.
+PLAYERS_SHARE = LOOK_EVERY
 
 
 def many_workers(referee: Referee) -> bool:
@@ -269,11 +273,11 @@ class Turns:
 
 class Backlog:
     """The new mail of one pass, players' first: each mail that looks like
-    a player's (``players_mail``), then the rest, each in :class:`Turns`
-    by sender (one mail of each sender in turn, each sender's oldest
-    first). A sender's mail is read in the order it came: once one of
-    theirs waits behind (with the rest, or left to the next pass), so does
-    the rest of theirs.
+    a player's (``players_mail``), up to :data:`PLAYERS_SHARE` of a
+    sender's, then the rest, each in :class:`Turns` by sender (one mail of
+    each sender in turn, each sender's oldest first). A sender's mail is
+    read in the order it came: once one of theirs waits behind (with the
+    rest, or left to the next pass), so does the rest of theirs.
 
     Mail found during the pass takes its turn in it while its sender has
     had fewer than :data:`LATE_PER_SENDER` mails found in the pass and the
@@ -331,10 +335,11 @@ class Backlog:
                 self.left += 1
                 continue
             self.late += not this_pass
+            first = players and sender not in self.behind and self.count[sender] < PLAYERS_SHARE
             self.count[sender] += 1
             self.sender[w.uid] = sender
             light = Waiting(w.uid, w.size, b"")
-            if players and sender not in self.behind:
+            if first:
                 self.first.push(sender, light)
                 self.players.add(w.uid)
             else:

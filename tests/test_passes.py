@@ -20,6 +20,7 @@ from referee.passes import (
     LATE_PER_PASS,
     LATE_PER_SENDER,
     LOOK_EVERY,
+    PLAYERS_SHARE,
     Backlog,
     intake,
     send_outbox,
@@ -215,13 +216,21 @@ def test_a_players_move_behind_a_players_flood_is_read_in_the_first_batch(post: 
     assert "bid 3" in post.new_mail("bob", 1)[0].get_content()
 
 
+@pytest.mark.parametrize("flooder", ["stranger", "player"])
 def test_a_newcomers_mail_that_comes_while_a_pass_reads_a_flood_is_read_before_its_tail(
-        post: Post, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Carol, in no game, writes while the pass reads a stranger's flood:
-    her mail is found at the pass's first look and read in her turn, not
-    left to the next pass behind the whole flood."""
-    opened_game(post)
-    flood(post, 3 * LOOK_EVERY)
+        post: Post, monkeypatch: pytest.MonkeyPatch, flooder: str) -> None:
+    """Carol, in no game, writes while the pass reads a stranger's flood,
+    or Alice's (a player's, read before anyone else's only up to her
+    share): Carol's mail is found at the pass's first look and read in her
+    turn, not left to the next pass behind the whole flood."""
+    tag = opened_game(post)
+    if flooder == "player":
+        statuses(post, tag, 3 * LOOK_EVERY)
+        sender, subjects = post.stack.address("alice"), [f"[{tag}] status {i}"
+                                                        for i in range(3 * LOOK_EVERY)]
+    else:
+        flood(post, 3 * LOOK_EVERY)
+        sender, subjects = STRANGER, [f"hello {i}" for i in range(3 * LOOK_EVERY)]
     process = post.referee.process
     came: list[int] = []
 
@@ -241,7 +250,7 @@ def test_a_newcomers_mail_that_comes_while_a_pass_reads_a_flood_is_read_before_i
     got = records(post)
     carol = [i for i, r in enumerate(got) if r[0] == post.stack.address("carol")]
     assert carol == [LOOK_EVERY + 1], "Carol's mail was not read at the pass's first look"
-    assert [r[1] for r in got if r[0] == STRANGER] == [f"hello {i}" for i in range(3 * LOOK_EVERY)]
+    assert [r[1] for r in got if r[0] == sender] == subjects
     assert cursor(post) == uids(post)[-1]
 
 
@@ -275,6 +284,15 @@ def test_each_sender_takes_one_turn_in_their_rank_whatever_their_backlog() -> No
                          (5, "bob@x"), (6, "eve@x"), (7, "carol@x"), (8, "alice@x"),
                          players=frozenset({"alice@x", "bob@x"}))
     assert [w.uid for w in backlog.take(20)] == [1, 5, 2, 4, 8, 3, 7, 6]
+
+
+def test_a_players_mail_beyond_their_share_takes_turns_with_everyone_elses() -> None:
+    share = [(uid, "bob@x") for uid in range(1, PLAYERS_SHARE + 3)]
+    backlog = backlog_of(*share, (100, "eve@x"), (101, "alice@x"),
+                         players=frozenset({"alice@x", "bob@x"}))
+    first = [1, 101, *range(2, PLAYERS_SHARE + 1)]
+    assert [w.uid for w in backlog.take(100)] == [
+        *first, PLAYERS_SHARE + 1, 100, PLAYERS_SHARE + 2]
 
 
 def test_mail_found_during_a_pass_takes_its_turn_within_its_senders_share() -> None:

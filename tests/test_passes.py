@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from referee import passes
 from referee.mail.imap import ImapSource, Waiting
 from referee.passes import (
     LATE_PER_PASS,
@@ -30,6 +31,13 @@ from tests.mailstack import MailStack
 from tests.test_e2e import REF, Post, opened_game
 
 STRANGER = "mallory@elsewhere.test"
+
+
+@pytest.fixture(autouse=True)
+def look_by_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass looks for news by the count of mails read, however loaded the
+    machine running the tests (the tests count mails, never seconds)."""
+    monkeypatch.setattr(passes, "LOOK_SECONDS", 3600.0)
 
 
 @pytest.fixture
@@ -251,6 +259,30 @@ def test_a_newcomers_mail_that_comes_while_a_pass_reads_a_flood_is_read_before_i
     carol = [i for i, r in enumerate(got) if r[0] == post.stack.address("carol")]
     assert carol == [LOOK_EVERY + 1], "Carol's mail was not read at the pass's first look"
     assert [r[1] for r in got if r[0] == sender] == subjects
+    assert cursor(post) == uids(post)[-1]
+
+
+def test_a_pass_slow_to_read_looks_for_news_before_its_batch_is_done(
+        post: Post, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a machine so loaded that each mail takes LOOK_SECONDS (here: no
+    time at all), the pass looks for news after each mail: Carol's, come
+    after the first, is the second read; the mails of the batch it did not
+    reach are read after, in their order, each once."""
+    monkeypatch.setattr(passes, "LOOK_SECONDS", 0.0)
+    opened_game(post)
+    flood(post, 3 * LOOK_EVERY)
+    process = post.referee.process
+
+    def process_while_carol_writes(raw: bytes, source_key: str, **kw: Any) -> Any:
+        if not records(post):
+            newcomer(post)
+        return process(raw, source_key, **kw)
+
+    monkeypatch.setattr(post.referee, "process", process_while_carol_writes)
+    assert intake(post.referee) == (3 * LOOK_EVERY + 1, 3 * LOOK_EVERY + 1, 0)
+    got = records(post)
+    assert [i for i, r in enumerate(got) if r[0] == post.stack.address("carol")] == [2]
+    assert [r[1] for r in got if r[0] == STRANGER] == [f"hello {i}" for i in range(3 * LOOK_EVERY)]
     assert cursor(post) == uids(post)[-1]
 
 

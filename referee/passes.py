@@ -8,10 +8,11 @@ mailbox is marked only after that commit.
 from __future__ import annotations
 
 import fcntl
+import heapq
 import logging
 import os
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -184,7 +185,7 @@ def intake(referee: Referee, now: datetime | None = None,
                     break
                 if time.monotonic() - began >= LOOK_SECONDS:
                     # Slow going: look for news now; the rest of the batch
-                    # goes back to the head of its senders' turns.
+                    # takes its turn again.
                     reached = next(i for i, w in enumerate(batch) if w.uid == f.uid) + 1
                     break
             if stopped:
@@ -228,56 +229,35 @@ def _saw_mail(referee: Referee, found: datetime | None,
 
 
 class Turns:
-    """Mail of one rank (players', or the rest) in turns by sender: a queue
-    for each sender, oldest first, and one mail of each sender in turn, so
-    one sender's backlog keeps no one else's mail waiting behind it."""
+    """Mail of one rank (players', or the rest) in turns by sender: every
+    sender's first mail of the pass, in the order they came, then every
+    sender's second, and so on. One sender's backlog keeps no one else's
+    mail behind it, and mail that keeps no one waiting is read in the
+    order it came (moves sent turn by turn stay in turn order)."""
 
     def __init__(self) -> None:
-        self.queues: dict[str, deque[Waiting]] = {}
-        #: The senders with mail here, whose turn is next first.
-        self.order: deque[str] = deque()
+        self.heap: list[tuple[int, int, Waiting]] = []  # (turn, UID, mail)
 
     def __bool__(self) -> bool:
-        return bool(self.order)
+        return bool(self.heap)
 
-    def push(self, sender: str, mail: Waiting) -> None:
-        """``mail`` waits behind the rest of its sender's; a sender new here
-        takes the last turn."""
-        if sender not in self.queues:
-            self.queues[sender] = deque()
-            self.order.append(sender)
-        self.queues[sender].append(mail)
+    def push(self, turn: int, mail: Waiting) -> None:
+        """``mail``, its sender's ``turn``-th of the pass (from 0)."""
+        heapq.heappush(self.heap, (turn, mail.uid, mail))
 
     def pop(self) -> Waiting:
-        """The oldest mail of the sender whose turn it is; their next turn
-        comes after every other sender's."""
-        sender = self.order.popleft()
-        queue = self.queues[sender]
-        mail = queue.popleft()
-        if queue:
-            self.order.append(sender)
-        else:
-            del self.queues[sender]
-        return mail
-
-    def put_back(self, sender: str, mail: Waiting) -> None:
-        """``mail``, taken and not read, is its sender's oldest again, and
-        their turn is next."""
-        if sender in self.queues:
-            self.order.remove(sender)
-        else:
-            self.queues[sender] = deque()
-        self.order.appendleft(sender)
-        self.queues[sender].appendleft(mail)
+        """The mail whose turn is next."""
+        return heapq.heappop(self.heap)[2]
 
 
 class Backlog:
     """The new mail of one pass, players' first: each mail that looks like
     a player's (``players_mail``), up to :data:`PLAYERS_SHARE` of a
-    sender's, then the rest, each in :class:`Turns` by sender (one mail of
-    each sender in turn, each sender's oldest first). A sender's mail is
-    read in the order it came: once one of theirs waits behind (with the
-    rest, or left to the next pass), so does the rest of theirs.
+    sender's, then the rest, each in :class:`Turns` by sender (every
+    sender's first mail, in the order they came, then every sender's
+    second, and so on). A sender's mail is read in the order it came: once
+    one of theirs waits behind (with the rest, or left to the next pass),
+    so does the rest of theirs.
 
     Mail found during the pass takes its turn in it while its sender has
     had fewer than :data:`LATE_PER_SENDER` mails found in the pass and the
@@ -303,8 +283,8 @@ class Backlog:
         self.done: set[int] = set()
         self.expunged: set[int] = set()
         self._upto = 0  # found[:_upto] are all done
-        #: The sender of each mail this pass reads.
-        self.sender: dict[int, str] = {}
+        #: The turn of each mail this pass reads (its sender's how-many-th).
+        self.turn: dict[int, int] = {}
         #: Senders with mail waiting behind (or left to the next pass).
         self.behind: set[str] = set()
         #: Senders with mail left to the next pass.
@@ -335,16 +315,15 @@ class Backlog:
                 self.left += 1
                 continue
             self.late += not this_pass
-            first = players and sender not in self.behind and self.count[sender] < PLAYERS_SHARE
+            turn = self.turn[w.uid] = self.count[sender]
             self.count[sender] += 1
-            self.sender[w.uid] = sender
             light = Waiting(w.uid, w.size, b"")
-            if first:
-                self.first.push(sender, light)
+            if players and sender not in self.behind and turn < PLAYERS_SHARE:
+                self.first.push(turn, light)
                 self.players.add(w.uid)
             else:
                 self.behind.add(sender)
-                self.then.push(sender, light)
+                self.then.push(turn, light)
 
     def _room(self, sender: str) -> bool:
         """Whether the pass still reads a mail of ``sender`` found while it read."""
@@ -360,10 +339,9 @@ class Backlog:
 
     def put_back(self, mails: list[Waiting]) -> None:
         """Mails taken and not read (the pass looked for news first): each
-        is its sender's next again."""
-        for w in reversed(mails):
-            turns = self.first if w.uid in self.players else self.then
-            turns.put_back(self.sender[w.uid], w)
+        takes its turn again."""
+        for w in mails:
+            (self.first if w.uid in self.players else self.then).push(self.turn[w.uid], w)
 
     def position(self, uid: int) -> int | None:
         """The UID the cursor may move to once ``uid`` is done; None: not on."""

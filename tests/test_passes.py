@@ -257,7 +257,7 @@ def test_a_newcomers_mail_that_comes_while_a_pass_reads_a_flood_is_read_before_i
         src.close()
     got = records(post)
     carol = [i for i, r in enumerate(got) if r[0] == post.stack.address("carol")]
-    assert carol == [LOOK_EVERY + 1], "Carol's mail was not read at the pass's first look"
+    assert carol == [LOOK_EVERY], "Carol's mail was not read at the pass's first look"
     assert [r[1] for r in got if r[0] == sender] == subjects
     assert cursor(post) == uids(post)[-1]
 
@@ -266,7 +266,7 @@ def test_a_pass_slow_to_read_looks_for_news_before_its_batch_is_done(
         post: Post, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a machine so loaded that each mail takes LOOK_SECONDS (here: no
     time at all), the pass looks for news after each mail: Carol's, come
-    after the first, is the second read; the mails of the batch it did not
+    during the first, is the second read; the mails of the batch it did not
     reach are read after, in their order, each once."""
     monkeypatch.setattr(passes, "LOOK_SECONDS", 0.0)
     opened_game(post)
@@ -281,7 +281,7 @@ def test_a_pass_slow_to_read_looks_for_news_before_its_batch_is_done(
     monkeypatch.setattr(post.referee, "process", process_while_carol_writes)
     assert intake(post.referee) == (3 * LOOK_EVERY + 1, 3 * LOOK_EVERY + 1, 0)
     got = records(post)
-    assert [i for i, r in enumerate(got) if r[0] == post.stack.address("carol")] == [2]
+    assert [i for i, r in enumerate(got) if r[0] == post.stack.address("carol")] == [1]
     assert [r[1] for r in got if r[0] == STRANGER] == [f"hello {i}" for i in range(3 * LOOK_EVERY)]
     assert cursor(post) == uids(post)[-1]
 
@@ -318,22 +318,31 @@ def test_each_sender_takes_one_turn_in_their_rank_whatever_their_backlog() -> No
     assert [w.uid for w in backlog.take(20)] == [1, 5, 2, 4, 8, 3, 7, 6]
 
 
+def test_moves_sent_turn_by_turn_are_read_in_the_order_they_came() -> None:
+    # Two tricks of Spades: North leads the first, South (who took it) the
+    # second. Each player's second mail is their second turn: none jumps.
+    seats = ["n@x", "e@x", "s@x", "w@x", "s@x", "w@x", "n@x", "e@x"]
+    backlog = backlog_of(*enumerate(seats, start=1), players=frozenset(seats))
+    assert [w.uid for w in backlog.take(20)] == list(range(1, 9))
+
+
 def test_a_players_mail_beyond_their_share_takes_turns_with_everyone_elses() -> None:
     share = [(uid, "bob@x") for uid in range(1, PLAYERS_SHARE + 3)]
     backlog = backlog_of(*share, (100, "eve@x"), (101, "alice@x"),
                          players=frozenset({"alice@x", "bob@x"}))
     first = [1, 101, *range(2, PLAYERS_SHARE + 1)]
     assert [w.uid for w in backlog.take(100)] == [
-        *first, PLAYERS_SHARE + 1, 100, PLAYERS_SHARE + 2]
+        *first, 100, PLAYERS_SHARE + 1, PLAYERS_SHARE + 2]
 
 
 def test_mail_found_during_a_pass_takes_its_turn_within_its_senders_share() -> None:
     # Eve, a stranger, had one mail in the pass: her next, found while it
-    # read, is read in it too, after Bob's (a player's) and in her turn.
+    # read, is read in it too, after Bob's (a player's), as her second
+    # after Mallory's second, which came before it.
     backlog = backlog_of((1, "eve@x"), (2, "mallory@x"), (3, "mallory@x"))
     assert [w.uid for w in backlog.take(1)] == [1]
     backlog.add([Waiting(4, 1, b"From: eve@x\r\n"), Waiting(5, 1, b"From: bob@x\r\n")], False)
-    assert [w.uid for w in backlog.take(10)] == [5, 2, 4, 3] and backlog.left == 0
+    assert [w.uid for w in backlog.take(10)] == [5, 2, 3, 4] and backlog.left == 0
 
 
 def test_a_senders_mail_beyond_their_share_of_a_pass_is_left_to_the_next() -> None:

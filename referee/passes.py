@@ -82,6 +82,11 @@ LATE_PER_SENDER = LOOK_EVERY
 #: Mail found while a pass reads that the pass still reads, of all senders
 #: together; the rest waits for the next pass, so a pass ends.
 LATE_PER_PASS = 10 * LOOK_EVERY
+#: Mails of one sender in one turn of a pass: every sender's first TURN
+#: mails are read in the order they came, then every sender's next TURN,
+#: and so on. Moves sent turn by turn are read as they came; a flood waits
+#: behind everyone else's first TURN.
+TURN = LOOK_EVERY
 #: Of one player's mail in a pass, how much is read before anyone else's;
 #: the rest of theirs takes turns with everyone's, so a player's flood (or
 #: one forged in their name) keeps no newcomer's mail behind all of it.
@@ -230,10 +235,10 @@ def _saw_mail(referee: Referee, found: datetime | None,
 
 class Turns:
     """Mail of one rank (players', or the rest) in turns by sender: every
-    sender's first mail of the pass, in the order they came, then every
-    sender's second, and so on. One sender's backlog keeps no one else's
-    mail behind it, and mail that keeps no one waiting is read in the
-    order it came (moves sent turn by turn stay in turn order)."""
+    sender's first :data:`TURN` mails of the pass, in the order they came,
+    then every sender's next :data:`TURN`, and so on. One sender's backlog
+    keeps no one else's mail behind more than a turn of it, and mail that
+    keeps no one waiting is read in the order it came."""
 
     def __init__(self) -> None:
         self.heap: list[tuple[int, int, Waiting]] = []  # (turn, UID, mail)
@@ -242,7 +247,7 @@ class Turns:
         return bool(self.heap)
 
     def push(self, turn: int, mail: Waiting) -> None:
-        """``mail``, its sender's ``turn``-th of the pass (from 0)."""
+        """``mail``, of its sender's ``turn``-th turn of the pass (from 0)."""
         heapq.heappush(self.heap, (turn, mail.uid, mail))
 
     def pop(self) -> Waiting:
@@ -254,8 +259,8 @@ class Backlog:
     """The new mail of one pass, players' first: each mail that looks like
     a player's (``players_mail``), up to :data:`PLAYERS_SHARE` of a
     sender's, then the rest, each in :class:`Turns` by sender (every
-    sender's first mail, in the order they came, then every sender's
-    second, and so on). A sender's mail is read in the order it came: once
+    sender's first :data:`TURN` mails, in the order they came, then every
+    sender's next, and so on). A sender's mail is read in the order it came: once
     one of theirs waits behind (with the rest, or left to the next pass),
     so does the rest of theirs.
 
@@ -283,7 +288,7 @@ class Backlog:
         self.done: set[int] = set()
         self.expunged: set[int] = set()
         self._upto = 0  # found[:_upto] are all done
-        #: The turn of each mail this pass reads (its sender's how-many-th).
+        #: The turn of each mail this pass reads.
         self.turn: dict[int, int] = {}
         #: Senders with mail waiting behind (or left to the next pass).
         self.behind: set[str] = set()
@@ -315,10 +320,11 @@ class Backlog:
                 self.left += 1
                 continue
             self.late += not this_pass
-            turn = self.turn[w.uid] = self.count[sender]
+            turn = self.turn[w.uid] = self.count[sender] // TURN
+            first = players and sender not in self.behind and self.count[sender] < PLAYERS_SHARE
             self.count[sender] += 1
             light = Waiting(w.uid, w.size, b"")
-            if players and sender not in self.behind and turn < PLAYERS_SHARE:
+            if first:
                 self.first.push(turn, light)
                 self.players.add(w.uid)
             else:

@@ -22,6 +22,7 @@ from referee.passes import (
     LATE_PER_SENDER,
     LOOK_EVERY,
     PLAYERS_SHARE,
+    TURN,
     Backlog,
     intake,
     send_outbox,
@@ -185,21 +186,23 @@ def test_a_pass_cut_short_after_a_bid_read_out_of_turn_loses_nothing(post: Post)
 
 
 def test_a_players_flood_keeps_no_other_players_move_waiting(post: Post) -> None:
-    """Alice, a player, sends 3 * LOOK_EVERY mails, then Bob bids: the
-    pass reads one mail of each in turn, so Bob's bid is the second mail
-    it reads; cut short there, it has applied Bob's bid and stored no
-    cursor past Alice's mail still waiting, which the next pass reads, in
-    the order she sent it, each once."""
+    """Alice, a player, sends 3 * TURN mails, then Bob bids: the pass
+    reads a turn of each sender's mail in turn, so Bob's bid comes right
+    after Alice's first TURN; cut short there, it has applied Bob's bid and
+    stored no cursor past Alice's mail still waiting, which the next pass
+    reads, in the order she sent it, each once."""
     tag = opened_game(post)
-    count = 3 * LOOK_EVERY
+    count = 3 * TURN
     statuses(post, tag, count)
     bid(post, tag)
-    assert intake(post.referee, stop=lambda: len(records(post)) >= 2) == (2, 2, 0)
+    assert intake(post.referee, stop=lambda: len(records(post)) > TURN) == (
+        TURN + 1, TURN + 1, 0)
     got = records(post)
-    assert [r[0] for r in got] == [post.stack.address("alice"), post.stack.address("bob")]
+    assert [r[0] for r in got] == [post.stack.address("alice")] * TURN + [
+        post.stack.address("bob")]
     assert [a[1:3] for a in post.actions(tag)] == [("bid", [3])]
-    assert cursor(post) == uids(post)[0]  # past Alice's first, not her flood
-    assert intake(post.referee) == (count, count - 1, 0)  # Bob's again: a duplicate
+    assert cursor(post) == uids(post)[TURN - 1]  # past Alice's first turn, not her flood
+    assert intake(post.referee) == (count - TURN + 1, count - TURN, 0)  # Bob's: a duplicate
     got = records(post)
     alices = [r[1] for r in got if r[0] == post.stack.address("alice")]
     assert alices == [f"[{tag}] status {i}" for i in range(count)]
@@ -207,9 +210,10 @@ def test_a_players_flood_keeps_no_other_players_move_waiting(post: Post) -> None
     assert cursor(post) == uids(post)[-1]
 
 
-def test_a_players_move_behind_a_players_flood_is_read_in_the_first_batch(post: Post) -> None:
+def test_a_players_move_behind_a_players_flood_is_answered_after_one_turn_of_it(
+        post: Post) -> None:
     tag = opened_game(post)
-    statuses(post, tag, 5 * LOOK_EVERY)
+    statuses(post, tag, 5 * TURN)
     bid(post, tag)
     answered_after: list[int] = []
 
@@ -217,10 +221,11 @@ def test_a_players_move_behind_a_players_flood_is_read_in_the_first_batch(post: 
         answered_after.append(len(records(post)))
         send_outbox(post.referee)
 
-    assert intake(post.referee, after_players=send_answers)[0] == 5 * LOOK_EVERY + 1
+    assert intake(post.referee, after_players=send_answers)[0] == 5 * TURN + 1
     bob = [i for i, r in enumerate(records(post)) if r[0] == post.stack.address("bob")]
-    assert bob == [1]
-    assert answered_after[0] == LOOK_EVERY  # his answer went out after the first batch
+    assert bob == [TURN]
+    # His answer went out after the batch that read it, not after the flood.
+    assert answered_after[:2] == [LOOK_EVERY, 2 * LOOK_EVERY]
     assert "bid 3" in post.new_mail("bob", 1)[0].get_content()
 
 
@@ -266,8 +271,9 @@ def test_a_pass_slow_to_read_looks_for_news_before_its_batch_is_done(
         post: Post, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a machine so loaded that each mail takes LOOK_SECONDS (here: no
     time at all), the pass looks for news after each mail: Carol's, come
-    during the first, is the second read; the mails of the batch it did not
-    reach are read after, in their order, each once."""
+    during the first, is read after the flood's first turn, and the mails
+    of each batch the pass did not reach are read in their order, each
+    once."""
     monkeypatch.setattr(passes, "LOOK_SECONDS", 0.0)
     opened_game(post)
     flood(post, 3 * LOOK_EVERY)
@@ -281,7 +287,7 @@ def test_a_pass_slow_to_read_looks_for_news_before_its_batch_is_done(
     monkeypatch.setattr(post.referee, "process", process_while_carol_writes)
     assert intake(post.referee) == (3 * LOOK_EVERY + 1, 3 * LOOK_EVERY + 1, 0)
     got = records(post)
-    assert [i for i, r in enumerate(got) if r[0] == post.stack.address("carol")] == [1]
+    assert [i for i, r in enumerate(got) if r[0] == post.stack.address("carol")] == [TURN]
     assert [r[1] for r in got if r[0] == STRANGER] == [f"hello {i}" for i in range(3 * LOOK_EVERY)]
     assert cursor(post) == uids(post)[-1]
 
@@ -311,34 +317,37 @@ def test_a_senders_mail_keeps_its_order_once_one_of_theirs_waits_behind() -> Non
     assert [w.uid for w in backlog.take(10)] == [3, 1, 2]
 
 
-def test_each_sender_takes_one_turn_in_their_rank_whatever_their_backlog() -> None:
-    backlog = backlog_of((1, "alice@x"), (2, "alice@x"), (3, "eve@x"), (4, "alice@x"),
-                         (5, "bob@x"), (6, "eve@x"), (7, "carol@x"), (8, "alice@x"),
-                         players=frozenset({"alice@x", "bob@x"}))
-    assert [w.uid for w in backlog.take(20)] == [1, 5, 2, 4, 8, 3, 7, 6]
+def test_each_sender_takes_turns_of_their_mail_in_their_rank_whatever_their_backlog(
+        ) -> None:
+    # Alice's first turn goes first among the players', then Bob's; the
+    # rest of hers is read with everyone else's, after Eve's first turn.
+    flood = [(uid, "alice@x") for uid in range(1, 2 * TURN + 1)]
+    late = 2 * TURN
+    backlog = backlog_of(*flood, (late + 1, "bob@x"), (late + 2, "eve@x"),
+                         (late + 3, "alice@x"), players=frozenset({"alice@x", "bob@x"}))
+    assert [w.uid for w in backlog.take(10 * TURN)] == [
+        *range(1, TURN + 1), late + 1, late + 2, *range(TURN + 1, late + 1), late + 3]
 
 
 def test_moves_sent_turn_by_turn_are_read_in_the_order_they_came() -> None:
-    # Two tricks of Spades: North leads the first, South (who took it) the
-    # second. Each player's second mail is their second turn: none jumps.
-    seats = ["n@x", "e@x", "s@x", "w@x", "s@x", "w@x", "n@x", "e@x"]
+    # Spades: East ends a trick North led, and leads the next, which West
+    # did not get to; then a trick South leads. None of it may jump.
+    seats = ["e@x", "s@x", "w@x", "e@x", "s@x", "n@x", "w@x", "s@x", "w@x", "n@x", "e@x"]
     backlog = backlog_of(*enumerate(seats, start=1), players=frozenset(seats))
-    assert [w.uid for w in backlog.take(20)] == list(range(1, 9))
+    assert [w.uid for w in backlog.take(20)] == list(range(1, len(seats) + 1))
 
 
 def test_a_players_mail_beyond_their_share_takes_turns_with_everyone_elses() -> None:
     share = [(uid, "bob@x") for uid in range(1, PLAYERS_SHARE + 3)]
     backlog = backlog_of(*share, (100, "eve@x"), (101, "alice@x"),
                          players=frozenset({"alice@x", "bob@x"}))
-    first = [1, 101, *range(2, PLAYERS_SHARE + 1)]
     assert [w.uid for w in backlog.take(100)] == [
-        *first, 100, PLAYERS_SHARE + 1, PLAYERS_SHARE + 2]
+        *range(1, PLAYERS_SHARE + 1), 101, 100, PLAYERS_SHARE + 1, PLAYERS_SHARE + 2]
 
 
 def test_mail_found_during_a_pass_takes_its_turn_within_its_senders_share() -> None:
     # Eve, a stranger, had one mail in the pass: her next, found while it
-    # read, is read in it too, after Bob's (a player's), as her second
-    # after Mallory's second, which came before it.
+    # read, is read in it too, after Bob's (a player's), in the order it came.
     backlog = backlog_of((1, "eve@x"), (2, "mallory@x"), (3, "mallory@x"))
     assert [w.uid for w in backlog.take(1)] == [1]
     backlog.add([Waiting(4, 1, b"From: eve@x\r\n"), Waiting(5, 1, b"From: bob@x\r\n")], False)
@@ -371,9 +380,9 @@ def test_mail_left_to_the_next_pass_is_left_once_the_pass_has_read_its_share_of_
 def test_mail_taken_and_not_read_is_its_senders_next_again() -> None:
     backlog = backlog_of((1, "eve@x"), (2, "eve@x"), (3, "carol@x"), (4, "bob@x"))
     batch = backlog.take(3)
-    assert [w.uid for w in batch] == [4, 1, 3]
+    assert [w.uid for w in batch] == [4, 1, 2]
     backlog.put_back(batch[1:])  # the pass looked for news after Bob's
-    assert [w.uid for w in backlog.take(10)] == [1, 3, 2]
+    assert [w.uid for w in backlog.take(10)] == [1, 2, 3]
 
 
 def test_the_cursor_moves_only_past_mail_done_with_none_before_it_waiting() -> None:

@@ -115,15 +115,16 @@ def intake(referee: Referee, now: datetime | None = None,
     stop: the mail being read finishes and commits, the rest waits for the
     next pass).
 
-    From an IMAP mailbox, players' mail is read first, one mail of each
-    sender in turn (:class:`Backlog`), and every :data:`LOOK_EVERY` mails
-    (or :data:`LOOK_SECONDS`, if sooner) the pass asks the server for news:
-    mail that came meanwhile takes its turn in this pass, up to
-    :data:`LATE_PER_SENDER` of a sender's and :data:`LATE_PER_PASS` in all,
-    and the rest is left to the next pass. So a flood, a stranger's or a
-    player's, neither keeps another sender's mail waiting nor holds a pass
-    for ever. ``after_players`` runs after each batch that held players'
-    mail (the daemon sends their answers then, not at the end of the pass).
+    From an IMAP mailbox, players' mail is read first, and senders take
+    turns of :data:`TURN` mails (:class:`Backlog`); every
+    :data:`LOOK_EVERY` mails (or :data:`LOOK_SECONDS`, if sooner) the pass
+    asks the server for news: mail that came meanwhile takes its turn in
+    this pass, up to :data:`LATE_PER_SENDER` of a sender's and
+    :data:`LATE_PER_PASS` in all, and the rest is left to the next pass. So
+    a flood, a stranger's or a player's, neither keeps another sender's
+    mail behind more than a turn of it nor holds a pass for ever.
+    ``after_players`` runs after each batch that held players' mail (the
+    daemon sends their answers then, not at the end of the pass).
     """
     cfg = referee.config
     read = processed = failed = 0
@@ -260,9 +261,9 @@ class Backlog:
     a player's (``players_mail``), up to :data:`PLAYERS_SHARE` of a
     sender's, then the rest, each in :class:`Turns` by sender (every
     sender's first :data:`TURN` mails, in the order they came, then every
-    sender's next, and so on). A sender's mail is read in the order it came: once
-    one of theirs waits behind (with the rest, or left to the next pass),
-    so does the rest of theirs.
+    sender's next, and so on). A sender's mail is read in the order it
+    came: once one of theirs waits behind (with the rest, or left to the
+    next pass), so does the rest of theirs.
 
     Mail found during the pass takes its turn in it while its sender has
     had fewer than :data:`LATE_PER_SENDER` mails found in the pass and the

@@ -15,6 +15,13 @@ game), then sends Bob's bid, and prints:
 * how long it took to stop on SIGTERM; with ``--stop-during``, Bob
   writes nothing and the SIGTERM comes once the daemon has read 100 mails
   of the flood, in the middle of it.
+* with ``--during``, Bob writes nothing either: once the daemon has read
+  100 mails of the flood, Dave (in no game, a newcomer) writes, and it
+  prints how many seconds after its delivery his mail was read (target:
+  within 10 s) and how many mails of the flood were read after it.
+* with ``--from-player``, the flood comes from Alice, a player of the
+  game, asking its status: Bob's bid, or Dave's mail, waits for no more
+  of her flood than a stranger's.
 * the daemon's peak RSS (GNU ``time``, read when it exits: outside anything
   timed).
 
@@ -24,9 +31,10 @@ action is in the database (a read-only SQLite query, every 20 ms).
 
 Usage (as root, from the checkout)::
 
-    .venv/bin/python bench/flood.py [--flood 1000] [--raw 600] [--stop-during]
+    .venv/bin/python bench/flood.py [--flood 1000] [--raw 600] [--stop-during | --during]
+                                    [--from-player]
 
-Exits 1 when the bid missed the target.
+Exits 1 when the bid (or Dave's mail) missed the target.
 """
 
 from __future__ import annotations
@@ -62,7 +70,10 @@ from tests.mailstack import MailStack, _short_tmpdir  # noqa: E402
 
 #: Bob's bid must be applied this soon after its delivery.
 TARGET_SECONDS = 5.0
-#: With ``--stop-during``: SIGTERM once the daemon has read this many mails of the flood.
+#: With ``--during``: Dave's mail must be read this soon after its delivery.
+DURING_TARGET_SECONDS = 10.0
+#: With ``--stop-during``: SIGTERM once the daemon has read this many mails
+#: of the flood; with ``--during``, Dave writes then.
 STOP_AFTER = 100
 
 
@@ -96,14 +107,16 @@ def children(pid: int) -> list[int]:
 
 
 def flood(stack: MailStack, folder: Path, count: int, raw: float,
-          stop_during: bool = False) -> bool:
-    """The run itself; True when the bid was applied within the target."""
+          stop_during: bool = False, during: bool = False, from_player: bool = False) -> bool:
+    """The run itself; True when the bid (or Dave's mail) was read within the target."""
     db = folder / "referee.db"
     # The default [limits] and IDLE re-issue (10 min).
     config = write_config(folder, stack, f"sqlite:///{db}", limits="")
     cfg = load_config(config)
     upgrade(cfg.database_url)
     alice, bob, stranger = (stack.address(u) for u in ("alice", "bob", "carol"))
+    newcomer = stack.address("dave")
+    flooder = alice if from_player else stranger
     ref = Referee(cfg)
     try:
         tag = ref.operator.create_game("goofspiel", [alice, bob], seed="flood")
@@ -128,16 +141,32 @@ def flood(stack: MailStack, folder: Path, count: int, raw: float,
         time.sleep(0.5)
         inbox = 1
         before = query(db, "select count(*) from inbound")
-        msgs = [mail(stranger, f"hello {i}", f"help\nwho are you? ({i})\n")
-                for i in range(count)]
+        flooders = query(db, "select count(*) from inbound where sender = ?", flooder)
+        msgs = ([mail(alice, f"[{tag}] status {i}", "status\n") for i in range(count)]
+                if from_player else
+                [mail(stranger, f"hello {i}", f"help\nwho are you? ({i})\n")
+                 for i in range(count)])
         start = time.monotonic()
         submit(stack, msgs)
         submitted = time.monotonic()
-        if stop_during:
+        if stop_during or during:
             wait_until("the flood's first mails read",
                        lambda: query(db, "select count(*) from inbound") >= before + STOP_AFTER,
                        600, log)
-        else:
+        if during:
+            submit(stack, [mail(newcomer, "hello", "Can I play?\n")])
+            inbox += count + 1
+            delivered = wait_inbox(stack, "referee", inbox, timeout=600)
+            late = wait_until("Dave's mail read",
+                              lambda: query(db, "select count(*) from inbound where sender = ?",
+                                            newcomer) >= 1, 600, log)
+            flood_read = query(db, "select count(*) from inbound where sender = ?",
+                               flooder) - flooders
+            drained = wait_until(
+                "flood read",
+                lambda: query(db, "select count(*) from inbound") >= before + count + 1, 600,
+                log)
+        elif not stop_during:
             bid = mail(bob, f"[{tag}]", "bid 3\n")
             submit(stack, [bid])
             sent_at = time.monotonic()
@@ -152,7 +181,7 @@ def flood(stack: MailStack, folder: Path, count: int, raw: float,
                 lambda: query(db, "select count(*) from inbound") >= before + count + 1, 600,
                 log)
             answered = query(db, "select count(*) from outbox where recipients like ?",
-                             f"%{stranger}%")
+                             f"%{flooder}%")
     finally:
         # To the referee itself: GNU time, its parent, would die of it and
         # never write the peak RSS.
@@ -167,6 +196,17 @@ def flood(stack: MailStack, folder: Path, count: int, raw: float,
             proc.kill()
             proc.wait()
         stopped = time.monotonic() - told
+    if during:
+        took = late - delivered
+        say(f"flood: {count} mails from {flooder}; Dave's mail, sent once the daemon had read "
+            f"{STOP_AFTER} of them, read {took:.2f} s after its delivery with "
+            f"{count - flood_read} of the flood still unread; target "
+            f"{DURING_TARGET_SECONDS:.0f} s: "
+            + ("met" if took <= DURING_TARGET_SECONDS else "MISSED"))
+        say(f"the daemon read the whole flood {drained - start:.2f} s after it began; "
+            f"it stopped {stopped:.2f} s after SIGTERM")
+        report_rss(rss, proc.returncode, log)
+        return took <= DURING_TARGET_SECONDS
     if stop_during:
         left = count + before - query(db, "select count(*) from inbound")
         say(f"SIGTERM once the daemon had read {STOP_AFTER} mails of the flood: it stopped "
@@ -175,7 +215,7 @@ def flood(stack: MailStack, folder: Path, count: int, raw: float,
         return True
     took = applied - delivered
     rate = (count + 1) / (delivered - start)
-    say(f"flood: {count} mails from {stranger} submitted in {submitted - start:.2f} s "
+    say(f"flood: {count} mails from {flooder} submitted in {submitted - start:.2f} s "
         f"(one SMTP connection), delivered with Bob's bid at {rate:.1f} msg/s "
         f"= {rate / raw:.2f} of raw")
     say(f"Bob's bid applied {took:.2f} s after its delivery "
@@ -185,7 +225,7 @@ def flood(stack: MailStack, folder: Path, count: int, raw: float,
     say(f"the daemon read the whole flood {drained - start:.2f} s after it began "
         f"({(count + 1) / (drained - start):.1f} msg/s; "
         f"{drained - delivered:.2f} s after the last delivery); "
-        f"{answered} answer(s) queued to the stranger (default [limits]); "
+        f"{answered} answer(s) queued to the flood's sender (default [limits]); "
         f"it stopped {stopped:.2f} s after SIGTERM")
     report_rss(rss, proc.returncode, log)
     return took <= TARGET_SECONDS
@@ -203,8 +243,14 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--flood", type=int, default=1000, help="mails of the flood (1000)")
     p.add_argument("--raw", type=int, default=600, help="messages of the raw run (600)")
-    p.add_argument("--stop-during", action="store_true",
-                   help=f"SIGTERM once {STOP_AFTER} mails of the flood are read; time the stop")
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--stop-during", action="store_true",
+                      help=f"SIGTERM once {STOP_AFTER} mails of the flood are read; time the stop")
+    when.add_argument("--during", action="store_true",
+                      help=f"a newcomer writes once {STOP_AFTER} mails of the flood are read; "
+                           "time until it is read")
+    p.add_argument("--from-player", action="store_true",
+                   help="the flood comes from Alice, a player, not from a stranger")
     args = p.parse_args()
     say(f"machine: {machine()}")
     path = _short_tmpdir()
@@ -215,7 +261,8 @@ def main() -> None:
         delivery, _, _ = raw_rates(stack, args.raw)
         say(f"raw: Postfix -> Dovecot delivery {delivery:.1f} msg/s "
             f"({args.raw} messages, one SMTP connection)")
-        ok = flood(stack, folder, args.flood, delivery, args.stop_during)
+        ok = flood(stack, folder, args.flood, delivery, args.stop_during, args.during,
+                   args.from_player)
     finally:
         stack.stop()
         shutil.rmtree(path, ignore_errors=True)

@@ -8,9 +8,11 @@ mailbox is marked only after that commit.
 from __future__ import annotations
 
 import fcntl
+import heapq
 import logging
 import os
-from collections import deque
+import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -69,6 +71,27 @@ SEEN_BATCH = 200
 #: and a SEARCH when the server announced mail): about a tenth of a second
 #: of refereeing, the most a player's mail that came meanwhile waits.
 LOOK_EVERY = 20
+#: Seconds a pass reads before it looks for news, however few of its
+#: LOOK_EVERY mails that was (a loaded machine, mail slow to referee): so a
+#: mail that comes while a pass reads waits for one look, not for a batch.
+LOOK_SECONDS = 4.0
+#: Of one sender's mail found while a pass reads, how much the pass still
+#: reads, counting theirs found at its start; the rest of theirs waits for
+#: the next pass. A newcomer's mail is read in the pass it came during,
+#: and a flood still coming in does not keep the pass from ending.
+LATE_PER_SENDER = LOOK_EVERY
+#: Mail found while a pass reads that the pass still reads, of all senders
+#: together; the rest waits for the next pass, so a pass ends.
+LATE_PER_PASS = 10 * LOOK_EVERY
+#: Mails of one sender in one turn of a pass: every sender's first TURN
+#: mails are read in the order they came, then every sender's next TURN,
+#: and so on. Moves sent turn by turn are read as they came; a flood waits
+#: behind everyone else's first TURN.
+TURN = LOOK_EVERY
+#: Of one player's mail in a pass, how much is read before anyone else's;
+#: the rest of theirs takes turns with everyone's, so a player's flood (or
+#: one forged in their name) keeps no newcomer's mail behind all of it.
+PLAYERS_SHARE = LOOK_EVERY
 
 
 def many_workers(referee: Referee) -> bool:
@@ -93,13 +116,16 @@ def intake(referee: Referee, now: datetime | None = None,
     stop: the mail being read finishes and commits, the rest waits for the
     next pass).
 
-    From an IMAP mailbox, players' mail is read first (:class:`Backlog`),
-    and every :data:`LOOK_EVERY` mails the pass asks the server for news:
-    a player's mail that came meanwhile is read next, anyone else's is left
-    to the next pass, so a flood from a stranger neither keeps a move
-    waiting nor holds a pass for ever. ``after_players`` runs after each
-    batch that held players' mail (the daemon sends their answers then, not
-    at the end of the pass).
+    From an IMAP mailbox, players' mail is read first, and senders take
+    turns of :data:`TURN` mails (:class:`Backlog`); every
+    :data:`LOOK_EVERY` mails (or :data:`LOOK_SECONDS`, if sooner) the pass
+    asks the server for news: mail that came meanwhile takes its turn in
+    this pass, up to :data:`LATE_PER_SENDER` of a sender's and
+    :data:`LATE_PER_PASS` in all, and the rest is left to the next pass. So
+    a flood, a stranger's or a player's, neither keeps another sender's
+    mail behind more than a turn of it nor holds a pass for ever.
+    ``after_players`` runs after each batch that held players' mail (the
+    daemon sends their answers then, not at the end of the pass).
     """
     cfg = referee.config
     read = processed = failed = 0
@@ -142,6 +168,8 @@ def intake(referee: Referee, now: datetime | None = None,
         del headings
         while not stopped and (batch := backlog.take(LOOK_EVERY)):
             brought: set[int] = set()
+            reached = len(batch)  # the mails of the batch the FETCHes got to
+            began = time.monotonic()
             for f in src.fetch(batch):
                 read += 1
                 brought.add(f.uid)
@@ -162,14 +190,22 @@ def intake(referee: Referee, now: datetime | None = None,
                 if stop is not None and stop():
                     stopped = True
                     break
-            else:
-                backlog.gone([w.uid for w in batch if w.uid not in brought])
-                if after_players is not None and any(w.uid in backlog.players for w in batch):
-                    after_players()
-                if src.news():
-                    for mails in src.waiting(None, after=backlog.last):
-                        newest = _newest(newest, mails)
-                        backlog.add(mails, this_pass=False)
+                if time.monotonic() - began >= LOOK_SECONDS:
+                    # Slow going: look for news now; the rest of the batch
+                    # takes its turn again.
+                    reached = next(i for i, w in enumerate(batch) if w.uid == f.uid) + 1
+                    break
+            if stopped:
+                break
+            backlog.gone([w.uid for w in batch[:reached] if w.uid not in brought])
+            backlog.put_back(batch[reached:])
+            if after_players is not None and any(
+                    w.uid in backlog.players for w in batch[:reached]):
+                after_players()
+            if src.news():
+                for mails in src.waiting(None, after=backlog.last):
+                    newest = _newest(newest, mails)
+                    backlog.add(mails, this_pass=False)
         src.left = backlog.left > 0
         src.mark_seen(done)
         if shared and backlog.found:
@@ -199,12 +235,43 @@ def _saw_mail(referee: Referee, found: datetime | None,
         referee.clock.saw_mail(found, where)
 
 
+class Turns:
+    """Mail of one rank (players', or the rest) in turns by sender: every
+    sender's first :data:`TURN` mails of the pass, in the order they came,
+    then every sender's next :data:`TURN`, and so on. One sender's backlog
+    keeps no one else's mail behind more than a turn of it, and mail that
+    keeps no one waiting is read in the order it came."""
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[int, int, Waiting]] = []  # (turn, UID, mail)
+
+    def __bool__(self) -> bool:
+        return bool(self.heap)
+
+    def push(self, turn: int, mail: Waiting) -> None:
+        """``mail``, of its sender's ``turn``-th turn of the pass (from 0)."""
+        heapq.heappush(self.heap, (turn, mail.uid, mail))
+
+    def pop(self) -> Waiting:
+        """The mail whose turn is next."""
+        return heapq.heappop(self.heap)[2]
+
+
 class Backlog:
     """The new mail of one pass, players' first: each mail that looks like
-    a player's (``players_mail``), oldest first, then the rest, oldest
-    first. A sender's mail is read in the order it came: once one of theirs
-    waits behind, so does the rest of theirs. Mail found during the pass
-    that is not a player's is left to the next pass (:attr:`left`).
+    a player's (``players_mail``), up to :data:`PLAYERS_SHARE` of a
+    sender's, then the rest, each in :class:`Turns` by sender (every
+    sender's first :data:`TURN` mails, in the order they came, then every
+    sender's next, and so on). A sender's mail is read in the order it
+    came: once one of theirs waits behind (with the rest, or left to the
+    next pass), so does the rest of theirs.
+
+    Mail found during the pass takes its turn in it while its sender has
+    had fewer than :data:`LATE_PER_SENDER` mails found in the pass and the
+    pass has taken fewer than :data:`LATE_PER_PASS` such mails; the rest is
+    left to the next pass (:attr:`left`). So a newcomer's mail is read in
+    the pass it came during, and a flood that goes on coming ends no later
+    than those limits.
 
     Keeps the mailbox position the pass may store with a mail: past every
     mail found up to it that is done. Mail read out of turn does not move
@@ -214,8 +281,8 @@ class Backlog:
 
     def __init__(self, players_mail: Callable[[list[Heading]], list[bool]]) -> None:
         self.players_mail = players_mail
-        self.first: deque[Waiting] = deque()
-        self.then: deque[Waiting] = deque()
+        self.first = Turns()
+        self.then = Turns()
         #: The UIDs that looked like players' mail.
         self.players: set[int] = set()
         #: Every UID found, ascending, and those done (or expunged).
@@ -223,8 +290,16 @@ class Backlog:
         self.done: set[int] = set()
         self.expunged: set[int] = set()
         self._upto = 0  # found[:_upto] are all done
+        #: The turn of each mail this pass reads.
+        self.turn: dict[int, int] = {}
         #: Senders with mail waiting behind (or left to the next pass).
         self.behind: set[str] = set()
+        #: Senders with mail left to the next pass.
+        self.leaving: set[str] = set()
+        #: How many mails of each sender this pass reads.
+        self.count: Counter[str] = Counter()
+        #: Mail found during the pass that it reads.
+        self.late = 0
         #: Mail found and left to the next pass.
         self.left = 0
 
@@ -240,23 +315,41 @@ class Backlog:
         for w, heading, players in zip(mails, headings, self.players_mail(headings),
                                        strict=True):
             self.found.append(w.uid)
-            light = Waiting(w.uid, w.size, b"")
-            if players and heading.sender not in self.behind:
-                self.first.append(light)
-                self.players.add(w.uid)
-                continue
-            self.behind.add(heading.sender)
-            if this_pass:
-                self.then.append(light)
-            else:
+            sender = heading.sender
+            if not this_pass and not self._room(sender):
+                self.leaving.add(sender)
+                self.behind.add(sender)
                 self.left += 1
+                continue
+            self.late += not this_pass
+            turn = self.turn[w.uid] = self.count[sender] // TURN
+            first = players and sender not in self.behind and self.count[sender] < PLAYERS_SHARE
+            self.count[sender] += 1
+            light = Waiting(w.uid, w.size, b"")
+            if first:
+                self.first.push(turn, light)
+                self.players.add(w.uid)
+            else:
+                self.behind.add(sender)
+                self.then.push(turn, light)
+
+    def _room(self, sender: str) -> bool:
+        """Whether the pass still reads a mail of ``sender`` found while it read."""
+        return (sender not in self.leaving and self.count[sender] < LATE_PER_SENDER
+                and self.late < LATE_PER_PASS)
 
     def take(self, count: int) -> list[Waiting]:
-        """The next ``count`` mails to read, players' first."""
+        """The next ``count`` mails to read, players' first, senders in turn."""
         out: list[Waiting] = []
         while len(out) < count and (self.first or self.then):
-            out.append((self.first or self.then).popleft())
+            out.append((self.first or self.then).pop())
         return out
+
+    def put_back(self, mails: list[Waiting]) -> None:
+        """Mails taken and not read (the pass looked for news first): each
+        takes its turn again."""
+        for w in mails:
+            (self.first if w.uid in self.players else self.then).push(self.turn[w.uid], w)
 
     def position(self, uid: int) -> int | None:
         """The UID the cursor may move to once ``uid`` is done; None: not on."""
@@ -556,6 +649,6 @@ def exclusive(referee: Referee) -> Iterator[bool]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-__all__ = ["Backlog", "PassReport", "adopt_mailbox", "exclusive", "foreign_mail", "intake",
+__all__ = ["Backlog", "PassReport", "Turns", "adopt_mailbox", "exclusive", "foreign_mail", "intake",
            "judge_clock", "many_workers", "publish_pages", "reread", "run_pass", "send_outbox",
            "send_while_reading"]

@@ -20,13 +20,15 @@ from typing import Any
 import pytest
 from imapclient import IMAPClient
 
-from referee import scheduler
+from referee import passes, scheduler
 from referee.cli import main
 from referee.notify import Notifier
+from referee.passes import LOOK_EVERY
 from referee.scheduler import Daemon
 from referee.service import Referee
 from tests.mailstack import GIVE_UP, MailStack
 from tests.test_e2e import Post, opened_game
+from tests.test_passes import STRANGER, flood, records
 from tests.test_referee import Club
 
 
@@ -260,3 +262,41 @@ def test_a_mail_that_arrives_during_the_search_of_a_pass_that_reads_nothing_is_r
     assert arrived, "the daemon made no pass"
     assert [a[1:3] for a in post.actions(tag)] == [("bid", [4])], (
         "Alice's bid, which arrived during the SEARCH of an empty pass, was not read")
+
+
+def test_the_daemon_reads_a_mail_that_arrives_during_a_floods_pass_before_the_floods_tail(
+        post: Post, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: a stranger's flood is being read when Carol, in no game,
+    writes (through Postfix): the daemon reads her mail, her first, at the
+    pass's first look, before the flood's sender's later ones, not after the
+    whole flood and the next pass (17-18 s on a loaded machine)."""
+    monkeypatch.setattr(passes, "LOOK_SECONDS", 3600.0)  # counted in mails, however loaded
+    opened_game(post)
+    count = 3 * LOOK_EVERY
+    flood(post, count)
+    post.in_referee_inbox += count
+    process = post.referee.process
+    arrived: list[str] = []
+
+    def process_while_carol_writes(raw: bytes, source_key: str, **kw: Any) -> Any:
+        if not arrived:  # the pass has begun: Carol's mail reaches the mailbox now
+            arrived.append(post.write("carol", "Can I play?", subject="hello carol"))
+            post.stack.wait_for("referee", post.in_referee_inbox)
+        return process(raw, source_key, **kw)
+
+    monkeypatch.setattr(post.referee, "process", process_while_carol_writes)
+    daemon = Daemon(post.referee)
+    watcher = threading.Thread(target=daemon.watch_mail, name="mail", daemon=True)
+    watcher.start()
+    try:
+        give_up = time.monotonic() + GIVE_UP
+        while len(records(post)) < count + 1 and time.monotonic() < give_up:
+            time.sleep(0.1)
+    finally:
+        daemon.stop.set()
+        watcher.join(timeout=GIVE_UP)
+    assert not watcher.is_alive()
+    got = records(post)
+    carol = [i for i, r in enumerate(got) if r[0] == post.stack.address("carol")]
+    assert carol == [LOOK_EVERY], "Carol's mail was not read at the pass's first look"
+    assert [r[1] for r in got if r[0] == STRANGER] == [f"hello {i}" for i in range(count)]

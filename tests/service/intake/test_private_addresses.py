@@ -47,9 +47,17 @@ def reply_to(mail: EmailMessage) -> str:
 
 def opened(club: Club) -> tuple[str, dict[str, str]]:
     """A new game of Alice and Bob, its openings read: its tag, and the
-    private address of each player's seat (their opening's Reply-To)."""
+    private address of each player's seat. Their copies of the opening, a
+    public report, show none: the answer to each one's "help" does, a secret
+    mail (their mail server vouches for it)."""
     tag = new_goofspiel(club)
-    return tag, {str(x["To"].addresses[0].addr_spec): reply_to(x) for x in club.poll()}
+    assert {reply_to(x) for x in club.poll()} == {REF}
+    for player in (ALICE, BOB):
+        club.send(player, "help", subject=f"[{tag}] help", headers={
+            "Authentication-Results": "mx.club.test; dmarc=pass header.from=club.test"})
+    answers = club.poll()
+    assert all("(secret)" in x["Subject"] for x in answers)
+    return tag, {str(x["To"].addresses[0].addr_spec): reply_to(x) for x in answers}
 
 
 def moves(club: Club, tag: str) -> list[tuple[int, list[object]]]:
@@ -77,7 +85,7 @@ def test_a_verified_mail_replayed_into_another_game_is_not_applied_there(
     strict.send(ALICE, "bid 6", to=firsts[ALICE], subject=f"[{second}] my bid")
     (refusal,) = strict.poll()
     assert to(refusal) == f"Alice <{ALICE}>"
-    assert refusal["Subject"] == f"Re: [{second}] my bid (not applied)"
+    assert refusal["Subject"] == f"Re: [{second}] my bid (not applied) (secret)"
     assert "could not be verified as coming from you" in body(refusal)
     assert reply_to(refusal) == seconds[ALICE]  # replying to it is her move in the second
     assert moves(strict, first) == [(1, [6])] and moves(strict, second) == []
@@ -123,7 +131,8 @@ def test_a_mail_with_no_tag_to_a_games_address_is_about_that_game(strict: Club) 
 @pytest.mark.parametrize("sender", [ALICE, CAROL], ids=["forged", "own"])
 def test_an_address_forwarded_from_a_report_is_rotated_and_its_owner_told(
         strict: Club, sender: str) -> None:
-    """Alice forwards her opening of the first game to Carol, who plays in
+    """Alice forwards a secret mail of the first game (the answer to her
+    "help"; her choice, as a hand's would be) to Carol, who plays in
     none. Carol writes to the private address it shows, in Alice's name
     (through her own server, which Alice's domain disowns) or in her own:
     nothing is done, the address stops counting, and Alice is told the new

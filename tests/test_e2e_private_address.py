@@ -142,7 +142,7 @@ def test_an_address_forwarded_from_a_secret_mail_moves_nothing_and_is_rotated(
     else:
         assert (f"A mail from carol@example.test came to your private referee address "
                 f"for [{first}] ({old}). Someone else knows that address") in told
-    assert "just reply to the referee's mails to you" in told
+    assert "just reply to it, or to the referee's other secret mails to you" in told
     assert bids(post, first) == bids(post, second) == []
     post.assert_no_more_mail("bob", "carol")
 

@@ -163,8 +163,9 @@ for [{first}] ({old}).
 Someone else knows that address; nothing in that mail was done for you.
 That address works like a password for your moves, so it no longer counts.
 
-Your new private address is the Reply-To of this mail: just reply to the
-referee's mails to you, and never copy those replies to anyone else.
+Your new private address is the Reply-To of this mail: just reply to it,
+or to the referee's other secret mails to you, and never forward those
+mails or copy those replies to anyone else.
 
 {SIGNATURE}"""
     assert all(to(x) != f"Bob <{BOB}>" for x in mails)
@@ -201,8 +202,9 @@ A mail from alice@club.test showed your private referee address
 for [{tag}] ({old}) to bob@club.test.
 That address works like a password for your moves, so it no longer counts.
 
-Your new private address is the Reply-To of this mail: just reply to the
-referee's mails to you, and never copy those replies to anyone else.
+Your new private address is the Reply-To of this mail: just reply to it,
+or to the referee's other secret mails to you, and never forward those
+mails or copy those replies to anyone else.
 
 {SIGNATURE}"""
     # Bob, who saw it, cannot move for Alice with the old address.

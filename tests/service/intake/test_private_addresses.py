@@ -6,7 +6,9 @@ and no other."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from email.message import EmailMessage
+from email.parser import HeaderParser
 from pathlib import Path
 
 import pytest
@@ -285,3 +287,37 @@ def test_a_players_copy_of_a_public_report_shows_the_address_only_when_it_asks_t
     alices = next(x for x in last if to(x) == f"Alice <{ALICE}>")
     assert "GAME OVER" in str(alices["Subject"]), alices["Subject"]
     assert alices["Reply-To"].addresses[0].addr_spec == REF
+
+
+def test_in_verified_mode_only_secret_mail_carries_a_seats_address(tmp_path: Path) -> None:
+    """A whole game, a reminder and a player in ``mail all`` among it: every
+    mail that gives a seat's private address is a secret mail, marked so;
+    no copy of a report, however much it asks of its player, gives one."""
+    club = Club(tmp_path, auth=STRICT, vouch=True)
+    try:
+        tag = new_goofspiel(club, cards="3", prize_order="1,2,3")
+        club.poll()
+        club.send(BOB, "mail all", subject=f"[{tag}]")
+        club.poll()
+        club.poll(club.now + timedelta(days=2, hours=12))  # Alice is reminded
+        for alice, bob in ((1, 3), (2, 1), (3, 2)):
+            club.send(ALICE, f"bid {alice}", subject=f"[{tag}]")
+            club.send(BOB, f"bid {bob}", subject=f"[{tag}]")
+            club.poll(club.now + timedelta(days=2, hours=13))
+        with club.referee.sessions() as db:
+            tokens = {s.token for s in db.scalars(select(m.Seat)) if s.token}
+            rows = list(db.scalars(select(m.Outbox).order_by(m.Outbox.id)))
+        assert len(tokens) == 2
+        carrying, reports = [], []
+        for row in rows:
+            head = HeaderParser().parsestr(row.raw, headersonly=True)
+            kinds = str(head["X-Referee-Mail"]).split()
+            if any(t in row.raw for t in tokens):
+                assert row.secret and "(secret)" in str(head["Subject"]), head["Subject"]
+                carrying.append(kinds)
+            elif {"opening", "round_report"} & set(kinds):
+                reports.append(str(head["Subject"]))
+        assert ["reminder"] in carrying and any("transcript" in k for k in carrying)
+        assert any("your bid" in s for s in reports), reports
+    finally:
+        club.referee.close()

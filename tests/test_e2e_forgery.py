@@ -93,7 +93,7 @@ def test_in_verified_mode_a_forged_flood_moves_no_one_and_brings_one_notice(
         forge(post, f"bid {n % 6 + 1}", subject=f"[{tag}] forged {n}")
     post.poll(T0 + timedelta(minutes=1))
     (notice,) = post.new_mail("alice", 1)
-    assert notice["Subject"] == f"Re: [{tag}] forged 0 (not applied)"
+    assert notice["Subject"] == f"Re: [{tag}] forged 0 (not applied) (secret)"
     assert post.actions(tag) == []
     private = notice["Reply-To"].addresses[0].addr_spec
     assert private.startswith("referee+")

@@ -518,14 +518,22 @@ def test_an_unverified_mail_changes_nothing_and_the_registered_player_is_told(
                 headers={"Date": "Mon, 02 Mar 2026 13:00:00 +0100"})
     (reply,) = strict.poll()
     assert to(reply) == "Alice <alice@club.test>"
-    assert reply["Subject"] == "Re: [goofspiel-1] bid (not applied)"
+    # It carries Alice's private address for the game: a secret mail.
+    assert reply["Subject"] == "Re: [goofspiel-1] bid (not applied) (secret)"
+    assert reply["Reply-To"].addresses[0].addr_spec.startswith("referee+")
     assert body(reply) == f"""\
+SECRET: for you alone. Do not forward it or quote it to the list or
+to other players; a reply goes to the referee alone.
+
 A mail in your name of Mon 02 Mar 2026 12:00 UTC reached the referee,
 but it could not be verified as coming from you, so nothing in it was done.
 
 If you sent it, send it again as a reply to this mail: replies to the
-referee's mails to you go to your private referee address, which vouches
-for you. Keep that address to yourself.
+referee's secret mails to you (this one, the answers to your moves, your
+reminders) go to your private referee address, which vouches for you.
+Keep that address to yourself. A reply to a report the other players get
+too goes to the referee's own address, and counts only where your mail
+server vouches for your mail.
 
 If you did not send it, someone wrote in your name; nothing changed in
 your games.
@@ -538,16 +546,23 @@ your games.
 
 
 def test_a_reply_to_the_private_address_is_verified_and_applied(strict: Club) -> None:
-    """Without a list the opening is each player's own copy, whose Reply-To
-    is their private address: the natural reply counts in verified mode."""
+    """The opening is each player's copy of a public report, which they may
+    forward: in verified mode it shows no private address, and a reply to it
+    counts only where the player's domain vouches for it. Else the refusal,
+    a secret mail, gives the address: the natural reply to it counts, and
+    the answer, secret too, gives it again."""
     new_goofspiel(strict)
     opening, bobs = strict.poll()
-    private = opening["Reply-To"].addresses[0].addr_spec
+    assert {x["Reply-To"].addresses[0].addr_spec for x in (opening, bobs)} == {REF}
+    strict.send(ALICE, "bid 6", subject=f"Re: {opening['Subject']}")
+    (refusal,) = strict.poll()
+    assert "(not applied) (secret)" in refusal["Subject"]
+    private = refusal["Reply-To"].addresses[0].addr_spec
     assert private.startswith("referee+") and private.endswith("@club.test")
-    assert bobs["Reply-To"].addresses[0].addr_spec not in (private, REF)
-    strict.send(ALICE, "bid 6", to=private)
+    strict.send(ALICE, "bid 6", to=private, subject=f"Re: {refusal['Subject']}")
     (reply,) = strict.poll()
-    assert "DONE (bid 6)" in body(reply)
+    assert "DONE (bid 6)" in body(reply) and "(secret)" in reply["Subject"]
+    assert reply["Reply-To"].addresses[0].addr_spec == private
     assert strict.count(m.ActionLog) == 1
 
 

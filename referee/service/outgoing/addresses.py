@@ -4,7 +4,9 @@ list's List-Id. Pure answers over the config; no transaction.
 
 A private reply address, ``referee+TOKEN@domain``, works like a password:
 mail to it from the player's own address is theirs (verified mode), so it
-is only ever sent to the player, as the Reply-To of mail to them alone.
+is only ever sent to the player, as the Reply-To of mail to them alone,
+and in verified mode of secret mail alone (never of their copy of a
+report, which they may forward).
 Each seat has its own, bound to its game: it vouches for its player's
 moves in that game and no other. A player's own address, for mail about
 no game, vouches for no move.
@@ -38,6 +40,9 @@ class Addresses:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.local, _, self.domain = config.referee.address.partition("@")
+        #: Verified mode: a seat's private address vouches for its player's
+        #: moves, so it rides on secret mail alone (``MailQueue.to_player``).
+        self.verified = config.auth.require == "verified"
 
     def is_referee(self, addr: str) -> bool:
         """``addr`` is the referee's address or one of its ``+`` forms."""

@@ -78,7 +78,8 @@ class Delivery:
         """A secret answer to the sender, at their registered address only,
         as a mail of its own (a mail that reached no game's table). With no
         ``gs``, ``about`` is the game the mail was about, if any: a reply to
-        the answer goes to the player's private address for that game."""
+        the answer goes to the player's private address for that game (in
+        verified mode the answer is then marked secret: that address is)."""
         folder = (gs.engine.templates or gs.engine.kind) if gs else "common"
         ctx = {"subject": echo_subject(msg.subject),
                **(gs.context(None) if gs else {"tag": None}), **context}
@@ -86,7 +87,7 @@ class Delivery:
         self.queue.to_player(db, gs.row if gs else None, player, subject, body,
                              auto="auto-replied", in_reply_to=msg.message_id,
                              references=msg.references, now=now, kind=template,
-                             turn=gs.turn() if gs else None, about=about)
+                             turn=gs.turn() if gs else None, about=about, alone=True)
 
     def answer(self, gs: Table, msg: InboundMessage, seat: int, context: dict[str, Any],
                *, done: str | None, wait: bool = True) -> Reply:

@@ -13,7 +13,7 @@ from sqlalchemy import func, insert, select, text
 from sqlalchemy.orm import Session
 
 from referee.mail.compose import Composer
-from referee.service.outgoing.addresses import Addresses
+from referee.service.outgoing.addresses import Addresses, seat_of
 from referee.store import models as m
 
 #: Outbox ids counted on from one ``max(id)`` on SQLite.
@@ -43,18 +43,33 @@ class MailQueue:
         self.addresses = addresses
 
     def to_player(self, db: Session, game: m.Game | None, player: m.Player,
-                  subject: str, body: str, *, private: bool = True,
-                  about: m.Game | None = None, **kw: Any) -> None:
+                  subject: str, body: str, *, private: bool = True, alone: bool = False,
+                  about: m.Game | None = None, secret: bool = False, **kw: Any) -> None:
         """Queue a mail to one player alone. A ``private`` mail (for them
         alone: an answer, their hand, a prompt) takes their replies to their
         private address for its game (``game``, or for a mail of no game
         ``about``, the game of the mail it answers); their copy of a public
         report, which they may forward, never shows it (replies go to the
-        referee's own address)."""
-        reply_to = (self.addresses.private_address(player, game or about)
-                    if private else None)
+        referee's own address).
+
+        In verified mode a seat's address vouches for its player's moves,
+        so only ``secret`` mail carries it (marked so: "do not forward").
+        A mail the referee writes to the player ``alone`` (an answer to
+        mail in their name, a reminder) is made secret for it; any other,
+        their copy of a report that asks them to act too, shows no private
+        address: a reply to it counts only if their domain vouches for it."""
+        target = game or about
+        reply_to = None
+        if private:
+            seat = seat_of(target, player) if target is not None else None
+            vouches = seat is not None and self.addresses.verified
+            if vouches and alone and not secret:
+                subject, body = mark_secret(subject, body)
+                secret = True
+            if not vouches or secret:
+                reply_to = self.addresses.private_address(player, target)
         self.put(db, game, [(player.address, player.name)], subject, body,
-                 reply_to=reply_to, **kw)
+                 reply_to=reply_to, secret=secret, **kw)
 
     def put(
         self, db: Session, game: m.Game | None, to: list[tuple[str, str]], subject: str,

@@ -139,7 +139,9 @@ class DeadlineSweep:
             gs.engine.templates or gs.engine.kind, "reminder",
             {**gs.context(d.seat), "what": d.what, "help": gs.engine.help(gs.state, d.seat)},
         )
-        self.delivery.queue.to_player(gs.db, game, seat.player, subject, body,
+        # For the player alone: in verified mode marked secret, as the
+        # private address it carries is.
+        self.delivery.queue.to_player(gs.db, game, seat.player, subject, body, alone=True,
                                       auto="auto-generated", now=now, kind="reminder")
 
 

@@ -99,7 +99,7 @@ def test_forged_mail_in_verified_mode_brings_one_notice_a_day_and_spends_no_budg
     for n in range(20):
         club.send(ALICE, f"bid {n % 6 + 1}", subject=f"[{tag}] forged {n}")
     sent = club.poll()
-    assert [x["Subject"] for x in sent] == [f"Re: [{tag}] forged 0 (not applied)"]
+    assert [x["Subject"] for x in sent] == [f"Re: [{tag}] forged 0 (not applied) (secret)"]
     assert club.count(m.ActionLog) == 0
     # Alice's own mail, to her private address, is read: the forger spent nothing of hers.
     private = sent[0]["Reply-To"].addresses[0].addr_spec
@@ -108,7 +108,7 @@ def test_forged_mail_in_verified_mode_brings_one_notice_a_day_and_spends_no_budg
     assert "DONE (bid 6)" in body(reply)
     club.send(ALICE, "bid 5", subject=f"[{tag}] forged again")
     assert club.poll(club.now + timedelta(days=1, minutes=1))[0]["Subject"].endswith(
-        "(not applied)")
+        "(not applied) (secret)")
     club.referee.close()
 
 

@@ -6,7 +6,9 @@ and no other."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from email.message import EmailMessage
+from email.parser import HeaderParser
 from pathlib import Path
 
 import pytest
@@ -47,9 +49,17 @@ def reply_to(mail: EmailMessage) -> str:
 
 def opened(club: Club) -> tuple[str, dict[str, str]]:
     """A new game of Alice and Bob, its openings read: its tag, and the
-    private address of each player's seat (their opening's Reply-To)."""
+    private address of each player's seat. Their copies of the opening, a
+    public report, show none: the answer to each one's "help" does, a secret
+    mail (their mail server vouches for it)."""
     tag = new_goofspiel(club)
-    return tag, {str(x["To"].addresses[0].addr_spec): reply_to(x) for x in club.poll()}
+    assert {reply_to(x) for x in club.poll()} == {REF}
+    for player in (ALICE, BOB):
+        club.send(player, "help", subject=f"[{tag}] help", headers={
+            "Authentication-Results": "mx.club.test; dmarc=pass header.from=club.test"})
+    answers = club.poll()
+    assert all("(secret)" in x["Subject"] for x in answers)
+    return tag, {str(x["To"].addresses[0].addr_spec): reply_to(x) for x in answers}
 
 
 def moves(club: Club, tag: str) -> list[tuple[int, list[object]]]:
@@ -77,7 +87,7 @@ def test_a_verified_mail_replayed_into_another_game_is_not_applied_there(
     strict.send(ALICE, "bid 6", to=firsts[ALICE], subject=f"[{second}] my bid")
     (refusal,) = strict.poll()
     assert to(refusal) == f"Alice <{ALICE}>"
-    assert refusal["Subject"] == f"Re: [{second}] my bid (not applied)"
+    assert refusal["Subject"] == f"Re: [{second}] my bid (not applied) (secret)"
     assert "could not be verified as coming from you" in body(refusal)
     assert reply_to(refusal) == seconds[ALICE]  # replying to it is her move in the second
     assert moves(strict, first) == [(1, [6])] and moves(strict, second) == []
@@ -123,7 +133,8 @@ def test_a_mail_with_no_tag_to_a_games_address_is_about_that_game(strict: Club) 
 @pytest.mark.parametrize("sender", [ALICE, CAROL], ids=["forged", "own"])
 def test_an_address_forwarded_from_a_report_is_rotated_and_its_owner_told(
         strict: Club, sender: str) -> None:
-    """Alice forwards her opening of the first game to Carol, who plays in
+    """Alice forwards a secret mail of the first game (the answer to her
+    "help"; her choice, as a hand's would be) to Carol, who plays in
     none. Carol writes to the private address it shows, in Alice's name
     (through her own server, which Alice's domain disowns) or in her own:
     nothing is done, the address stops counting, and Alice is told the new
@@ -154,8 +165,9 @@ for [{first}] ({old}).
 Someone else knows that address; nothing in that mail was done for you.
 That address works like a password for your moves, so it no longer counts.
 
-Your new private address is the Reply-To of this mail: just reply to the
-referee's mails to you, and never copy those replies to anyone else.
+Your new private address is the Reply-To of this mail: just reply to it,
+or to the referee's other secret mails to you, and never forward those
+mails or copy those replies to anyone else.
 
 {SIGNATURE}"""
     assert all(to(x) != f"Bob <{BOB}>" for x in mails)
@@ -192,8 +204,9 @@ A mail from alice@club.test showed your private referee address
 for [{tag}] ({old}) to bob@club.test.
 That address works like a password for your moves, so it no longer counts.
 
-Your new private address is the Reply-To of this mail: just reply to the
-referee's mails to you, and never copy those replies to anyone else.
+Your new private address is the Reply-To of this mail: just reply to it,
+or to the referee's other secret mails to you, and never forward those
+mails or copy those replies to anyone else.
 
 {SIGNATURE}"""
     # Bob, who saw it, cannot move for Alice with the old address.
@@ -274,3 +287,37 @@ def test_a_players_copy_of_a_public_report_shows_the_address_only_when_it_asks_t
     alices = next(x for x in last if to(x) == f"Alice <{ALICE}>")
     assert "GAME OVER" in str(alices["Subject"]), alices["Subject"]
     assert alices["Reply-To"].addresses[0].addr_spec == REF
+
+
+def test_in_verified_mode_only_secret_mail_carries_a_seats_address(tmp_path: Path) -> None:
+    """A whole game, a reminder and a player in ``mail all`` among it: every
+    mail that gives a seat's private address is a secret mail, marked so;
+    no copy of a report, however much it asks of its player, gives one."""
+    club = Club(tmp_path, auth=STRICT, vouch=True)
+    try:
+        tag = new_goofspiel(club, cards="3", prize_order="1,2,3")
+        club.poll()
+        club.send(BOB, "mail all", subject=f"[{tag}]")
+        club.poll()
+        club.poll(club.now + timedelta(days=2, hours=12))  # Alice is reminded
+        for alice, bob in ((1, 3), (2, 1), (3, 2)):
+            club.send(ALICE, f"bid {alice}", subject=f"[{tag}]")
+            club.send(BOB, f"bid {bob}", subject=f"[{tag}]")
+            club.poll(club.now + timedelta(days=2, hours=13))
+        with club.referee.sessions() as db:
+            tokens = {s.token for s in db.scalars(select(m.Seat)) if s.token}
+            rows = list(db.scalars(select(m.Outbox).order_by(m.Outbox.id)))
+        assert len(tokens) == 2
+        carrying, reports = [], []
+        for row in rows:
+            head = HeaderParser().parsestr(row.raw, headersonly=True)
+            kinds = str(head["X-Referee-Mail"]).split()
+            if any(t in row.raw for t in tokens):
+                assert row.secret and "(secret)" in str(head["Subject"]), head["Subject"]
+                carrying.append(kinds)
+            elif {"opening", "round_report"} & set(kinds):
+                reports.append(str(head["Subject"]))
+        assert ["reminder"] in carrying and any("transcript" in k for k in carrying)
+        assert any("your bid" in s for s in reports), reports
+    finally:
+        club.referee.close()

@@ -73,6 +73,10 @@ class Letter:
     #: Whether the mail is really from ``player`` (None: no player).
     verdict: Verdict | None = None
     game: m.Game | None = None
+    #: Why only the mail's moves are read (its sender's reply budget is
+    #: spent, or it is the same mail again): what its record says if it
+    #: is not answered. None: all of it is read.
+    over: str | None = None
 
     @classmethod
     def read(cls, msg: InboundMessage, record: m.Inbound, now: datetime, config: Config,

@@ -38,19 +38,25 @@ def test_a_flood_gets_the_hourly_budget_of_answers_and_one_notice(club: Club) ->
     assert [x["Subject"] for x in sent] == [
         *(f"Re: [{tag}] mail {n} (secret)" for n in range(5)), f"Re: [{tag}] mail 5 (not read)"]
     assert body(sent[-1]) == f"""\
-You have sent the referee more mail than it reads from one address
-(5 an hour, 8 a day). This mail and the ones after
-it are kept, but not read or applied, and not answered, until
-Mon 02 Mar 2026 13:00 UTC.
+You have sent the referee more mail than it answers from one address
+(5 an hour, 8 a day). Until Mon 02 Mar 2026 13:00 UTC,
+only the moves in your mail are read: they are applied as ever, and
+answered as long as moves are answered, but nothing else in it is read
+or answered.
 
-Send your moves again after that time. If a program of yours is writing
-to the referee, please stop it.
+Send anything else again after that time. If a program of yours is
+writing to the referee, please stop it.
 
 {SIGNATURE}"""
     assert notes(club)[5:] == ["not read: over the reply budget until 2026-03-02 13:00 UTC"] * 7
-    # A bid over the budget is kept, not applied.
-    club.send(ALICE, "bid 5", subject=f"[{tag}]")
-    assert club.poll() == [] and club.count(m.ActionLog) == 0
+    # A bid over the budget is read, applied and answered: budgets limit
+    # replies, never moves, and the answers to moves have their own.
+    club.send(ALICE, "help\nbid 5", subject=f"[{tag}]")
+    (reply,) = club.poll()
+    assert "DONE (bid 5)" in body(reply) and club.count(m.ActionLog) == 1
+    assert "> help\n  IGNORED: Not read: you have sent more mail than the referee" in body(reply)
+    assert notes(club)[-1] == ("not read: over the reply budget until 2026-03-02 13:00 UTC: "
+                               "its moves were read and answered")
     # An hour on, mail is read again, up to the day's budget.
     later = club.now + timedelta(hours=1)
     for n in range(4):
@@ -59,8 +65,8 @@ to the referee, please stop it.
     assert [x["Subject"] for x in sent] == [f"Re: [{tag}] later {n} (secret)" for n in range(3)]
     # Other players are not touched by Alice's flood.
     club.send(BOB, "bid 3", subject=f"[{tag}]")
-    (reply,) = club.poll()
-    assert "DONE (bid 3)" in body(reply)
+    to_bob = [x for x in club.poll() if BOB in str(x["To"])]
+    assert any("DONE (bid 3)" in body(x) for x in to_bob), [body(x) for x in to_bob]
 
 
 def test_the_same_mail_again_and_again_is_a_loop_and_goes_unanswered(club: Club) -> None:
@@ -83,10 +89,10 @@ def test_the_same_bid_in_each_of_many_games_is_no_loop(club: Club) -> None:
     for tag in tags:
         club.send(ALICE, "bid 1", subject=f"[{tag}] round 1")
     sent = club.poll(club.now + timedelta(minutes=1))
-    # Five answers (the hourly budget), then the notice that it is spent.
-    assert ["DONE (bid 1)" in body(x) for x in sent] == [True] * 5 + [False]
-    assert "more mail than it reads" in body(sent[-1])
-    assert club.count(m.ActionLog) == 5
+    # Five answers (the hourly budget); the sixth bid, over it, is applied
+    # and answered all the same, within the budget of answers to moves.
+    assert ["DONE (bid 1)" in body(x) for x in sent] == [True] * 6
+    assert club.count(m.ActionLog) == 6
     assert "the same mail again" not in " ".join(notes(club))
 
 

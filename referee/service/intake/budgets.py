@@ -94,12 +94,21 @@ class Budgets:
         """Whether a mail from ``address`` in reply to one of ours that
         holds no command may be answered now: once a day, so an
         autoresponder nothing marks, whose text changes each time, gets
-        one answer a day."""
+        one answer a day (and, the mails it is not answered not being
+        counted, no notice that a budget is spent)."""
         row = self._row(db, f"{TALK}{address}"[:ADDRESS_MAX], now)
         if row.not_verified_at is not None and now - row.not_verified_at < DAY:
             return False
         row.not_verified_at = now
         return True
+
+    def refund(self, db: Session, address: str) -> None:
+        """Take back the answer :meth:`charge` counted for the mail just
+        read from ``address``: it was not answered after all."""
+        row = db.get(m.Correspondent, address)
+        if row is not None:
+            row.hour_count = max(row.hour_count - 1, 0)
+            row.day_count = max(row.day_count - 1, 0)
 
     def _spend(self, row: m.Correspondent, now: datetime) -> bool:
         """Count one answer on ``row`` if its hour and day have room."""

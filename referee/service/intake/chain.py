@@ -42,7 +42,7 @@ from referee.games.base import Scope
 from referee.mail.inbound import Automation
 from referee.service.intake.budgets import Allowance, Budgets, budget_key, loop_digest
 from referee.service.intake.joining import Joining
-from referee.service.intake.letter import Letter, Outcome
+from referee.service.intake.letter import Letter, Outcome, Over
 from referee.service.intake.routing import Routing
 from referee.service.intake.senders import Senders
 from referee.service.outgoing.addresses import new_token
@@ -296,10 +296,11 @@ class Budget:
         key = budget_key(letter)
         allowance = self.budgets.charge(db, key, loop_digest(letter), letter.now)
         if allowance is Allowance.LOOP:
-            letter.over = "not answered: the same mail again and again (a loop?)"
+            letter.over = Over("not answered: the same mail again and again (a loop?)", False)
         elif allowance is Allowance.OVER:
             reopens = self.budgets.reopens_at(db, key)
-            letter.over = f"not read: over the reply budget until {reopens:%Y-%m-%d %H:%M} UTC"
+            letter.over = Over(
+                f"not read: over the reply budget until {reopens:%Y-%m-%d %H:%M} UTC", True)
         return None
 
 
@@ -317,7 +318,7 @@ class Size:
             return None
         assert letter.player is not None
         if letter.over is not None:
-            letter.record.note = letter.over
+            letter.record.note = letter.over.note
             return Outcome("refused")
         self.delivery.reply(db, None, letter.player, letter.msg, "too_large",
                             {"limit": limit}, letter.now, about=letter.about)
@@ -337,7 +338,7 @@ class PlainText:
             return None
         assert letter.player is not None
         if letter.over is not None:
-            letter.record.note = letter.over
+            letter.record.note = letter.over.note
             return Outcome("refused")
         self.delivery.reply(db, None, letter.player, letter.msg, "plain_text_please", {},
                             letter.now, about=letter.about)
@@ -359,7 +360,7 @@ class Route:
         assert letter.player is not None and letter.routed is not None
         game = letter.routed
         if isinstance(game, str) and letter.over is not None:
-            letter.record.note = letter.over
+            letter.record.note = letter.over.note
             return Outcome("refused")
         if isinstance(game, str):
             self.delivery.reply(db, None, letter.player, letter.msg, "which_game", {
@@ -397,7 +398,7 @@ class Play:
         if seat is None and game is letter.joining:
             seat, note = self.joining.seat(gs, player, msg.sender_name)
         if seat is None and letter.over is not None:
-            letter.record.note = letter.over
+            letter.record.note = letter.over.note
             return Outcome("refused")
         if seat is None:
             self.delivery.reply(db, None, player, msg, "which_game", {
@@ -455,20 +456,20 @@ class Play:
         key, now, over = budget_key(letter), letter.now, letter.over
         moved = any(t.result in ("applied", "penalty") and t.read_as for t in transcript)
         if moved and self.budgets.answer_move(db, key, now):
-            letter.record.note = f"{over}: its moves were read and answered"
+            letter.record.note = f"{over.note}: its moves were read and answered"
             return None
         if moved:
-            letter.record.note = f"{over}: its moves were read, not answered"
+            letter.record.note = f"{over.note}: its moves were read, not answered"
         else:
-            letter.record.note = over
-        if over.startswith("not read") and self.budgets.tell(db, key, now):
+            letter.record.note = over.note
+        if over.budget and self.budgets.tell(db, key, now):
             limits = self.config.limits
             self.delivery.reply(db, None, letter.player, letter.msg, "over_budget", {
                 "per_hour": limits.replies_per_hour, "per_day": limits.replies_per_day,
                 "reopens": self.budgets.reopens_at(db, key)}, now, about=letter.about)
         if moved:
             return Outcome("processed", letter.game.tag, transcript)
-        return Outcome("refused" if over.startswith("not read") else "ignored")
+        return Outcome("refused" if over.budget else "ignored")
 
     def _talk_answered_today(self, db: Session, letter: Letter) -> bool:
         """Whether the mail, which holds no command, answers a mail of the
@@ -478,7 +479,11 @@ class Play:
         composer = self.delivery.composer
         if not any(composer.outbox_id(mid) is not None for mid in letter.answers):
             return False
-        return not self.budgets.talk_answered(db, budget_key(letter), letter.now)
+        key = budget_key(letter)
+        if self.budgets.talk_answered(db, key, letter.now):
+            return False
+        self.budgets.refund(db, key)
+        return True
 
 
 def _noted(transcript: list[TranscriptLine], note: str) -> list[TranscriptLine]:

@@ -136,3 +136,64 @@ def test_a_flood_forged_in_a_players_name_does_not_silence_their_own_mail(
     (reply,) = club.poll()
     assert "DONE (bid 5)" in body(reply)
     assert club.count(m.ActionLog) == 1
+
+
+def test_answers_to_moves_over_the_budget_have_a_budget_of_their_own(club: Club) -> None:
+    """Over the reply budget a bid is applied; its answer comes within a
+    budget of the same size (5 an hour here) that only answers to accepted
+    moves spend; past that it is applied all the same, unanswered."""
+    tags = [new_goofspiel(club) for _ in range(12)]
+    club.poll()
+    for n in range(5):
+        club.send(ALICE, f"status\nmail {n}", subject=f"[{tags[0]}] mail {n}")
+    assert len(club.poll()) == 5
+    for tag in tags[1:]:
+        club.send(ALICE, "bid 1", subject=f"[{tag}] round 1")
+    sent = club.poll(club.now + timedelta(minutes=1))
+    assert ["DONE (bid 1)" in body(x) for x in sent] == [True] * 5 + [False]
+    assert "more mail than it answers" in body(sent[-1])
+    assert club.count(m.ActionLog) == 11
+    assert notes(club)[-1] == ("not read: over the reply budget until 2026-03-02 13:00 UTC: "
+                               "its moves were read, not answered")
+
+
+def test_talk_in_reply_to_the_referees_mail_is_answered_once_a_day(club: Club) -> None:
+    """An autoresponder that marks nothing, its text new each time: one
+    answer a day. A mail with a command is answered as ever."""
+    tag = new_goofspiel(club)
+    opening = club.poll()[0]
+    answered = 0
+    for n in range(6):
+        club.send(ALICE, f"Thanks for your note; ticket {n} is open.", subject="Re: your mail",
+                  headers={"In-Reply-To": opening["Message-ID"]})
+        answered += len(club.poll(club.now + timedelta(minutes=n)))
+    assert answered == 1, notes(club)
+    assert notes(club)[-1] == ("not answered: no command, in reply to a mail of the "
+                               "referee's, and such a mail was answered today")
+    club.send(ALICE, "bid 5", subject=f"[{tag}]", headers={"In-Reply-To": opening["Message-ID"]})
+    (reply,) = club.poll()
+    assert "DONE (bid 5)" in body(reply)
+    club.send(ALICE, "Ticket 7 is open.", subject="Re: your mail",
+              headers={"In-Reply-To": opening["Message-ID"]})
+    assert len(club.poll(club.now + timedelta(days=1))) == 1
+
+
+def test_replies_to_strangers_are_bounded_per_domain(tmp_path: Path) -> None:
+    """12 joins forged at one domain bring it 10 requests to confirm; a
+    stranger of another domain is still answered."""
+    club = Club(tmp_path)
+    tag = club.referee.operator.create_game("loatcg", [f"Alice <{ALICE}>"], now=club.now,
+                                            seed="domains")
+    club.poll()
+    for n in range(12):
+        club.send(f"victim{n}@forged.test", "deal me in", subject=f"[{tag}] me")
+    asked = club.poll()
+    assert [x["X-Referee-Mail"] for x in asked] == ["confirm_join"] * 10
+    assert all(str(x["To"]).endswith("@forged.test") for x in asked)
+    club.send("someone@forged.test", "what is this?", subject="hi")
+    assert club.poll() == []
+    club.send("newcomer@else.test", "deal me in", subject=f"[{tag}] me")
+    club.send("curious@else.test", "what is this?", subject="hi")
+    assert [(str(x["To"]), x["X-Referee-Mail"]) for x in club.poll()] == [
+        ("newcomer@else.test", "confirm_join"), ("curious@else.test", "stranger")]
+    club.referee.close()

@@ -423,8 +423,9 @@ class AuthSection(_Section):
 
 
 class LimitsSection(_Section):
-    """What one address may cost the referee. Beyond a budget its mail is
-    recorded but neither read nor answered, and it is told so once."""
+    """What one address may cost the referee. Beyond a budget only the
+    moves in its mail are read, the answers to them within a budget of
+    their own, and it is told so once."""
 
     #: Mails from one address answered per hour, and per day.
     replies_per_hour: int = Field(default=60, gt=0)
@@ -439,6 +440,10 @@ class LimitsSection(_Section):
     #: A flood of forged From lines gets no more backscatter than this; 0:
     #: such strangers get no reply at all (and cannot join).
     stranger_replies_per_day: int = Field(default=50, ge=0)
+    #: Of those, replies a day to the addresses of one domain (as their
+    #: From claims it): names forged at one domain leave the rest of the
+    #: day's replies to newcomers from every other.
+    stranger_replies_per_domain: int = Field(default=10, ge=0)
 
     @model_validator(mode="after")
     def _hour_within_day(self) -> LimitsSection:

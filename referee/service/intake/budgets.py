@@ -1,7 +1,13 @@
 """What one address may cost: a reply budget per hour and per day, a loop
-breaker for the same mail again and again (RFC 3834 §2), and the notices
-that go out at most once a day; and what all strangers nothing vouches
-for may cost together: a number of replies a day.
+breaker for the same mail again and again (RFC 3834 §2), a budget of its
+own for the answers to moves a game accepted, and the notices that go out
+at most once a day; and what strangers nothing vouches for may cost: a
+number of replies a day for each domain their From claims, and for all
+of them together.
+
+Budgets limit replies, never moves: mail over its budget is still read for
+the moves in it (``chain.Play``), so a flood forged in a player's name
+silences neither their moves nor the answers to them.
 
 Runs inside intake's transaction: the count and the mail it counts commit
 together.
@@ -33,14 +39,17 @@ ADDRESS_MAX = 320
 #: this key, and the once-a-day marks of their notices under keys that start
 #: with it: a space is in no sender address (``no sender``).
 STRANGERS = "* strangers"
+#: The answers to moves a game accepted are counted under the key of the
+#: budget with this in front: only a mail that moved spends it.
+MOVES = "* moves "
+#: The once-a-day mark of an answer to talk in reply to one of our mails.
+TALK = "* talk "
 
 
 class Allowance(Enum):
     ANSWER = "answer"
-    #: Over a budget, and told so now (once a window).
-    TELL = "tell"
-    #: Over a budget, already told.
-    SILENT = "silent"
+    #: Over the budget: only its moves are read.
+    OVER = "over"
     #: The same mail again, more times in a row than ``same_mail``.
     LOOP = "loop"
 
@@ -53,31 +62,69 @@ class Budgets:
 
     def charge(self, db: Session, address: str, content: str, now: datetime) -> Allowance:
         """Count one mail from ``address`` whose command lines digest to
-        ``content``; say whether to read and answer it."""
+        ``content``; say whether to read all of it and answer it, or only
+        its moves (over the budget, or the same mail again)."""
         row = self._row(db, address, now)
-        if now - row.hour_start >= HOUR:
-            row.hour_start, row.hour_count = now, 0
-        if now - row.day_start >= DAY:
-            row.day_start, row.day_count = now, 0
         if content == row.last_digest:
             row.repeats += 1
         else:
             row.last_digest, row.repeats = content, 1
         if row.repeats > self.limits.same_mail:
             return Allowance.LOOP
+        return Allowance.ANSWER if self._spend(row, now) else Allowance.OVER
+
+    def answer_move(self, db: Session, address: str, now: datetime) -> bool:
+        """Whether the answer to a mail over ``address``'s budget whose move
+        a game accepted may go: within a budget of the same size that only
+        such answers spend, so mail that moves nothing (a forged flood)
+        never uses it up. Counts the answer."""
+        return self._spend(self._row(db, f"{MOVES}{address}"[:ADDRESS_MAX], now), now)
+
+    def tell(self, db: Session, address: str, now: datetime) -> bool:
+        """Whether to tell ``address`` now that its budget is spent: once
+        for each hour or day it is spent for."""
+        row = self._row(db, address, now)
+        window = row.day_start if row.day_count >= self.limits.replies_per_day else row.hour_start
+        if row.told_at is not None and row.told_at >= window:
+            return False
+        row.told_at = now
+        return True
+
+    def talk_answered(self, db: Session, address: str, now: datetime) -> bool:
+        """Whether a mail from ``address`` in reply to one of ours that
+        holds no command may be answered now: once a day, so an
+        autoresponder nothing marks, whose text changes each time, gets
+        one answer a day (and, the mails it is not answered not being
+        counted, no notice that a budget is spent)."""
+        row = self._row(db, f"{TALK}{address}"[:ADDRESS_MAX], now)
+        if row.not_verified_at is not None and now - row.not_verified_at < DAY:
+            return False
+        row.not_verified_at = now
+        return True
+
+    def refund(self, db: Session, address: str) -> None:
+        """Take back the answer :meth:`charge` counted for the mail just
+        read from ``address``: it was not answered after all."""
+        row = db.get(m.Correspondent, address)
+        if row is not None:
+            row.hour_count = max(row.hour_count - 1, 0)
+            row.day_count = max(row.day_count - 1, 0)
+
+    def _spend(self, row: m.Correspondent, now: datetime) -> bool:
+        """Count one answer on ``row`` if its hour and day have room."""
+        if now - row.hour_start >= HOUR:
+            row.hour_start, row.hour_count = now, 0
+        if now - row.day_start >= DAY:
+            row.day_start, row.day_count = now, 0
         if (row.hour_count < self.limits.replies_per_hour
                 and row.day_count < self.limits.replies_per_day):
             row.hour_count += 1  # the counts are of mails answered
             row.day_count += 1
-            return Allowance.ANSWER
-        window = row.day_start if row.day_count >= self.limits.replies_per_day else row.hour_start
-        if row.told_at is not None and row.told_at >= window:
-            return Allowance.SILENT
-        row.told_at = now
-        return Allowance.TELL
+            return True
+        return False
 
     def reopens_at(self, db: Session, address: str) -> datetime:
-        """When mail from an address over its budget is read again."""
+        """When all of the mail from an address over its budget is read again."""
         row = db.get(m.Correspondent, address)
         assert row is not None
         if row.day_count >= self.limits.replies_per_day:
@@ -96,32 +143,49 @@ class Budgets:
     def tell_stranger(self, db: Session, what: str, address: str, now: datetime) -> bool:
         """Whether a notice of kind ``what`` (a join to confirm, say) may go
         now to ``address``, a stranger nothing vouches for: once a day for
-        each address and kind, and within the day's replies to all such
+        each address and kind, and within the day's replies to such
         strangers (:meth:`stranger_reply`), which it counts."""
         row = self._row(db, f"{STRANGERS} {what} {address}"[:ADDRESS_MAX], now)
         if row.not_verified_at is not None and now - row.not_verified_at < DAY:
             return False
-        if not self.stranger_reply(db, now):
+        if not self.stranger_reply(db, address, now):
             return False
         row.not_verified_at = now
         return True
 
-    def stranger_reply(self, db: Session, now: datetime) -> bool:
-        """Whether one more reply may go to a stranger nothing vouches for:
-        at most ``stranger_replies_per_day`` a day, all of them together, so
-        mail forged in any number of names gets bounded backscatter. Counts
-        the reply; the first refusal of a day is logged."""
-        row = self._row(db, STRANGERS, now)
+    def stranger_reply(self, db: Session, address: str, now: datetime) -> bool:
+        """Whether one more reply may go to ``address``, a stranger nothing
+        vouches for: at most ``stranger_replies_per_domain`` a day to the
+        addresses of its domain, and ``stranger_replies_per_day`` to all
+        of them together, so mail forged in any number of names gets
+        bounded backscatter, and names forged at one domain leave room for
+        newcomers from every other. Counts the reply; the first refusal of
+        a day, for each bound, is logged."""
+        domain = address.rpartition("@")[2].lower()
+        per_domain = self._row(db, f"{STRANGERS} @{domain}"[:ADDRESS_MAX], now)
+        in_all = self._row(db, STRANGERS, now)
+        if not (self._room(per_domain, self.limits.stranger_replies_per_domain, now,
+                           f" at {domain}", "stranger_replies_per_domain")
+                and self._room(in_all, self.limits.stranger_replies_per_day, now,
+                               "", "stranger_replies_per_day")):
+            return False
+        per_domain.day_count += 1
+        in_all.day_count += 1
+        return True
+
+    @staticmethod
+    def _room(row: m.Correspondent, limit: int, now: datetime, what: str, key: str) -> bool:
+        """Whether the day's count on ``row`` is below ``limit``; the first
+        time a day it is not, a line in the log says so."""
         if now - row.day_start >= DAY:
             row.day_start, row.day_count = now, 0
-        if row.day_count < self.limits.stranger_replies_per_day:
-            row.day_count += 1
+        if row.day_count < limit:
             return True
         if row.told_at is None or row.told_at < row.day_start:
             row.told_at = now
-            log.warning("%d replies to strangers nothing vouches for since %s UTC "
-                        "([limits] stranger_replies_per_day): no more until %s UTC",
-                        row.day_count, f"{row.day_start:%Y-%m-%d %H:%M}",
+            log.warning("%d replies to strangers nothing vouches for%s since %s UTC "
+                        "([limits] %s): no more until %s UTC", row.day_count, what,
+                        f"{row.day_start:%Y-%m-%d %H:%M}", key,
                         f"{row.day_start + DAY:%Y-%m-%d %H:%M}")
         return False
 

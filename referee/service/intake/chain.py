@@ -15,11 +15,13 @@ lets the mail go on (None) or ends its way with an :class:`Outcome`:
 ``shown addresses``    a private reply address shown to others is replaced
 ``strangers``          an address in no game: answered once a day
 ``verification``       verified mode: refused unless the sender is verified
-``budget``             replies per hour and day, and the loop breaker
+``budget``             replies per hour and day, and the loop breaker: over them
+                       only moves are read (answered within a budget of their own)
 ``size``               over ``max_message_size``: refused
 ``plain text``         a mail with no text part: refused
 ``routing``            which game, and the sender's seat in it
-``play``               the command lines, the transcript and the reports
+``play``               the command lines, the transcript and the reports; talk in
+                       reply to our mail answered once a day
 =====================  =========================================================
 
 Runs inside intake's transaction for the mail.
@@ -40,7 +42,7 @@ from referee.games.base import Scope
 from referee.mail.inbound import Automation
 from referee.service.intake.budgets import Allowance, Budgets, budget_key, loop_digest
 from referee.service.intake.joining import Alike, Joining
-from referee.service.intake.letter import Letter, Outcome
+from referee.service.intake.letter import Letter, Outcome, Over
 from referee.service.intake.routing import Routing
 from referee.service.intake.senders import Senders
 from referee.service.outgoing.addresses import new_token
@@ -279,31 +281,27 @@ class Verification:
 
 class Budget:
     """What one address may cost: replies per hour and day, and the loop
-    breaker for the same mail again and again (RFC 3834 §2)."""
+    breaker for the same mail again and again (RFC 3834 §2). Budgets limit
+    replies, never moves: over one, the mail goes on with only its moves
+    to be read (``Play``), so a flood forged in a player's name cannot
+    keep their own move from being applied."""
 
     name = "budget"
 
-    def __init__(self, config: Config, delivery: Delivery, budgets: Budgets) -> None:
-        self.config, self.delivery, self.budgets = config, delivery, budgets
+    def __init__(self, budgets: Budgets) -> None:
+        self.budgets = budgets
 
     def check(self, db: Session, letter: Letter) -> Outcome | None:
         assert letter.player is not None
-        player, now = letter.player, letter.now
         key = budget_key(letter)
-        allowance = self.budgets.charge(db, key, loop_digest(letter), now)
-        if allowance is Allowance.ANSWER:
-            return None
+        allowance = self.budgets.charge(db, key, loop_digest(letter), letter.now)
         if allowance is Allowance.LOOP:
-            letter.record.note = "not answered: the same mail again and again (a loop?)"
-            return Outcome("ignored")
-        reopens = self.budgets.reopens_at(db, key)
-        letter.record.note = f"not read: over the reply budget until {reopens:%Y-%m-%d %H:%M} UTC"
-        if allowance is Allowance.TELL:
-            limits = self.config.limits
-            self.delivery.reply(db, None, player, letter.msg, "over_budget", {
-                "per_hour": limits.replies_per_hour, "per_day": limits.replies_per_day,
-                "reopens": reopens}, now, about=letter.about)
-        return Outcome("refused")
+            letter.over = Over("not answered: the same mail again and again (a loop?)", False)
+        elif allowance is Allowance.OVER:
+            reopens = self.budgets.reopens_at(db, key)
+            letter.over = Over(
+                f"not read: over the reply budget until {reopens:%Y-%m-%d %H:%M} UTC", True)
+        return None
 
 
 class Size:
@@ -319,6 +317,9 @@ class Size:
         if letter.msg.size <= limit:
             return None
         assert letter.player is not None
+        if letter.over is not None:
+            letter.record.note = letter.over.note
+            return Outcome("refused")
         self.delivery.reply(db, None, letter.player, letter.msg, "too_large",
                             {"limit": limit}, letter.now, about=letter.about)
         return Outcome("refused")
@@ -336,6 +337,9 @@ class PlainText:
         if not letter.msg.tnef_only:
             return None
         assert letter.player is not None
+        if letter.over is not None:
+            letter.record.note = letter.over.note
+            return Outcome("refused")
         self.delivery.reply(db, None, letter.player, letter.msg, "plain_text_please", {},
                             letter.now, about=letter.about)
         return Outcome("refused")
@@ -355,6 +359,9 @@ class Route:
     def check(self, db: Session, letter: Letter) -> Outcome | None:
         assert letter.player is not None and letter.routed is not None
         game = letter.routed
+        if isinstance(game, str) and letter.over is not None:
+            letter.record.note = letter.over.note
+            return Outcome("refused")
         if isinstance(game, str):
             self.delivery.reply(db, None, letter.player, letter.msg, "which_game", {
                 "problem": game, "games": [g.tag for g in letter.seated],
@@ -378,8 +385,10 @@ class Play:
 
     name = "play"
 
-    def __init__(self, config: Config, delivery: Delivery, joining: Joining) -> None:
+    def __init__(self, config: Config, delivery: Delivery, joining: Joining,
+                 budgets: Budgets) -> None:
         self.config, self.delivery, self.joining = config, delivery, joining
+        self.budgets = budgets
 
     def check(self, db: Session, letter: Letter) -> Outcome | None:
         assert letter.player is not None and letter.game is not None
@@ -391,6 +400,9 @@ class Play:
             if isinstance(seated, Alike):
                 return self._alike(db, letter, gs, seated)
             seat, note = seated
+        if seat is None and letter.over is not None:
+            letter.record.note = letter.over.note
+            return Outcome("refused")
         if seat is None:
             self.delivery.reply(db, None, player, msg, "which_game", {
                 "problem": f"You have no seat in {game.tag}.",
@@ -399,13 +411,24 @@ class Play:
             return Outcome("refused")
         scope, seen_by = letter.scope(game, self.config.referee.public_list)
         transcript = run_commands(gs, seat.position, msg.lines, scope, seen_by,
-                                  letter.record.id, letter.answers)
+                                  letter.record.id, letter.answers,
+                                  moves_only=letter.over is not None)
         if note is not None:  # the joiner's name was shortened: said in the join's line
             transcript = _noted(transcript, note)
         gs.settle()
+        if letter.over is not None:
+            unanswered = self._over_budget(db, letter, transcript)
+            if unanswered is not None:
+                gs.send_notices()
+                return unanswered
         # Table talk among players (a mail to the list or to others too, with
         # no command in it) is theirs: the referee does not answer it.
         if not transcript and scope is not Scope.SECRET:
+            gs.send_notices()
+            return Outcome("processed", game.tag, transcript)
+        if not transcript and self._talk_answered_today(db, letter):
+            letter.record.note = ("not answered: no command, in reply to a mail of the "
+                                  "referee's, and such a mail was answered today")
             gs.send_notices()
             return Outcome("processed", game.tag, transcript)
         # What the player can write now, after a refusal or a line not read
@@ -435,6 +458,46 @@ class Play:
             "join": gs.engine.join_command}, letter.now)
         return Outcome("refused", game.tag)
 
+    def _over_budget(self, db: Session, letter: Letter,
+                     transcript: list[TranscriptLine]) -> Outcome | None:
+        """A mail over its sender's budget (``letter.over``), its moves run:
+        None when it is answered all the same (a game accepted a move of it,
+        and the budget of answers to moves has room), else what came of it,
+        and its sender told once a window that the budget is spent."""
+        assert letter.player is not None and letter.game is not None
+        assert letter.over is not None
+        key, now, over = budget_key(letter), letter.now, letter.over
+        moved = any(t.result in ("applied", "penalty") and t.read_as for t in transcript)
+        if moved and self.budgets.answer_move(db, key, now):
+            letter.record.note = f"{over.note}: its moves were read and answered"
+            return None
+        if moved:
+            letter.record.note = f"{over.note}: its moves were read, not answered"
+        else:
+            letter.record.note = over.note
+        if over.budget and self.budgets.tell(db, key, now):
+            limits = self.config.limits
+            self.delivery.reply(db, None, letter.player, letter.msg, "over_budget", {
+                "per_hour": limits.replies_per_hour, "per_day": limits.replies_per_day,
+                "reopens": self.budgets.reopens_at(db, key)}, now, about=letter.about)
+        if moved:
+            return Outcome("processed", letter.game.tag, transcript)
+        return Outcome("refused" if over.budget else "ignored")
+
+    def _talk_answered_today(self, db: Session, letter: Letter) -> bool:
+        """Whether the mail, which holds no command, answers a mail of the
+        referee's and such a mail of its sender's was answered today
+        already: what an autoresponder nothing marks writes, its text new
+        each time, gets one answer a day."""
+        composer = self.delivery.composer
+        if not any(composer.outbox_id(mid) is not None for mid in letter.answers):
+            return False
+        key = budget_key(letter)
+        if self.budgets.talk_answered(db, key, letter.now):
+            return False
+        self.budgets.refund(db, key)
+        return True
+
 
 def _noted(transcript: list[TranscriptLine], note: str) -> list[TranscriptLine]:
     """``transcript`` with ``note`` said after what its join came to, or
@@ -460,8 +523,8 @@ class Chain:
             Sender(joining, routing), WhoWrote(senders, routing),
             ShownAddresses(delivery, senders),
             Strangers(routing, joining), Verification(config, delivery, budgets),
-            Budget(config, delivery, budgets), Size(config, delivery), PlainText(delivery),
-            Route(delivery), Play(config, delivery, joining),
+            Budget(budgets), Size(config, delivery), PlainText(delivery),
+            Route(delivery), Play(config, delivery, joining, budgets),
         ]
 
     def run(self, db: Session, letter: Letter) -> Outcome:

@@ -16,7 +16,8 @@ From domain. Else they are asked to confirm: a mail to the address in
 From, whose Reply-To is a confirmation address (``confirming``), and only
 a reply from that address to that one seats them. A forged From so seats
 no one, and every such request counts against the day's replies to
-strangers (``[limits] stranger_replies_per_day``).
+strangers of its domain and in all (``[limits]
+stranger_replies_per_domain``, ``stranger_replies_per_day``).
 
 Runs inside intake's transaction.
 """
@@ -169,7 +170,7 @@ class Joining:
         if not self.budgets.tell_stranger(db, f"join {game.tag}", msg.sender, now):
             letter.record.note = (f"not answered: a join of {game.tag} to confirm, asked of "
                                   "this address today already or over [limits] "
-                                  "stranger_replies_per_day")
+                                  "stranger_replies_per_day or stranger_replies_per_domain")
             return Outcome("ignored", game.tag)
         day = now.date()
         engine = get_game(game.kind)

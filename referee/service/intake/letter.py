@@ -30,6 +30,16 @@ class Outcome:
     transcript: list[TranscriptLine] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Over:
+    """Why only a mail's moves are read: what its record says if it is not
+    answered, and whether its sender's reply budget is spent (they are
+    told so, once) or it is the same mail again (a loop: no one is told)."""
+
+    note: str
+    budget: bool
+
+
 @dataclass
 class Letter:
     """A recorded inbound mail, its facts, and what the checks found."""
@@ -73,6 +83,9 @@ class Letter:
     #: Whether the mail is really from ``player`` (None: no player).
     verdict: Verdict | None = None
     game: m.Game | None = None
+    #: Why only the mail's moves are read (its sender's reply budget is
+    #: spent, or it is the same mail again). None: all of it is read.
+    over: Over | None = None
 
     @classmethod
     def read(cls, msg: InboundMessage, record: m.Inbound, now: datetime, config: Config,

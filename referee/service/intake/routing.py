@@ -88,8 +88,9 @@ class Routing:
         row = db.get(m.StrangerReply, msg.sender)
         if row is not None and now - row.replied_at < STRANGER_INTERVAL:
             return Outcome("ignored")
-        if not vouched and not self.budgets.stranger_reply(db, now):
-            letter.record.note = "not answered: over [limits] stranger_replies_per_day"
+        if not vouched and not self.budgets.stranger_reply(db, msg.sender, now):
+            letter.record.note = ("not answered: over [limits] stranger_replies_per_day "
+                                  "or stranger_replies_per_domain")
             return Outcome("ignored")
         if row is None:
             db.add(m.StrangerReply(address=msg.sender, replied_at=now))

@@ -59,6 +59,9 @@ MAX_QUOTE = 200
 MAX_ANSWER = 1000
 #: The reply lists this many lines of the transcript, then says how many more.
 MAX_LISTED = 30
+#: What a line other than a move says when its sender's reply budget is spent.
+OVER_BUDGET = ("Not read: you have sent more mail than the referee answers for now, so "
+               "only moves are read; send it again later.")
 
 
 @dataclass
@@ -131,6 +134,7 @@ def turn_of(line: str) -> tuple[str, int | None]:
 def run_commands(
     gs: GameSession, seat: int, lines: Sequence[str], scope: Scope,
     seen_by: frozenset[int], inbound_id: int, answers: Sequence[str] = (),
+    moves_only: bool = False,
 ) -> list[TranscriptLine]:
     """Apply each line of a mail that came in ``scope`` (seen by the seats
     ``seen_by`` besides the sender); returns the transcript.
@@ -138,12 +142,15 @@ def run_commands(
     ``answers`` are the ids of the mail it answers (In-Reply-To, else
     References, the latest first): a move without a turn of its own is tied
     to the turn that mail showed, else to the turn when the mail is read.
+    ``moves_only``: the sender's reply budget is spent, so only the game's
+    moves are run; ``help`` and the table's commands are not read.
     """
     answered = gs.answered(answers)
     seen = answered.turn if answered is not None else None
     read = Reading(seen if seen is not None else gs.turn(),
                    answered.created_at if answered is not None else None)
-    out, stopped = _run(gs, seat, lines[:MAX_LINES], scope, seen_by, inbound_id, read)
+    out, stopped = _run(gs, seat, lines[:MAX_LINES], scope, seen_by, inbound_id, read,
+                        moves_only)
     player = gs.row.seats[seat - 1].player
     if (answered is not None and answered.secret and scope is not Scope.SECRET
             and player is not None and player.address in answered.recipients):
@@ -286,7 +293,7 @@ def _unread_moves(gs: GameSession, lines: Sequence[str]) -> list[str]:
 
 def _run(
     gs: GameSession, seat: int, lines: Sequence[str], scope: Scope,
-    seen_by: frozenset[int], inbound_id: int, read: Reading,
+    seen_by: frozenset[int], inbound_id: int, read: Reading, moves_only: bool = False,
 ) -> tuple[list[TranscriptLine], bool]:
     """The transcript, and whether reading stopped before the last line.
     Talk (a greeting, a sign-off, a name) is passed over without a word; a
@@ -299,7 +306,8 @@ def _run(
             command, named = turn_of(command)
         word = command.lower().rstrip(".!?")
         if verb := table_command(command):
-            out.append(TranscriptLine(command, verb, *run_table(gs, seat, command)))
+            out.append(TranscriptLine(command, verb, *(("ignored", OVER_BUDGET) if moves_only
+                                                       else run_table(gs, seat, command))))
             unknown = 0
             continue
         if word in GENERIC_COMMANDS:
@@ -327,7 +335,8 @@ def _run(
         unknown = 0
         read_as = gs.engine.read_as(action)
         if action.verb == "help":
-            out.append(TranscriptLine(line, "help", "applied", help_text(gs, seat)))
+            out.append(TranscriptLine(line, "help", *(("ignored", OVER_BUDGET) if moves_only else
+                                                      ("applied", help_text(gs, seat)))))
             continue
         if gs.row.status == "cancelled":
             out.append(TranscriptLine(line, read_as, "refused", "The game was cancelled."))

@@ -708,7 +708,7 @@ def sent_rows(post: Post) -> int:
                              .where(m.Outbox.sent_at.is_not(None))) or 0)
 
 
-@pytest.mark.parametrize("way", ["outbox", "streaming", "postgresql"])
+@pytest.mark.parametrize("way", ["outbox", "one-connection", "streaming", "postgresql"])
 def test_a_poll_killed_while_it_sends_resends_at_most_the_mails_in_flight(
         mailstack: MailStack, tmp_path: Path, way: str) -> None:
     """``referee poll`` is killed at random points while it sends 180 mails
@@ -718,7 +718,8 @@ def test_a_poll_killed_while_it_sends_resends_at_most_the_mails_in_flight(
     with contextlib.ExitStack() as stack:
         url = (stack.enter_context(contextlib.contextmanager(postgres_url)())
                if way == "postgresql" else None)
-        post = Post(mailstack, tmp_path, **({"database": url} if url else {}))
+        post = Post(mailstack, tmp_path, smtp={"connections": 1} if way == "one-connection"
+                    else None, **({"database": url} if url else {}))
         stack.callback(post.close)
         sends_and_gets_killed(post, tmp_path, streaming=way == "streaming", seed=way)
 
@@ -748,7 +749,7 @@ def sends_and_gets_killed(post: Post, tmp_path: Path, streaming: bool, seed: str
             # Killed once the relay has taken a random number of this pass's
             # mails, or a random time after its first.
             taken, first_at = relay.read(), None
-            target, wait = taken + rng.randint(1, 40), rng.choice((None, rng.uniform(0, 0.5)))
+            target, wait = taken + rng.randint(1, 12), rng.choice((None, rng.uniform(0, 0.08)))
             give_up = time.monotonic() + GIVE_UP
             while proc.poll() is None and attempt < SEND_KILLS:
                 now_taken = relay.read()

@@ -1,15 +1,16 @@
 """The outbox sender: mails queued rows through the relay (or into a
 Maildir) and keeps their books.
 
-A row is marked sent only after the server's 250, in a transaction of its
-own committed at once, before its connection sends another row: a crash
-resends at most the rows in flight (one per connection), each the same
-message with the same Message-ID. Transient failures are retried with
+A row is marked sent only after the server's 250, which is written to the
+sent journal (``journal``) at once, before its connection sends another
+row: a crash resends at most the rows in flight (one per connection), each
+the same message with the same Message-ID, as the next send books what the
+journal holds. Transient failures are retried with
 backoff and jitter until ``give_up_after``; permanent ones fail the row at
 once. Rows go out over several connections at once (``[smtp]
-connections``; a player's rows over one, in order), each claimed while the
-relay has it (on PostgreSQL ``FOR UPDATE SKIP LOCKED``), so several workers
-never send one row twice.
+connections``; a player's rows over one, in order), a batch of them per
+transaction, each batch claimed row by row (on PostgreSQL ``FOR UPDATE SKIP
+LOCKED``), so several workers never send one row twice.
 
 How a chunk of rows is shared over the connections: rows that share a
 recipient, or a game, fall into one lane, in queue order, and a lane never leaves its
@@ -28,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
@@ -36,7 +37,7 @@ from referee.mail.compose import Composer
 from referee.mail.maildir import MaildirSink
 from referee.mail.smtp import Refused, RelayUnavailable, SmtpRelay
 from referee.service.outgoing.bounces import mark_bounced
-from referee.service.outgoing.journal import checksum, journal_path, read_sent, remove
+from referee.service.outgoing.journal import Journal, checksum, leftovers
 from referee.store import models as m
 from referee.store.db import DATABASE_AWAY
 
@@ -46,14 +47,10 @@ log = logging.getLogger(__name__)
 #: down for hours is still asked only every few minutes.
 FIRST_RETRY = timedelta(seconds=5)
 MAX_RETRY = timedelta(minutes=5)
-#: Outbox rows planned at once (shared over the connections, so it is
-#: enough to keep them all busy); each is marked sent in a transaction of
-#: its own, right after the relay took it.
+#: Outbox rows sent, and marked, in one transaction (shared over the
+#: connections, so it is enough to keep them all busy); each 250 is in the
+#: sent journal before that.
 ROWS_PER_TRANSACTION = 200
-#: On PostgreSQL each SMTP connection holds a database connection while it
-#: sends (its row locked): at most this many, within SQLAlchemy's pool of
-#: 5 + 10 overflow, with room for the pass's own.
-MOST_LOCKING_CONNECTIONS = 10
 
 
 def backoff(attempts: int, rng: random.Random | None = None) -> timedelta:
@@ -137,22 +134,22 @@ class OutboxSender:
             total += self._send_batch(ids, now)
 
     def book_journal(self, now: datetime) -> int:
-        """Mark sent the rows a killed pass's stream left in the sent journal
-        (``journal``) unmarked, then drop the journal; returns how many."""
-        path = journal_path(self.config)
-        entries = read_sent(path)
+        """Mark sent the rows that processes gone (killed) left in their sent
+        journals (``journal``) unmarked, then drop the journals; returns how
+        many."""
         booked = 0
-        for chunk in _chunks(sorted(entries), 500):
-            with self.sessions.begin() as db:
-                for row in self._claim(db, chunk):
-                    crc, refused = entries[row.id]
-                    if checksum(row.raw) != crc:
-                        continue  # not this database's row
-                    self.mark_sent(db, row, now, refused)
-                    booked += 1
+        with leftovers(self.config) as journals:
+            entries = {oid: said for _, sent in journals for oid, said in sent.items()}
+            for chunk in _chunks(sorted(entries), 500):
+                with self.sessions.begin() as db:
+                    for row in self._claim(db, chunk):
+                        crc, refused = entries[row.id]
+                        if checksum(row.raw) != crc:
+                            continue  # not this database's row
+                        self.mark_sent(db, row, now, refused)
+                        booked += 1
         if booked:
             log.info("%d mails the relay took before a pass ended marked sent", booked)
-        remove(path)
         return booked
 
     def _claim(self, db: Session, ids: Sequence[int]) -> list[m.Outbox]:
@@ -209,15 +206,16 @@ class OutboxSender:
                    permanent=True)
 
     async def _send_smtp(self, ids: Sequence[int], now: datetime) -> int:
-        """Send over up to ``[smtp] connections`` connections at once. Each
-        row is marked sent in a transaction of its own, committed right
-        after the relay's 250 (before the next row on that connection
-        goes): a crash resends at most the rows in flight, one per
-        connection, with their Message-IDs. The rows of a chunk of
-        :data:`ROWS_PER_TRANSACTION` are split into lanes (:func:`lanes`): a
-        player's rows share one, sent in order over one connection. Only
-        the first connection failing means the relay is away; without an
-        extra one, the rows go over those there are."""
+        """Send over up to ``[smtp] connections`` connections at once, a
+        transaction per :data:`ROWS_PER_TRANSACTION` rows: each row is marked
+        sent after its 250, and all of them commit together once every
+        connection is done with them. Each 250 is written to this process's
+        sent journal (``journal``) first: a crash before that commit resends
+        only the rows in flight (one a connection), with their Message-IDs,
+        as the next send books the journal. The rows of a chunk are split into
+        lanes (:func:`lanes`): a player's rows share one, sent in order over
+        one connection. Only the first connection failing means the relay
+        is away; without an extra one, the rows go over those there are."""
         first = SmtpRelay(self.config.smtp)
         try:
             await first.connect()
@@ -230,45 +228,34 @@ class OutboxSender:
                     for row in self._claim(db, chunk):
                         self.fail(db, row, now, f"connection: {e}", permanent=False, away=True)
             return 0
-        batch = _Batch(now, [first])
-        most = self.config.smtp.connections
-        if self._dialect() == "postgresql":
-            # Each connection holds a database connection (and its row's
-            # lock) while the relay has the row: leave the pool room.
-            most = min(most, MOST_LOCKING_CONNECTIONS)
-        sent = 0
+        batch = _Batch(now, [first], Journal(self.config))
+        sent, booked = 0, False
         try:
             for chunk in _chunks(list(ids), ROWS_PER_TRANSACTION):
-                with self.sessions() as db:
-                    # What to send, read without a lock: each lane claims
-                    # its rows one by one (``_send_lane``).
-                    rows = [_Row(oid, list(to), game) for oid, to, game in db.execute(
-                        select(m.Outbox.id, m.Outbox.recipients, m.Outbox.game_id)
-                        .where(m.Outbox.id.in_(chunk), m.Outbox.sent_at.is_(None),
-                               m.Outbox.failed_at.is_(None)).order_by(m.Outbox.id))]
-                # A game's rows share a lane too: a player reads the
-                # list's posts and their own mails of a game in order.
-                planned = lanes([[*row.recipients, f"game {row.game_id}"]
-                                 if row.game_id else row.recipients for row in rows])
-                await self._open(batch, connections_for(len(rows), len(planned), most))
-                dealt = deal(planned, len(batch.relays))
-                done = await asyncio.gather(*(
-                    self._send_lane(relay, [rows[i] for i in mine], batch)
-                    for relay, mine in zip(batch.relays, dealt, strict=False)),
-                    return_exceptions=True)
-                for result in done:
-                    if isinstance(result, BaseException):
-                        raise result
-                    sent += result
+                with self.sessions.begin() as db:
+                    rows = self._claim(db, chunk)
+                    # A game's rows share a lane too: a player reads the
+                    # list's posts and their own mails of a game in order.
+                    planned = lanes([[*row.recipients, f"game {row.game_id}"]
+                                     if row.game_id else row.recipients for row in rows])
+                    await self._open(batch, connections_for(
+                        len(rows), len(planned), self.config.smtp.connections))
+                    dealt = deal(planned, len(batch.relays))
+                    done = await asyncio.gather(*(
+                        self._send_lane(db, relay, [rows[i] for i in mine], batch)
+                        for relay, mine in zip(batch.relays, dealt, strict=False)),
+                        return_exceptions=True)
+                    for result in done:
+                        if isinstance(result, BaseException):
+                            raise result
+                        sent += result
                 if batch.stop:
                     break
+            booked = True
         finally:
+            batch.journal.close(booked)
             await asyncio.gather(*(relay.quit() for relay in batch.relays))
         return sent
-
-    def _dialect(self) -> str:
-        with self.sessions() as db:
-            return db.get_bind().dialect.name
 
     async def _open(self, batch: _Batch, wanted: int) -> None:
         """Open connections up to ``wanted``; one that fails is left out (and
@@ -287,65 +274,44 @@ class OutboxSender:
                 log.warning("another SMTP connection failed, sending over %d: %s",
                             len(batch.relays), result)
 
-    async def _send_lane(self, relay: SmtpRelay, rows: list[_Row], batch: _Batch) -> int:
+    async def _send_lane(self, db: Session, relay: SmtpRelay, rows: list[m.Outbox],
+                         batch: _Batch) -> int:
         """Send ``rows`` one after another over ``relay``, until the relay is
-        lost here or on another connection; returns how many were sent.
-
-        A session of the lane's own: each row is claimed (locked, on
-        PostgreSQL, while the relay has it), sent, and its outcome committed
-        before the next row goes. The commit is synchronous, so no other
-        lane's write comes between a row's claim and its mark on SQLite."""
-        sent = 0
+        lost here or on another connection; returns how many were sent."""
+        now, sent = batch.now, 0
         try:
-            with self.sessions() as db:
-                postgresql = db.get_bind().dialect.name == "postgresql"
-                for planned in rows:
-                    if batch.stop:
-                        break
-                    if batch.held & set(planned.recipients):
-                        batch.held.update(planned.recipients)  # their later rows wait too
-                        continue
-                    row = self._claim_one(db, planned.id)
-                    if row is None:  # sent or failed meanwhile, or another worker's
-                        db.rollback()
-                        continue
-                    if postgresql:
-                        # The mark is to outlive the referee, not the
-                        # server: no flush of the server's log per mail.
-                        db.execute(text("SET LOCAL synchronous_commit TO off"))
-                    sent += await self._send_row(db, relay, row, batch)
-                    db.commit()
+            for row in rows:
+                if batch.stop:
+                    break
+                if batch.held & set(row.recipients):
+                    batch.held.update(row.recipients)  # and their later rows wait too
+                    continue
+                sender = self.config.referee.address
+                if self.config.smtp.verp:
+                    sender = self.composer.verp_address(row.id)
+                try:
+                    refused = await relay.send(row.raw, sender, list(row.recipients))
+                except Refused as e:
+                    self.fail(db, row, now, e.error, permanent=e.permanent, refused=e.refused)
+                    if row.failed_at is None:
+                        batch.held.update(row.recipients)
+                    continue
+                except RelayUnavailable as e:
+                    self.fail(db, row, now, str(e), permanent=False, away=True)
+                    batch.stop = True
+                    break
+                except DATABASE_AWAY:
+                    raise
+                except Exception as e:
+                    self._unsendable(db, row, now, e)
+                    continue
+                batch.journal.sent(row.id, row.raw, refused)
+                self.mark_sent(db, row, now, refused)
+                sent += 1
         except BaseException:
             batch.stop = True
             raise
         return sent
-
-    async def _send_row(self, db: Session, relay: SmtpRelay, row: m.Outbox,
-                        batch: _Batch) -> int:
-        """Send one claimed row and book what came of it in ``db`` (for the
-        caller to commit at once); 1 if it was sent."""
-        now = batch.now
-        sender = self.config.referee.address
-        if self.config.smtp.verp:
-            sender = self.composer.verp_address(row.id)
-        try:
-            refused = await relay.send(row.raw, sender, list(row.recipients))
-        except Refused as e:
-            self.fail(db, row, now, e.error, permanent=e.permanent, refused=e.refused)
-            if row.failed_at is None:
-                batch.held.update(row.recipients)
-            return 0
-        except RelayUnavailable as e:
-            self.fail(db, row, now, str(e), permanent=False, away=True)
-            batch.stop = True
-            return 0
-        except DATABASE_AWAY:
-            raise
-        except Exception as e:
-            self._unsendable(db, row, now, e)
-            return 0
-        self.mark_sent(db, row, now, refused)
-        return 1
 
     def mark_sent(self, db: Session, row: m.Outbox, now: datetime,
                   refused: dict[str, tuple[int, str]]) -> None:
@@ -381,22 +347,14 @@ class OutboxSender:
                          "will be retried: %s", error)
 
 
-@dataclass(frozen=True)
-class _Row:
-    """What a chunk's plan needs of a row (the row itself is claimed when
-    its turn comes)."""
-
-    id: int
-    recipients: list[str]
-    game_id: int | None
-
-
 @dataclass
 class _Batch:
     """One send's connections, and what its lanes share."""
 
     now: datetime
     relays: list[SmtpRelay]
+    #: Where each 250 is written first.
+    journal: Journal
     #: Recipients of a row that failed for now (or waits behind one): their
     #: later rows wait for it (see ``due``), so they keep their order.
     held: set[str] = field(default_factory=set)

@@ -11,9 +11,9 @@ the rows to send and books what came of them, in short transactions of
 its own between two inbound messages, so the database is never shared.
 
 The outbox's rules hold: a row is marked sent only after its 250, and the
-child writes each 250 down in the sent journal (``journal``) at once, so a
-pass killed before it booked them resends none of them (the next send
-books them first); the child stops when the pass is gone, after the mail
+child writes each 250 down in its sent journal (``journal``) at once, so
+a pass killed before it booked them resends none of them (the next send
+books them first, once the child is gone); the child stops when the pass is gone, after the mail
 each connection has in flight. The mails of one
 recipient go over one connection, in the order they were queued; a
 recipient with an earlier row still waiting (a retry not yet due, or one
@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
-import os
 import signal
 import threading
 import time
@@ -36,7 +35,6 @@ import zlib
 from dataclasses import dataclass
 from datetime import datetime
 from multiprocessing.connection import Connection
-from pathlib import Path
 from queue import SimpleQueue
 from typing import Any
 
@@ -45,7 +43,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config, SmtpSection
 from referee.mail.smtp import Refused, RelayUnavailable, SmtpRelay
-from referee.service.outgoing.journal import journal_path, open_journal, write_sent
+from referee.service.outgoing.journal import Journal
 from referee.service.outgoing.outbox import OutboxSender
 from referee.store import models as m
 from referee.store.db import now_utc
@@ -92,7 +90,7 @@ class OutboxStream:
         self._to_child: Connection | None = None
         self._from_child: Connection | None = None
         self._child: Any = None
-        self._journal = journal_path(config)
+        self._journal = Journal(config)  # the child's, named and opened there
         self._journal_booked = False
 
     def _start(self) -> None:
@@ -167,7 +165,7 @@ class OutboxStream:
         self._book()
         if self._journal_booked:
             # All booked, from the child's answers or (if they were lost on
-            # the way) from the journal; then it goes.
+            # the way) from its journal, the child gone; then it goes.
             self.sent += self.outbox.book_journal(self.now or now_utc())
         return self.sent
 
@@ -214,7 +212,7 @@ class OutboxStream:
 # -- the child ---------------------------------------------------------------------
 
 def _child(settings: SmtpSection, lanes: int, items: Connection, results: Connection,
-           parents: tuple[Connection, Connection], journal: Path) -> None:
+           parents: tuple[Connection, Connection], journal: Journal) -> None:
     """The child's whole life: send what comes over ``items``, say what came
     of each row over ``results``, and None when ``items`` said None. It
     touches nothing else of the parent's (its database, its mailbox)."""
@@ -226,16 +224,16 @@ def _child(settings: SmtpSection, lanes: int, items: Connection, results: Connec
     # traceback in the middle of a send.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    fd = open_journal(journal)
     try:
-        asyncio.run(_serve(settings, lanes, items, results, fd))
+        asyncio.run(_serve(settings, lanes, items, results, journal))
     finally:
-        os.close(fd)
+        # Kept: the parent books it when this process is gone.
+        journal.close(booked=False)
         results.close()
 
 
 async def _serve(settings: SmtpSection, count: int, items: Connection,
-                 results: Connection, journal: int) -> None:
+                 results: Connection, journal: Journal) -> None:
     loop = asyncio.get_running_loop()
     queues: list[asyncio.Queue[Item | None]] = [asyncio.Queue() for _ in range(count)]
     # Results go out through a thread of the child's: the loop never blocks
@@ -280,7 +278,7 @@ def _write(out: SimpleQueue[Result | None], results: Connection) -> None:
 
 async def _lane(settings: SmtpSection, q: asyncio.Queue[Item | None],
                 out: SimpleQueue[Result | None], state: dict[str, str | None],
-                journal: int) -> None:
+                journal: Journal) -> None:
     """One connection, opened for its first row: its rows in order, each
     250 in the journal before anything else. A recipient refused for now
     gets no more here; after a lost connection, or the parent gone, no lane
@@ -313,7 +311,7 @@ async def _lane(settings: SmtpSection, q: asyncio.Queue[Item | None],
                 held.add(item.recipient.lower())
                 out.put((item.row_id, "error", f"{type(e).__name__}: {e}"))
             else:
-                write_sent(journal, item.row_id, item.raw, refused)
+                journal.sent(item.row_id, item.raw, refused)
                 out.put((item.row_id, "sent", refused))
     finally:
         if relay is not None:

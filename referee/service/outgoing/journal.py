@@ -11,8 +11,8 @@ next send (:meth:`~referee.service.outgoing.outbox.OutboxSender.book_journal`).
 A kill then resends only the mails in flight, one per connection. Only
 "sent" is written: a row whose refusal was lost is just tried again.
 
-A journal is ``<lock file>.<pid>.sent`` beside the lock file, held (flock)
-by its process while it lives: another process books it only once it is
+A journal is ``<lock file>.<pid>-<random>.sent`` beside the lock file, held
+(flock) by its process while it lives: another process books it only once it is
 gone. A line: the outbox row id, the CRC-32 of its stored text (a journal
 left beside another database marks none of its rows), and the recipients
 the relay refused while it took the others, as JSON (``{}`` mostly), apart
@@ -28,6 +28,7 @@ import fcntl
 import json
 import logging
 import os
+import secrets
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,10 +67,13 @@ class Journal:
         detail = json.dumps(refused, separators=(",", ":"))
         try:
             if self.fd is None:
-                # Named at its first line, by the process that writes it.
-                self.path = self.lock.with_name(f"{self.lock.name}.{os.getpid()}.sent")
-                self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                fcntl.flock(self.fd, fcntl.LOCK_EX)
+                # Named at its first line, by the process that writes it,
+                # a file of its own (two threads may send at once).
+                self.path = self.lock.with_name(
+                    f"{self.lock.name}.{os.getpid()}-{secrets.token_hex(4)}.sent")
+                self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                                  | os.O_EXCL, 0o600)
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             os.write(self.fd, f"{row_id} {checksum(raw)} {detail}\n".encode())
         except OSError as e:
             self.broken = True

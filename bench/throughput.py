@@ -35,7 +35,9 @@ Usage (as root, from the checkout)::
         [--db sqlite,postgresql] [--workers 2] [--only status]
 
 ``--only status`` times just ``referee status --json`` at ``--big`` games
-(a maildir referee, no mail stack, not as root).
+(a maildir referee, no mail stack, not as root); ``--only sending`` just
+the outbox over Postfix: the openings of ``--games`` games, by the outbox
+in-process and by a ``referee poll`` with nothing to read (mails/s).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from sqlalchemy import create_engine, insert, select, text, update  # noqa: E402
 
 from bench.common import (  # noqa: E402
     REF,
+    UNLIMITED,
     machine,
     machine_busy,
     mail,
@@ -489,6 +492,46 @@ def status_only(kind: str, size: int) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def sending(stack: MailStack, kind: str, games: int, connections: int = 4) -> None:
+    """The outbox alone over the real Postfix: the openings of ``games``
+    games (two mails each, one per player), sent by the outbox in-process
+    (``send_outbox``), and as many again by a ``referee poll`` with no mail
+    to read (its stream, then the outbox); mails/s of each, every mail
+    checked sent once."""
+    say(f"\n== {kind}: sending over {connections} SMTP connections ==")
+    folder = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
+    try:
+        with database(kind, folder) as url:
+            if url is None:
+                return
+            config = write_config(folder, stack, url,
+                                  limits=f"connections = {connections}\n{UNLIMITED}")
+            upgrade(url)
+            cfg = load_config(config)
+            for how in ("send_outbox in-process", "referee poll"):
+                ref = Referee(cfg)
+                try:
+                    seats = games_for(stack, "one", games)
+                    for i, pair in enumerate(seats):
+                        ref.operator.create_game("goofspiel", list(pair), now=T0,
+                                                 seed=f"{how}-{i}")
+                    queued = count_rows(url, "outbox", "sent_at is null")
+                    start = time.monotonic()
+                    if how == "referee poll":
+                        run = cli(config, "poll", "--now", T0.isoformat())
+                        assert run.code == 0, run.output
+                    else:
+                        ref.send_outbox(T0)
+                    seconds = time.monotonic() - start
+                finally:
+                    ref.close()
+                assert count_rows(url, "outbox", "sent_at is null") == 0
+                say(f"{how}: {queued} mails in {seconds:.2f} s = {queued / seconds:.1f} mails/s")
+                stack.clear_all()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--games", type=int, default=500,
@@ -499,7 +542,9 @@ def main() -> None:
     p.add_argument("--samples", type=int, default=20, help="latency samples (20)")
     p.add_argument("--big", type=int, default=10000, help="games of the big sweep (10000)")
     p.add_argument("--db", default="sqlite,postgresql")
-    p.add_argument("--only", choices=["status"], help="run just this step")
+    p.add_argument("--only", choices=["status", "sending"], help="run just this step")
+    p.add_argument("--connections", type=int, default=4,
+                   help="[smtp] connections of --only sending (4)")
     args = p.parse_args()
     say(f"machine: {machine()}")
     if args.only == "status":
@@ -510,6 +555,10 @@ def main() -> None:
     stack = MailStack.start(path)
     try:
         say(f"mail stack: Postfix + Dovecot on 127.0.0.1 in {path}")
+        if args.only == "sending":
+            for kind in args.db.split(","):
+                sending(stack, kind, args.games, args.connections)
+            return
         delivery, fetch, per_message = raw_rates(stack, args.raw)
         say(f"raw: Postfix -> Dovecot delivery {delivery:.1f} msg/s "
             f"({args.raw} messages, one SMTP connection); IMAP fetch {fetch:.0f} msg/s")

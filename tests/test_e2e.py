@@ -18,9 +18,11 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from email import message_from_string
 from email.message import EmailMessage
 from email.utils import make_msgid
 from pathlib import Path
@@ -35,6 +37,7 @@ from referee.service import Referee, now_utc
 from referee.service.outgoing.queue import SECRET_NOTE
 from referee.store import models as m
 from referee.store.db import upgrade
+from tests.databases import postgres_url
 from tests.mailstack import GIVE_UP, PLAYERS, REPO_ROOT, MailStack
 from tests.test_referee import bounce_of
 from tests.test_spades_mail import kinds, section, sections
@@ -639,6 +642,153 @@ def test_a_referee_killed_mid_pass_loses_no_move_applies_none_twice_and_answers_
         carried = {str(x["Message-ID"]) for x in msgs
                    if x["In-Reply-To"] in sent and "round_report" in kinds(x)}
         assert len(carried) == ended[user], user
+
+
+# -- 3b. SIGKILL while sending many mails: nothing lost, at most the mails in flight twice
+
+SEND_GAMES = 90  # two openings each: 180 mails, each to a recipient of its own
+SEND_KILLS = 10
+#: A poll whose relay seems far away sends while it reads (``streaming``):
+#: the same CLI, with the relay on the loopback taken for one far away.
+STREAMING_POLL = ("import sys; from referee import passes; "
+                  "passes._on_this_machine = lambda host: False; "
+                  "from referee.cli import main; sys.exit(main())")
+
+
+@dataclass
+class Resends:
+    kills: int = 0
+    lost: int = 0
+    doubled: int = 0  # mails delivered twice
+    resent: int = 0  # mails Postfix took twice (its log's message-id lines)
+
+
+class RelayLog:
+    """The Message-IDs Postfix takes, in the order its log shows them (its
+    ``cleanup`` logs each message's as it reads the header), from now on."""
+
+    LINE = re.compile(r"cleanup\[\d+\]: \w+: message-id=(<[^>\s]*>)")
+
+    def __init__(self, stack: MailStack) -> None:
+        self.file = (stack.dir / "postfix" / "postfix.log").open("rb")
+        self.file.seek(0, 2)
+        self.rest = b""
+        self.ids: list[str] = []
+
+    def read(self) -> int:
+        """How many the relay has taken so far."""
+        self.rest += self.file.read()
+        *lines, self.rest = self.rest.split(b"\n")
+        for line in lines:
+            if found := self.LINE.search(line.decode(errors="replace")):
+                self.ids.append(found.group(1))
+        return len(self.ids)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def delivered(stack: MailStack, expected: int) -> Counter[tuple[str, str]]:
+    """(mailbox, Message-ID) -> copies delivered, once every expected mail
+    is in and Postfix has delivered what it took (two equal counts in a row)."""
+    give_up, last = time.monotonic() + GIVE_UP, -1
+    while True:
+        copies = Counter((user, str(x["Message-ID"]))
+                         for user in PLAYERS for x in stack.fetch_all(user))
+        total = sum(copies.values())
+        if (len(copies) >= expected and total == last) or time.monotonic() > give_up:
+            return copies
+        last = total
+        time.sleep(0.5)
+
+
+def sent_rows(post: Post) -> int:
+    with post.referee.sessions() as db:
+        return int(db.scalar(select(func.count()).select_from(m.Outbox)
+                             .where(m.Outbox.sent_at.is_not(None))) or 0)
+
+
+@pytest.mark.parametrize("way", ["outbox", "one-connection", "streaming", "postgresql"])
+def test_a_poll_killed_while_it_sends_resends_at_most_the_mails_in_flight(
+        mailstack: MailStack, tmp_path: Path, way: str) -> None:
+    """``referee poll`` is killed at random points while it sends 180 mails
+    over the real Postfix (by the outbox, or while it reads; on SQLite, or
+    on PostgreSQL): none is lost, and at most the mails in flight at a kill
+    (one a connection) arrive twice, each time with one Message-ID."""
+    with contextlib.ExitStack() as stack:
+        url = (stack.enter_context(contextlib.contextmanager(postgres_url)())
+               if way == "postgresql" else None)
+        post = Post(mailstack, tmp_path, smtp={"connections": 1} if way == "one-connection"
+                    else None, **({"database": url} if url else {}))
+        stack.callback(post.close)
+        sends_and_gets_killed(post, tmp_path, streaming=way == "streaming", seed=way)
+
+
+def sends_and_gets_killed(post: Post, tmp_path: Path, streaming: bool, seed: str) -> None:
+    pairs = [(a, b) for i, a in enumerate(PLAYERS) for b in PLAYERS[i + 1:]]
+    for i in range(SEND_GAMES):
+        a, b = pairs[i % len(pairs)]
+        # Addresses of their own (a mailbox each player): many lanes at once.
+        post.referee.operator.create_game(
+            "goofspiel", [post.stack.address(a, f"g{i}"), post.stack.address(b, f"g{i}")],
+            now=T0, seed=f"send-{i}")
+    with post.referee.sessions() as db:
+        expected = {(r.recipients[0].split("+")[0].split("@")[0],
+                     str(message_from_string(r.raw)["Message-ID"]))
+                    for r in db.scalars(select(m.Outbox))}
+    assert len(expected) == 2 * SEND_GAMES
+    command = referee_command(post, "poll", "--now", T0.isoformat())
+    if streaming:
+        command[1:3] = ["-c", STREAMING_POLL]
+    rng, log, figures = random.Random(f"kills-{seed}"), tmp_path / "poll.log", Resends()
+    relay = RelayLog(post.stack)
+    try:
+        for attempt in range(SEND_KILLS + 5):
+            with log.open("a") as out:
+                proc = subprocess.Popen(command, cwd=REPO_ROOT, stdout=out, stderr=out)
+            # Killed once the relay has taken a random number of this pass's
+            # mails, or a random time after its first.
+            taken, first_at = relay.read(), None
+            target, wait = taken + rng.randint(1, 12), rng.choice((None, rng.uniform(0, 0.08)))
+            give_up = time.monotonic() + GIVE_UP
+            while proc.poll() is None and attempt < SEND_KILLS:
+                now_taken = relay.read()
+                if now_taken > taken and first_at is None:
+                    first_at = time.monotonic()
+                if ((wait is None and now_taken >= target)
+                        or (wait is not None and first_at is not None
+                            and time.monotonic() >= first_at + wait)):
+                    proc.send_signal(signal.SIGKILL)
+                    break
+                assert time.monotonic() < give_up, f"referee poll still runs after {GIVE_UP} s"
+                time.sleep(0.002)
+            code = proc.wait()
+            if code == 0:
+                break
+            assert code == -signal.SIGKILL, f"referee poll failed:\n{log.read_text()}"
+            figures.kills += 1
+        else:
+            raise AssertionError(f"no pass completed:\n{log.read_text()}")
+        assert sent_rows(post) == 2 * SEND_GAMES  # every row marked sent
+
+        copies = delivered(post.stack, len(expected))
+        relay.read()
+    finally:
+        relay.close()
+    took = Counter(i for i in relay.ids if i in {mid for _, mid in expected})
+    figures.resent = sum(n - 1 for n in took.values())
+    figures.lost = len(expected - set(copies))
+    figures.doubled = sum(n - 1 for n in copies.values())
+    print(f"crash figures ({seed}): {figures}")
+    assert set(copies) == expected, figures  # nothing lost, nothing unknown
+    assert figures.kills >= 5, figures
+    # A kill resends at most what was in flight: one mail a connection.
+    assert figures.doubled <= figures.kills * post.config.smtp.connections, figures
+    assert figures.doubled == figures.resent, figures  # each resend the same Message-ID
+    if streaming:
+        # The stream's child writes each 250 down before all else, and
+        # finishes its mails in flight when the pass is gone: none again.
+        assert figures.doubled == 0, figures
 
 
 # -- 4. automated mail gets no answer ------------------------------------------------

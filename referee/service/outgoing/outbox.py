@@ -1,13 +1,16 @@
 """The outbox sender: mails queued rows through the relay (or into a
 Maildir) and keeps their books.
 
-A row is marked sent only after the server's 250. A crash between the 250
-and the mark resends the same message with the same Message-ID. Transient
-failures are retried with backoff and jitter until ``give_up_after``;
-permanent ones fail the row at once. Rows go out over several connections
-at once (``[smtp] connections``; a player's rows over one, in order), a
-batch of them per transaction, each batch claimed row by row (on PostgreSQL
-``FOR UPDATE SKIP LOCKED``), so several workers never send one row twice.
+A row is marked sent only after the server's 250, which is written to the
+sent journal (``journal``) at once, before its connection sends another
+row: a crash resends at most the rows in flight (one per connection), each
+the same message with the same Message-ID, as the next send books what the
+journal holds. Transient failures are retried with
+backoff and jitter until ``give_up_after``; permanent ones fail the row at
+once. Rows go out over several connections at once (``[smtp]
+connections``; a player's rows over one, in order), a batch of them per
+transaction, each batch claimed row by row (on PostgreSQL ``FOR UPDATE SKIP
+LOCKED``), so several workers never send one row twice.
 
 How a chunk of rows is shared over the connections: rows that share a
 recipient, or a game, fall into one lane, in queue order, and a lane never leaves its
@@ -34,6 +37,7 @@ from referee.mail.compose import Composer
 from referee.mail.maildir import MaildirSink
 from referee.mail.smtp import Refused, RelayUnavailable, SmtpRelay
 from referee.service.outgoing.bounces import mark_bounced
+from referee.service.outgoing.journal import Journal, checksum, leftovers
 from referee.store import models as m
 from referee.store.db import DATABASE_AWAY
 
@@ -44,7 +48,8 @@ log = logging.getLogger(__name__)
 FIRST_RETRY = timedelta(seconds=5)
 MAX_RETRY = timedelta(minutes=5)
 #: Outbox rows sent, and marked, in one transaction (shared over the
-#: connections, so it is enough to keep them all busy).
+#: connections, so it is enough to keep them all busy); each 250 is in the
+#: sent journal before that.
 ROWS_PER_TRANSACTION = 200
 
 
@@ -119,6 +124,7 @@ class OutboxSender:
 
     def send(self, now: datetime) -> int:
         """Send everything due, in batches; returns how many were sent."""
+        self.book_journal(now)
         total, tried = 0, set[int]()
         while True:
             ids = [i for i in self.due(now) if i not in tried]
@@ -126,6 +132,25 @@ class OutboxSender:
                 return total
             tried.update(ids)
             total += self._send_batch(ids, now)
+
+    def book_journal(self, now: datetime) -> int:
+        """Mark sent the rows that processes gone (killed) left in their sent
+        journals (``journal``) unmarked, then drop the journals; returns how
+        many."""
+        booked = 0
+        with leftovers(self.config) as journals:
+            entries = {oid: said for _, sent in journals for oid, said in sent.items()}
+            for chunk in _chunks(sorted(entries), 500):
+                with self.sessions.begin() as db:
+                    for row in self._claim(db, chunk):
+                        crc, refused = entries[row.id]
+                        if checksum(row.raw) != crc:
+                            continue  # not this database's row
+                        self.mark_sent(db, row, now, refused)
+                        booked += 1
+        if booked:
+            log.info("%d mails the relay took before a pass ended marked sent", booked)
+        return booked
 
     def _claim(self, db: Session, ids: Sequence[int]) -> list[m.Outbox]:
         """The rows of ``ids`` still to send, claimed for this transaction: on
@@ -137,22 +162,39 @@ class OutboxSender:
             q = q.with_for_update(skip_locked=True)
         return list(db.scalars(q))
 
+    def _claim_one(self, db: Session, oid: int) -> m.Outbox | None:
+        """Row ``oid`` if it is still to send, claimed for ``db``'s
+        transaction (:meth:`_claim`): read afresh, whatever ``db`` read of it
+        before. None when it is sent, failed, or another worker has it."""
+        q = (select(m.Outbox).where(m.Outbox.id == oid, m.Outbox.sent_at.is_(None),
+                                    m.Outbox.failed_at.is_(None))
+             .execution_options(populate_existing=True))
+        if db.get_bind().dialect.name == "postgresql":
+            q = q.with_for_update(skip_locked=True)
+        return db.scalars(q).first()
+
     def _send_batch(self, ids: list[int], now: datetime) -> int:
         if self.config.smtp.kind == "maildir":
             sink = MaildirSink(self.config.resolve(self.config.smtp.path))
             sent = 0
-            for chunk in _chunks(ids, ROWS_PER_TRANSACTION):
-                with self.sessions.begin() as db:
-                    for row in self._claim(db, chunk):
-                        try:
-                            sink.deliver(row.raw.encode("utf-8"))
-                        except Exception as e:
-                            self._unsendable(db, row, now, e)
-                            continue
+            with self.sessions() as db:
+                for oid in ids:
+                    # A row per transaction, committed right after its file
+                    # is written: a crash writes at most that one again.
+                    row = self._claim_one(db, oid)
+                    if row is None:
+                        db.rollback()
+                        continue
+                    try:
+                        sink.deliver(row.raw.encode("utf-8"))
+                    except Exception as e:
+                        self._unsendable(db, row, now, e)
+                    else:
                         row.sent_at, row.attempts = now, row.attempts + 1
                         self.log_row(db, logging.INFO, row, "written to the Maildir for %s",
                                      ", ".join(row.recipients))
                         sent += 1
+                    db.commit()
             return sent
         return asyncio.run(self._send_smtp(ids, now))
 
@@ -167,8 +209,10 @@ class OutboxSender:
         """Send over up to ``[smtp] connections`` connections at once, a
         transaction per :data:`ROWS_PER_TRANSACTION` rows: each row is marked
         sent after its 250, and all of them commit together once every
-        connection is done with them (a crash before that commit resends
-        them, with the same Message-IDs). The rows of a chunk are split into
+        connection is done with them. Each 250 is written to this process's
+        sent journal (``journal``) first: a crash before that commit resends
+        only the rows in flight (one a connection), with their Message-IDs,
+        as the next send books the journal. The rows of a chunk are split into
         lanes (:func:`lanes`): a player's rows share one, sent in order over
         one connection. Only the first connection failing means the relay
         is away; without an extra one, the rows go over those there are."""
@@ -184,8 +228,8 @@ class OutboxSender:
                     for row in self._claim(db, chunk):
                         self.fail(db, row, now, f"connection: {e}", permanent=False, away=True)
             return 0
-        batch = _Batch(now, [first])
-        sent = 0
+        batch = _Batch(now, [first], Journal(self.config))
+        sent, booked = 0, False
         try:
             for chunk in _chunks(list(ids), ROWS_PER_TRANSACTION):
                 with self.sessions.begin() as db:
@@ -207,7 +251,9 @@ class OutboxSender:
                         sent += result
                 if batch.stop:
                     break
+            booked = True
         finally:
+            batch.journal.close(booked)
             await asyncio.gather(*(relay.quit() for relay in batch.relays))
         return sent
 
@@ -259,6 +305,7 @@ class OutboxSender:
                 except Exception as e:
                     self._unsendable(db, row, now, e)
                     continue
+                batch.journal.sent(row.id, row.raw, refused)
                 self.mark_sent(db, row, now, refused)
                 sent += 1
         except BaseException:
@@ -306,6 +353,8 @@ class _Batch:
 
     now: datetime
     relays: list[SmtpRelay]
+    #: Where each 250 is written first.
+    journal: Journal
     #: Recipients of a row that failed for now (or waits behind one): their
     #: later rows wait for it (see ``due``), so they keep their order.
     held: set[str] = field(default_factory=set)

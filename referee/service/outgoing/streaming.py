@@ -10,8 +10,11 @@ and slowed the pass down. The child only talks SMTP; this process picks
 the rows to send and books what came of them, in short transactions of
 its own between two inbound messages, so the database is never shared.
 
-The outbox's rules hold: a row is marked sent only after its 250 (a crash
-before the mark resends it with the same Message-ID); the mails of one
+The outbox's rules hold: a row is marked sent only after its 250, and the
+child writes each 250 down in its sent journal (``journal``) at once, so
+a pass killed before it booked them resends none of them (the next send
+books them first, once the child is gone); the child stops when the pass is gone, after the mail
+each connection has in flight. The mails of one
 recipient go over one connection, in the order they were queued; a
 recipient with an earlier row still waiting (a retry not yet due, or one
 refused for now in this pass) gets nothing more here, and the outbox's own
@@ -40,6 +43,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config, SmtpSection
 from referee.mail.smtp import Refused, RelayUnavailable, SmtpRelay
+from referee.service.outgoing.journal import Journal
 from referee.service.outgoing.outbox import OutboxSender
 from referee.store import models as m
 from referee.store.db import now_utc
@@ -86,6 +90,8 @@ class OutboxStream:
         self._to_child: Connection | None = None
         self._from_child: Connection | None = None
         self._child: Any = None
+        self._journal = Journal(config)  # the child's, named and opened there
+        self._journal_booked = False
 
     def _start(self) -> None:
         context = multiprocessing.get_context("fork")
@@ -93,7 +99,8 @@ class OutboxStream:
         results_out, results_in = context.Pipe(duplex=False)
         self._child = context.Process(
             target=_child, name="referee-outbox-stream", daemon=True,
-            args=(self.config.smtp, self._lanes, items_out, results_in, (items_in, results_out)))
+            args=(self.config.smtp, self._lanes, items_out, results_in, (items_in, results_out),
+                  self._journal))
         self._child.start()
         items_out.close()
         results_in.close()
@@ -107,6 +114,10 @@ class OutboxStream:
         if not force and time.monotonic() - self._fed_at < FEED_EVERY:
             return
         self._fed_at = time.monotonic()
+        if not self._journal_booked:
+            # A killed pass's 250s first: their rows are not to go again.
+            self.outbox.book_journal(self.now or now_utc())
+            self._journal_booked = True
         if self.broken is None:
             with self.sessions() as db:
                 q = (select(m.Outbox.id, m.Outbox.recipients, m.Outbox.raw,
@@ -152,6 +163,10 @@ class OutboxStream:
                 self._child.kill()
             self._child = None
         self._book()
+        if self._journal_booked:
+            # All booked, from the child's answers or (if they were lost on
+            # the way) from its journal, the child gone; then it goes.
+            self.sent += self.outbox.book_journal(self.now or now_utc())
         return self.sent
 
     def _collect(self) -> None:
@@ -197,7 +212,7 @@ class OutboxStream:
 # -- the child ---------------------------------------------------------------------
 
 def _child(settings: SmtpSection, lanes: int, items: Connection, results: Connection,
-           parents: tuple[Connection, Connection]) -> None:
+           parents: tuple[Connection, Connection], journal: Journal) -> None:
     """The child's whole life: send what comes over ``items``, say what came
     of each row over ``results``, and None when ``items`` said None. It
     touches nothing else of the parent's (its database, its mailbox)."""
@@ -210,13 +225,15 @@ def _child(settings: SmtpSection, lanes: int, items: Connection, results: Connec
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
-        asyncio.run(_serve(settings, lanes, items, results))
+        asyncio.run(_serve(settings, lanes, items, results, journal))
     finally:
+        # Kept: the parent books it when this process is gone.
+        journal.close(booked=False)
         results.close()
 
 
 async def _serve(settings: SmtpSection, count: int, items: Connection,
-                 results: Connection) -> None:
+                 results: Connection, journal: Journal) -> None:
     loop = asyncio.get_running_loop()
     queues: list[asyncio.Queue[Item | None]] = [asyncio.Queue() for _ in range(count)]
     # Results go out through a thread of the child's: the loop never blocks
@@ -235,14 +252,15 @@ async def _serve(settings: SmtpSection, count: int, items: Connection,
                     loop.remove_reader(items.fileno())
                     return
                 queues[item.lane].put_nowait(item)
-        except (EOFError, OSError):  # the parent is gone
+        except (EOFError, OSError):  # the parent is gone: no row starts any more
+            state["broken"] = "the pass is gone"
             loop.remove_reader(items.fileno())
             for q in queues:
                 q.put_nowait(None)
 
-    loop.add_reader(items.fileno(), readable)
     state: dict[str, str | None] = {"broken": None}
-    await asyncio.gather(*(_lane(settings, q, out, state) for q in queues))
+    loop.add_reader(items.fileno(), readable)
+    await asyncio.gather(*(_lane(settings, q, out, state, journal) for q in queues))
     out.put(None)
     writer.join()
 
@@ -259,10 +277,12 @@ def _write(out: SimpleQueue[Result | None], results: Connection) -> None:
 
 
 async def _lane(settings: SmtpSection, q: asyncio.Queue[Item | None],
-                out: SimpleQueue[Result | None], state: dict[str, str | None]) -> None:
-    """One connection, opened for its first row: its rows in order. A
-    recipient refused for now gets no more here; after a lost connection
-    no lane starts another row."""
+                out: SimpleQueue[Result | None], state: dict[str, str | None],
+                journal: Journal) -> None:
+    """One connection, opened for its first row: its rows in order, each
+    250 in the journal before anything else. A recipient refused for now
+    gets no more here; after a lost connection, or the parent gone, no lane
+    starts another row."""
     relay: SmtpRelay | None = None
     held: set[str] = set()
     try:
@@ -291,6 +311,7 @@ async def _lane(settings: SmtpSection, q: asyncio.Queue[Item | None],
                 held.add(item.recipient.lower())
                 out.put((item.row_id, "error", f"{type(e).__name__}: {e}"))
             else:
+                journal.sent(item.row_id, item.raw, refused)
                 out.put((item.row_id, "sent", refused))
     finally:
         if relay is not None:

@@ -155,23 +155,19 @@ class OutboxSender:
     def _claim(self, db: Session, ids: Sequence[int]) -> list[m.Outbox]:
         """The rows of ``ids`` still to send, claimed for this transaction: on
         PostgreSQL locked (``FOR UPDATE SKIP LOCKED``), so a row another
-        worker is sending is left to it, and once sent it is no longer due."""
+        worker is sending is left to it, and once sent it is no longer due.
+        Read afresh, whatever ``db`` read of them before."""
         q = (select(m.Outbox).where(m.Outbox.id.in_(ids), m.Outbox.sent_at.is_(None),
-                                    m.Outbox.failed_at.is_(None)).order_by(m.Outbox.id))
+                                    m.Outbox.failed_at.is_(None)).order_by(m.Outbox.id)
+             .execution_options(populate_existing=True))
         if db.get_bind().dialect.name == "postgresql":
             q = q.with_for_update(skip_locked=True)
         return list(db.scalars(q))
 
     def _claim_one(self, db: Session, oid: int) -> m.Outbox | None:
-        """Row ``oid`` if it is still to send, claimed for ``db``'s
-        transaction (:meth:`_claim`): read afresh, whatever ``db`` read of it
-        before. None when it is sent, failed, or another worker has it."""
-        q = (select(m.Outbox).where(m.Outbox.id == oid, m.Outbox.sent_at.is_(None),
-                                    m.Outbox.failed_at.is_(None))
-             .execution_options(populate_existing=True))
-        if db.get_bind().dialect.name == "postgresql":
-            q = q.with_for_update(skip_locked=True)
-        return db.scalars(q).first()
+        """Row ``oid`` if it is still to send, claimed (:meth:`_claim`); None
+        when it is sent, failed, or another worker has it."""
+        return next(iter(self._claim(db, [oid])), None)
 
     def _send_batch(self, ids: list[int], now: datetime) -> int:
         if self.config.smtp.kind == "maildir":

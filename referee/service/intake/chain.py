@@ -317,9 +317,8 @@ class Size:
         if letter.msg.size <= limit:
             return None
         assert letter.player is not None
-        if letter.over is not None:
-            letter.record.note = letter.over.note
-            return Outcome("refused")
+        if (unanswered := letter.over_unanswered()) is not None:
+            return unanswered
         self.delivery.reply(db, None, letter.player, letter.msg, "too_large",
                             {"limit": limit}, letter.now, about=letter.about)
         return Outcome("refused")
@@ -337,9 +336,8 @@ class PlainText:
         if not letter.msg.tnef_only:
             return None
         assert letter.player is not None
-        if letter.over is not None:
-            letter.record.note = letter.over.note
-            return Outcome("refused")
+        if (unanswered := letter.over_unanswered()) is not None:
+            return unanswered
         self.delivery.reply(db, None, letter.player, letter.msg, "plain_text_please", {},
                             letter.now, about=letter.about)
         return Outcome("refused")
@@ -359,10 +357,9 @@ class Route:
     def check(self, db: Session, letter: Letter) -> Outcome | None:
         assert letter.player is not None and letter.routed is not None
         game = letter.routed
-        if isinstance(game, str) and letter.over is not None:
-            letter.record.note = letter.over.note
-            return Outcome("refused")
         if isinstance(game, str):
+            if (unanswered := letter.over_unanswered()) is not None:
+                return unanswered
             self.delivery.reply(db, None, letter.player, letter.msg, "which_game", {
                 "problem": game, "games": [g.tag for g in letter.seated],
             }, letter.now)
@@ -400,10 +397,9 @@ class Play:
             if isinstance(seated, Alike):
                 return self._alike(db, letter, gs, seated)
             seat, note = seated
-        if seat is None and letter.over is not None:
-            letter.record.note = letter.over.note
-            return Outcome("refused")
         if seat is None:
+            if (unanswered := letter.over_unanswered()) is not None:
+                return unanswered
             self.delivery.reply(db, None, player, msg, "which_game", {
                 "problem": f"You have no seat in {game.tag}.",
                 "games": [g.tag for g in letter.seated],

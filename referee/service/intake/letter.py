@@ -87,6 +87,15 @@ class Letter:
     #: spent, or it is the same mail again). None: all of it is read.
     over: Over | None = None
 
+    def over_unanswered(self) -> Outcome | None:
+        """A mail over its budget (``over``) that a check would answer with
+        a refusal: it ends unanswered, its record saying why. None when the
+        mail is not over a budget, so the check answers it."""
+        if self.over is None:
+            return None
+        self.record.note = self.over.note
+        return Outcome("refused")
+
     @classmethod
     def read(cls, msg: InboundMessage, record: m.Inbound, now: datetime, config: Config,
              addresses: Addresses, composer: Composer) -> Letter:

@@ -102,7 +102,8 @@ def parse_line(line: str) -> ClubLine | None:
     :raises Unreadable: it starts like a club command but cannot be done
         as written (an unknown kind, a bad option, no tag).
     """
-    words = line.replace(",", " , ").split()
+    words = [part for word in line.split()
+             for part in ([word] if "=" in word else word.replace(",", " , ").split())]
     if not words:
         return None
     verb = _VERB.get(words[0].casefold())
@@ -196,6 +197,9 @@ def _new(rest: list[str], line: str) -> NewTable:
     mode = ""
     for word in rest:
         low = word.casefold()
+        if mode == "with" and name and ("=" in word or low == "teams"):
+            names.append(" ".join(name))
+            name = []
         if "=" in word:
             key, _, value = word.partition("=")
             key = key.strip().casefold()

@@ -249,3 +249,21 @@ def test_the_listing_and_leaving(members: Club, db: Session) -> None:
     cancelled = club.cancel(db, tag, members.now)
     assert (cancelled.what, cancelled.tell) == ("cancelled", ("alice@club.test",
                                                               "bob@club.test"))
+
+
+def test_an_invitations_reply_address_counts_only_for_its_invitee_while_open(
+        members: Club, db: Session) -> None:
+    club = tables(members)
+    opened = club.open(db, ALICE, new("new goofspiel with Bob"), members.now)
+    (invitation,) = opened.invitations
+    assert len(invitation.token) == 16
+    seat = club.invitation_of(db, invitation.token)
+    assert seat is not None and seat.player.address == "bob@club.test"
+    # Another's mail to Bob's reply address (a forwarded invitation) seats no one.
+    with pytest.raises(Refused, match="This invitation is no longer open"):
+        club.accept(db, CAROL, None, members.now, token=invitation.token)
+    assert club.decline(db, BOB, None, members.now, token=invitation.token).what == "declined"
+    assert club.invitation_of(db, invitation.token) is None  # spent
+    with pytest.raises(Refused, match="This invitation is no longer open"):
+        club.accept(db, BOB, None, members.now, token=invitation.token)
+    assert count(db, m.Game) == 2  # the members' two, no more

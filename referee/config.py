@@ -455,6 +455,23 @@ class LimitsSection(_Section):
         return self
 
 
+class ClubSection(_Section):
+    """The club's own games, started by mail (``referee.service.club``):
+    who may open a table, how long one stays open, and what an opener
+    may cost."""
+
+    #: Who may open a table by mail: "anyone" who writes; the "members"
+    #: (anyone who has played a game here, or whom the operator added);
+    #: or the "operator" alone, at the command line.
+    open_tables: Literal["anyone", "members", "operator"] = "members"
+    #: Days an open table waits for its players before it expires.
+    table_days: int = Field(default=14, ge=1, le=366)
+    #: Invitations one writer may send a day (``new KIND with NAME ...``).
+    invites_per_day: int = Field(default=10, ge=0)
+    #: Open tables one opener may have at once.
+    tables_per_member: int = Field(default=3, ge=1)
+
+
 class WebSection(_Section):
     #: Where the game pages (static HTML) are written after each pass,
     #: relative to the config's folder; empty: none.
@@ -468,6 +485,7 @@ class Config(_Section):
     deadlines: DeadlinesSection = DeadlinesSection()
     auth: AuthSection = AuthSection()
     limits: LimitsSection = LimitsSection()
+    club: ClubSection = ClubSection()
     web: WebSection = WebSection()
     #: The folder relative paths in this file are taken from.
     base_dir: Path = Path(".")

@@ -1,6 +1,6 @@
 """The layout tells the truth: imports run one way (the games <- mail, store
 and config <- the service's wings <- the command line), the service's three
-wings along a mail's path (intake -> play -> outgoing), each game's rules
+wings along a mail's path (intake -> club -> play -> outgoing), each game's rules
 never reach for its words or views, no import cycle anywhere, and only the
 service opens database transactions. Every import counts: those inside
 functions and under ``TYPE_CHECKING`` too."""
@@ -21,7 +21,9 @@ PACKAGE = Path(referee.__file__).parent
 GAMES_MAY_IMPORT = {"pydantic"}
 #: The service's wings, and the wings each may import.
 WINGS = {
-    "referee.service.intake": {"referee.service.play", "referee.service.outgoing"},
+    "referee.service.intake": {"referee.service.club", "referee.service.play",
+                               "referee.service.outgoing"},
+    "referee.service.club": {"referee.service.play", "referee.service.outgoing"},
     "referee.service.play": {"referee.service.outgoing"},
     "referee.service.outgoing": set(),
 }

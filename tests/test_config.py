@@ -277,3 +277,31 @@ def test_a_byte_order_mark_does_not_shift_where_a_bad_byte_is(tmp_path: Path) ->
     with pytest.raises(ConfigError) as e:
         load_config(path)
     assert str(e.value) == f"{path}: not UTF-8 text (byte 0xe9 at offset 8); save it as UTF-8"
+
+
+def test_the_club_section_has_its_defaults(tmp_path: Path) -> None:
+    club = load_config(_write(tmp_path, "")).club
+    assert (club.open_tables, club.table_days, club.invites_per_day,
+            club.tables_per_member) == ("members", 14, 10, 3)
+    club = load_config(_write(tmp_path, '[club]\nopen_tables = "anyone"\ntable_days = 3\n'
+                                        "invites_per_day = 0\ntables_per_member = 1\n")).club
+    assert (club.open_tables, club.table_days, club.invites_per_day,
+            club.tables_per_member) == ("anyone", 3, 0, 1)
+
+
+@pytest.mark.parametrize(("keys", "message"), [
+    ('open_tables = "everyone"',
+     "club.open_tables: Input should be 'anyone', 'members' or 'operator'"),
+    ("table_days = 0", "club.table_days: Input should be greater than or equal to 1"),
+    ("table_days = 400", "club.table_days: Input should be less than or equal to 366"),
+    ("invites_per_day = -1",
+     "club.invites_per_day: Input should be greater than or equal to 0"),
+    ("tables_per_member = 0",
+     "club.tables_per_member: Input should be greater than or equal to 1"),
+    ("tables = 3", "club.tables: unknown key (see config.example.toml for the keys)"),
+])
+def test_a_bad_club_key_is_one_line_naming_it(tmp_path: Path, keys: str, message: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        load_config(_write(tmp_path, f"[club]\n{keys}\n"))
+    assert message in str(e.value) and "\n" not in str(e.value)
+    assert e.value.exit_code == EX_CONFIG

@@ -1,8 +1,9 @@
 """The service: mail in, games refereed, mail out. The only package that
-opens database transactions. Three wings along a mail's path, arrows one
-way: ``intake`` (a mail to its game) uses ``play`` (the game changed by the
-rules) and ``outgoing`` (the mail it causes); ``play`` uses ``outgoing``;
-``outgoing`` uses neither. ``core`` (the door), ``reading``, ``pages``,
+opens database transactions. Wings along a mail's path, arrows one
+way: ``intake`` (a mail to its game) uses ``club`` (the games the club
+starts by mail: open tables), ``play`` (the game changed by the rules) and
+``outgoing`` (the mail it causes); ``club`` uses ``play`` and ``outgoing``;
+``play`` uses ``outgoing``; ``outgoing`` uses neither. ``core`` (the door), ``reading``, ``pages``,
 ``health``, ``lease`` and ``errors`` sit at the root; ``docs/architecture.md``
 draws them.
 """

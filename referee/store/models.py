@@ -36,6 +36,10 @@ class Player(Base):
     bounced_at: Mapped[datetime | None] = mapped_column(default=None)
     bounce: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime]
+    #: When the operator made the player a member of the club (``referee
+    #: member add``); None: a member only by having played a game here
+    #: (``referee.service.club``).
+    member_since: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class Game(Base):
@@ -290,6 +294,81 @@ class HeldMail(Base):
     #: For the player alone (the answer to their own mail): the mail it
     #: rides in is marked secret.
     personal: Mapped[bool] = mapped_column(default=False, server_default=false())
+
+
+#: What an open table is (``OpenTable.status``): waiting for its players;
+#: become a game; past ``[club] table_days`` unfilled; closed by the operator.
+TABLE_OPEN, TABLE_STARTED, TABLE_EXPIRED, TABLE_CANCELLED = (
+    "open", "started", "expired", "cancelled")
+#: Where a person stands at a table (``TableSeat.state``): sitting; asked
+#: by the opener and not yet answered; asked and said no.
+SEATED, INVITED, DECLINED = "seated", "invited", "declined"
+
+
+class OpenTable(Base):
+    """A game the club has asked for by mail and not started yet: its kind
+    and options, who opened it, how many seats it wants, and, once
+    started, the game it became (``referee.service.club``)."""
+
+    __tablename__ = "club_tables"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    #: ``KIND-N``: the number shared with the games' tags, and the tag of
+    #: the game the table becomes.
+    tag: Mapped[str] = mapped_column(String(64), unique=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    #: The options as written (``cards=13``), checked by the game's
+    #: ``parse_options`` when the table was opened; teams are the seats'.
+    options: Mapped[dict[str, Any]]
+    opener_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
+    #: The seats wanted: the game starts by itself at ``seats_max`` seated,
+    #: or at the opener's ``start`` with at least ``seats_min`` (a range,
+    #: as Miser's 3 or more).
+    seats_min: Mapped[int]
+    seats_max: Mapped[int]
+    status: Mapped[str] = mapped_column(String(16), default=TABLE_OPEN, index=True)
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime] = mapped_column(index=True)
+    #: When it started, expired or was cancelled.
+    ended_at: Mapped[datetime | None] = mapped_column(default=None)
+    #: The game it became.
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"), default=None)
+    #: The finished game it plays again (``rematch``).
+    rematch_of_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"), default=None)
+
+    opener: Mapped[Player] = relationship()
+    seats: Mapped[list[TableSeat]] = relationship(
+        back_populates="table", order_by="TableSeat.id", cascade="all, delete-orphan")
+
+
+class TableSeat(Base):
+    """A person at an open table: seated, invited or having declined; the
+    seats are taken in the order of their rows."""
+
+    __tablename__ = "club_seats"
+    __table_args__ = (UniqueConstraint("table_id", "player_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    table_id: Mapped[int] = mapped_column(ForeignKey("club_tables.id"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
+    state: Mapped[str] = mapped_column(String(16))
+    #: The team the opener put them in (``teams alice+carol bob+dave``),
+    #: where the kind has teams: the game keeps partners together.
+    team: Mapped[str | None] = mapped_column(String(32), default=None)
+    #: Who invited them, and when (the opener's ``invites_per_day``).
+    invited_by_id: Mapped[int | None] = mapped_column(ForeignKey("players.id"), default=None)
+    invited_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
+    #: When the invitation was mailed to them: an address that has not
+    #: answered gets at most one a day.
+    told_at: Mapped[datetime | None] = mapped_column(default=None)
+    #: The secret of the invitation's reply address, ``referee+TOKEN@``: a
+    #: reply to it from the invitee's address accepts or declines.
+    token: Mapped[str | None] = mapped_column(String(32), unique=True, default=None)
+    #: When they took the seat, or declined.
+    answered_at: Mapped[datetime | None] = mapped_column(default=None)
+
+    table: Mapped[OpenTable] = relationship(back_populates="seats")
+    player: Mapped[Player] = relationship(foreign_keys=[player_id])
 
 
 def table_of(model: type[Base]) -> Table:

@@ -141,3 +141,24 @@ def test_the_migrations_make_exactly_the_tables_of_the_models(tmp_path: Path) ->
         diff = compare_metadata(MigrationContext.configure(conn), m.Base.metadata)
     engine.dispose()
     assert diff == []
+
+
+def test_the_club_tables_migration_goes_down_and_up_again(db_url: str) -> None:
+    """0014 (the club's tables, issue 36) is reversible: down to 0013 its
+    tables and the members' column are gone, the players kept."""
+    upgrade(db_url)
+    engine = create_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(text("insert into players (address, name, created_at, member_since) "
+                          "values ('ann@club.test', 'Ann', '2026-03-02 12:00:00', "
+                          "'2026-03-03 12:00:00')"))
+    command.downgrade(alembic_config(db_url), "0013")
+    tables = set(inspect(engine).get_table_names())
+    assert not tables & {"club_tables", "club_seats"}
+    assert "member_since" not in {c["name"] for c in inspect(engine).get_columns("players")}
+    upgrade(db_url)
+    with engine.connect() as conn:
+        rows = conn.execute(text("select address, member_since from players")).all()
+    engine.dispose()
+    assert [tuple(r) for r in rows] == [("ann@club.test", None)]
+    assert is_current(db_url)

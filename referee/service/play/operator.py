@@ -56,6 +56,18 @@ class Operator:
         seed: str | None = None, teams: Sequence[str | None] = (),
     ) -> str:
         """Create a game, queue the opening, and return its tag."""
+        with self.sessions.begin() as db:
+            return self.create_in(db, kind, players, bots, options, now or now_utc(), seed,
+                                  teams)
+
+    def create_in(
+        self, db: Session, kind: str, players: Sequence[str], bots: int = 0,
+        options: dict[str, str] | None = None, now: datetime | None = None,
+        seed: str | None = None, teams: Sequence[str | None] = (),
+    ) -> str:
+        """:meth:`create_game` in the caller's transaction (a table of the
+        club filled by mail, ``referee.service.club``): the seats in the
+        order given, the game's own rules drawing the seating from them."""
         now = now or now_utc()
         try:
             engine = get_game(kind)
@@ -95,48 +107,47 @@ class Operator:
         # players to name them by (``referee.games.names``); kept with the
         # options so a replay sees the same after a player's new address.
         aliases = [[i, [local_part(addr)]] for i, (addr, _) in enumerate(parsed, start=1)]
-        with self.sessions.begin() as db:
-            number = (db.scalar(select(m.Game.id).order_by(m.Game.id.desc()).limit(1)) or 0) + 1
-            game = m.Game(
-                tag=f"{kind}-{number}", kind=kind,
-                options={**opts, **({"mail": mail} if mail else {}), "deadline": str(deadline),
-                         "reminder": str(reminder), "aliases": aliases},
-                seed=seed or secrets.token_hex(16), draws=KEYED, state={}, step=0, status="active",
-                deadline_seconds=int(deadline.total_seconds()),
-                reminder_seconds=int(reminder.total_seconds()), created_at=now,
-            )
-            db.add(game)
-            infos: list[SeatInfo] = []
-            for i, (addr, name) in enumerate(parsed, start=1):
-                player = _player(db, addr, name, now)
-                team = teams[i - 1] if i - 1 < len(teams) else None
-                game.seats.append(m.Seat(position=i, player=player, name=name, team=team))
-                infos.append(SeatInfo(i, name, False, team, (local_part(addr),)))
-            for j in range(bots):
-                pos = len(parsed) + j + 1
-                game.seats.append(m.Seat(position=pos, name=f"Bot {pos}", bot=True))
-                infos.append(SeatInfo(pos, f"Bot {pos}", True))
-            db.flush()
-            try:
-                result = engine.new(opts, infos, draws_for(game.draws, game.seed, 0))
-            except OptionError as e:
-                raise RefereeError(str(e)) from None
-            game.state = engine.dump(result.state)
-            # The public record of the commitment the opening publishes, for
-            # the operator's audit (``referee verify``) and the game's page.
-            fingerprint = seed_fingerprint(game.seed)
-            db.add(m.Event(game_id=game.id, step=0, kind=m.SEED_EVENT,
-                           text=f"The secret seed of every draw is fixed; its SHA-256 "
-                                f"fingerprint is {fingerprint}.",
-                           public=True, data={"seed_sha256": fingerprint}, at=now))
-            gs = GameSession(self.delivery, db, game, now)
-            gs.owed_before = frozenset()  # what the opening asks for is news to all
-            for ev in result.events:
-                db.add(m.Event(game_id=game.id, step=0, kind=ev.kind, text=ev.text,
-                               public=ev.public, data=dict(ev.data), at=now))
-            gs.notices = list(result.notices)
-            gs.finish()
-            return game.tag
+        number = (db.scalar(select(m.Game.id).order_by(m.Game.id.desc()).limit(1)) or 0) + 1
+        game = m.Game(
+            tag=f"{kind}-{number}", kind=kind,
+            options={**opts, **({"mail": mail} if mail else {}), "deadline": str(deadline),
+                     "reminder": str(reminder), "aliases": aliases},
+            seed=seed or secrets.token_hex(16), draws=KEYED, state={}, step=0, status="active",
+            deadline_seconds=int(deadline.total_seconds()),
+            reminder_seconds=int(reminder.total_seconds()), created_at=now,
+        )
+        db.add(game)
+        infos: list[SeatInfo] = []
+        for i, (addr, name) in enumerate(parsed, start=1):
+            player = _player(db, addr, name, now)
+            team = teams[i - 1] if i - 1 < len(teams) else None
+            game.seats.append(m.Seat(position=i, player=player, name=name, team=team))
+            infos.append(SeatInfo(i, name, False, team, (local_part(addr),)))
+        for j in range(bots):
+            pos = len(parsed) + j + 1
+            game.seats.append(m.Seat(position=pos, name=f"Bot {pos}", bot=True))
+            infos.append(SeatInfo(pos, f"Bot {pos}", True))
+        db.flush()
+        try:
+            result = engine.new(opts, infos, draws_for(game.draws, game.seed, 0))
+        except OptionError as e:
+            raise RefereeError(str(e)) from None
+        game.state = engine.dump(result.state)
+        # The public record of the commitment the opening publishes, for
+        # the operator's audit (``referee verify``) and the game's page.
+        fingerprint = seed_fingerprint(game.seed)
+        db.add(m.Event(game_id=game.id, step=0, kind=m.SEED_EVENT,
+                       text=f"The secret seed of every draw is fixed; its SHA-256 "
+                            f"fingerprint is {fingerprint}.",
+                       public=True, data={"seed_sha256": fingerprint}, at=now))
+        gs = GameSession(self.delivery, db, game, now)
+        gs.owed_before = frozenset()  # what the opening asks for is news to all
+        for ev in result.events:
+            db.add(m.Event(game_id=game.id, step=0, kind=ev.kind, text=ev.text,
+                           public=ev.public, data=dict(ev.data), at=now))
+        gs.notices = list(result.notices)
+        gs.finish()
+        return game.tag
 
     def resign_player(self, tag: str, address: str, now: datetime | None = None) -> str:
         """Hand a player's seat to a bot, as if they had written ``resign``

@@ -1,0 +1,89 @@
+"""The club's command lines: what each asks, and a refusal that says what
+would be right (referee/service/club/words.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from referee.service.club.words import NewTable, TableLine, Unreadable, parse_line, read
+
+
+@pytest.mark.parametrize(("line", "read_as"), [
+    ("new spades", NewTable("spades")),
+    ("New Goofspiel cards=13", NewTable("goofspiel", {"cards": "13"})),
+    ("new goofspiel with Bob", NewTable("goofspiel", names=("Bob",))),
+    ("new goofspiel with Bob cards=5", NewTable("goofspiel", {"cards": "5"}, names=("Bob",))),
+    ("new goofspiel with Bob, Carol Lee and dave@club.test",
+     NewTable("goofspiel", names=("Bob", "Carol Lee", "dave@club.test"))),
+    ("new spades teams alice+carol bob+dave",
+     NewTable("spades", teams=(("alice", "carol"), ("bob", "dave")))),
+    ("new spades teams=alice+carol,bob+dave target=300",
+     NewTable("spades", {"target": "300"}, teams=(("alice", "carol"), ("bob", "dave")))),
+    ("new miser players=5", NewTable("miser", seats=5)),
+    ("new goofspiel players=3", NewTable("goofspiel", {"players": "3"})),
+    ("new pure skill", NewTable("pure-skill")),
+    ("open a game of miser", NewTable("miser")),
+    ("join spades-t12", TableLine("join", "spades-t12")),
+    ("sit [spades-t12]", TableLine("join", "spades-t12")),
+    ("leave spades-t12", TableLine("leave", "spades-t12")),
+    ("accept", TableLine("accept")),
+    ("accept goofspiel-t3", TableLine("accept", "goofspiel-t3")),
+    ("decline", TableLine("decline")),
+    ("refuse goofspiel-t3", TableLine("decline", "goofspiel-t3")),
+    ("start miser-t4", TableLine("start", "miser-t4")),
+    ("begin miser-t4", TableLine("start", "miser-t4")),
+    ("rematch", TableLine("rematch")),
+    ("play again", TableLine("rematch")),
+    ("tables", TableLine("tables")),
+    ("list tables", TableLine("tables")),
+])
+def test_each_command_of_the_grammar_and_its_synonyms(line: str, read_as: object) -> None:
+    assert parse_line(line) == read_as
+
+
+@pytest.mark.parametrize("line", [
+    "join",             # a game's own join (the tournament's "deal me in")
+    "accept offer 3",   # Miser's or the tournament's accept
+    "withdraw",         # the tournament's
+    "bid 5", "Hello all, good game!", "",
+    "rematch, please: it was fun",
+])
+def test_a_games_own_line_or_talk_is_no_club_line(line: str) -> None:
+    assert parse_line(line) is None
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("new chess", "There is no game 'chess' here; the games are goofspiel, loatcg, miser, "
+                  "pure-skill, spades."),
+    ("new", "Write the game after new, like 'new spades'; the games are goofspiel, loatcg, "
+            "miser, pure-skill, spades."),
+    ("new goofspiel cards=x", "cards"),
+    ("new spades colour=red", "Spades has no option 'colour'; its options are teams, target, "
+                              "bot. The options of Spades: teams: the partners"),
+    ("new goofspiel teams alice+bob", "Unknown option 'teams' for goofspiel"),
+    ("new spades teams alice bob", "teams: 'alice' is no team; join the partners with '+'"),
+    ("new miser players=2", "players: '2': Miser takes 3 to 52 players."),
+    ("new goofspiel Bob", "'Bob' in 'new goofspiel Bob' is neither an option (KEY=VALUE) nor "
+                          "a name after 'with'"),
+    ("start", "Write the table's tag after start, like 'start spades-t12'"),
+    ("leave spades-12", "'spades-12' is no table's tag"),
+])
+def test_a_bad_line_is_refused_with_what_would_be_right(line: str, said: str) -> None:
+    with pytest.raises(Unreadable) as e:
+        parse_line(line)
+    assert said in str(e.value)
+
+
+def test_the_option_refusal_lists_what_each_option_takes() -> None:
+    with pytest.raises(Unreadable) as e:
+        parse_line("new goofspiel tie=sometimes")
+    assert "The options of Goofspiel:" in str(e.value)
+    assert "tie: a tie at the top" in str(e.value)
+
+
+def test_a_mail_is_read_line_by_line_keeping_refusals_in_order() -> None:
+    found = read(["Hi Bob,", "new goofspiel with Bob", "new chess", "tables", "-- ", "Alice"])
+    assert found[0] == NewTable("goofspiel", names=("Bob",))
+    assert isinstance(found[1], Unreadable) and "chess" in str(found[1])
+    assert found[2] == TableLine("tables")
+    assert len(found) == 3

@@ -166,7 +166,3 @@ def _held_logs() -> Iterator[list[logging.LogRecord]]:
         yield records
     finally:
         root.removeHandler(holder)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

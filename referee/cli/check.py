@@ -34,17 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
     """``referee check``: one line per part; the exit code of the first failure."""
-    from referee.check import (
-        Line,
-        check_files,
-        check_games,
-        check_imap,
-        check_maildir,
-        check_maildir_writable,
-        check_smtp,
-        probe_delivery,
-    )
-    from referee.service.clock import clock_against
+    from referee.check import Line, check_files, check_games
 
     lines = [Line("config", "OK", f"{path}: the referee is {config.referee.address}"),
              _check_database(config, path)]
@@ -52,6 +42,27 @@ def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
     lines += check_files(config, log_file)
     if database_ok:
         lines += check_games(config)
+    lines += _servers(config)
+    if all(ln.verdict == "OK" for ln in lines if ln.part in ("database", "mailbox")):
+        lines += _whose_mailbox(config)
+    if all(ln.verdict == "OK" for ln in lines if ln.part in ("mailbox", "smtp")):
+        lines += _probe(config)
+    lines += _auth(config)
+    for line in lines:
+        print(line)
+    return next((ln.exit_code for ln in lines if ln.exit_code), 0)
+
+
+def _servers(config: Config) -> list[Line]:
+    """The mailbox's line and the relay's: logged in to, or the Maildir
+    each is, writable."""
+    from referee.check import (
+        Line,
+        check_imap,
+        check_maildir,
+        check_maildir_writable,
+        check_smtp,
+    )
 
     def mailbox() -> str:
         if config.mailbox.kind == "imap":
@@ -66,36 +77,55 @@ def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
         return check_maildir_writable(out, "[smtp] path",
                                       f"dry run: mail goes into the Maildir {out}")
 
+    lines = []
     parts: list[tuple[str, Callable[[], str]]] = [("mailbox", mailbox), ("smtp", smtp)]
     for part, fn in parts:
         try:
             lines.append(Line(part, "OK", fn()))
         except Problem as e:
             lines.append(Line(part, "FAIL", str(e), e.exit_code))
-    if all(ln.verdict == "OK" for ln in lines if ln.part in ("database", "mailbox")):
-        lines += _whose_mailbox(config)
-    # A test mail through the relay to the referee itself: at a plus address
-    # where private reply addresses or VERP need one (and the mailbox is
-    # read over IMAP, to see it arrive), else at its own address.
+    return lines
+
+
+def _probe(config: Config) -> list[Line]:
+    """A test mail through the relay to the referee itself, once both
+    servers answered: at a plus address where private reply addresses or
+    VERP need one (and the mailbox is read over IMAP, to see it arrive),
+    else at its own address; the clock against its arrival, and an
+    Authentication-Results header the server should have stripped."""
+    from referee.check import Line, probe_delivery
+    from referee.service.clock import clock_against
+
+    if config.smtp.kind != "smtp":
+        return []
     auth = config.auth
     plus = (auth.require == "verified" or config.smtp.verp) and config.mailbox.kind == "imap"
-    servers_ok = all(ln.verdict == "OK" for ln in lines if ln.part in ("mailbox", "smtp"))
-    if servers_ok and config.smtp.kind == "smtp":
-        part = "plus" if plus else "send"
-        try:
-            reached, kept, arrived = probe_delivery(config, plus)
-            lines.append(Line(part, "OK", reached))
-            if arrived is not None and (skew := clock_against(now_utc(), arrived)):
-                lines.append(Line("clock", "WARN", skew))
-            if kept:
-                lines.append(Line(
-                    "auth", "FAIL", f"[auth] authserv_id: the server kept an "
-                    f"Authentication-Results header of {auth.authserv_id} that the sender "
-                    "wrote (the probe's): anyone could write themselves a pass; make the "
-                    "server strip such headers from incoming mail (see the README), or "
-                    "unset authserv_id", EX_CONFIG))
-        except ServerProblem as e:
-            lines.append(Line(part, "FAIL", str(e), e.exit_code))
+    part = "plus" if plus else "send"
+    lines = []
+    try:
+        reached, kept, arrived = probe_delivery(config, plus)
+        lines.append(Line(part, "OK", reached))
+        if arrived is not None and (skew := clock_against(now_utc(), arrived)):
+            lines.append(Line("clock", "WARN", skew))
+        if kept:
+            lines.append(Line(
+                "auth", "FAIL", f"[auth] authserv_id: the server kept an "
+                f"Authentication-Results header of {auth.authserv_id} that the sender "
+                "wrote (the probe's): anyone could write themselves a pass; make the "
+                "server strip such headers from incoming mail (see the README), or "
+                "unset authserv_id", EX_CONFIG))
+    except ServerProblem as e:
+        lines.append(Line(part, "FAIL", str(e), e.exit_code))
+    return lines
+
+
+def _auth(config: Config) -> list[Line]:
+    """What ``[auth]`` lets count as a player's mail: a warning for each
+    way it trusts too much or too little, or that it is as it should be."""
+    from referee.check import Line
+
+    auth = config.auth
+    lines = []
     if auth.require == "none":
         lines.append(Line("auth", "WARN", '[auth] require = "none": a mail counts for the '
                           "player its From names, and anyone can write any From; set "
@@ -114,9 +144,7 @@ def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
     elif auth.require == "verified":
         lines.append(Line("auth", "OK", f"verified: private reply addresses, and "
                           f"Authentication-Results of {auth.authserv_id}"))
-    for line in lines:
-        print(line)
-    return next((ln.exit_code for ln in lines if ln.exit_code), 0)
+    return lines
 
 
 def _whose_mailbox(config: Config) -> list[Line]:

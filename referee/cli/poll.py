@@ -70,35 +70,40 @@ def run(args: argparse.Namespace) -> int:
             if report.pages is not None:
                 referee.health.record_error(str(report.pages), now_utc())
             lost = referee.health.failed_since(started)
-        # Silent on success, so a cron line mails the operator only on trouble.
-        logging.getLogger("referee").info("pass done: %s", report)
-        if report.adopted is not None:
-            print(f"the mailbox is this database's now: the {report.adopted} mail(s) in it "
-                  "stay unread; what comes from now on is read")
-        elif args.adopt_mailbox:
-            print("this database reads its mailbox already: nothing to adopt")
-        if report.clock is not None and report.clock.warning and not _logged_to_stderr(args):
-            # A warning, not trouble that stops the pass: said, exit 0.
-            print(f"referee: {report.clock.warning}", file=sys.stderr)
-        if args.verbose:
-            print(report)
-        if lost:
-            # Mail that will never arrive is trouble, though the pass ran.
-            print(f"referee: {lost} mail(s) failed for good in this pass: the relay "
-                  "refused them (see: referee outbox)", file=sys.stderr)
-        # Games stalled for want of their package: the others were
-        # played, and this pass says it as `check` does, with its code.
-        stalled = [s for s in referee.guests.stalled() if s.active]
-        for stall in stalled:
-            print(f"referee: {stall}", file=sys.stderr)
-        if report.pages is not None:
-            # The mail went on; the pages wait for a pass that can write them.
-            print(f"referee: {report.pages}", file=sys.stderr)
-        if lost:
-            return 1
-        if report.pages is not None:
-            return report.pages.exit_code
-        return EX_CONFIG if stalled else 0
+        return _said(referee, args, report, lost)
+
+
+def _said(referee: Referee, args: argparse.Namespace, report: PassReport, lost: int) -> int:
+    """What a completed pass says, and its code: silent on success, so a
+    cron line mails the operator only on trouble."""
+    logging.getLogger("referee").info("pass done: %s", report)
+    if report.adopted is not None:
+        print(f"the mailbox is this database's now: the {report.adopted} mail(s) in it "
+              "stay unread; what comes from now on is read")
+    elif args.adopt_mailbox:
+        print("this database reads its mailbox already: nothing to adopt")
+    if report.clock is not None and report.clock.warning and not _logged_to_stderr(args):
+        # A warning, not trouble that stops the pass: said, exit 0.
+        print(f"referee: {report.clock.warning}", file=sys.stderr)
+    if args.verbose:
+        print(report)
+    if lost:
+        # Mail that will never arrive is trouble, though the pass ran.
+        print(f"referee: {lost} mail(s) failed for good in this pass: the relay "
+              "refused them (see: referee outbox)", file=sys.stderr)
+    # Games stalled for want of their package: the others were
+    # played, and this pass says it as `check` does, with its code.
+    stalled = [s for s in referee.guests.stalled() if s.active]
+    for stall in stalled:
+        print(f"referee: {stall}", file=sys.stderr)
+    if report.pages is not None:
+        # The mail went on; the pages wait for a pass that can write them.
+        print(f"referee: {report.pages}", file=sys.stderr)
+    if lost:
+        return 1
+    if report.pages is not None:
+        return report.pages.exit_code
+    return EX_CONFIG if stalled else 0
 
 
 def _logged_to_stderr(args: argparse.Namespace) -> bool:

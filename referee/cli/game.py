@@ -9,6 +9,7 @@ flag ``--NAME FILE``."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 
 from referee.cli.common import Command, Subparsers, duration, opened, parse_now, send_unless_busy
@@ -22,7 +23,7 @@ FILE = "file:"
 class GameParser(argparse.ArgumentParser):
     """A parser of ``game``'s subcommands. ``new``'s takes the flags the
     games declare too; they are added the first time they may be wanted
-    (a flag it does not know yet, its help or its usage shown), so that
+    (an option it does not know yet, its help or its usage shown), so that
     ``game new KIND`` with none of them loads no other game's rules."""
 
     #: The flag the games' own come before (``new``'s ``--seed``).
@@ -53,10 +54,10 @@ class GameParser(argparse.ArgumentParser):
     def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                          namespace: argparse.Namespace | None = None,
                          ) -> tuple[argparse.Namespace, list[str]]:
-        parsed, extras = super().parse_known_args(args, namespace)
-        if not extras or self.games_before is None or self._games_added:
-            return parsed, extras
-        self._add_game_flags()
+        words = sys.argv[1:] if args is None else args
+        if any(word.startswith("-") and word.partition("=")[0] not in self._option_string_actions
+               for word in words):
+            self._add_game_flags()  # an option not spelled out as one of ours: maybe a game's
         return super().parse_known_args(args, namespace)
 
     def format_usage(self) -> str:

@@ -28,6 +28,8 @@ from referee.passes import run_pass
 from referee.service import Referee, RefereeError
 from referee.store.db import upgrade
 
+#: The game a demo plays when none is named.
+DEMO_KIND = "goofspiel"
 NAMES = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank"]
 DOMAIN = "demo.example"
 START = datetime(2026, 1, 5, 9, 0)

@@ -332,6 +332,10 @@ class Game(Generic[StateT]):
     #: A line for each option, as ``referee games`` lists them beside their
     #: defaults (those of :meth:`parse_options`).
     option_help: ClassVar[Mapping[str, str]] = {}
+    #: Options whose value is a text an operator writes in a file, each
+    #: with a line of help: ``referee game new`` takes each as a flag
+    #: ``--NAME FILE`` and gives the file's text as the option.
+    option_files: ClassVar[Mapping[str, str]] = {}
     #: The edition of this game's rules that a new game begins under. A
     #: change that would make a game begun before it play on or replay
     #: otherwise (a new reading of a rule, a new commitment, a fact newly

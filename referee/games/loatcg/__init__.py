@@ -16,6 +16,7 @@ language of rule 4.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from referee.games.loatcg.rules import LoatcgState
@@ -41,5 +42,7 @@ class Loatcg(LoatcgWords, LoatcgViews):
         {"joined", "discard", "draw", "craft", "withdrawn", "take"})
     takes_members_by_mail: ClassVar[bool] = True
     join_command: ClassVar[str] = "deal me in"
+    option_files: ClassVar[Mapping[str, str]] = {
+        "instructions": "the Scoring Instructions (see docs/loatcg-instructions.md)"}
     #: A transcript says only what the request's audience saw (ruling TCG-15).
     secret_transcripts: ClassVar[bool] = False

@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
-from referee.mail.inbound import one_line
+from referee.mail.headers import one_line
 from referee.service.clock import Clock
 from referee.service.health import Health
 from referee.service.intake.letter import Outcome

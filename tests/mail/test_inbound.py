@@ -15,22 +15,16 @@ import subprocess
 import sys
 import warnings
 from datetime import UTC, datetime, timedelta, timezone
+from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.mail import inbound
-from referee.mail.inbound import (
-    Automation,
-    Bounce,
-    InboundMessage,
-    Unreadable,
-    find_tag,
-    parse_message,
-    read_heading,
-    recipients,
-)
+from referee.mail import headers, mime, quotes
+from referee.mail.automation import Automation, Bounce
+from referee.mail.headers import Unreadable, find_tag
+from referee.mail.inbound import InboundMessage, parse_message, read_heading, recipients
 from tests.mailstack import GIVE_UP, REPO_ROOT
 
 REFEREE = "referee@pbm.example.org"
@@ -1358,14 +1352,14 @@ def test_mime_nested_deeper_than_the_limit_is_unreadable_wherever_it_is_read() -
         return (b"From: Alice <alice@example.com>\nMIME-Version: 1.0\n" + head
                 + b"Content-Type: text/plain\n\nbid 5\n" + tail)
 
-    assert parse(nested(inbound.MAX_MIME_DEPTH)).lines == ("bid 5",)
+    assert parse(nested(mime.MAX_MIME_DEPTH)).lines == ("bid 5",)
 
     def deep_in_the_stack(frames: int, depth: int) -> InboundMessage:
         return parse(nested(depth)) if not frames else deep_in_the_stack(frames - 1, depth)
 
     # However deep the stack it is read from: the stdlib's parser, then the
     # referee's, recursed too deep, at a depth that depended on the caller.
-    for depth in (inbound.MAX_MIME_DEPTH + 1, 500, 5000):
+    for depth in (mime.MAX_MIME_DEPTH + 1, 500, 5000):
         for frames in (0, 300):
             with pytest.raises(Unreadable, match="nested more than 100 deep"):
                 deep_in_the_stack(frames, depth)
@@ -1662,68 +1656,68 @@ def test_a_quoted_body_yields_no_lines_and_a_move_above_it_is_the_only_one(
 WORST = 9 * 1024 * 1024
 
 
-def spy(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
-    """Record how long the text given to ``inbound.<name>`` is, call by call
-    (a list of strings: all together)."""
-    real = getattr(inbound, name)
+def spy(monkeypatch: pytest.MonkeyPatch, module: ModuleType, name: str) -> list[int]:
+    """Record how long the text ``module`` gives to its ``<name>`` is, call
+    by call (a list of strings: all together)."""
+    real = getattr(module, name)
     seen: list[int] = []
 
     def recording(arg: str | list[str], *args: object, **kw: object) -> object:
         seen.append(len(arg) if isinstance(arg, str) else sum(map(len, arg)))
         return real(arg, *args, **kw)
 
-    monkeypatch.setattr(inbound, name, recording)
+    monkeypatch.setattr(module, name, recording)
     return seen
 
 
 def test_a_9mb_encoded_subject_is_decoded_only_as_far_as_a_subject_is_kept(
         monkeypatch: pytest.MonkeyPatch) -> None:
     word = b"=?utf-8?b?" + base64.b64encode("zoë ".encode() * 10) + b"?="
-    decoded = spy(monkeypatch, "_decode_words")
+    decoded = spy(monkeypatch, headers, "decode_words")
     msg = parse(simple(subject=b" ".join([word] * (WORST // len(word)))))
-    assert msg.subject == ("zoë " * (inbound.MAX_SUBJECT // 4))[:inbound.MAX_SUBJECT]
-    assert decoded and max(decoded) <= inbound.MAX_ENCODED
+    assert msg.subject == ("zoë " * (headers.MAX_SUBJECT // 4))[:headers.MAX_SUBJECT]
+    assert decoded and max(decoded) <= headers.MAX_ENCODED
 
 
 def test_9mb_of_html_is_converted_only_up_to_the_html_budget(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    converted = spy(monkeypatch, "_html_text")
+    converted = spy(monkeypatch, mime, "html_text")
     msg = parse(simple(b"Content-Type: text/html\n", body=b"<p>bid 5</p>\n" * (WORST // 13)))
-    assert sum(converted) <= inbound.MAX_HTML
+    assert sum(converted) <= mime.MAX_HTML
     assert msg.lines[0] == "bid 5"
 
 
 def test_html_in_many_parts_shares_one_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     part = b"--p\nContent-Type: text/html\n\n" + b"<p>bid 5</p>\n" * 20_000
-    converted = spy(monkeypatch, "_html_text")
+    converted = spy(monkeypatch, mime, "html_text")
     parse(simple(b"Content-Type: multipart/mixed; boundary=p\n",
                  body=part * (WORST // len(part)) + b"--p--\n"))
-    assert sum(converted) <= inbound.MAX_HTML
+    assert sum(converted) <= mime.MAX_HTML
 
 
 def test_9mb_of_junk_lines_are_examined_only_up_to_the_line_budget(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    read = spy(monkeypatch, "_command_lines")
-    cleaned = spy(monkeypatch, "_clean")
+    read = spy(monkeypatch, quotes, "command_lines")
+    cleaned = spy(monkeypatch, quotes, "_clean")
     msg = parse(simple(body=b"bid x\n" * (WORST // 6)))
-    assert read == [inbound.MAX_TEXT]  # the text handed on is capped
-    assert len(cleaned) <= inbound.MAX_BODY_LINES  # and reading stops early
-    assert msg.lines == ("bid x",) * inbound.MAX_BODY_LINES
+    assert read == [mime.MAX_TEXT]  # the text handed on is capped
+    assert len(cleaned) <= quotes.MAX_BODY_LINES  # and reading stops early
+    assert msg.lines == ("bid x",) * quotes.MAX_BODY_LINES
 
 
 def test_a_9mb_flowed_paragraph_is_capped_and_joined_whole() -> None:
     msg = parse(simple(b"Content-Type: text/plain; format=flowed\n",
                        body=b"bid x \n" * (WORST // 7) + b"end\n"))
     (line,) = msg.lines  # one soft-broken paragraph, cut at MAX_TEXT
-    assert line.startswith("bid x bid x") and inbound.MAX_TEXT * 0.8 < len(line) <= inbound.MAX_TEXT
+    assert line.startswith("bid x bid x") and mime.MAX_TEXT * 0.8 < len(line) <= mime.MAX_TEXT
 
 
 def test_a_9mb_recipient_list_is_read_only_up_to_its_cap(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    listed = spy(monkeypatch, "getaddresses")
+    listed = spy(monkeypatch, headers, "getaddresses")
     to = b", ".join(b"u%d@example.com" % i for i in range(WORST // 20))
     msg = parse(simple(b"Cc: " + to + b"\nReferences: " + to.replace(b", ", b"> <") + b"\n"))
-    assert max(listed) <= inbound.MAX_LIST_HEADER
+    assert max(listed) <= headers.MAX_LIST_HEADER
     assert msg.cc[:2] == ("u0@example.com", "u1@example.com")
-    assert len(", ".join(msg.cc)) <= inbound.MAX_LIST_HEADER
-    assert len(msg.references) == inbound.MAX_IDS
+    assert len(", ".join(msg.cc)) <= headers.MAX_LIST_HEADER
+    assert len(msg.references) == headers.MAX_IDS

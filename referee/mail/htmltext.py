@@ -114,7 +114,7 @@ _LAYOUT = ParserConfig(display_links=False, display_images=False, table_cell_sep
 def html_text(html: str) -> str:
     """HTML mail as plain text, without its quoted part (TAL, Discourse extractors).
 
-    The caller caps ``html`` (:data:`MAX_HTML`): the conversion costs seconds
+    The caller caps ``html`` (``mime.MAX_HTML``): the conversion costs seconds
     a megabyte.
     """
     stripper = _QuoteStripper()

@@ -63,7 +63,7 @@ def parse_message(
 
     :raises Unreadable: the From is a group, names more than one address,
         or one no mail can be addressed to (a local part outside ASCII);
-        or the MIME parts are nested more than :data:`~referee.mail.mime.MAX_MIME_DEPTH` deep.
+        or the MIME parts are nested more than :data:`MAX_MIME_DEPTH` deep.
         Nothing else is raised on malformed mail.
     """
     try:

@@ -34,7 +34,7 @@ from referee.games.loatcg.instructions import (
 )
 from referee.games.loatcg.rules import cards_text
 from referee.games.miser.rules import DECK_SIZE, card_text, draw_for_first, hand_text, sort_hand
-from referee.mail.inbound import find_tag
+from referee.mail.headers import find_tag
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from tests.databases import KINDS, database_url
 from tests.mailstack import MailStack
 from tests.test_e2e import REF, T0, Post, body, kind, person
 
-#: A name as long as a From's display name is read (``inbound.MAX_NAME``).
+#: A name as long as a From's display name is read (``headers.MAX_NAME``).
 LONG = ("Maximilian Alexander Bartholomew von Habsburg-Lothringen " * 4)[:200].strip()
 DAY = timedelta(days=1)
 #: The authserv-id of the players' mail server in the tests that trust one.

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.mail import plain
-from referee.mail.inbound import OUR_MESSAGE_ID_PREFIX, one_line
+from referee.mail.automation import OUR_MESSAGE_ID_PREFIX
+from referee.mail.headers import one_line
 
 if TYPE_CHECKING:
     from jinja2 import Environment

@@ -22,7 +22,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
-from referee.mail.inbound import one_line
+from referee.mail.headers import one_line
 from referee.service.clock import Clock
 from referee.service.club.tables import Tables
 from referee.service.health import Health

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from referee.mail.inbound import one_line
+from referee.mail.headers import one_line
 from referee.service.errors import RefereeError
 from referee.service.intake.receive import RETRY
 from referee.service.play.guests import WAITING

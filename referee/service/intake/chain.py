@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session
 
 from referee.config import Config
 from referee.games.base import Scope
-from referee.mail.inbound import Automation
+from referee.mail.automation import Automation
 from referee.service.intake.budgets import Allowance, Budgets, budget_key, loop_digest
 from referee.service.intake.joining import Alike, Joining
 from referee.service.intake.letter import Letter, Outcome, Over

@@ -15,7 +15,8 @@ from referee.config import Config
 from referee.games.base import Scope
 from referee.mail.auth import Verdict
 from referee.mail.compose import Composer
-from referee.mail.inbound import InboundMessage, find_tag
+from referee.mail.headers import find_tag
+from referee.mail.inbound import InboundMessage
 from referee.service.outgoing.addresses import Addresses
 from referee.service.play.commands import TranscriptLine
 from referee.store import models as m

@@ -43,7 +43,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
 from referee.games import PackageFault
-from referee.mail.inbound import Automation, InboundMessage, parse_message
+from referee.mail.automation import Automation
+from referee.mail.inbound import InboundMessage, parse_message
 from referee.service.intake.budgets import content_digest
 from referee.service.intake.chain import Chain
 from referee.service.intake.letter import Letter, Outcome

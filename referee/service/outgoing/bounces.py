@@ -14,8 +14,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from referee.mail.automation import Bounce
 from referee.mail.compose import Composer
-from referee.mail.inbound import Bounce, InboundMessage
+from referee.mail.inbound import InboundMessage
 from referee.store import models as m
 
 

@@ -32,7 +32,7 @@ LIST = "players@club.test"
 MX = "mx.club.test"
 ANN = "Ann <ann@club.test>"
 DAY = timedelta(days=1)
-#: A name as long as a From's display name is read (``inbound.MAX_NAME``).
+#: A name as long as a From's display name is read (``headers.MAX_NAME``).
 LONG = ("Maximilian Alexander Bartholomew von Habsburg-Lothringen " * 4)[:200].strip()
 
 

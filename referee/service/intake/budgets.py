@@ -222,5 +222,5 @@ def loop_digest(letter: Letter) -> str:
     subject names. An autoresponder answering our mails of one game says
     the same thing again and again; a player in fifty games who bids "bid 1"
     in each, one mail per game, does not."""
-    said = "\n".join([letter.subject_tag or "", *letter.msg.lines])
+    said = "\n".join([letter.subject_tag or "", *letter.lines])
     return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()

@@ -1,7 +1,9 @@
 """The chain: the checks one recorded mail goes through, in order, each a
 small named object with one method, like Mailman's built-in chain. A check
-reads the mail's facts (``letter``), may add what it found, and either
-lets the mail go on (None) or ends its way with an :class:`Outcome`:
+only judges: it reads the mail's facts (``letter``), may add what it found,
+and returns a :class:`Judgement`: the mail goes on, or its way ends with a
+status and a note; either way with the replies to send (a template and its
+data). The chain, and only the chain, sends them.
 
 =====================  =========================================================
 ``verp``               a mail to a VERP address is a bounce: pinned, never answered
@@ -20,17 +22,24 @@ lets the mail go on (None) or ends its way with an :class:`Outcome`:
 ``size``               over ``max_message_size``: refused
 ``plain text``         a mail with no text part: refused
 ``routing``            which game, and the sender's seat in it
-``play``               the command lines, the transcript and the reports; talk in
-                       reply to our mail answered once a day
 =====================  =========================================================
+
+The order is held by what each part takes: the checks up to ``shown
+addresses`` take the letter alone; ``strangers`` lets on only a sender the
+chain knows (:class:`Known`: their player row, the verdict on them, the
+game the mail is about), which the checks after it take; ``routing`` ends
+with the game to play (:class:`ToPlay`). Such a mail is then played
+(:meth:`Chain.play`): the sender's seat (a newcomer's is made here), the
+play step (``play/step.py``), and whether it is answered (budgets, talk
+in reply to our mail answered once a day).
 
 Runs inside intake's transaction for the mail.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Protocol
 
@@ -39,36 +48,61 @@ from sqlalchemy.orm import Session
 
 from referee.config import Config
 from referee.games.base import Scope
+from referee.mail.auth import Verdict
 from referee.mail.automation import Automation
 from referee.service.intake.budgets import Allowance, Budgets, budget_key, loop_digest
 from referee.service.intake.joining import Alike, Joining
-from referee.service.intake.letter import Letter, Outcome, Over
+from referee.service.intake.letter import GO_ON, Judgement, Letter, Outcome, Over, Reply
 from referee.service.intake.routing import Routing
 from referee.service.intake.senders import Senders
-from referee.service.outgoing.addresses import new_token
+from referee.service.outgoing.addresses import Addresses, new_token
 from referee.service.outgoing.bounces import Bounces
 from referee.service.outgoing.delivery import Delivery
-from referee.service.play.commands import (
-    MAX_LISTED,
-    TranscriptLine,
-    closing_help,
-    done_line,
-    run_commands,
-)
-from referee.service.play.session import GameSession
+from referee.service.play.commands import TranscriptLine
+from referee.service.play.step import Played, Step
 from referee.store import models as m
 
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class Known:
+    """A sender the chain knows, as ``strangers`` lets them on: their player
+    row, whether the mail is really theirs, and the game it is about (or a
+    sentence saying why none is)."""
+
+    player: m.Player
+    verdict: Verdict
+    routed: m.Game | str
+
+
+@dataclass(frozen=True)
+class ToPlay:
+    """A mail the chain let through: to be played in ``game`` by ``player``."""
+
+    player: m.Player
+    game: m.Game
+
+
 class Check(Protocol):
-    """One link of the chain."""
+    """One link of the chain before the sender is known."""
 
     #: What the link is called, in the chain's table above.
     name: str
 
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
-        """End the mail's way with an outcome, or None to let it go on."""
+    def judge(self, db: Session, letter: Letter) -> Judgement:
+        """Whether the mail goes on (:data:`GO_ON`), or how its way ends."""
+        ...
+
+
+class KnownCheck(Protocol):
+    """One link of the chain once the sender is known."""
+
+    #: What the link is called, in the chain's table above.
+    name: str
+
+    def judge(self, db: Session, letter: Letter, known: Known) -> Judgement:
+        """Whether the mail goes on (:data:`GO_ON`), or how its way ends."""
         ...
 
 
@@ -81,15 +115,15 @@ class ToVerp:
     def __init__(self, bounces: Bounces) -> None:
         self.bounces = bounces
 
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
+    def judge(self, db: Session, letter: Letter) -> Judgement:
         if not letter.to_verp:
-            return None
-        letter.record.note = "not answered: bounce to a VERP address"
+            return GO_ON
+        note = "not answered: bounce to a VERP address"
         bounce = (self.bounces.of_verp(db, letter.verp_id, letter.msg)
                   if letter.verp_id is not None else None)
         if bounce is not None:
-            letter.record.note += "".join(self.bounces.record(db, bounce, letter.now))
-        return Outcome("ignored")
+            note += "".join(self.bounces.record(db, bounce, letter.now))
+        return Judgement("ignored", note)
 
 
 class Automated:
@@ -101,14 +135,14 @@ class Automated:
     def __init__(self, bounces: Bounces) -> None:
         self.bounces = bounces
 
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
+    def judge(self, db: Session, letter: Letter) -> Judgement:
         msg = letter.msg
         if msg.automation is Automation.NONE:
-            return None
-        letter.record.note = f"not answered: {msg.automation.value}"
+            return GO_ON
+        note = f"not answered: {msg.automation.value}"
         if msg.bounce is not None:
-            letter.record.note += "".join(self.bounces.record(db, msg.bounce, letter.now))
-        return Outcome("ignored")
+            note += "".join(self.bounces.record(db, msg.bounce, letter.now))
+        return Judgement("ignored", note)
 
 
 class OtherList:
@@ -116,11 +150,11 @@ class OtherList:
 
     name = "other list"
 
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
+    def judge(self, db: Session, letter: Letter) -> Judgement:
         if not letter.msg.list_id or letter.from_our_list:
-            return None
-        letter.record.note = f"not answered: mail from another list ({letter.msg.list_id})"
-        return Outcome("ignored")
+            return GO_ON
+        return Judgement("ignored", f"not answered: mail from another list "
+                                    f"({letter.msg.list_id})")
 
 
 class NoSender:
@@ -128,17 +162,16 @@ class NoSender:
 
     name = "no sender"
 
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
+    def judge(self, db: Session, letter: Letter) -> Judgement:
         if letter.msg.sender:
-            return None
-        letter.record.note = "not answered: no sender address"
-        return Outcome("ignored")
+            return GO_ON
+        return Judgement("ignored", "not answered: no sender address")
 
 
 class Sender:
     """The sender's player row and games. Anyone, a stranger too, may deal
     themselves in where a game takes members by mail (rule text 002, rule
-    1): a newcomer gets a player row here, and a seat in ``play``. A
+    1): a newcomer gets a player row here, and a seat when played. A
     stranger nothing vouches for is asked to confirm first, and the reply
     to a confirmation address deals them in."""
 
@@ -147,14 +180,14 @@ class Sender:
     def __init__(self, joining: Joining, routing: Routing) -> None:
         self.joining, self.routing = joining, routing
 
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
+    def judge(self, db: Session, letter: Letter) -> Judgement:
         msg = letter.msg
         player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
         claim = self.joining.confirmations.claim((*msg.to, *msg.cc))
         joining: m.Game | None
         if claim is not None:
             confirmed = self.joining.confirmed(db, letter, claim)
-            if isinstance(confirmed, Outcome):
+            if isinstance(confirmed, Judgement):
                 return confirmed
             joining = confirmed
         else:
@@ -170,7 +203,7 @@ class Sender:
         if joining is not None and joining not in games:
             games.append(joining)
         letter.player, letter.joining, letter.games = player, joining, games
-        return None
+        return GO_ON
 
 
 class WhoWrote:
@@ -184,10 +217,10 @@ class WhoWrote:
     def __init__(self, senders: Senders, routing: Routing) -> None:
         self.senders, self.routing = senders, routing
 
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
+    def judge(self, db: Session, letter: Letter) -> Judgement:
         player = letter.player
         if player is None:
-            return None
+            return GO_ON
         if letter.tokens:
             letter.bound = frozenset(db.scalars(select(m.Seat.game_id).where(
                 m.Seat.player_id == player.id, m.Seat.token.in_(letter.tokens))))
@@ -195,7 +228,7 @@ class WhoWrote:
                          else self.routing.find_game(db, letter))
         if letter.verdict is None:  # a confirmed join has its verdict already
             letter.verdict = self.senders.verify(letter, player, letter.about)
-        return None
+        return GO_ON
 
 
 class ShownAddresses:
@@ -205,12 +238,12 @@ class ShownAddresses:
 
     name = "shown addresses"
 
-    def __init__(self, delivery: Delivery, senders: Senders) -> None:
-        self.delivery, self.senders = delivery, senders
+    def __init__(self, addresses: Addresses, senders: Senders) -> None:
+        self.addresses, self.senders = addresses, senders
 
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
+    def judge(self, db: Session, letter: Letter) -> Judgement:
         if not letter.tokens:
-            return None
+            return GO_ON
         msg = letter.msg
         forged = letter.verdict is not None and letter.verdict.failed
         holders: list[tuple[m.Player, m.Player | m.Seat, m.Game | None]] = [
@@ -218,40 +251,43 @@ class ShownAddresses:
                 select(m.Player).where(m.Player.token.in_(letter.tokens)))]
         holders += [(s.player, s, s.game) for s in db.scalars(
             select(m.Seat).where(m.Seat.token.in_(letter.tokens))) if s.player is not None]
+        told: list[Reply] = []
         for owner, holder, game in holders:
             # A mail in the owner's name that their own domain disowns came
             # from someone who knows the address: it stops counting too.
             disowned = forged and owner is letter.player
             if not disowned and not self.senders.shown_to_others(letter, owner):
                 continue
-            old = self.delivery.addresses.address_of(holder)
+            old = self.addresses.address_of(holder)
             holder.token = new_token()
             log.warning("private address of %s%s was %s; rotated", owner.address,
                         f" in {game.tag}" if game else "",
                         "used by a forged mail" if disowned else "shown to others")
             # Told with the new address of the game as the Reply-To.
-            self.delivery.reply(db, None, owner, msg, "private_address_shown", {
+            told.append(Reply("private_address_shown", {
                 "old": old, "sender": msg.sender, "owner": owner.address,
                 "game": game.tag if game else None,
                 "others": sorted(letter.others - {owner.address}),
                 "forged": letter.verdict.detail if disowned and letter.verdict else None,
-            }, letter.now, about=game)
-        return None
+            }, to=owner, about=game))
+        return Judgement(replies=tuple(told))
 
 
 class Strangers:
     """Mail from an address in no game (or none it may be vouched for in)
-    changes nothing, and is answered at most once a day."""
+    changes nothing, and is answered at most once a day. Any other sender
+    is known from here on."""
 
     name = "strangers"
 
     def __init__(self, routing: Routing, joining: Joining) -> None:
         self.routing, self.joining = routing, joining
 
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
-        if letter.player is None or letter.verdict is None or not letter.games:
+    def judge(self, db: Session, letter: Letter) -> Judgement | Known:
+        player, verdict, routed = letter.player, letter.verdict, letter.routed
+        if player is None or verdict is None or routed is None or not letter.games:
             return self.routing.stranger(db, letter, lambda: self.joining.open_games(db, letter))
-        return None
+        return Known(player, verdict, routed)
 
 
 class Verification:
@@ -263,36 +299,33 @@ class Verification:
 
     name = "verification"
 
-    def __init__(self, config: Config, delivery: Delivery, budgets: Budgets) -> None:
-        self.config, self.delivery, self.budgets = config, delivery, budgets
+    def __init__(self, config: Config, budgets: Budgets) -> None:
+        self.config, self.budgets = config, budgets
 
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
-        assert letter.verdict is not None and letter.player is not None
-        if letter.verdict.passed or self.config.auth.require != "verified":
-            return None
-        letter.record.note = f"sender not verified: {letter.verdict.detail}"
-        msg, player = letter.msg, letter.player
+    def judge(self, db: Session, letter: Letter, known: Known) -> Judgement:
+        if known.verdict.passed or self.config.auth.require != "verified":
+            return GO_ON
+        msg, player = letter.msg, known.player
+        told: tuple[Reply, ...] = ()
         if self.budgets.once_a_day(db, player.address, letter.now):
             sent = msg.date.astimezone(UTC).replace(tzinfo=None) if msg.date else None
-            self.delivery.reply(db, None, player, msg, "not_verified", {"date": sent},
-                                letter.now, about=letter.about)
-        return Outcome("refused")
+            told = (Reply("not_verified", {"date": sent}, to=player, about=letter.about),)
+        return Judgement("refused", f"sender not verified: {known.verdict.detail}", told)
 
 
 class Budget:
     """What one address may cost: replies per hour and day, and the loop
     breaker for the same mail again and again (RFC 3834 §2). Budgets limit
     replies, never moves: over one, the mail goes on with only its moves
-    to be read (``Play``), so a flood forged in a player's name cannot
-    keep their own move from being applied."""
+    to be read (:meth:`Chain.play`), so a flood forged in a player's name
+    cannot keep their own move from being applied."""
 
     name = "budget"
 
     def __init__(self, budgets: Budgets) -> None:
         self.budgets = budgets
 
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
-        assert letter.player is not None
+    def judge(self, db: Session, letter: Letter, known: Known) -> Judgement:
         key = budget_key(letter)
         allowance = self.budgets.charge(db, key, loop_digest(letter), letter.now)
         if allowance is Allowance.LOOP:
@@ -301,7 +334,7 @@ class Budget:
             reopens = self.budgets.reopens_at(db, key)
             letter.over = Over(
                 f"not read: over the reply budget until {reopens:%Y-%m-%d %H:%M} UTC", True)
-        return None
+        return GO_ON
 
 
 class Size:
@@ -309,19 +342,15 @@ class Size:
 
     name = "size"
 
-    def __init__(self, config: Config, delivery: Delivery) -> None:
-        self.config, self.delivery = config, delivery
+    def __init__(self, config: Config) -> None:
+        self.config = config
 
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
+    def judge(self, db: Session, letter: Letter, known: Known) -> Judgement:
         limit = self.config.referee.max_message_size
         if letter.msg.size <= limit:
-            return None
-        assert letter.player is not None
-        if (unanswered := letter.over_unanswered()) is not None:
-            return unanswered
-        self.delivery.reply(db, None, letter.player, letter.msg, "too_large",
-                            {"limit": limit}, letter.now, about=letter.about)
-        return Outcome("refused")
+            return GO_ON
+        return letter.over_unanswered() or Judgement("refused", replies=(
+            Reply("too_large", {"limit": limit}, to=known.player, about=letter.about),))
 
 
 class PlainText:
@@ -329,41 +358,28 @@ class PlainText:
 
     name = "plain text"
 
-    def __init__(self, delivery: Delivery) -> None:
-        self.delivery = delivery
-
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
+    def judge(self, db: Session, letter: Letter, known: Known) -> Judgement:
         if not letter.msg.tnef_only:
-            return None
-        assert letter.player is not None
-        if (unanswered := letter.over_unanswered()) is not None:
-            return unanswered
-        self.delivery.reply(db, None, letter.player, letter.msg, "plain_text_please", {},
-                            letter.now, about=letter.about)
-        return Outcome("refused")
+            return GO_ON
+        return letter.over_unanswered() or Judgement("refused", replies=(
+            Reply("plain_text_please", {}, to=known.player, about=letter.about),))
 
 
 class Route:
     """The game the mail is about (found with the verdict: the one it deals
     its sender into, the subject's tag, the thread of one of our mails, the
     game of the private address it came to, or the sender's only game),
-    loaded to be changed."""
+    loaded to be changed: the last link, whose game the mail is played in."""
 
     name = "routing"
 
-    def __init__(self, delivery: Delivery) -> None:
-        self.delivery = delivery
-
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
-        assert letter.player is not None and letter.routed is not None
-        game = letter.routed
+    def judge(self, db: Session, letter: Letter, known: Known) -> Judgement | ToPlay:
+        game = known.routed
         if isinstance(game, str):
-            if (unanswered := letter.over_unanswered()) is not None:
-                return unanswered
-            self.delivery.reply(db, None, letter.player, letter.msg, "which_game", {
-                "problem": game, "games": [g.tag for g in letter.seated],
-            }, letter.now)
-            return Outcome("refused")
+            return letter.over_unanswered() or Judgement("refused", replies=(
+                Reply("which_game", {"problem": game,
+                                     "games": [g.tag for g in letter.seated]},
+                      to=known.player),))
         # The whole row in one statement (the sender's games were listed
         # without their states). On PostgreSQL it is locked: another worker
         # refereeing a mail of this game is waited for, and read as it left it.
@@ -371,114 +387,161 @@ class Route:
              .execution_options(populate_existing=True))
         if db.get_bind().dialect.name == "postgresql":
             q = q.with_for_update()
-        letter.game = db.scalars(q).one()
-        letter.record.game_id = letter.game.id
-        return None
+        loaded = db.scalars(q).one()
+        letter.record.game_id = loaded.id
+        return ToPlay(known.player, loaded)
 
 
-class Play:
-    """The last link: the sender's seat (a newcomer's is made here), the
-    command lines run against it, the answer, then the reports they caused."""
+class Chain:
+    """The checks in order; the first judgement that ends a mail's way ends
+    it, and each judgement's replies are sent as it is made."""
 
-    name = "play"
+    def __init__(self, config: Config, delivery: Delivery, bounces: Bounces) -> None:
+        self.config, self.delivery = config, delivery
+        senders = Senders(config, delivery.addresses)
+        budgets = self.budgets = Budgets(config.limits)
+        #: Which game a mail is about.
+        self.routing = routing = Routing(config, senders, budgets)
+        self.joining = joining = Joining(config, senders, budgets, delivery.composer.key)
+        #: Up to ``strangers``: the sender is not known yet.
+        self.vetting: tuple[Check, ...] = (
+            ToVerp(bounces), Automated(bounces), OtherList(), NoSender(),
+            Sender(joining, routing), WhoWrote(senders, routing),
+            ShownAddresses(delivery.addresses, senders))
+        self.strangers = Strangers(routing, joining)
+        #: After ``strangers``: the sender is known.
+        self.checks: tuple[KnownCheck, ...] = (
+            Verification(config, budgets), Budget(budgets), Size(config), PlainText())
+        self.route = Route()
+        self.step = Step(delivery)
 
-    def __init__(self, config: Config, delivery: Delivery, joining: Joining,
-                 budgets: Budgets) -> None:
-        self.config, self.delivery, self.joining = config, delivery, joining
-        self.budgets = budgets
+    def run(self, db: Session, letter: Letter) -> Outcome | ToPlay:
+        """Take ``letter`` through the checks: what came of it, or, if
+        they let it through, the game it is to be played in (:meth:`play`)."""
+        for link in self.vetting:
+            if (ended := self._ends(db, letter, link.name, link.judge(db, letter))):
+                return ended
+        known = self.strangers.judge(db, letter)
+        if isinstance(known, Judgement):
+            return self._ended(db, letter, self.strangers.name, known)
+        for check in self.checks:
+            if (ended := self._ends(db, letter, check.name, check.judge(db, letter, known))):
+                return ended
+        routed = self.route.judge(db, letter, known)
+        if isinstance(routed, Judgement):
+            return self._ended(db, letter, self.route.name, routed)
+        return routed
 
-    def check(self, db: Session, letter: Letter) -> Outcome | None:
-        assert letter.player is not None and letter.game is not None
-        msg, player, game, now = letter.msg, letter.player, letter.game, letter.now
-        gs = GameSession(self.delivery, db, game, now)
+    def _ends(self, db: Session, letter: Letter, name: str,
+              judged: Judgement) -> Outcome | None:
+        """Act on one link's judgement: its replies sent; what came of the
+        mail if it ends the mail's way, else None."""
+        if not judged.status:
+            self._act(db, letter, judged)
+            return None
+        return self._ended(db, letter, name, judged)
+
+    def _ended(self, db: Session, letter: Letter, name: str, judged: Judgement) -> Outcome:
+        """Act on the judgement of the link ``name``, which ends the mail's way."""
+        log.debug("the %s link ends mail %s: %s", name, letter.record.id, judged.status)
+        self._act(db, letter, judged)
+        return Outcome(judged.status, judged.tag)
+
+    def _act(self, db: Session, letter: Letter, judged: Judgement) -> None:
+        """The record's note, and the replies sent, in order."""
+        if judged.note is not None:
+            letter.record.note = judged.note
+        msg = letter.msg
+        for reply in judged.replies:
+            if reply.to is not None:
+                self.delivery.reply(db, None, reply.to, msg, reply.template, reply.data,
+                                    letter.now, about=reply.about)
+                continue
+            subject, body = self.delivery.composer.render("common", reply.template, reply.data)
+            self.delivery.queue.put(
+                db, None, [(msg.sender, reply.name)], subject, body, auto="auto-replied",
+                in_reply_to=msg.message_id, references=msg.references,
+                reply_to=reply.reply_to, now=letter.now, kind=reply.template)
+
+    def play(self, db: Session, letter: Letter, to: ToPlay) -> Outcome:
+        """Play a mail the chain let through: the sender's seat (a
+        newcomer's made here), the play step, then whether it is answered."""
+        msg, player, game = letter.msg, to.player, to.game
+        gs = self.step.load(db, game, letter.now)
         seat, note = gs.seat_of(player), None
         if seat is None and game is letter.joining:
             seated = self.joining.seat(gs, player, msg.sender_name)
             if isinstance(seated, Alike):
-                return self._alike(db, letter, gs, seated)
+                # A join whose name reads as a seated player's: no seat, and
+                # the sender told why and what to write instead.
+                return self._ended(db, letter, "play", Judgement(
+                    "refused", f"join refused: the name reads as {seated.seat!r}, "
+                               f"a seat of {game.tag}",
+                    (Reply("name_refused", {"tag": game.tag, "seated": seated.seat,
+                                            "join": gs.engine.join_command}, to=player),),
+                    tag=game.tag))
             seat, note = seated
         if seat is None:
-            if (unanswered := letter.over_unanswered()) is not None:
-                return unanswered
-            self.delivery.reply(db, None, player, msg, "which_game", {
-                "problem": f"You have no seat in {game.tag}.",
-                "games": [g.tag for g in letter.seated],
-            }, now)
-            return Outcome("refused")
+            return self._ended(db, letter, "play", letter.over_unanswered() or Judgement(
+                "refused", replies=(Reply("which_game", {
+                    "problem": f"You have no seat in {game.tag}.",
+                    "games": [g.tag for g in letter.seated]}, to=player),)))
         scope, seen_by = letter.scope(game, self.config.referee.public_list)
-        transcript = run_commands(gs, seat.position, msg.lines, scope, seen_by,
-                                  letter.record.id, letter.answers,
-                                  moves_only=letter.over is not None)
-        if note is not None:  # the joiner's name was shortened: said in the join's line
-            transcript = _noted(transcript, note)
-        gs.settle()
+        played = self.step.play(gs, seat.position, note, letter.lines, scope, seen_by,
+                                letter.record.id, letter.answers,
+                                moves_only=letter.over is not None)
+        judged = self._answered(db, letter, player, played, scope)
+        self._act(db, letter, judged)
+        if judged.status:  # not answered
+            self.step.tell(played, None, msg)
+            return Outcome(judged.status, judged.tag,
+                           played.transcript if judged.status == "processed" else [])
+        self.step.tell(played, player, msg)
+        return Outcome("processed", game.tag, played.transcript)
+
+    def _answered(self, db: Session, letter: Letter, player: m.Player, played: Played,
+                  scope: Scope) -> Judgement:
+        """Whether the mail ``player`` played is answered (no status) or not
+        (its status), and what its record says."""
+        note = None
         if letter.over is not None:
-            unanswered = self._over_budget(db, letter, transcript)
-            if unanswered is not None:
-                gs.send_notices()
-                return unanswered
+            over = self._over_budget(db, letter, letter.over, player, played)
+            if over.status:
+                return over
+            note = over.note
+        tag = played.gs.row.tag
         # Table talk among players (a mail to the list or to others too, with
         # no command in it) is theirs: the referee does not answer it.
-        if not transcript and scope is not Scope.SECRET:
-            gs.send_notices()
-            return Outcome("processed", game.tag, transcript)
-        if not transcript and self._talk_answered_today(db, letter):
-            letter.record.note = ("not answered: no command, in reply to a mail of the "
-                                  "referee's, and such a mail was answered today")
-            gs.send_notices()
-            return Outcome("processed", game.tag, transcript)
-        # What the player can write now, after a refusal or a line not read
-        # (for a bid, the cards they still hold; PS-7), unless it was asked.
-        helped = closing_help(gs, seat.position, transcript)
-        # An answer that only says "done" rides with the player's next mail,
-        # if one comes soon: while another player owes a move. Else (a
-        # tournament, where members owe nothing) it comes at once.
-        answer = self.delivery.answer(gs, msg, seat.position, {
-            "lines": [t.__dict__ for t in transcript[:MAX_LISTED]],
-            "more": max(len(transcript) - MAX_LISTED, 0),
-            "help": helped,
-            "over": gs.engine.is_over(gs.state) or game.status != "active",
-        }, done=done_line(transcript) if helped is None and note is None else None,
-            wait=gs.others_owe(seat.position))
-        gs.send_notices((player, answer))  # the answer first, then what it caused
-        return Outcome("processed", game.tag, transcript)
+        if not played.transcript and scope is not Scope.SECRET:
+            return Judgement("processed", note, tag=tag)
+        if not played.transcript and self._talk_answered_today(db, letter):
+            return Judgement("processed", "not answered: no command, in reply to a mail of "
+                                          "the referee's, and such a mail was answered today",
+                             tag=tag)
+        return Judgement(note=note)
 
-    def _alike(self, db: Session, letter: Letter, gs: GameSession, alike: Alike) -> Outcome:
-        """A join whose name reads as a seated player's: no seat, and the
-        sender told why and what to write instead."""
-        assert letter.player is not None
-        game = gs.row
-        letter.record.note = f"join refused: the name reads as {alike.seat!r}, a seat of {game.tag}"
-        self.delivery.reply(db, None, letter.player, letter.msg, "name_refused", {
-            "tag": game.tag, "seated": alike.seat,
-            "join": gs.engine.join_command}, letter.now)
-        return Outcome("refused", game.tag)
-
-    def _over_budget(self, db: Session, letter: Letter,
-                     transcript: list[TranscriptLine]) -> Outcome | None:
-        """A mail over its sender's budget (``letter.over``), its moves run:
-        None when it is answered all the same (a game accepted a move of it,
-        and the budget of answers to moves has room), else what came of it,
-        and its sender told once a window that the budget is spent."""
-        assert letter.player is not None and letter.game is not None
-        assert letter.over is not None
-        key, now, over = budget_key(letter), letter.now, letter.over
+    def _over_budget(self, db: Session, letter: Letter, over: Over, player: m.Player,
+                     played: Played) -> Judgement:
+        """A mail of ``player``'s over their budget (``over``), its moves
+        run: answered all the same (no status) when a game accepted a move
+        of it, and the budget of answers to moves has room; else what came
+        of it, and its sender told once a window that the budget is spent."""
+        key, now = budget_key(letter), letter.now
+        transcript: list[TranscriptLine] = played.transcript
         moved = any(t.result in ("applied", "penalty") and t.read_as for t in transcript)
         if moved and self.budgets.answer_move(db, key, now):
-            letter.record.note = f"{over.note}: its moves were read and answered"
-            return None
-        if moved:
-            letter.record.note = f"{over.note}: its moves were read, not answered"
-        else:
-            letter.record.note = over.note
+            return Judgement(note=f"{over.note}: its moves were read and answered")
+        note = f"{over.note}: its moves were read, not answered" if moved else over.note
+        told: tuple[Reply, ...] = ()
         if over.budget and self.budgets.tell(db, key, now):
             limits = self.config.limits
-            self.delivery.reply(db, None, letter.player, letter.msg, "over_budget", {
+            told = (Reply("over_budget", {
                 "per_hour": limits.replies_per_hour, "per_day": limits.replies_per_day,
-                "reopens": self.budgets.reopens_at(db, key)}, now, about=letter.about)
+                "reopens": self.budgets.reopens_at(db, key)}, to=player,
+                about=letter.about),)
         if moved:
-            return Outcome("processed", letter.game.tag, transcript)
-        return Outcome("refused" if over.budget else "ignored")
+            return Judgement("processed", note, told, tag=played.gs.row.tag)
+        return Judgement("refused" if over.budget else "ignored", note, told)
 
     def _talk_answered_today(self, db: Session, letter: Letter) -> bool:
         """Whether the mail, which holds no command, answers a mail of the
@@ -493,40 +556,3 @@ class Play:
             return False
         self.budgets.refund(db, key)
         return True
-
-
-def _noted(transcript: list[TranscriptLine], note: str) -> list[TranscriptLine]:
-    """``transcript`` with ``note`` said after what its join came to, or
-    as a line of its own before it if no line joined."""
-    for i, line in enumerate(transcript):
-        if line.read_as.split()[:1] == ["join"]:
-            noted = dataclasses.replace(line, message=f"{line.message}\n{note}")
-            return [*transcript[:i], noted, *transcript[i + 1:]]
-    return [TranscriptLine("", "", "applied", note), *transcript]
-
-
-class Chain:
-    """The checks in order; the first outcome ends a mail's way."""
-
-    def __init__(self, config: Config, delivery: Delivery, bounces: Bounces) -> None:
-        senders = Senders(config, delivery.addresses)
-        #: Which game a mail is about.
-        budgets = Budgets(config.limits)
-        self.routing = routing = Routing(config, delivery, senders, budgets)
-        joining = Joining(config, senders, delivery, budgets)
-        self.checks: list[Check] = [
-            ToVerp(bounces), Automated(bounces), OtherList(), NoSender(),
-            Sender(joining, routing), WhoWrote(senders, routing),
-            ShownAddresses(delivery, senders),
-            Strangers(routing, joining), Verification(config, delivery, budgets),
-            Budget(budgets), Size(config, delivery), PlainText(delivery),
-            Route(delivery), Play(config, delivery, joining, budgets),
-        ]
-
-    def run(self, db: Session, letter: Letter) -> Outcome:
-        """Take ``letter`` through the checks; say what came of it."""
-        for link in self.checks:
-            outcome = link.check(db, letter)
-            if outcome is not None:
-                return outcome
-        raise AssertionError("the last link, play, always ends a mail's way")

@@ -40,9 +40,8 @@ from referee.mail.auth import Verdict
 from referee.mail.compose import echo_subject
 from referee.service.intake.budgets import Budgets
 from referee.service.intake.confirming import Claim, Confirmations, expiry
-from referee.service.intake.letter import Letter, Outcome
+from referee.service.intake.letter import Judgement, Letter, Reply
 from referee.service.intake.senders import Senders
-from referee.service.outgoing.delivery import Delivery
 from referee.service.play import player_names
 from referee.service.play.commands import MAX_LINES
 from referee.service.play.session import MAX_SEAT_NAME, GameSession, unique_name
@@ -66,11 +65,10 @@ class Alike:
 class Joining:
     """Finds the game a mail deals its sender into, and seats them."""
 
-    def __init__(self, config: Config, senders: Senders, delivery: Delivery,
-                 budgets: Budgets) -> None:
-        self.config, self.senders = config, senders
-        self.delivery, self.budgets = delivery, budgets
-        self.confirmations = Confirmations(config.referee.address, delivery.composer.key)
+    def __init__(self, config: Config, senders: Senders, budgets: Budgets, key: bytes) -> None:
+        """``key``: the Message-ID key, which signs the confirmation addresses."""
+        self.config, self.senders, self.budgets = config, senders, budgets
+        self.confirmations = Confirmations(config.referee.address, key)
 
     @cached_property
     def _kinds(self) -> list[str]:
@@ -145,7 +143,7 @@ class Joining:
         return [{"tag": g.tag, "title": get_game(g.kind).title,
                  "join": get_game(g.kind).join_command} for g in games]
 
-    def stranger_joins(self, db: Session, letter: Letter, game: m.Game) -> Outcome | None:
+    def stranger_joins(self, db: Session, letter: Letter, game: m.Game) -> Judgement | None:
         """A stranger's join of ``game``: None when the trusted
         Authentication-Results vouch for their From domain (they are seated
         at once), else what came of it: they are asked to confirm, or, if
@@ -157,47 +155,43 @@ class Joining:
         return self.ask_to_confirm(db, letter, game, vouched)
 
     def ask_to_confirm(self, db: Session, letter: Letter, game: m.Game, vouched: Verdict,
-                       expired: Claim | None = None) -> Outcome:
+                       expired: Claim | None = None) -> Judgement:
         """Ask the address in From to reply to a confirmation address, which
         seats them in ``game`` (once a day for each address and game, within
         the day's replies to strangers); ``expired``: the confirmation they
         answered too late."""
         msg, now = letter.msg, letter.now
         if vouched.failed:
-            letter.record.note = (f"not answered: a join its sender's domain disowns "
-                                  f"({vouched.detail})")
-            return Outcome("ignored", game.tag)
+            return Judgement("ignored", f"not answered: a join its sender's domain disowns "
+                                        f"({vouched.detail})", tag=game.tag)
         if not self.budgets.tell_stranger(db, f"join {game.tag}", msg.sender, now):
-            letter.record.note = (f"not answered: a join of {game.tag} to confirm, asked of "
-                                  "this address today already or over [limits] "
-                                  "stranger_replies_per_day or stranger_replies_per_domain")
-            return Outcome("ignored", game.tag)
+            return Judgement("ignored", (
+                f"not answered: a join of {game.tag} to confirm, asked of this address "
+                "today already or over [limits] stranger_replies_per_day or "
+                "stranger_replies_per_domain"), tag=game.tag)
         day = now.date()
         engine = get_game(game.kind)
-        subject, body = self.delivery.composer.render("common", "confirm_join", {
-            "tag": game.tag, "title": engine.title, "join": engine.join_command,
-            "until": expiry(day), "expired": expired is not None})
-        self.delivery.queue.put(
-            db, None, [(msg.sender, own_name(msg.sender_name))], subject, body,
-            auto="auto-replied", in_reply_to=msg.message_id, references=msg.references,
-            reply_to=self.confirmations.address(msg.sender, game.tag, day), now=now,
-            kind="confirm_join")
-        letter.record.note = f"join of {game.tag} to confirm: {vouched.detail}"
-        return Outcome("to confirm", game.tag)
+        return Judgement("to confirm", f"join of {game.tag} to confirm: {vouched.detail}", (
+            Reply("confirm_join", {
+                "tag": game.tag, "title": engine.title, "join": engine.join_command,
+                "until": expiry(day), "expired": expired is not None},
+                name=own_name(msg.sender_name),
+                reply_to=self.confirmations.address(msg.sender, game.tag, day)),
+        ), tag=game.tag)
 
-    def confirmed(self, db: Session, letter: Letter, claim: Claim) -> m.Game | Outcome:
+    def confirmed(self, db: Session, letter: Letter, claim: Claim) -> m.Game | Judgement:
         """A mail to the confirmation address ``claim``: the game it deals
         its sender into, when the referee made that address for this sender
         and the game is still open; its one command line is then that
         game's join command, whatever its text (a reply quoting our
-        request), and it counts as sent by its sender. Else what came of
-        it: refused, saying why, or (too late) asked to confirm again."""
+        request: ``Letter.joins_as``), and it counts as sent by its sender.
+        Else what came of it: refused, saying why, or (too late) asked to
+        confirm again."""
         msg = letter.msg
         vouched = self.senders.verify_domain(letter)
         if vouched.failed:
-            letter.record.note = (f"not answered: a join confirmation its sender's domain "
-                                  f"disowns ({vouched.detail})")
-            return Outcome("ignored")
+            return Judgement("ignored", f"not answered: a join confirmation its sender's "
+                                        f"domain disowns ({vouched.detail})")
         if not self.confirmations.made_for(claim, msg.sender):
             return self._not_joined(db, letter, vouched, "made for another", (
                 f"It answers no request to confirm that the referee sent to {msg.sender}. "
@@ -209,25 +203,21 @@ class Joining:
                 f"The game {claim.tag} is over, so no one can join it any more."))
         if letter.now >= claim.expires:
             return self.ask_to_confirm(db, letter, game, vouched, expired=claim)
-        letter.msg = dataclasses.replace(msg, lines=(get_game(game.kind).join_command,))
+        letter.joins_as = get_game(game.kind).join_command
         letter.verdict = Verdict("confirmation", "a reply to the confirmation asked of the sender")
         return game
 
     def _not_joined(self, db: Session, letter: Letter, vouched: Verdict, why: str,
-                    problem: str) -> Outcome:
+                    problem: str) -> Judgement:
         """A mail to a confirmation address that seats no one: refused, and
         its sender told why (once a day, within the day's replies to
         strangers unless their domain vouches for them)."""
         msg, now = letter.msg, letter.now
-        letter.record.note = f"join not confirmed: {why}"
-        if vouched.passed or self.budgets.tell_stranger(db, "not joined", msg.sender, now):
-            subject, body = self.delivery.composer.render("common", "join_not_confirmed", {
-                "subject": echo_subject(msg.subject), "problem": problem})
-            self.delivery.queue.put(
-                db, None, [(msg.sender, own_name(msg.sender_name))], subject, body,
-                auto="auto-replied", in_reply_to=msg.message_id, references=msg.references,
-                now=now, kind="join_not_confirmed")
-        return Outcome("refused")
+        told = vouched.passed or self.budgets.tell_stranger(db, "not joined", msg.sender, now)
+        return Judgement("refused", f"join not confirmed: {why}", (
+            Reply("join_not_confirmed", {"subject": echo_subject(msg.subject),
+                                         "problem": problem},
+                  name=own_name(msg.sender_name)),) if told else ())
 
     def newcomer(self, db: Session, letter: Letter) -> m.Player:
         """A player row for a stranger dealing themselves in, whom the

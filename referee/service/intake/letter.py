@@ -2,14 +2,19 @@
 facts worked out once right after parsing (the game it names, the mail it
 answers, which of its addresses are ours, whether it came by our list), and
 what the checks found on the way (the sender's player row, their games, the
-verdict on who wrote it, the game and seat it is for, its scope). Every
+verdict on who wrote it, the game it is about, its scope). Every
 check reads the facts here instead of asking ``mail/`` again.
+
+What a check decides is a :class:`Judgement`: whether the mail goes on,
+or its status and note, and the replies it asks for (each a
+:class:`Reply`, a template and its data); the chain sends them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from referee.config import Config
 from referee.games.base import Scope
@@ -29,6 +34,40 @@ class Outcome:
     status: str
     tag: str | None = None
     transcript: list[TranscriptLine] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A mail a check asks the chain to send in answer to the mail: its
+    template (of ``common``) and data. To a player (``to``), secretly, at
+    their registered address, ``about`` the game the mail was about if
+    any; else (no player row: a stranger, a joiner) to the address in From,
+    under ``name``, with ``reply_to`` as its Reply-To if given."""
+
+    template: str
+    data: dict[str, Any]
+    to: m.Player | None = None
+    about: m.Game | None = None
+    name: str = ""
+    reply_to: str | None = None
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What one check of the chain decided. No ``status`` (""): the mail
+    goes on down the chain; else its way ends with that status (and
+    ``tag``, the game it was about). Either way its record says ``note``
+    if given (a record with none says its status), and the chain sends
+    ``replies``, in order."""
+
+    status: str = ""
+    note: str | None = None
+    replies: tuple[Reply, ...] = ()
+    tag: str | None = None
+
+
+#: The judgement of a check that lets the mail go on, answering nothing.
+GO_ON = Judgement()
 
 
 @dataclass(frozen=True)
@@ -75,6 +114,9 @@ class Letter:
     games: list[m.Game] = field(default_factory=list)
     #: The game the mail deals its sender into, if it asks to join one.
     joining: m.Game | None = None
+    #: The one command line a reply to a confirmation address is read as
+    #: (the game's join command, whatever its text said): ``lines``.
+    joins_as: str | None = None
     #: The games whose private reply addresses of ``player``'s seats the
     #: mail came to (each vouches for the player in its own game alone).
     bound: frozenset[int] = frozenset()
@@ -83,19 +125,23 @@ class Letter:
     routed: m.Game | str | None = None
     #: Whether the mail is really from ``player`` (None: no player).
     verdict: Verdict | None = None
-    game: m.Game | None = None
     #: Why only the mail's moves are read (its sender's reply budget is
     #: spent, or it is the same mail again). None: all of it is read.
     over: Over | None = None
 
-    def over_unanswered(self) -> Outcome | None:
+    def over_unanswered(self) -> Judgement | None:
         """A mail over its budget (``over``) that a check would answer with
         a refusal: it ends unanswered, its record saying why. None when the
         mail is not over a budget, so the check answers it."""
         if self.over is None:
             return None
-        self.record.note = self.over.note
-        return Outcome("refused")
+        return Judgement("refused", self.over.note)
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """The command lines the mail is read as: its own, or for a reply
+        to a confirmation address, the join command alone (``joins_as``)."""
+        return (self.joins_as,) if self.joins_as is not None else self.msg.lines
 
     @classmethod
     def read(cls, msg: InboundMessage, record: m.Inbound, now: datetime, config: Config,

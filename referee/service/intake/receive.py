@@ -1,7 +1,7 @@
 """One inbound mail, one transaction: advance the mailbox cursor, skip what
 was seen before (source key, digest, or Message-ID with the same sender and
-body), record the mail, work out its facts (``letter``) and take it through
-the ``chain`` of checks.
+body), record the mail, work out its facts (``letter``), take it through the
+``chain`` of checks and, if they let it through, play it (``Chain.play``).
 
 A Message-ID is the sender's word, and anyone may send any: a mail under a
 Message-ID seen before is a copy (delivered twice, or the list's copy of a
@@ -46,7 +46,7 @@ from referee.games import PackageFault
 from referee.mail.automation import Automation
 from referee.mail.inbound import InboundMessage, parse_message
 from referee.service.intake.budgets import content_digest
-from referee.service.intake.chain import Chain
+from referee.service.intake.chain import Chain, ToPlay
 from referee.service.intake.letter import Letter, Outcome
 from referee.service.intake.ownership import Ownership
 from referee.service.intake.triage import Triage
@@ -278,7 +278,10 @@ class Intake:
         db.flush()
         letter = Letter.read(msg, record, now, self.config, self.delivery.addresses,
                              self.delivery.composer)
-        outcome = self.chain.run(db, letter)
+        judged = self.chain.run(db, letter)
+        # A mail the chain let through is played, after it.
+        outcome = (self.chain.play(db, letter, judged) if isinstance(judged, ToPlay)
+                   else judged)
         record.status = outcome.status
         record.note = record.note or outcome.status
         return outcome

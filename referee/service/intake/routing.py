@@ -1,7 +1,7 @@
 """Routing: which game a player's mail is about (the subject's tag, the
 thread of one of our mails, the game of the private address it came to, or
 their only game), which games an address
-plays in, and the once-a-day answer to an address in no game.
+plays in, and whether to answer an address in no game (once a day).
 
 Runs inside intake's transaction.
 """
@@ -16,9 +16,8 @@ from sqlalchemy.orm import Session, load_only
 
 from referee.config import Config
 from referee.service.intake.budgets import Budgets
-from referee.service.intake.letter import Letter, Outcome
+from referee.service.intake.letter import Judgement, Letter, Reply
 from referee.service.intake.senders import Senders
-from referee.service.outgoing.delivery import Delivery
 from referee.store import models as m
 
 #: An address in no game is answered at most this often.
@@ -28,10 +27,8 @@ STRANGER_INTERVAL = timedelta(days=1)
 class Routing:
     """Finds the game of a mail, and answers those who have none."""
 
-    def __init__(self, config: Config, delivery: Delivery, senders: Senders,
-                 budgets: Budgets) -> None:
-        self.config, self.delivery, self.senders = config, delivery, senders
-        self.budgets = budgets
+    def __init__(self, config: Config, senders: Senders, budgets: Budgets) -> None:
+        self.config, self.senders, self.budgets = config, senders, budgets
 
     def find_game(self, db: Session, letter: Letter) -> m.Game | str:
         """The game the mail is about, or a sentence saying why none is: the
@@ -70,36 +67,32 @@ class Routing:
         return list(db.scalars(q))
 
     def stranger(self, db: Session, letter: Letter,
-                 open_games: Callable[[], list[dict[str, str]]] = list) -> Outcome:
-        """Mail from an address in no game changes nothing; answered once a
-        day, with how to join the games anyone may join (``open_games``),
-        within the day's replies to strangers nothing vouches for."""
+                 open_games: Callable[[], list[dict[str, str]]] = list) -> Judgement:
+        """Mail from an address in no game changes nothing; answered (the
+        judgement's reply) once a day, with how to join the games anyone
+        may join (``open_games``), within the day's replies to strangers
+        nothing vouches for."""
         msg, now = letter.msg, letter.now
         if letter.from_referee or not msg.sender:
-            return Outcome("ignored")
+            return Judgement("ignored")
         if msg.sender == self.config.referee.public_list:
             # A list that rewrote From: never answer the list itself.
-            return Outcome("ignored")
+            return Judgement("ignored")
         vouched = self.senders.verify_domain(letter).passed
         if self.config.auth.authserv_id and not vouched:
             # Where the server's checks can be read, only a sender they vouch
             # for is answered: no backscatter to forged From addresses.
-            return Outcome("ignored")
+            return Judgement("ignored")
         row = db.get(m.StrangerReply, msg.sender)
         if row is not None and now - row.replied_at < STRANGER_INTERVAL:
-            return Outcome("ignored")
+            return Judgement("ignored")
         if not vouched and not self.budgets.stranger_reply(db, msg.sender, now):
-            letter.record.note = ("not answered: over [limits] stranger_replies_per_day "
-                                  "or stranger_replies_per_domain")
-            return Outcome("ignored")
+            return Judgement("ignored", "not answered: over [limits] stranger_replies_per_day "
+                                        "or stranger_replies_per_domain")
         if row is None:
             db.add(m.StrangerReply(address=msg.sender, replied_at=now))
         else:
             row.replied_at = now
-        self.delivery.queue.put(db, None, [(msg.sender, msg.sender_name)],
-                                *self.delivery.composer.render("common", "stranger", {
-                                    "open": open_games(),
-                                    "list": self.config.referee.public_list}),
-                                auto="auto-replied", in_reply_to=msg.message_id,
-                                references=msg.references, now=now, kind="stranger")
-        return Outcome("stranger")
+        return Judgement("stranger", replies=(Reply("stranger", {
+            "open": open_games(), "list": self.config.referee.public_list},
+            name=msg.sender_name),))

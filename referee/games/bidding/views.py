@@ -31,7 +31,7 @@ class BiddingViews:
 
     def page_table(self, view: Mapping[str, JSON],
                    events: Sequence[Mapping[str, JSON]]) -> PageTable:
-        """The game as its table for its page (:mod:`.page`)."""
+        """The game as its table for its page (:func:`bidding_page`)."""
         return bidding_page(view, events)
 
 

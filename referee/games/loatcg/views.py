@@ -44,7 +44,7 @@ class LoatcgViews:
 
     def page_table(self, view: Mapping[str, JSON],
                    events: Sequence[Mapping[str, JSON]]) -> PageTable:
-        """The game as its table for its page (:mod:`.page`)."""
+        """The game as its table for its page (:func:`loatcg_page`)."""
         return loatcg_page(view, events)
 
 

@@ -62,7 +62,7 @@ class MiserViews:
 
     def page_table(self, view: Mapping[str, JSON],
                    events: Sequence[Mapping[str, JSON]]) -> PageTable:
-        """The game as its table for its page (:mod:`.page`)."""
+        """The game as its table for its page (:func:`miser_page`)."""
         return miser_page(view, events)
 
 

@@ -50,7 +50,7 @@ class SpadesViews:
 
     def page_table(self, view: Mapping[str, JSON],
                    events: Sequence[Mapping[str, JSON]]) -> PageTable:
-        """The game as its table for its page (:mod:`.page`)."""
+        """The game as its table for its page (:func:`spades_page`)."""
         return spades_page(view, events)
 
 

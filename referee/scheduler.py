@@ -56,7 +56,7 @@ from referee.store.db import DATABASE_AWAY
 log = logging.getLogger(__name__)
 
 DEADLINE_EVERY = timedelta(seconds=60)
-#: The outbox retries from 5 s (service/outbox.py): look for due rows that often.
+#: The outbox retries from 5 s (service/outgoing/outbox.py): look for due rows that often.
 LEASE_EVERY = timedelta(seconds=30)
 OUTBOX_EVERY = timedelta(seconds=5)
 #: Backoff after a fault that is not a lost connection (the database away, a bug).

@@ -326,7 +326,7 @@ class Game(Generic[StateT]):
     #: each in their next mail, not a mail each.
     routine_notices: ClassVar[frozenset[str]] = frozenset()
     #: How much mail a player gets until they say otherwise: ``all``,
-    #: ``turns`` or ``digest`` (``referee.service.quiet``).
+    #: ``turns`` or ``digest`` (``referee.service.outgoing.quiet``).
     default_mail_mode: ClassVar[str] = "all"
 
     #: A line for each option, as ``referee games`` lists them beside their

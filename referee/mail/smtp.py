@@ -5,7 +5,7 @@ RFC 5321 §4.2.1: a 5xx reply is permanent, a 4xx reply transient; a partial
 refusal of some recipients does not fail the message. A non-ASCII address
 needs SMTPUTF8 (RFC 6531): to a relay without it, that address is refused
 for good, by us, and the message goes to the others. The outbox's book-
-keeping (which rows, when to retry) is ``referee.service.outbox``.
+keeping (which rows, when to retry) is ``referee.service.outgoing.outbox``.
 """
 
 from __future__ import annotations

@@ -209,7 +209,7 @@ class Deadline(Base):
     reminded_at: Mapped[datetime | None]
     #: When the seat's reminder is due: ``due_at`` less the game's reminder
     #: time; None once reminded, for seat 0 and for seats never reminded.
-    #: Kept by ``referee.service.deadlines`` at flush, so the sweep finds
+    #: Kept by ``referee.service.play.deadlines`` at flush, so the sweep finds
     #: what is due through an index.
     remind_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
 

@@ -339,7 +339,7 @@ class Playout:
             self.take(seat, scoped, may_refuse=True)
 
     def join(self) -> None:
-        """Someone deals themselves in by mail (``service/joining.py``): a
+        """Someone deals themselves in by mail (``service/intake/joining.py``): a
         seat at the next position, then ``Action("join", (name, former))``."""
         position = len(self.seats) + 1
         self.seats.append(SeatRow(position, f"Newcomer {position}", False, False, joined=True))

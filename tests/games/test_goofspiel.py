@@ -50,7 +50,7 @@ def mail(game: BiddingGame, state: BiddingState, template: str = "opening") -> s
     context = {**game.view(state, None), "tag": f"{game.kind}-1",
                "deadline": "Thu 05 Mar 2026 12:00 UTC"}
     if template == "round_report":
-        context["rounds"] = [game._record_view(state, r) for r in state.history[-1:]]
+        context["rounds"] = game.views.report(state, state.history[-1:])["rounds"]
     return Composer("referee@club.test", "Club Referee").render("bidding", template, context)[1]
 
 

@@ -1299,24 +1299,28 @@ def _outside_referee(imports: set[str]) -> set[str]:
 
 
 def test_engine_imports_only_the_contract_and_the_cards() -> None:
+    """Nor the views, the words or the bot: the game class wires them."""
     imports = _imports("rules")
     assert {name for name in imports if name.startswith("referee")} == {
-        "referee.games.base", "referee.games.cards", "referee.games.draws", "referee.games.names",
-        "referee.games.spades.bot"}
+        "referee.games.base", "referee.games.cards", "referee.games.draws", "referee.games.names"}
     assert not _outside_referee(imports)
 
 
 @pytest.mark.parametrize("module", ["words", "views"])
 def test_words_and_views_add_only_the_rules(module: str) -> None:
+    """The views add the bot's view of a seat too (what the seat may see)."""
     imports = _imports(module)
     assert {name for name in imports if name.startswith("referee")} <= {
-        "referee.games.base", "referee.games.cards", "referee.games.spades.rules"}
+        "referee.games.base", "referee.games.cards", "referee.games.spades.rules",
+        *(("referee.games.spades.bot",) if module == "views" else ())}
     assert not _outside_referee(imports)
 
 
 def test_the_game_is_its_rules_words_and_views() -> None:
+    """The game class holds its views and wires its bot to the rules."""
     imports = _imports("__init__")
     assert {name for name in imports if name.startswith("referee")} == {
+        "referee.games.base", "referee.games.draws", "referee.games.spades.bot",
         "referee.games.spades.rules", "referee.games.spades.words",
         "referee.games.spades.views"}
     assert not _outside_referee(imports)

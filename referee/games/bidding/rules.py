@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from referee.games.base import (
     EDITION,
@@ -33,7 +33,6 @@ from referee.games.base import (
     SeatInfo,
     evolve,
 )
-from referee.games.bidding.bot import BidderView, choose_bid
 from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS, SUITS, parse_rank, rank_value_ace_low
 from referee.games.draws import Draws
 
@@ -92,10 +91,24 @@ class BiddingState:
     edition: int = 2
 
 
+class BiddingMail(Protocol):
+    """What the rules ask of the game's views (its Observer,
+    :class:`referee.games.bidding.views.BiddingViews`, which the game class
+    gives them) for the data of the notices a round sends."""
+
+    def report(self, state: BiddingState, rounds: list[RoundRecord]) -> dict[str, JSON]:
+        """The data of the opening mail and of the report of ``rounds``."""
+        ...
+
+
 class BiddingRules(Game[BiddingState]):
     """The rules of Pure Skill and Goofspiel: simultaneous sealed bids for a
-    shown prize. The grammar is :mod:`referee.games.bidding.words`, what each
-    seat sees :mod:`referee.games.bidding.views`."""
+    shown prize. The grammar is :mod:`referee.games.bidding.words`; what each
+    seat sees, and the data of each mail, :attr:`views`, which the game
+    class (:class:`referee.games.bidding.BiddingGame`) gives, with its bot."""
+
+    #: The views that make each notice's data (:class:`BiddingMail`).
+    views: BiddingMail
 
     option_help: ClassVar[Mapping[str, str]] = {
         "players": "how many seats, 2 to 12",
@@ -158,7 +171,7 @@ class BiddingRules(Game[BiddingState]):
             takes=[[] for _ in seats],
         )
         events = self._next_round(state, draws)
-        notice = Notice(Audience.everyone(), "opening", self._report_context(state, []))
+        notice = Notice(Audience.everyone(), "opening", self.views.report(state, []))
         return Result(state, events, [notice])
 
     def upgrade(self, data: JSON) -> JSON:
@@ -235,29 +248,6 @@ class BiddingRules(Game[BiddingState]):
         """A card of the pack, each as likely."""
         rng = self.move_rng(state, seat, draws, "bot")
         return Action("bid", (rng.choice(sorted(state.packs[seat - 1])),))
-
-    def sensible_bot_action(self, state: BiddingState, seat: int, draws: Draws) -> Action:
-        """The card :func:`~referee.games.bidding.bot.choose_bid` weighs best,
-        from the seat's own view."""
-        rng = self.move_rng(state, seat, draws, "bot")
-        return Action("bid", (choose_bid(self.bidder_view(state, seat), rng),))
-
-    def bidder_view(self, state: BiddingState, seat: int) -> BidderView:
-        """What ``seat`` knows when it bids: the public state and its own
-        pack, never another seat's sealed bid."""
-        if state.prize is None:
-            raise IllegalAction("There is no prize to bid for now.")
-        scores = self.scores(state)
-        return BidderView(
-            prize=state.prize,
-            carry=tuple(state.carry),
-            pot=tuple(sorted(state.pot)),
-            own=tuple(sorted(state.packs[seat - 1])),
-            others=tuple(tuple(sorted(p)) for i, p in enumerate(state.packs) if i != seat - 1),
-            take_bids=bool(state.options["take_bids"]),
-            carries=state.options["tie"] == "carry",
-            lead=(scores[seat - 1] - sum(scores) + scores[seat - 1]) if len(scores) == 2 else 0,
-        )
 
     def bot_at_random(self, state: BiddingState, seat: int) -> bool:
         """A bot in ``seat`` bids at random: the game says so (``bot=random``,
@@ -371,7 +361,7 @@ class BiddingRules(Game[BiddingState]):
                 resolved.append(state.history[-1])
         if notices is not None:
             notices.append(
-                Notice(Audience.everyone(), "round_report", self._report_context(state, resolved))
+                Notice(Audience.everyone(), "round_report", self.views.report(state, resolved))
             )
         return events
 
@@ -388,10 +378,6 @@ class BiddingRules(Game[BiddingState]):
         else:
             end = f"tie: {self._cards(r.won)} discarded"
         return f"Round {r.number}, prize {self._prize(r.prize)}: {bids}; {end}."
-
-    def _report_context(self, state: BiddingState, rounds: list[RoundRecord]) -> dict[str, JSON]:
-        """The views' data for the opening mail and the round report: views.py."""
-        raise NotImplementedError
 
     # -- the totals -----------------------------------------------------------
     def scores(self, state: BiddingState) -> list[int]:

@@ -9,23 +9,28 @@ Instructions, and trade among themselves, publicly, privately or secretly
 ends the tournament, and the highest Hand Scores win.
 
 :mod:`.rules` holds the state and the rules, :mod:`.words` the command
-grammar and the help, :mod:`.views` what each member and the public may see
-and the data of each mail; :mod:`.instructions` is the Scoring Instructions
-language of rule 4.
+grammar and the help (the rules read by their words), :mod:`.views` what
+each member and the public may see and the data of each mail (an object the
+game holds and gives the rules), :mod:`.bot` the sensible bot;
+:mod:`.instructions` is the Scoring Instructions language of rule 4.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from referee.games.loatcg.rules import LoatcgState
-from referee.games.loatcg.views import LoatcgViews
+from referee.games.base import JSON, Action, IllegalAction, PageTable
+from referee.games.draws import Draws
+from referee.games.loatcg.bot import choose_action
+from referee.games.loatcg.rules import LoatcgState, member_at
+from referee.games.loatcg.views import LoatcgViews, member_view
 from referee.games.loatcg.words import LoatcgWords
 
 
-class Loatcg(LoatcgWords, LoatcgViews):
-    """Rule text 002. Options: ``instructions`` (the Scoring Instructions in
+class Loatcg(LoatcgWords):
+    """Rule text 002, read by its words and shown by its views
+    (:attr:`views`). Options: ``instructions`` (the Scoring Instructions in
     the language of :mod:`referee.games.loatcg.instructions`; default the rule text's
     EXAMPLE set) and ``report_days`` (4 to 7, default 7)."""
 
@@ -46,3 +51,33 @@ class Loatcg(LoatcgWords, LoatcgViews):
         "instructions": "the Scoring Instructions (see docs/loatcg-instructions.md)"}
     #: A transcript says only what the request's audience saw (ruling TCG-15).
     secret_transcripts: ClassVar[bool] = False
+    #: The page folds its history into rounds at these events.
+    history_ends: ClassVar[frozenset[str]] = frozenset({"round_report", "freeze"})
+    views: LoatcgViews
+
+    def __init__(self) -> None:
+        self.views = LoatcgViews()
+
+    def sensible_bot_action(self, state: LoatcgState, seat: int, draws: Draws) -> Action:
+        """The member's action, chosen from eir own view
+        (:func:`~referee.games.loatcg.views.member_view`)."""
+        member = member_at(state, seat)
+        if member is None or state.frozen:
+            raise IllegalAction("Nothing is open to this seat.")
+        rng = self.move_rng(state, seat, draws, "bot")
+        return choose_action(member_view(state, member), rng)
+
+    # -- what people see: the views ---------------------------------------------
+
+    def view(self, state: LoatcgState, seat: int | None) -> dict[str, JSON]:
+        return self.views.view(state, seat)
+
+    def summary(self, state: LoatcgState) -> dict[str, JSON]:
+        return self.views.summary(state)
+
+    def status(self, state: LoatcgState) -> str:
+        return self.views.status(state)
+
+    def page_table(self, view: Mapping[str, JSON],
+                   events: Sequence[Mapping[str, JSON]]) -> PageTable:
+        return self.views.page_table(view, events)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from referee.games.base import (
     JSON,
@@ -39,7 +39,6 @@ from referee.games.base import (
     evolve,
 )
 from referee.games.draws import Draws, Rng
-from referee.games.loatcg.bot import MemberView, OfferSeen, choose_action
 from referee.games.loatcg.instructions import (
     BASIC,
     CARD_TYPES,
@@ -49,6 +48,7 @@ from referee.games.loatcg.instructions import (
     InstructionError,
     canonical_text,
     card_type,
+    commitment,
     committed_text,
     digest,
     parse_instructions,
@@ -217,10 +217,41 @@ CARDS_HELP = (
 # -- the rules ----------------------------------------------------------------
 
 
+class LoatcgMail(Protocol):
+    """What the rules ask of the game's views (its Observer,
+    :class:`referee.games.loatcg.views.LoatcgViews`, which the game class
+    gives them) for the data of the notices a move sends: the rules state
+    the move's facts, the views what each audience may see."""
+
+    def common(self, s: LoatcgState) -> dict[str, JSON]:
+        """The public facts every notice carries."""
+        ...
+
+    def you(self, s: LoatcgState, member: Member) -> dict[str, JSON]:
+        """What only ``member`` may see, for eir secret mails."""
+        ...
+
+    def how(self, s: LoatcgState, audience: Audience, seat: int) -> dict[str, JSON]:
+        """How a request came, for the wording of its answer."""
+        ...
+
+    def dealt_notice(
+        self, s: LoatcgState, member: Member, dealt: Mapping[str, int], reason: str,
+        draw: tuple[str | int, ...],
+    ) -> Notice:
+        """The secret mail of a deal, with the member's whole hand and the
+        draw that chose the cards (its purpose and key)."""
+        ...
+
+
 class LoatcgRules(Game[LoatcgState]):
     """The rules as a game: setup, each action, the Dealor's timetable and
-    the bots' turns. The data of each mail comes from the views, through
-    the methods at the end of this class (:class:`.views.LoatcgViews`)."""
+    the random bots' turns. What a notice shows beside the action's facts
+    comes from :attr:`views`, which the game class
+    (:class:`referee.games.loatcg.Loatcg`) gives, with its sensible bot."""
+
+    #: The views that make each notice's data (:class:`LoatcgMail`).
+    views: LoatcgMail
 
     option_help: ClassVar[Mapping[str, str]] = {
         "instructions": "the Scoring Instructions, one a line (--instructions FILE); the "
@@ -326,7 +357,7 @@ class LoatcgRules(Game[LoatcgState]):
             draw = ("join", member.seat)
             dealt = self._deal(s, member, JOIN_CARDS, draws.rng(*draw))
             events.append(self._deal_event(member, dealt, "join"))
-            later.append(self._dealt_notice(s, member, dealt, "join", draw))
+            later.append(self.views.dealt_notice(s, member, dealt, "join", draw))
         if seats:
             events.append(
                 Event(
@@ -336,7 +367,7 @@ class LoatcgRules(Game[LoatcgState]):
                     data={"members": [m.name for m in s.members]},
                 )
             )
-        notices = [Notice(Audience.everyone(), "opening", self._common(s)), *later]
+        notices = [Notice(Audience.everyone(), "opening", self.views.common(s)), *later]
         return Result(s, events, notices)
 
     # -- play -----------------------------------------------------------------
@@ -445,14 +476,6 @@ class LoatcgRules(Game[LoatcgState]):
             return self.timeout_action(state, seat, draws)
         return super().bot_action(state, seat, draws)
 
-    def sensible_bot_action(self, state: LoatcgState, seat: int, draws: Draws) -> Action:
-        """The member's action, chosen from eir own view (:func:`member_view`)."""
-        member = member_at(state, seat)
-        if member is None or state.frozen:
-            raise IllegalAction("Nothing is open to this seat.")
-        rng = self.move_rng(state, seat, draws, "bot")
-        return choose_action(member_view(state, member), rng)
-
     def random_bot_action(self, state: LoatcgState, seat: int, draws: Draws) -> Action:
         """A random bot member's turn (a member who resigned, or one seated
         as a bot). It owes nothing, so it acts quietly: in secret, on its own
@@ -528,7 +551,7 @@ class LoatcgRules(Game[LoatcgState]):
         assert s_member is not None
         s_member.bot = True
         text = f"{member.name} has left; a bot holds eir hand and stays a Member."
-        context = {**self._common(s), "name": member.name}
+        context = {**self.views.common(s), "name": member.name}
         return Result(
             s,
             [Event("resign", text, data={"member": member.name})],
@@ -580,7 +603,7 @@ class LoatcgRules(Game[LoatcgState]):
         )
         s.reports.append(report)
         s.round += 1
-        public = self._report_json(report)
+        public = report_json(report)
         scores_text = ", ".join(f"{n} {p}" for n, p in report.scores) or "no members"
         events = [
             Event(
@@ -602,8 +625,8 @@ class LoatcgRules(Game[LoatcgState]):
                 draw = ("deal", number, member.seat)
                 dealt = self._deal(s, member, ROUND_DEAL, draws.rng(*draw))
                 events.append(self._deal_event(member, dealt, "round"))
-                secret.append(self._dealt_notice(s, member, dealt, "round", draw))
-        context = {**self._common(s), "report": public}
+                secret.append(self.views.dealt_notice(s, member, dealt, "round", draw))
+        context = {**self.views.common(s), "report": public}
         return Result(s, events, [Notice(Audience.everyone(), "round_report", context), *secret])
 
     def _freeze(self, state: LoatcgState) -> Result[LoatcgState]:
@@ -619,16 +642,16 @@ class LoatcgRules(Game[LoatcgState]):
         s.final_scores = [(m.name, score(instructions, m.hand)) for m in s.members]
         top = max((p for _, p in s.final_scores), default=None)
         s.winners = [n for n, p in s.final_scores if p == top]
-        final = self._final_json(s)
+        final = final_json(s)
         events = [
             Event("freeze", f"Round {s.round} ends: the tournament freezes.", data={}),
             Event(
                 "final_report",
-                f"Final Report: {self._result_text(s)}",
+                f"Final Report: {result_text(s)}",
                 data={**final, "lapsed_offers": lapsed},
             ),
         ]
-        context = {**self._common(s), "final": final, "lapsed_offers": lapsed}
+        context = {**self.views.common(s), "final": final, "lapsed_offers": lapsed}
         return Result(s, events, [Notice(Audience.everyone(), "final_report", context)])
 
     # -- members' actions -----------------------------------------------------
@@ -666,19 +689,19 @@ class LoatcgRules(Game[LoatcgState]):
         )
         events = [Event("join", text, data={"member": name, "former": former})]
         notices = [
-            Notice(Audience.everyone(), "joined", {**self._common(s), "name": name,
+            Notice(Audience.everyone(), "joined", {**self.views.common(s), "name": name,
                                                    "former": former, "drawn": count}),
         ]
         if not former:
             events.append(self._deal_event(member, dealt, "join"))
-            notices.append(self._dealt_notice(s, member, dealt, "join", draw))
+            notices.append(self.views.dealt_notice(s, member, dealt, "join", draw))
         return Result(s, events, notices, text)
 
     def _hand(
         self, state: LoatcgState, member: Member, action: Action, draws: Draws
     ) -> Result[LoatcgState]:
         """The member's cards, secretly; not eir Hand Score (ruling TCG-22)."""
-        context = {**self._common(state), "you": self._you(state, member)}
+        context = {**self.views.common(state), "you": self.views.you(state, member)}
         notice = Notice(Audience.only(member.seat), "hand", context)
         return Result(state, [], [notice], "Your hand is below, for you alone.")
 
@@ -713,7 +736,7 @@ class LoatcgRules(Game[LoatcgState]):
         if s.edition >= 2:
             m.paid_draws += 1
         text = f"{m.name} discards an apple to draw {DRAW_CARDS} cards."
-        secret = [self._dealt_notice(s, m, dealt, "draw", draw)]
+        secret = [self.views.dealt_notice(s, m, dealt, "draw", draw)]
         return self._announce(s, m, action, "draw", text, {}, secret,
                               [self._deal_event(m, dealt, "draw")])
 
@@ -727,7 +750,8 @@ class LoatcgRules(Game[LoatcgState]):
         kind = _card_arg(action)
         _require(member, {"apple": TAKE_APPLES}, f"discard 2 apples to take {_article(kind)}")
         if state.discard_pile[kind] == 0:
-            context = {**self._common(state), "you": self._you(state, member), "card": kind}
+            context = {**self.views.common(state), "you": self.views.you(state, member),
+                       "card": kind}
             text = (
                 f"There is no {kind} in the Discard Pile, so nothing happened: you keep your "
                 "apples."
@@ -816,7 +840,7 @@ class LoatcgRules(Game[LoatcgState]):
             Notice(
                 Audience.only(m.seat),
                 "reveal",
-                {**self._common(s), "you": self._you(s, m), "revealed": revealed,
+                {**self.views.common(s), "you": self.views.you(s, m), "revealed": revealed,
                  "cost": cost},
             )
         ]
@@ -880,13 +904,13 @@ class LoatcgRules(Game[LoatcgState]):
             f"{cards_text(want)}{to}."
         )
         context = {
-            **self._common(s),
-            **self._how(s, audience_, member.seat),
-            "offer": self._offer_json(s, offer),
+            **self.views.common(s),
+            **self.views.how(s, audience_, member.seat),
+            "offer": offer_json(s, offer),
         }
         return Result(
             s,
-            [Event("offer", text, public=audience_.public, data=self._offer_json(s, offer))],
+            [Event("offer", text, public=audience_.public, data=offer_json(s, offer))],
             [Notice(audience_, "offer", context)],
             text,
         )
@@ -934,7 +958,7 @@ class LoatcgRules(Game[LoatcgState]):
         failing = [seat for seat, lack in short.items() if lack]
         s = evolve(state)
         m, mk = _same(s, member), _same(s, maker)
-        offer_json = self._offer_json(state, offer)
+        offered = offer_json(state, offer)
         events: list[Event] = []
         notices: list[Notice] = []
         if not failing:
@@ -958,16 +982,17 @@ class LoatcgRules(Game[LoatcgState]):
                     Notice(
                         Audience.only(seat),
                         "trade_failed",
-                        {**self._common(s), "you": self._you(s, failed), "offer": offer_json,
-                         "lacking": cards_list(lack), "lacking_text": cards_text(lack)},
+                        {**self.views.common(s), "you": self.views.you(s, failed),
+                         "offer": offered, "lacking": cards_list(lack),
+                         "lacking_text": cards_text(lack)},
                     )
                 )
                 events.append(Event("trade_lacking", f"{failed.name} lacked {cards_text(lack)}.",
                                     public=False, data={"member": failed.name, "lacking": lack}))
         context = {
-            **self._common(s),
-            **self._how(s, audience_, m.seat),
-            "offer": offer_json,
+            **self.views.common(s),
+            **self.views.how(s, audience_, m.seat),
+            "offer": offered,
             "name": m.name,
             "maker": mk.name,
             "done": not failing,
@@ -993,7 +1018,7 @@ class LoatcgRules(Game[LoatcgState]):
         s.offers = [o for o in s.offers if o.number != number]
         text = f"{member.name} withdraws offer {number}."
         return self._announce(s, _same(s, member), action, "withdrawn", text,
-                              {"offer": self._offer_json(state, offer)}, [])
+                              {"offer": offer_json(state, offer)}, [])
 
 
     # -- helpers ----------------------------------------------------------------
@@ -1026,8 +1051,8 @@ class LoatcgRules(Game[LoatcgState]):
         notices: list[Notice] = []
         if audience.public or audience.seats != {member.seat} or not secret:
             context = {
-                **self._common(s),
-                **self._how(s, audience, member.seat),
+                **self.views.common(s),
+                **self.views.how(s, audience, member.seat),
                 "name": member.name,
                 "text": text,
                 **extra,
@@ -1063,46 +1088,67 @@ class LoatcgRules(Game[LoatcgState]):
     def _score(self, s: LoatcgState, hand: Mapping[str, int]) -> int:
         return score(instructions_of(s), hand)
 
-    # -- what the views supply: views.py ------------------------------------
-
-    def _common(self, s: LoatcgState) -> dict[str, JSON]:
-        """The public facts every notice carries: views.py."""
-        raise NotImplementedError
-
-    def _you(self, s: LoatcgState, member: Member) -> dict[str, JSON]:
-        """What only ``member`` may see, for eir secret mails: views.py."""
-        raise NotImplementedError
-
-    def _how(self, s: LoatcgState, audience: Audience, seat: int) -> dict[str, JSON]:
-        """How a request came, for the wording of its answer: views.py."""
-        raise NotImplementedError
-
-    def _offer_json(self, s: LoatcgState, offer: Offer) -> dict[str, JSON]:
-        """An offer of a trade as the mails show it: views.py."""
-        raise NotImplementedError
-
-    def _report_json(self, report: Report) -> dict[str, JSON]:
-        """A Round Report as published (rule 5): views.py."""
-        raise NotImplementedError
-
-    def _final_json(self, s: LoatcgState) -> dict[str, JSON]:
-        """What the Final Report gives (rule 6): views.py."""
-        raise NotImplementedError
-
-    def _result_text(self, s: LoatcgState) -> str:
-        """Who won, in words: views.py."""
-        raise NotImplementedError
-
-    def _dealt_notice(
-        self, s: LoatcgState, member: Member, dealt: Mapping[str, int], reason: str,
-        draw: tuple[str | int, ...],
-    ) -> Notice:
-        """The secret mail of a deal, with the member's whole hand and the
-        draw that chose the cards (its purpose and key): views.py."""
-        raise NotImplementedError
-
 
 # -- module helpers -----------------------------------------------------------
+
+
+def offer_json(s: LoatcgState, offer: Offer) -> dict[str, JSON]:
+    """An offer of a trade as its events and mails show it."""
+    return {
+        "number": offer.number,
+        "maker": seat_name(s, offer.maker),
+        "give": cards_list(offer.give),
+        "give_text": cards_text(offer.give),
+        "want": cards_list(offer.want),
+        "want_text": cards_text(offer.want),
+        "takers": [seat_name(s, t) for t in offer.takers],
+        "private": bool(offer.audience),
+    }
+
+def report_json(report: Report) -> dict[str, JSON]:
+    """A report as published: never the instruction's number (rule 5)."""
+    return {
+        "number": report.number,
+        "round_ended": report.number,
+        "round_begun": report.number + 1,
+        "instruction": report.text,
+        "scores": [{"name": n, "score": p} for n, p in report.scores],
+        "discard_pile": cards_list(report.discard_pile),
+        "discard_pile_text": cards_text(report.discard_pile),
+        "deal_follows": report.deal_follows,
+    }
+
+def final_json(s: LoatcgState) -> dict[str, JSON]:
+    """What the Final Report gives (rule 6): every instruction with its number,
+    the salt and the text hashed, every hand and score, the winners."""
+    instructions = instructions_of(s)
+    shown = {r.instruction: r.number for r in s.reports}
+    return {
+        "instructions": [
+            {"number": i.number, "text": i.english(), "line": i.canonical(),
+             "report": shown.get(i.number)}
+            for i in instructions
+        ],
+        "salt": s.salt,
+        "committed_text": commitment(s.instructions, s.salt),
+        "digest": s.digest,
+        "hands": [
+            {"name": m.name, "hand": cards_list(m.hand), "hand_text": cards_text(m.hand),
+             "score": score(instructions, m.hand)}
+            for m in s.members
+        ],
+        "winners": list(s.winners),
+    }
+
+def result_text(s: LoatcgState) -> str:
+    """Who won the frozen tournament, in words."""
+    if not s.winners:
+        return "the tournament ends with no members, so nobody wins."
+    top = max(p for _, p in s.final_scores)
+    points = f"{top} point{'' if abs(top) == 1 else 's'}"
+    if len(s.winners) == 1:
+        return f"{s.winners[0]} wins the tournament with {points}."
+    return f"{names_text(s.winners)} win the tournament, tied with {points}."
 
 
 def instructions_of(s: LoatcgState) -> tuple[Instruction, ...]:
@@ -1114,38 +1160,6 @@ def instructions_of(s: LoatcgState) -> tuple[Instruction, ...]:
 def _parsed(text: str) -> tuple[Instruction, ...]:
     """The instructions of a state's text, parsed once per text."""
     return parse_instructions(text)
-
-
-def member_view(s: LoatcgState, member: Member) -> MemberView:
-    """What ``member`` knows: eir hand, the instructions revealed to em (with
-    their numbers) and those the reports published (without), and the
-    offers open to em. Nothing of another hand, nor of an instruction kept
-    from em, nor a report's instruction number e was not told (rule 5)."""
-    instructions = instructions_of(s)
-    known = sorted(set(member.known))
-    rules = [instructions[k - 1].rule for k in known]
-    for r in s.reports:
-        rule = instructions[r.instruction - 1].rule
-        if r.instruction not in known and rule not in rules:
-            rules.append(rule)
-
-    def seen(o: Offer) -> OfferSeen:
-        return OfferSeen(o.number, o.maker, dict(o.give), dict(o.want), not o.audience)
-
-    offers = tuple(seen(o) for o in s.offers if o.maker != member.seat
-                   and (not o.takers or member.seat in o.takers)
-                   and (not o.audience or member.seat in o.audience)
-                   and member_at(s, o.maker) is not None)
-    return MemberView(
-        seat=member.seat,
-        hand=dict(member.hand),
-        rules=tuple(rules),
-        known_numbers=tuple(known),
-        rounds=s.rounds,
-        reports=len(s.reports),
-        offers=offers,
-        mine=tuple(seen(o) for o in s.offers if o.maker == member.seat),
-    )
 
 
 def member_at(s: LoatcgState, seat: int | None) -> Member | None:

@@ -13,36 +13,38 @@ forbids and rule 8 sells.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from referee.games.base import JSON, Audience, Course, Notice, PageTable
-from referee.games.loatcg.instructions import commitment, score
+from referee.games.loatcg.bot import MemberView, OfferSeen
+from referee.games.loatcg.instructions import score
 from referee.games.loatcg.rules import (
     FREEZE_DAYS,
-    LoatcgRules,
     LoatcgState,
     Member,
     Offer,
-    Report,
     cards_list,
     cards_text,
+    final_json,
     instructions_of,
     member_at,
     names_text,
+    offer_json,
+    report_json,
+    result_text,
     seat_name,
 )
 
 
-class LoatcgViews(LoatcgRules):
-    """The rules with their views: ``view``, ``summary`` and the data the
-    rules ask for to write each notice."""
-
-    #: The page folds its history into rounds at these events.
-    history_ends: ClassVar[frozenset[str]] = frozenset({"round_report", "freeze"})
+class LoatcgViews:
+    """What each member and the public may see of a tournament: OpenSpiel's
+    Observer, an object the game holds, given each state to show. It makes
+    ``view``, ``summary`` and ``status``, and the data the rules ask for to
+    write each notice (:class:`~referee.games.loatcg.rules.LoatcgMail`)."""
 
     def page_table(self, view: Mapping[str, JSON],
                    events: Sequence[Mapping[str, JSON]]) -> PageTable:
-        """The game as its table for its page (:mod:`.page`)."""
+        """The game as its table for its page (:func:`loatcg_page`)."""
         return loatcg_page(view, events)
 
 
@@ -51,16 +53,16 @@ class LoatcgViews(LoatcgRules):
         has not shown (and no report's instruction number) until the Freeze.
         A member's view adds eir hand, the instructions revealed to em and
         the offers e saw; never eir Hand Score (ruling TCG-22)."""
-        view = self._common(state)
-        view["reports"] = [self._report_json(r) for r in state.reports]
-        view["offers"] = [self._offer_json(state, o) for o in state.offers if not o.audience]
+        view = self.common(state)
+        view["reports"] = [report_json(r) for r in state.reports]
+        view["offers"] = [offer_json(state, o) for o in state.offers if not o.audience]
         if state.frozen:
-            view["final"] = self._final_json(state)
+            view["final"] = final_json(state)
         member = member_at(state, seat) if seat is not None else None
         if member is not None:
-            view["you"] = self._you(state, member)
+            view["you"] = self.you(state, member)
             view["offers"] = [
-                self._offer_json(state, o)
+                offer_json(state, o)
                 for o in state.offers
                 if not o.audience or member.seat in o.audience
             ]
@@ -86,7 +88,7 @@ class LoatcgViews(LoatcgRules):
             "digest": state.digest,
             "to_move": None,
             "over": state.frozen,
-            "result": self._result_text(state) if state.frozen else None,
+            "result": result_text(state) if state.frozen else None,
         }
 
     def status(self, state: LoatcgState) -> str:
@@ -98,7 +100,7 @@ class LoatcgViews(LoatcgRules):
         members = names_text([m.name for m in s.members]) or "nobody yet"
         if s.frozen:
             scores = ", ".join(f"{n} {p}" for n, p in s.final_scores)
-            return (f"The tournament is over (rule 6): {self._result_text(s)}\n"
+            return (f"The tournament is over (rule 6): {result_text(s)}\n"
                     + (f"Final Hand Scores: {scores}." if scores else ""))
         lines = [f"Round {s.round} of {s.rounds}; Members: {members}."]
         if s.reports:
@@ -122,18 +124,18 @@ class LoatcgViews(LoatcgRules):
 
     # -- the data of each mail, for the rules' notices -----------------------
 
-    def _dealt_notice(
+    def dealt_notice(
         self, s: LoatcgState, member: Member, dealt: Mapping[str, int], reason: str,
         draw: tuple[str | int, ...],
     ) -> Notice:
         """Definition C, rule 7, ruling TCG-3: a deal is secret and carries the
         member's whole hand; the 3 cards dealt each round (rule 7) carry eir
         score too, and no other deal does (ruling TCG-22)."""
-        you = self._you(s, member)
+        you = self.you(s, member)
         if reason == "round":
-            you["score"] = self._score(s, member.hand)
+            you["score"] = score(instructions_of(s), member.hand)
         context = {
-            **self._common(s),
+            **self.common(s),
             "you": you,
             "reason": reason,
             "dealt": cards_list(dealt),
@@ -145,7 +147,7 @@ class LoatcgViews(LoatcgRules):
         }
         return Notice(Audience.only(member.seat), "dealt", context)
 
-    def _common(self, s: LoatcgState) -> dict[str, JSON]:
+    def common(self, s: LoatcgState) -> dict[str, JSON]:
         """The public facts every notice and view carries: no hand, no score
         not yet reported, no instruction not yet revealed."""
         if s.frozen:
@@ -167,7 +169,7 @@ class LoatcgViews(LoatcgRules):
             "winners": list(s.winners),
         }
 
-    def _you(self, s: LoatcgState, member: Member) -> dict[str, JSON]:
+    def you(self, s: LoatcgState, member: Member) -> dict[str, JSON]:
         """What only ``member`` may see: eir hand and the instructions the
         Dealor revealed to em. Not eir Hand Score (ruling TCG-22): only the
         deal of rule 7 adds it."""
@@ -184,48 +186,7 @@ class LoatcgViews(LoatcgRules):
             ],
         }
 
-    def _offer_json(self, s: LoatcgState, offer: Offer) -> dict[str, JSON]:
-        return {
-            "number": offer.number,
-            "maker": seat_name(s, offer.maker),
-            "give": cards_list(offer.give),
-            "give_text": cards_text(offer.give),
-            "want": cards_list(offer.want),
-            "want_text": cards_text(offer.want),
-            "takers": [seat_name(s, t) for t in offer.takers],
-            "private": bool(offer.audience),
-        }
-
-    def _final_json(self, s: LoatcgState) -> dict[str, JSON]:
-        instructions = instructions_of(s)
-        shown = {r.instruction: r.number for r in s.reports}
-        return {
-            "instructions": [
-                {"number": i.number, "text": i.english(), "line": i.canonical(),
-                 "report": shown.get(i.number)}
-                for i in instructions
-            ],
-            "salt": s.salt,
-            "committed_text": commitment(s.instructions, s.salt),
-            "digest": s.digest,
-            "hands": [
-                {"name": m.name, "hand": cards_list(m.hand), "hand_text": cards_text(m.hand),
-                 "score": score(instructions, m.hand)}
-                for m in s.members
-            ],
-            "winners": list(s.winners),
-        }
-
-    def _result_text(self, s: LoatcgState) -> str:
-        if not s.winners:
-            return "the tournament ends with no members, so nobody wins."
-        top = max(p for _, p in s.final_scores)
-        points = f"{top} point{'' if abs(top) == 1 else 's'}"
-        if len(s.winners) == 1:
-            return f"{s.winners[0]} wins the tournament with {points}."
-        return f"{names_text(s.winners)} win the tournament, tied with {points}."
-
-    def _how(self, s: LoatcgState, audience: Audience, seat: int) -> dict[str, JSON]:
+    def how(self, s: LoatcgState, audience: Audience, seat: int) -> dict[str, JSON]:
         """How a request came, for the answer's wording: its scope (definition
         F) and the members who saw it."""
         if audience.public:
@@ -233,18 +194,40 @@ class LoatcgViews(LoatcgRules):
         scope = "secret" if audience.seats == {seat} else "private"
         return {"scope": scope, "audience_names": [seat_name(s, x) for x in sorted(audience.seats)]}
 
-    def _report_json(self, report: Report) -> dict[str, JSON]:
-        """A report as published: never the instruction's number (rule 5)."""
-        return {
-            "number": report.number,
-            "round_ended": report.number,
-            "round_begun": report.number + 1,
-            "instruction": report.text,
-            "scores": [{"name": n, "score": p} for n, p in report.scores],
-            "discard_pile": cards_list(report.discard_pile),
-            "discard_pile_text": cards_text(report.discard_pile),
-            "deal_follows": report.deal_follows,
-        }
+
+# -- what a bot sees ----------------------------------------------------------------
+
+
+def member_view(s: LoatcgState, member: Member) -> MemberView:
+    """What ``member`` knows: eir hand, the instructions revealed to em (with
+    their numbers) and those the reports published (without), and the
+    offers open to em. Nothing of another hand, nor of an instruction kept
+    from em, nor a report's instruction number e was not told (rule 5)."""
+    instructions = instructions_of(s)
+    known = sorted(set(member.known))
+    rules = [instructions[k - 1].rule for k in known]
+    for r in s.reports:
+        rule = instructions[r.instruction - 1].rule
+        if r.instruction not in known and rule not in rules:
+            rules.append(rule)
+
+    def seen(o: Offer) -> OfferSeen:
+        return OfferSeen(o.number, o.maker, dict(o.give), dict(o.want), not o.audience)
+
+    offers = tuple(seen(o) for o in s.offers if o.maker != member.seat
+                   and (not o.takers or member.seat in o.takers)
+                   and (not o.audience or member.seat in o.audience)
+                   and member_at(s, o.maker) is not None)
+    return MemberView(
+        seat=member.seat,
+        hand=dict(member.hand),
+        rules=tuple(rules),
+        known_numbers=tuple(known),
+        rounds=s.rounds,
+        reports=len(s.reports),
+        offers=offers,
+        mine=tuple(seen(o) for o in s.offers if o.maker == member.seat),
+    )
 
 
 # -- the game's public page ------------------------------------------------------

@@ -11,8 +11,10 @@ player who owes one with a key naming the exchange and the step.
 Players are numbered 1..n in seat order (ruling MI-3); the state indexes
 them 0-based in that order. Seats appear only in audiences, pendings and
 notice contexts. House readings are marked ``House reading:`` beside the
-code. The data of each mail comes from the views and the reading of a name
-from the words, through the hooks of :class:`MiserRules`.
+code. The data of each mail comes from the views, which the game class
+gives the rules (:class:`MiserMail` says what the rules ask of them), and
+the reading of a name from the words, through the hooks of
+:class:`MiserRules`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from referee.games.base import (
     JSON,
@@ -39,7 +41,6 @@ from referee.games.base import (
 )
 from referee.games.cards import Card, full_deck, rank_value_ace_high
 from referee.games.draws import Draws, Rng
-from referee.games.miser.bot import AttackSeen, ContractSeen, MiserView, choose_move
 
 PENNIES = 20  # Set-Up: "20 pennies for each player"
 WAGER_CAP = 3  # Basic Rules: "Only three pennies may be wagered by a player in any turn"
@@ -548,15 +549,74 @@ def result_text(s: MiserState) -> str:
     )
 
 
+def offer_json(s: MiserState) -> dict[str, JSON]:
+    """The contract offer on the table, as its event and its notices show it."""
+    c = s.contract
+    assert c is not None
+    return {
+        "by": s.names[s.turn],
+        "partner": s.names[c.partner],
+        "victim": s.names[c.victim],
+        "wagers": list(c.wagers),
+        "total": sum(c.wagers),
+        "private": c.audience is not None,
+        "audience": (
+            [s.names[s.seats.index(x)] for x in c.audience] if c.audience is not None else []
+        ),
+        "audience_text": names_text(
+            [s.names[s.seats.index(x)] for x in c.audience] if c.audience is not None else []
+        ),
+    }
+
+
+def names_text(names: Sequence[str]) -> str:
+    """``Ann``, ``Ann and Ben``, ``Ann, Ben and Cat``."""
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 # -- the referee's play of the rules ---------------------------------------------
+
+
+class MiserMail(Protocol):
+    """What the rules ask of the game's views (its Observer,
+    :class:`referee.games.miser.views.MiserViews`, which the game class
+    gives them) for the data of the notices a move sends: the rules state
+    the move's facts, the views what each audience may see."""
+
+    def common(self, s: MiserState, *, offer: bool = False) -> dict[str, JSON]:
+        """The public facts every notice carries (with the private offer
+        on the table for ``offer``, a notice to the offer's audience)."""
+        ...
+
+    def opening(self, s: MiserState) -> dict[str, JSON]:
+        """The opening mail's data (the seating, the draw, the deal)."""
+        ...
+
+    def bid(self, s: MiserState, bid: Bid) -> dict[str, JSON]:
+        """One bid for the centre, as the auction mail shows it."""
+        ...
+
+    def hand_notice(self, s: MiserState, player: int, reason: str) -> Notice:
+        """The secret mail of a player's hand and pennies."""
+        ...
+
+    def your_move(self, s: MiserState, player: int) -> Notice:
+        """The secret mail telling a player the step she owes now."""
+        ...
 
 
 class MiserRules(Game[MiserState]):
     """Rule text 004 as the referee plays it: setup, each move, who owes
-    what, the referee's move for a silent player and a bot's. The data of
-    each mail and the reading of names are hooks, supplied by
-    :class:`~referee.games.miser.views.MiserViews` and
-    :class:`~referee.games.miser.words.MiserWords`."""
+    what, the referee's move for a silent player and a random bot's. What
+    a notice shows beside the move's facts comes from :attr:`views`, which
+    the game class (:class:`referee.games.miser.Miser`) gives, with its
+    sensible bot; the reading of names is a hook that
+    :class:`~referee.games.miser.words.MiserWords` supplies."""
+
+    #: The views that make each notice's data (:class:`MiserMail`).
+    views: MiserMail
 
     option_help: ClassVar[Mapping[str, str]] = {
         "pennies": "what each player starts with",
@@ -707,35 +767,11 @@ class MiserRules(Game[MiserState]):
                 },
             ),
         ]
-        notices = [Notice(Audience.everyone(), "opening", self._opening(state))]
-        notices += [self._hand_notice(state, p, "deal") for p in range(n)]
+        notices = [Notice(Audience.everyone(), "opening", self.views.opening(state))]
+        notices += [self.views.hand_notice(state, p, "deal") for p in range(n)]
         return Result(state, events, notices)
 
-    # -- hooks: the data of each mail (views.py), the reading of names (words.py)
-
-    def _common(self, s: MiserState, *, offer: bool = False) -> dict[str, JSON]:
-        """The public facts every notice carries: views.py."""
-        raise NotImplementedError
-
-    def _opening(self, s: MiserState) -> dict[str, JSON]:
-        """The opening mail's data (the seating, the draw, the deal): views.py."""
-        raise NotImplementedError
-
-    def _offer_json(self, s: MiserState) -> dict[str, JSON]:
-        """The contract offer on the table, as its notices and event show it: views.py."""
-        raise NotImplementedError
-
-    def _bid_json(self, s: MiserState, bid: Bid) -> dict[str, JSON]:
-        """One bid for the centre, as the auction mail shows it: views.py."""
-        raise NotImplementedError
-
-    def _hand_notice(self, s: MiserState, player: int, reason: str) -> Notice:
-        """The secret mail of a player's hand and pennies: views.py."""
-        raise NotImplementedError
-
-    def _your_move(self, s: MiserState, player: int) -> Notice:
-        """The secret mail telling a player the step she owes now: views.py."""
-        raise NotImplementedError
+    # -- hooks: the reading of names (words.py) -------------------------------
 
     def _read_contract(self, s: MiserState, text: str) -> tuple[str, str, int, int]:
         """A contract kept as written, read now that the names are known: words.py."""
@@ -768,7 +804,7 @@ class MiserRules(Game[MiserState]):
     ) -> Result[MiserState]:
         player = self._player(state, seat)
         if action.verb == "hand":
-            notice = self._hand_notice(state, player, "request")
+            notice = self.views.hand_notice(state, player, "request")
             return Result(state, notices=[notice], reply="Your hand is below, for you alone.")
         if state.over:
             raise IllegalAction(f"The game is over: {result_text(state)}")
@@ -837,14 +873,6 @@ class MiserRules(Game[MiserState]):
             return Action("flip")
         return Action("done")
 
-    def sensible_bot_action(self, state: MiserState, seat: int, draws: Draws) -> Action:
-        """The step the seat owes, chosen from its own view (:func:`seat_view`)."""
-        player = self._player(state, seat)
-        if owed_step(state, player) is None:
-            raise IllegalAction(f"{state.names[player]} owes no action now.")
-        rng = self.move_rng(state, seat, draws, "bot")
-        return choose_move(seat_view(state, player), rng)
-
     def random_bot_action(self, state: MiserState, seat: int, draws: Draws) -> Action:
         """A random player with a little sense: it never bids or wagers more
         pennies than it holds, prefers to attack players with no cards, bids
@@ -888,7 +916,7 @@ class MiserRules(Game[MiserState]):
         player = self._player(state, seat)
         name = state.names[player]
         text = f"{name} has left the game; a bot takes the seat."
-        context = {**self._common(state), "name": name}
+        context = {**self.views.common(state), "name": name}
         return Result(
             state,
             [Event("resign", text, data={"player": name})],
@@ -943,8 +971,8 @@ class MiserRules(Game[MiserState]):
         audience = action.came_to(s.seats[player])
         seen = None if audience.public else sorted({*audience.seats, s.seats[partner]})
         s.contract = Contract(partner, victim, [int(mine), int(yours)], seen)
-        offer = self._offer_json(s)
-        context = {**self._common(s, offer=True), "offer": offer}
+        offer = offer_json(s)
+        context = {**self.views.common(s, offer=True), "offer": offer}
         text = (
             f"{s.names[player]} offers {s.names[partner]} a contract against "
             f"{s.names[victim]}: {s.names[player]} wagers {mine}, {s.names[partner]} {yours}."
@@ -974,9 +1002,9 @@ class MiserRules(Game[MiserState]):
             f"{s.names[partner]} ({c.wagers[1]}) take out a contract against "
             f"{s.names[victim]}, who puts in {c.stake}. The centre holds {pennies_text(s.centre)}."
         )
-        context = {**self._common(s), "offer": offer, "short": c.stake < sum(c.wagers)}
+        context = {**self.views.common(s), "offer": offer, "short": c.stake < sum(c.wagers)}
         notices = [Notice(Audience.everyone(), "contract", context)]
-        notices += [self._your_move(s, p) for p in (by, partner)]
+        notices += [self.views.your_move(s, p) for p in (by, partner)]
         return Result(s, [Event("contract", text, data=dict(offer))], notices)
 
     def _decline(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
@@ -989,7 +1017,7 @@ class MiserRules(Game[MiserState]):
         s.contract = None
         how = "lapsed unanswered" if lapsed else f"was declined by {s.names[player]}"
         text = f"{s.names[s.turn]}'s contract offer {how}; {s.names[s.turn]} chooses again."
-        context = {**self._common(s), "offer": offer, "lapsed": lapsed}
+        context = {**self.views.common(s), "offer": offer, "lapsed": lapsed}
         return Result(
             s,
             [Event("lapse" if lapsed else "decline", text, public=c.audience is None, data=offer)],
@@ -1018,7 +1046,7 @@ class MiserRules(Game[MiserState]):
             f"{s.names[player]} attacks {s.names[victim]}, wagering {wager}; "
             f"{s.names[victim]} puts in {stake}. The centre holds {pennies_text(s.centre)}."
         )
-        context = {**self._common(s), "short": stake < int(wager)}
+        context = {**self.views.common(s), "short": stake < int(wager)}
         # The attacker is told what comes next in the answer to her own mail,
         # not in a separate mail: the same mail may already put cards down.
         low = sort_hand(s.hands[player])[-1]
@@ -1087,7 +1115,7 @@ class MiserRules(Game[MiserState]):
         result = self._auction_step(s, player, what, text)
         if what == "open" and not s.over and s.auction is not None:
             result.notices += [
-                self._your_move(s, p)
+                self.views.your_move(s, p)
                 for p in range(len(s.names))
                 if owed_step(s, p) == "auction_join"
             ]
@@ -1161,8 +1189,8 @@ class MiserRules(Game[MiserState]):
         }
         events = [Event("auction", text, data=data)]
         if any(owed_step(s, p) for p in range(len(s.names))):
-            context = {**self._common(s), "name": s.names[player], "step": what,
-                       "bid": self._bid_json(s, bid) if bid else None,
+            context = {**self.views.common(s), "name": s.names[player], "step": what,
+                       "bid": self.views.bid(s, bid) if bid else None,
                        "bid_is_done": s.edition >= 2}  # fmt: skip
             return Result(s, events, [Notice(Audience.everyone(), "auction", context)])
         report = resolve_auction(s)
@@ -1229,12 +1257,12 @@ class MiserRules(Game[MiserState]):
             events = [Event("down", text, data={"player": name, "count": len(cards)}), hidden]
             if attack_settled(s):
                 return self._flip_attack(s, events, reply, "down")
-        context = {**self._common(s), "name": name, "count": len(cards)}
+        context = {**self.views.common(s), "name": name, "count": len(cards)}
         notices = [Notice(Audience.everyone(), "down", context)]
         a = s.attack
         if a is not None and side == 0 and len(a.cards[0]) == len(cards) and s.hands[a.victim]:
             # The attacker's first card: the victim may now answer.
-            notices.append(self._your_move(s, a.victim))
+            notices.append(self.views.your_move(s, a.victim))
         return Result(s, events, notices, reply)
 
     def _flip(self, state: MiserState, player: int, action: Action) -> Result[MiserState]:
@@ -1255,7 +1283,7 @@ class MiserRules(Game[MiserState]):
         events = [Event("flip", f"{name} is ready to flip.", data={"player": name})]
         if attack_settled(s):
             return self._flip_attack(s, events, None, "flip")
-        context = {**self._common(s), "name": name}
+        context = {**self.views.common(s), "name": name}
         return Result(s, events, [Notice(Audience.everyone(), "flip", context)])
 
     def _flip_attack(
@@ -1295,10 +1323,10 @@ class MiserRules(Game[MiserState]):
             s.turn = (s.turn + 1) % n
             s.turn_number += 1
             s.offers = 0
-        context = {**self._common(s), "report": report}
+        context = {**self.views.common(s), "report": report}
         notices = [Notice(Audience.everyone(), "round_report", context)]
         if not s.over:
-            notices.append(self._your_move(s, s.turn))
+            notices.append(self.views.your_move(s, s.turn))
         return Result(s, events, notices)
 
     # -- checks -----------------------------------------------------------------
@@ -1362,41 +1390,6 @@ def _args(action: Action, count: int) -> tuple[JSON, ...]:
 
 
 # -- bots -----------------------------------------------------------------------------
-
-
-def seat_view(s: MiserState, player: int) -> MiserView:
-    """What ``player`` knows (MI-14): her hand and her own face-down cards,
-    the public table, and a contract offer only if she saw it."""
-    owes = owed_step(s, player)
-    assert owes is not None
-    contract = None
-    if s.contract is not None and sees_offer(s, player):
-        c = s.contract
-        contract = ContractSeen(c.partner, c.victim, (c.wagers[0], c.wagers[1]))
-    attack = None
-    if s.attack is not None:
-        a = s.attack
-        sides = (s.turn, a.victim)
-        mine = tuple(a.cards[sides.index(player)]) if player in sides else ()
-        attack = AttackSeen(a.victim, (len(a.cards[0]), len(a.cards[1])), mine)
-    bids = tuple((b.player, b.pennies) for b in s.auction.bids) if s.auction else ()
-    shown = [*s.slush, *(b.card for b in s.auction.bids)] if s.auction else list(s.slush)
-    return MiserView(
-        me=player,
-        names=tuple(s.names),
-        hand=tuple(s.hands[player]),
-        pennies=tuple(s.pennies),
-        cards=tuple(len(h) for h in s.hands),
-        centre=s.centre,
-        wager_cap=s.wager_cap,
-        turn=s.turn,
-        owes=owes,
-        offers=s.offers,
-        slush=tuple(shown),
-        contract=contract,
-        attack=attack,
-        bids=bids,
-    )
 
 
 def _bot_turn(s: MiserState, player: int, rng: Rng) -> Action:

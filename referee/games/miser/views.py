@@ -20,10 +20,11 @@ player may show her hand"; docs/rulings.md):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from referee.games.base import JSON, Audience, Course, Notice, PageTable
 from referee.games.cards import card_face as card
+from referee.games.miser.bot import AttackSeen, ContractSeen, MiserView
 from referee.games.miser.rules import (
     OFFER,
     OWED_TEXT,
@@ -37,6 +38,8 @@ from referee.games.miser.rules import (
     card_value,
     contract_side,
     hand_text,
+    names_text,
+    offer_json,
     owed_step,
     pennies_text,
     result_text,
@@ -47,16 +50,19 @@ from referee.games.miser.rules import (
 )
 
 
-class MiserViews(MiserRules):
-    """What each seat and the public see, and the data of each mail."""
+class MiserViews:
+    """What each seat and the public see, and the data of each mail:
+    OpenSpiel's Observer, an object the game holds. It is given each state
+    to show, and the game it shows it for (:class:`~.rules.MiserRules` read
+    by its words, whose help a seat's view carries); it makes the data of
+    the notices the rules send (:class:`~.rules.MiserMail`)."""
 
-    #: The page folds its history into turns at these events.
-    history_ends: ClassVar[frozenset[str]] = frozenset({"resolved"})
-    history_word: ClassVar[str] = "Turn"
+    def __init__(self, game: MiserRules) -> None:
+        self.game = game
 
     def page_table(self, view: Mapping[str, JSON],
                    events: Sequence[Mapping[str, JSON]]) -> PageTable:
-        """The game as its table for its page (:mod:`.page`)."""
+        """The game as its table for its page (:func:`miser_page`)."""
         return miser_page(view, events)
 
 
@@ -64,7 +70,7 @@ class MiserViews(MiserRules):
         """The public view holds no card in a hand, face down or removed
         (ruling MI-14); a seat's view adds that seat's hand and face-down
         cards."""
-        view = self._common(state)
+        view = self.common(state)
         view["history"] = list(state.history)
         view["slush"] = shown_cards(state.slush)
         if seat is not None and seat in state.seats:
@@ -72,11 +78,11 @@ class MiserViews(MiserRules):
             view["you"] = self._you(state, player)
             offer = state.contract
             if offer is not None and not offer.accepted and sees_offer(state, player):
-                view["offer"] = self._offer_json(state)
+                view["offer"] = offer_json(state)
         return view
 
     def summary(self, state: MiserState) -> dict[str, JSON]:
-        public = self._common(state)
+        public = self.common(state)
         return {
             "round": state.turn_number,
             "turn": state.turn_number,
@@ -93,7 +99,7 @@ class MiserViews(MiserRules):
         """The turn and what is under way in it, every player's pennies and
         cards and the centre (ruling MI-14: all public); an offer only if it
         was made in public, and face-down cards only by their count."""
-        s, public = state, self._common(state)
+        s, public = state, self.common(state)
         n = len(s.names)
         pennies = ", ".join(f"{s.names[p]} {s.pennies[p]}" for p in range(n))
         cards = ", ".join(f"{s.names[p]} {len(s.hands[p])}" for p in range(n))
@@ -121,11 +127,11 @@ class MiserViews(MiserRules):
             bids = ", ".join(f"{s.names[b.player]} {pennies_text(b.pennies)} (with "
                              f"{card_text(b.card)} face up)" for b in au.bids)
             lines.append(f"Bids for the centre: {bids}."
-                         + (f" Done: {_names_text([s.names[p] for p in au.done])}."
+                         + (f" Done: {names_text([s.names[p] for p in au.done])}."
                             if au.done else ""))
         return "\n".join(lines)
 
-    def _common(self, s: MiserState, *, offer: bool = False) -> dict[str, JSON]:
+    def common(self, s: MiserState, *, offer: bool = False) -> dict[str, JSON]:
         """The public facts every notice and view carries. A contract offer
         appears only when ``offer`` is set (the notice goes to the offer's
         audience) or the offer was made in public."""
@@ -151,7 +157,7 @@ class MiserViews(MiserRules):
         return {
             "turn_number": s.turn_number,
             "to_move": names,
-            "to_move_text": _names_text(names) if len(names) <= 3 else f"{len(names)} players",
+            "to_move_text": names_text(names) if len(names) <= 3 else f"{len(names)} players",
             "turn_player": s.names[s.turn],
             "stage": stage_of(s) if show_offer or stage_of(s) != OFFER else TURN,
             "players": [
@@ -180,7 +186,7 @@ class MiserViews(MiserRules):
             "auction": None
             if au is None
             else {
-                "bids": [self._bid_json(s, b) for b in au.bids],
+                "bids": [self.bid(s, b) for b in au.bids],
                 "done": [s.names[p] for p in au.done],
                 "declined": [s.names[p] for p in au.declined],
             },
@@ -191,12 +197,12 @@ class MiserViews(MiserRules):
             "result": result_text(s) if s.over else None,
         }
 
-    def _opening(self, s: MiserState) -> dict[str, JSON]:
+    def opening(self, s: MiserState) -> dict[str, JSON]:
         """The opening mail: the public facts, each round of the draw for
         first player with the cards as players read them (ruling MI-2), who
         goes first and how many cards each holds."""
         return {
-            **self._common(s),
+            **self.common(s),
             "draws": [
                 {
                     "round": number,
@@ -212,29 +218,11 @@ class MiserViews(MiserRules):
             "hand_size": len(s.hands[0]),
         }
 
-    def _offer_json(self, s: MiserState) -> dict[str, JSON]:
-        c = s.contract
-        assert c is not None
-        return {
-            "by": s.names[s.turn],
-            "partner": s.names[c.partner],
-            "victim": s.names[c.victim],
-            "wagers": list(c.wagers),
-            "total": sum(c.wagers),
-            "private": c.audience is not None,
-            "audience": (
-                [s.names[s.seats.index(x)] for x in c.audience] if c.audience is not None else []
-            ),
-            "audience_text": _names_text(
-                [s.names[s.seats.index(x)] for x in c.audience] if c.audience is not None else []
-            ),
-        }
-
     def _contract_json(self, s: MiserState) -> dict[str, JSON]:
         c = s.contract
         assert c is not None
         return {
-            **self._offer_json(s),
+            **offer_json(s),
             "stake": c.stake,
             "down": [s.names[p] for p, x in zip((s.turn, c.partner), c.cards, strict=True) if x],
         }
@@ -253,7 +241,7 @@ class MiserViews(MiserRules):
             ],
         }
 
-    def _bid_json(self, s: MiserState, bid: Bid) -> dict[str, JSON]:
+    def bid(self, s: MiserState, bid: Bid) -> dict[str, JSON]:
         return {"name": s.names[bid.player], "card": bid.card, "text": card_text(bid.card),
                 "value": card_value(bid.card), "pennies": bid.pennies}  # fmt: skip
 
@@ -279,17 +267,17 @@ class MiserViews(MiserRules):
             "down": shown_cards(down),
             "down_text": " ".join(card_text(x) for x in down),
             "owes": owes,
-            "help": self.help(s, s.seats[player]),
+            "help": self.game.help(s, s.seats[player]),
         }
 
-    def _hand_notice(self, s: MiserState, player: int, reason: str) -> Notice:
-        context = {**self._common(s), "you": self._you(s, player), "reason": reason}
+    def hand_notice(self, s: MiserState, player: int, reason: str) -> Notice:
+        context = {**self.common(s), "you": self._you(s, player), "reason": reason}
         return Notice(Audience.only(s.seats[player]), "hand", context)
 
-    def _your_move(self, s: MiserState, player: int) -> Notice:
-        context = {**self._common(s), "you": self._you(s, player)}
+    def your_move(self, s: MiserState, player: int) -> Notice:
+        context = {**self.common(s), "you": self._you(s, player)}
         if s.contract is not None and not s.contract.accepted and sees_offer(s, player):
-            context["offer"] = self._offer_json(s)
+            context["offer"] = offer_json(s)
         return Notice(Audience.only(s.seats[player]), "your_move", context)
 
     def asks(self, state: MiserState, seat: int) -> str | None:
@@ -299,17 +287,48 @@ class MiserViews(MiserRules):
         return _ASKS.get(owed_step(state, state.seats.index(seat)) or "")
 
 
+# -- what a bot sees ----------------------------------------------------------------
+
+
+def seat_view(s: MiserState, player: int) -> MiserView:
+    """What ``player`` knows (MI-14): her hand and her own face-down cards,
+    the public table, and a contract offer only if she saw it."""
+    owes = owed_step(s, player)
+    assert owes is not None
+    contract = None
+    if s.contract is not None and sees_offer(s, player):
+        c = s.contract
+        contract = ContractSeen(c.partner, c.victim, (c.wagers[0], c.wagers[1]))
+    attack = None
+    if s.attack is not None:
+        a = s.attack
+        sides = (s.turn, a.victim)
+        mine = tuple(a.cards[sides.index(player)]) if player in sides else ()
+        attack = AttackSeen(a.victim, (len(a.cards[0]), len(a.cards[1])), mine)
+    bids = tuple((b.player, b.pennies) for b in s.auction.bids) if s.auction else ()
+    shown = [*s.slush, *(b.card for b in s.auction.bids)] if s.auction else list(s.slush)
+    return MiserView(
+        me=player,
+        names=tuple(s.names),
+        hand=tuple(s.hands[player]),
+        pennies=tuple(s.pennies),
+        cards=tuple(len(h) for h in s.hands),
+        centre=s.centre,
+        wager_cap=s.wager_cap,
+        turn=s.turn,
+        owes=owes,
+        offers=s.offers,
+        slush=tuple(shown),
+        contract=contract,
+        attack=attack,
+        bids=bids,
+    )
+
+
 #: A subject's words for each step a player may owe (``OWED_TEXT``).
 _ASKS = {"turn": "your turn", "answer": "your answer", "contract_card": "your card",
          "attack_first": "your card", "attack": "your card or flip",
          "auction_bid": "your bid", "auction_join": "your bid"}
-
-
-def _names_text(names: Sequence[str]) -> str:
-    """``Ann``, ``Ann and Ben``, ``Ann, Ben and Cat``."""
-    if len(names) <= 1:
-        return "".join(names)
-    return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 # -- the game's public page ------------------------------------------------------

@@ -7,10 +7,11 @@ Players are numbered 1-4 in the playing order drawn by :meth:`SpadesRules.new`
 everything by that order, 0-based. Seats (``SeatInfo.position``) appear only
 where the service needs them: in audiences, pendings and notice contexts.
 
-The notices a move sends carry what the players may see, which
-:mod:`referee.games.spades.views` builds: :class:`SpadesRules` declares the
-few hooks it calls for them. House readings not settled by the text or the
-rulings are marked ``House reading:`` beside the code that implements them.
+The notices a move sends carry what the players may see, which the game's
+views build (:mod:`referee.games.spades.views`): :class:`SpadesMail` says
+what the rules ask of them, and the game class gives the rules its views.
+House readings not settled by the text or the rulings are marked
+``House reading:`` beside the code that implements them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from referee.games.base import (
     JSON,
@@ -37,7 +38,6 @@ from referee.games.base import (
 from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS, Card, full_deck, rank_value_ace_high
 from referee.games.draws import Draws
 from referee.games.names import Nameable, find_seat
-from referee.games.spades.bot import SeatView, choose_bid, choose_card
 
 PLAYERS = 4  # "Players: exactly 4 players and 1 referee are needed."
 HAND_SIZE = 13  # rule 1: "deals 13 cards to each player"
@@ -377,6 +377,29 @@ def _parse_hand(hand: str | Sequence[str]) -> list[str]:
 # -- the rules ----------------------------------------------------------------
 
 
+class SpadesMail(Protocol):
+    """What the rules ask of the game's views (its Observer,
+    :class:`referee.games.spades.views.SpadesViews`, which the game class
+    gives them) for the data of the notices a move sends: the rules state
+    the move's facts, the views what each audience may see."""
+
+    def common(self, s: SpadesState) -> dict[str, JSON]:
+        """The public facts every notice carries."""
+        ...
+
+    def trick(self, s: SpadesState, trick: Trick, number: int) -> dict[str, JSON]:
+        """A completed trick as notices and views show it."""
+        ...
+
+    def hand_notice(self, s: SpadesState, player: int, reason: str) -> Notice:
+        """The secret mail of ``player``'s hand."""
+        ...
+
+    def your_turn(self, s: SpadesState, misplay: dict[str, JSON] | None = None) -> Notice:
+        """The secret call to the player due to bid or play."""
+        ...
+
+
 class SpadesRules(Game[SpadesState]):
     """The rules of rule text 001 as a game: setup, the moves, who owes
     what and the timeouts. Options: ``teams`` ("A+C,B+D", default none) and
@@ -388,9 +411,13 @@ class SpadesRules(Game[SpadesState]):
     later rounds are dealt from the RNG. ``seating`` fixes the playing order
     as seat positions (player 1 first) instead of drawing it.
 
-    What a notice shows comes from the views' hooks at the end of the class,
-    which :class:`referee.games.spades.views.SpadesViews` implements.
+    What a notice shows beside the move's facts comes from :attr:`views`,
+    which the game class (:class:`referee.games.spades.Spades`) gives; its
+    bots' moves are the game class's too (:mod:`.bot`).
     """
+
+    #: The views that make each notice's data (:class:`SpadesMail`).
+    views: SpadesMail
 
     option_help: ClassVar[Mapping[str, str]] = {
         "teams": "the partners, e.g. ann+cat,ben+dan (the first pair is team 1); "
@@ -507,7 +534,7 @@ class SpadesRules(Game[SpadesState]):
                 Audience.everyone(),
                 "opening",
                 {
-                    **self._common(state),
+                    **self.views.common(state),
                     "teams_chosen": state.teams_chosen,
                     "valid_bids": list(VALID_BIDS),
                     "hand_commitments": self._commitment_list(state),
@@ -536,7 +563,7 @@ class SpadesRules(Game[SpadesState]):
     ) -> Result[SpadesState]:
         player = self._player(state, seat)
         if action.verb == "hand":
-            notice = self._hand_notice(state, player, "request")
+            notice = self.views.hand_notice(state, player, "request")
             return Result(state, notices=[notice], reply="Your hand is below, for you alone.")
         if state.phase == OVER:
             raise IllegalAction(f"The game is over: {self._result_text(state)}")
@@ -568,16 +595,6 @@ class SpadesRules(Game[SpadesState]):
         rng = self.move_rng(state, seat, draws, "timeout")
         return Action("play", (rng.choice(legal_plays(state.hands[player], state.trick)),))
 
-    def sensible_bot_action(self, state: SpadesState, seat: int, draws: Draws) -> Action:
-        """A bid from the hand, or a card played as a partner, from the
-        seat's own view (:func:`seat_view`)."""
-        self._due(state, seat)
-        rng = self.move_rng(state, seat, draws, "bot")
-        view = seat_view(state, state.order.index(seat))
-        if state.phase == BIDDING:
-            return Action("bid", (choose_bid(view, rng),))
-        return Action("play", (choose_card(view, rng),))
-
     def random_bot_action(self, state: SpadesState, seat: int, draws: Draws) -> Action:
         """A bot plays a random legal card, as issue 3 asks, and bids by a
         rough count of its likely tricks, give or take one, never below 2.
@@ -603,7 +620,7 @@ class SpadesRules(Game[SpadesState]):
         name = state.names[player]
         how = "plays random legal cards" if state.bot == "random" else "plays for its partner"
         text = f"{name} has left the game; a bot that {how} takes the seat."
-        context = {**self._common(state), "name": name, "team": team_of(player) + 1,
+        context = {**self.views.common(state), "name": name, "team": team_of(player) + 1,
                    "at_random": state.bot == "random"}
         return Result(
             state,
@@ -653,7 +670,7 @@ class SpadesRules(Game[SpadesState]):
         if leader is not None:
             text += f" The bidding is over; {s.names[leader]} leads to trick 1."
         context = {
-            **self._common(s),
+            **self.views.common(s),
             "name": s.names[player],
             "bid": bid,
             "bid_text": bid_text(bid),
@@ -663,7 +680,7 @@ class SpadesRules(Game[SpadesState]):
         return Result(
             s,
             [Event("bid", text, data={"player": s.names[player], "bid": bid})],
-            [Notice(Audience.everyone(), "bid", context), self._your_turn(s)],
+            [Notice(Audience.everyone(), "bid", context), self.views.your_turn(s)],
         )
 
     def _play(
@@ -704,15 +721,15 @@ class SpadesRules(Game[SpadesState]):
         played = {"name": s.names[player], "card": card, "card_text": card_text(card)}
         if len(s.trick) < PLAYERS:
             s.turn = (player + 1) % PLAYERS
-            notice = Notice(Audience.everyone(), "play", {**self._common(s), **played})
-            return Result(s, events, [notice, self._your_turn(s)])
+            notice = Notice(Audience.everyone(), "play", {**self.views.common(s), **played})
+            return Result(s, events, [notice, self.views.your_turn(s)])
         winner = (s.leader + trick_winner(s.trick)) % PLAYERS
         done = Trick(leader=s.leader, cards=list(s.trick), winner=winner)
         s.tricks.append(done)
         s.tricks_won[winner] += 1
         s.trick = []
         s.leader = s.turn = winner
-        completed = self._trick_json(s, done, number)
+        completed = self.views.trick(s, done, number)
         events.append(
             Event(
                 "trick",
@@ -721,9 +738,9 @@ class SpadesRules(Game[SpadesState]):
             )
         )
         if len(s.tricks) < TRICKS_PER_ROUND:
-            context = {**self._common(s), **played, "completed": completed}
+            context = {**self.views.common(s), **played, "completed": completed}
             return Result(
-                s, events, [Notice(Audience.everyone(), "trick", context), self._your_turn(s)]
+                s, events, [Notice(Audience.everyone(), "trick", context), self.views.your_turn(s)]
             )
         report = _score_round(s)
         events.append(Event("round_scored", _report_text(report), data=report))
@@ -734,7 +751,7 @@ class SpadesRules(Game[SpadesState]):
             self._next_round(s, draws)
             events.extend(self._deal_events(s))
             notices = self._hand_notices(s)
-        context = {**self._common(s), **played, "completed": completed, "report": report,
+        context = {**self.views.common(s), **played, "completed": completed, "report": report,
                    "hand_commitments": [] if s.phase == OVER else self._commitment_list(s)}
         return Result(s, events, [Notice(Audience.everyone(), "round_report", context), *notices])
 
@@ -789,7 +806,7 @@ class SpadesRules(Game[SpadesState]):
         if forfeit:
             events.append(self._game_over_event(s))
         context = {
-            **self._common(s),
+            **self.views.common(s),
             "name": s.names[player],
             "team": team + 1,
             "penalty": -MISPLAY_PENALTY,
@@ -811,7 +828,7 @@ class SpadesRules(Game[SpadesState]):
                 "reason": reason,
                 "message": message,
             }
-            notices.append(self._your_turn(s, misplay))
+            notices.append(self.views.your_turn(s, misplay))
         return Result(s, events, notices, reply, penalty=True)
 
     def _concede(self, state: SpadesState, player: int) -> Result[SpadesState]:
@@ -830,7 +847,7 @@ class SpadesRules(Game[SpadesState]):
             s.phase, s.winner, s.end_reason = OVER, 2 - team, "concession"
             events.append(self._game_over_event(s))
         context = {
-            **self._common(s),
+            **self.views.common(s),
             "name": s.names[player],
             "team": team + 1,
             "partner": s.names[partner],
@@ -905,7 +922,7 @@ class SpadesRules(Game[SpadesState]):
     def _hand_notices(self, s: SpadesState) -> list[Notice]:
         """Rule 1: each player's cards by secret mail; the first bidder's
         mail doubles as eir call to bid."""
-        return [self._hand_notice(s, p, "deal") for p in range(PLAYERS)]
+        return [self.views.hand_notice(s, p, "deal") for p in range(PLAYERS)]
 
     # -- who acts, and how the game ended -------------------------------------
 
@@ -937,24 +954,6 @@ class SpadesRules(Game[SpadesState]):
             self._result_text(s),
             data={"winning_team": s.winner, "reason": s.end_reason, "scores": list(s.scores)},
         )
-
-    # -- the views' hooks (views.py) ------------------------------------------
-
-    def _common(self, s: SpadesState) -> dict[str, JSON]:
-        """The public facts every notice carries: views.py."""
-        raise NotImplementedError
-
-    def _trick_json(self, s: SpadesState, trick: Trick, number: int) -> dict[str, JSON]:
-        """A completed trick as notices and views show it: views.py."""
-        raise NotImplementedError
-
-    def _hand_notice(self, s: SpadesState, player: int, reason: str) -> Notice:
-        """The secret mail of ``player``'s hand: views.py."""
-        raise NotImplementedError
-
-    def _your_turn(self, s: SpadesState, misplay: dict[str, JSON] | None = None) -> Notice:
-        """The secret call to the player due to bid or play: views.py."""
-        raise NotImplementedError
 
 
 # -- the teams option and the seating (setup) ---------------------------------
@@ -1079,25 +1078,3 @@ def _estimate_tricks(hand: Sequence[str]) -> int:
             tricks += 1 if "A" in ranks and len(ranks) <= 6 else 0
             tricks += 0.7 if "K" in ranks and 2 <= len(ranks) <= 5 else 0
     return round(tricks)
-
-
-def seat_view(state: SpadesState, player: int) -> SeatView:
-    """What ``player`` (an index in the playing order) knows: eir own hand
-    and the public play of the round, never another hand (SP-17)."""
-    played = [c for t in state.tricks for c in t.cards] + list(state.trick)
-    voids: set[tuple[int, str]] = set()
-    for leader, cards in [*((t.leader, t.cards) for t in state.tricks),
-                          (state.leader, state.trick)]:
-        for i, card in enumerate(cards):
-            if card[-1] != cards[0][-1]:
-                voids.add(((leader + i) % PLAYERS, cards[0][-1]))
-    return SeatView(
-        me=player,
-        hand=tuple(state.hands[player]),
-        bids=tuple(state.bids),
-        tricks_won=tuple(state.tricks_won),
-        trick=tuple(state.trick),
-        leader=state.leader,
-        played=frozenset(played),
-        voids=frozenset(voids),
-    )

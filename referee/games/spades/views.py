@@ -7,11 +7,12 @@ ever public; a seat sees its own hand and nobody else's.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from referee.games.base import JSON, Audience, Course, Notice, PageTable
 from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS
 from referee.games.cards import card_face as card
+from referee.games.spades.bot import SeatView
 from referee.games.spades.rules import (
     BIDDING,
     OVER,
@@ -37,16 +38,19 @@ from referee.games.spades.rules import (
 )
 
 
-class SpadesViews(SpadesRules):
-    """The views of a game, and the hooks :class:`SpadesRules` calls for
-    the data its notices carry."""
+class SpadesViews:
+    """What each seat and the public may see of a game of Spades: OpenSpiel's
+    Observer, an object the game holds. It is given each state to show, and
+    the rules (:class:`~referee.games.spades.rules.SpadesRules`, which the
+    views ask for a result's words) it shows it by; it makes the data of
+    the notices the rules send (:class:`~referee.games.spades.rules.SpadesMail`)."""
 
-    #: The page folds its history into rounds at these events.
-    history_opens: ClassVar[frozenset[str]] = frozenset({"deal"})
+    def __init__(self, rules: SpadesRules) -> None:
+        self.rules = rules
 
     def page_table(self, view: Mapping[str, JSON],
                    events: Sequence[Mapping[str, JSON]]) -> PageTable:
-        """The game as its table for its page (:mod:`.page`)."""
+        """The game as its table for its page (:func:`spades_page`)."""
         return spades_page(view, events)
 
 
@@ -56,8 +60,8 @@ class SpadesViews(SpadesRules):
         """The public view holds no unplayed card (ruling SP-17); a seat's
         view adds that seat's own hand and legal plays under ``you``, nobody
         else's."""
-        view = self._common(state)
-        view["tricks"] = [self._trick_json(state, t, n) for n, t in enumerate(state.tricks, 1)]
+        view = self.common(state)
+        view["tricks"] = [self.trick(state, t, n) for n, t in enumerate(state.tricks, 1)]
         view["rounds"] = list(state.reports)
         view["valid_bids"] = list(VALID_BIDS)
         if seat is not None and seat in state.order:
@@ -76,7 +80,7 @@ class SpadesViews(SpadesRules):
             },
             "to_move": due,
             "over": state.phase == OVER,
-            "result": self._result_text(state) if state.phase == OVER else None,
+            "result": self.rules._result_text(state) if state.phase == OVER else None,
         }
 
     def status(self, state: SpadesState) -> str:
@@ -87,7 +91,7 @@ class SpadesViews(SpadesRules):
         teams = "; ".join(f"{team_label(s, t)} {s.scores[t]} points, {s.bags[t]} "
                           f"bag{'s' if s.bags[t] != 1 else ''}" for t in (0, 1))
         if s.phase == OVER:
-            return f"The game is over: {self._result_text(s)}\nFinal scores: {teams}."
+            return f"The game is over: {self.rules._result_text(s)}\nFinal scores: {teams}."
         lines = [f"Round {s.round}, in a game to {s.target}.", f"Scores: {teams}."]
         bids = [f"{s.names[p]} {bid_text(bid)}" for p in bidding_order(s)
                 if (bid := s.bids[p]) is not None]
@@ -118,7 +122,7 @@ class SpadesViews(SpadesRules):
 
     # -- the data of the notices ----------------------------------------------
 
-    def _common(self, s: SpadesState) -> dict[str, JSON]:
+    def common(self, s: SpadesState) -> dict[str, JSON]:
         """The public facts every notice and view carries."""
         over = s.phase == OVER
         winners = [] if s.winner is None else [s.names[p] for p in team_members(s.winner - 1)]
@@ -197,7 +201,7 @@ class SpadesViews(SpadesRules):
             "legal_text": " ".join(card_text(c) for c in legal),
         }
 
-    def _trick_json(self, s: SpadesState, trick: Trick, number: int) -> dict[str, JSON]:
+    def trick(self, s: SpadesState, trick: Trick, number: int) -> dict[str, JSON]:
         """Completed trick ``number``: who led, the cards in play order and
         who won with which card."""
         plays = [
@@ -214,7 +218,7 @@ class SpadesViews(SpadesRules):
             "winning_card_text": card_text(win),
         }
 
-    def _hand_notice(self, s: SpadesState, player: int, reason: str) -> Notice:
+    def hand_notice(self, s: SpadesState, player: int, reason: str) -> Notice:
         """The ``hand`` mail to ``player`` alone, after a deal or on request."""
         # The deal's commitment opens with these (ruling SP-17): the hand as
         # dealt, as the commitment writes it, and the player's salt; asked
@@ -223,7 +227,7 @@ class SpadesViews(SpadesRules):
         opens = bool(s.hand_salts) and len(dealt) == 13 \
             and hand_commitment(dealt, s.hand_salts[player]) == s.hand_sha256[player]
         context = {
-            **self._common(s),
+            **self.common(s),
             "you": self._you(s, player),
             "reason": reason,
             "valid_bids": list(VALID_BIDS),
@@ -232,11 +236,11 @@ class SpadesViews(SpadesRules):
         }
         return Notice(Audience.only(s.order[player]), "hand", context)
 
-    def _your_turn(self, s: SpadesState, misplay: dict[str, JSON] | None = None) -> Notice:
+    def your_turn(self, s: SpadesState, misplay: dict[str, JSON] | None = None) -> Notice:
         """The ``your_turn`` mail to the player due, with eir misplay if e
         must play again."""
         context = {
-            **self._common(s),
+            **self.common(s),
             "you": self._you(s, s.turn),
             "valid_bids": list(VALID_BIDS),
             "misplay": misplay,
@@ -248,6 +252,31 @@ class SpadesViews(SpadesRules):
         if state.phase == OVER or state.order[state.turn] != seat:
             return None
         return "your bid" if state.phase == BIDDING else "your card"
+
+
+# -- what a bot sees ---------------------------------------------------------------
+
+
+def seat_view(state: SpadesState, player: int) -> SeatView:
+    """What ``player`` (an index in the playing order) knows: eir own hand
+    and the public play of the round, never another hand (SP-17)."""
+    played = [c for t in state.tricks for c in t.cards] + list(state.trick)
+    voids: set[tuple[int, str]] = set()
+    for leader, cards in [*((t.leader, t.cards) for t in state.tricks),
+                          (state.leader, state.trick)]:
+        for i, code in enumerate(cards):
+            if code[-1] != cards[0][-1]:
+                voids.add(((leader + i) % PLAYERS, cards[0][-1]))
+    return SeatView(
+        me=player,
+        hand=tuple(state.hands[player]),
+        bids=tuple(state.bids),
+        tricks_won=tuple(state.tricks_won),
+        trick=tuple(state.trick),
+        leader=state.leader,
+        played=frozenset(played),
+        voids=frozenset(voids),
+    )
 
 
 # -- the game's public page ------------------------------------------------------

@@ -100,6 +100,7 @@ class TableView:
     rematch_of: str | None = None
     #: The options as written (``cards=13``).
     options: tuple[tuple[str, str], ...] = ()
+    opened_at: datetime | None = None
 
     @property
     def seats_left(self) -> int:
@@ -541,7 +542,7 @@ def _view(db: Session, table: m.OpenTable) -> TableView:
         tuple(_name(s.player) for s in people.seated),
         tuple(_name(s.player) for s in people.invited),
         table.seats_min, table.seats_max, table.expires_at, rematch,
-        tuple((str(k), str(v)) for k, v in table.options.items()))
+        tuple((str(k), str(v)) for k, v in table.options.items()), table.created_at)
 
 
 def _address(writer: str) -> tuple[str, str]:

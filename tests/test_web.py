@@ -332,8 +332,8 @@ def test_the_index_lists_the_open_tables_as_they_change(tmp_path: Path) -> None:
     index, feed = (pages / "index.html").read_text(), (pages / "index.atom").read_text()
     tag = opened.table
     closes = format_when(club.now + timedelta(days=14))
-    assert (f"<tr><td>{tag}<br>Goofspiel</td><td>&lt;b&gt;Alice&lt;/b&gt;</td><td>0</td>"
-            f"<td>&lt;b&gt;Alice&lt;/b&gt;</td><td>{closes}</td></tr>") in index
+    assert (f"<tr><td>{tag}<br>Goofspiel</td><td>&lt;b&gt;Alice&lt;/b&gt;<br>opened by "
+            f"&lt;b&gt;Alice&lt;/b&gt;</td>\n<td>0<br>closes {closes}</td></tr>") in index
     assert "<b>Alice" not in index and token not in index and token not in feed
     entries = ET.fromstring(feed).findall(f"{{{ATOM}}}entry")
     assert f"{tag} (goofspiel): <b>Alice</b> seeks players, no seat left" in [
@@ -343,7 +343,7 @@ def test_the_index_lists_the_open_tables_as_they_change(tmp_path: Path) -> None:
     with club.referee.sessions.begin() as db:
         club.referee.tables.decline(db, BOB, tag, club.now)
     club.poll()
-    assert (f"<tr><td>{tag}<br>Goofspiel</td><td>&lt;b&gt;Alice&lt;/b&gt;</td><td>1</td>"
+    assert (f"&lt;b&gt;Alice&lt;/b&gt;</td>\n<td>1<br>closes {closes}</td></tr>"
             in (pages / "index.html").read_text())
     # Nothing changed: the index is not written again.
     written = (pages / "index.html").stat().st_mtime_ns

@@ -308,3 +308,51 @@ def test_no_temporary_file_outlives_the_pass_that_left_it(
     assert not left.exists()
     assert sorted(p.name for p in pages.iterdir() if p.name.endswith(".tmp")) == []
     club.referee.close()
+
+
+def test_the_index_lists_the_open_tables_as_they_change(tmp_path: Path) -> None:
+    """An open table on the index and in its feed (kind, who sits, seats
+    left, who opened it, when it closes), escaped, with no invitation's
+    secret; each change to it writes the index again, and its start takes
+    it off."""
+    from referee.service.club.words import NewTable
+
+    club = Club(tmp_path, web={"path": "pages"})
+    pages = tmp_path / "pages"
+    club.referee.operator.create_game(
+        "goofspiel", [f'"<b>Alice</b>" <{ALICE}>', f"Bob <{BOB}>"], now=club.now, seed="s")
+    club.poll()
+    index = (pages / "index.html").read_text()
+    assert "Open tables" not in index and 'name="open-tables"' not in index
+    with club.referee.sessions.begin() as db:
+        opened = club.referee.tables.open(db, ALICE, NewTable("goofspiel", {"cards": "5"},
+                                                              ("Bob",)), club.now)
+    (token,) = (i.token for i in opened.invitations)
+    club.poll()  # no game changed: the table alone makes the index due
+    index, feed = (pages / "index.html").read_text(), (pages / "index.atom").read_text()
+    tag = opened.table
+    closes = format_when(club.now + timedelta(days=14))
+    assert (f"<tr><td>{tag}<br>Goofspiel</td><td>&lt;b&gt;Alice&lt;/b&gt;<br>opened by "
+            f"&lt;b&gt;Alice&lt;/b&gt;</td>\n<td>0<br>closes {closes}</td></tr>") in index
+    assert "<b>Alice" not in index and token not in index and token not in feed
+    entries = ET.fromstring(feed).findall(f"{{{ATOM}}}entry")
+    assert f"{tag} (goofspiel): <b>Alice</b> seeks players, no seat left" in [
+        e.findtext(f"{{{ATOM}}}title") for e in entries]
+    assert ALICE not in index and ALICE not in feed and BOB not in feed
+    # Bob declines: his seat is free, and the index says so.
+    with club.referee.sessions.begin() as db:
+        club.referee.tables.decline(db, BOB, tag, club.now)
+    club.poll()
+    assert (f"&lt;b&gt;Alice&lt;/b&gt;</td>\n<td>1<br>closes {closes}</td></tr>"
+            in (pages / "index.html").read_text())
+    # Nothing changed: the index is not written again.
+    written = (pages / "index.html").stat().st_mtime_ns
+    club.poll()
+    assert (pages / "index.html").stat().st_mtime_ns == written
+    # Bob joins after all: the game starts, and the table leaves the index.
+    with club.referee.sessions.begin() as db:
+        started = club.referee.tables.join(db, BOB, tag, club.now)
+    club.poll()
+    index = (pages / "index.html").read_text()
+    assert "Open tables" not in index and tag not in index
+    assert f'<a href="{started.game}.html">{started.game}</a>' in index

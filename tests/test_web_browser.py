@@ -77,6 +77,7 @@ def test_every_page_loads_clean_and_fits_a_phone_and_a_desktop(
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shot = {running: kind for kind, (_, running) in made.items()}
     shot.update({finished: f"{kind}-over" for kind, (finished, _) in made.items()})
+    shot["index"] = "index"  # with an open table
     errors: list[str] = []
     for width in WIDTHS:
         page = browser.new_page(viewport={"width": width, "height": 900})
@@ -270,6 +271,16 @@ def test_no_page_holds_a_secret_of_any_seat(site: tuple[Club, dict[str, Any], Pa
             for _, tag in made.values()}
         tokens = [t for t in db.scalars(select(m.Seat.token)) if t]
         tokens += [t for t in db.scalars(select(m.Player.token)) if t]
+        invitations = [t for t in db.scalars(select(m.TableSeat.token)) if t]
+    # The index lists the open table (Carol's markup escaped), and no
+    # invitation's secret, in the page or in its feed.
+    assert invitations
+    page.goto((folder / "index.html").as_uri())
+    html = page.content()
+    assert page.locator("h2#tables + p + table td:has-text('<i>Carol</i>')").count() == 1
+    assert "<i>Carol" not in html and "@club.test" not in html
+    for text in (html, (folder / "index.atom").read_text()):
+        assert not [t for t in invitations + tokens if t in text]
     for kind, (_, tag) in made.items():
         state = club.referee.reading.stored_state(tag)
         page.goto((folder / f"{tag}.html").as_uri())

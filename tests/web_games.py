@@ -2,14 +2,19 @@
 pages: bots play the finished ones to their end; in each running one Alice
 stays silent, so the referee moves for her at each deadline, and the game
 stops where she owes a move (in Goofspiel, with her bid sealed and Bob's
-owed)."""
+owed); and Alice's open table for Spades, Bob invited, where one with
+markup in her name has taken a seat."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
 
+from referee.service.club.words import NewTable
 from tests.test_referee import ALICE, BOB, Club
+
+#: One who took a seat at the open table: markup in her name.
+CAROL = '"<i>Carol</i>" <carol@club.test>'
 
 #: Kind: the seats of its games, and the deadlines (of 3 days) its running
 #: game sees pass before the pages are looked at.
@@ -37,6 +42,10 @@ def play_games(root: Path) -> tuple[Club, dict[str, tuple[str, str]]]:
     # Alice seals a bid in Goofspiel: a secret the pages must keep.
     tag = running["goofspiel"]
     club.send(ALICE, f"bid {_held(club, tag)}", subject=f"[{tag}] bid")
+    with club.referee.sessions.begin() as db:
+        table = club.referee.tables.open(db, f"Alice <{ALICE}>",
+                                         NewTable("spades", names=("Bob",)), club.now)
+        club.referee.tables.join(db, CAROL, table.table, club.now)
     club.poll()
     return club, {kind: (done[kind], running[kind]) for kind in KINDS}
 

@@ -10,7 +10,9 @@ the count is still the one read with it: a change meanwhile counts one
 more, and only the one writer of pages sets the count back to None. Each
 game also keeps its line of the index page as last written
 (``Game.listing``), so the index is written again only when a line of it
-changed.
+changed; and the club's open tables, which it shows as they are (the
+index carries a mark of those it shows, so a change to them writes it
+again).
 
 With several workers on PostgreSQL, one writes pages at a time: a worker
 that wrote a game's page from an older read after another wrote a newer one
@@ -22,12 +24,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Select, bindparam, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.store import models as m
+
+if TYPE_CHECKING:
+    from referee.service.club.tables import Tables, TableView
 
 
 @dataclass(frozen=True)
@@ -119,3 +124,9 @@ class Pages:
                 select(g.id, g.listing).where(g.listing.is_not(None)).order_by(g.id)).all()
         lines = {**{id_: line for id_, line in rows}, **new}
         return [lines[id_] for id_ in sorted(lines)]
+
+    def open_tables(self, club: Tables) -> list[TableView]:
+        """The club's open tables, as the index lists them (``club``'s
+        listing, read in a session of its own)."""
+        with self.sessions() as db:
+            return club.listing(db)

@@ -8,7 +8,9 @@ engine's view for no seat and the events marked public. Each page shows
 the game as its table first (the engine's ``page_table``), its scores over the
 rounds (``referee.web.chart``), the history folded by round
 (``referee.web.history``) and what the game committed to and revealed;
-each has a feed (``referee.web.feed``), and so has the index. Each file is
+each has a feed (``referee.web.feed``), and so has the index, which also
+lists the club's open tables (kind, who sits, seats left, who opened it,
+when it closes; never an invitation's secret). Each file is
 written to a temporary name (``.NAME.XXXXXXXX.tmp``) and renamed, so a web
 server never serves half a page; a write that fails (a full disk) takes its
 temporary file away, and each process sweeps a folder it publishes to of
@@ -20,6 +22,8 @@ Every page and feed holds only characters XML allows
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -53,6 +57,8 @@ from referee.web.xmlchars import xml_text
 
 #: Games whose histories are read at a time.
 BATCH = 500
+#: The mark in the head of ``index.html`` of the open tables it shows.
+_TABLES_MARK = '<meta name="open-tables" content="'
 #: The folders this process has swept of temporary files (:func:`_sweep`).
 _swept: set[Path] = set()
 
@@ -149,9 +155,13 @@ def publish(referee: Referee, folder: Path, now: datetime | None = None) -> int:
         _sweep(folder)
         every = not all((folder / name).exists() for name in ("index.html", "index.atom"))
         behind = {b.tag: b for b in referee.pages.behind(every)}
-        if not behind and not every:
+        tables = open_tables(referee)
+        # The index shows the open tables as they are: a table opened,
+        # joined, started or closed since it was written makes it due.
+        moved = _tables_digest(tables) != _tables_shown(folder / "index.html")
+        if not behind and not every and not moved:
             return 0
-        written, relisted = [], every
+        written, relisted = [], every or moved
         games = referee.reading.status_of([b.id for b in behind.values()])
         for game, line, waits in _write_games(referee, folder, games, now):
             if waits is not None:
@@ -164,7 +174,8 @@ def publish(referee: Referee, folder: Path, now: datetime | None = None) -> int:
         # index again; never a game booked as listed that the index lacks.
         if relisted:
             _write_index(referee, folder,
-                         referee.pages.listings({w.id: w.listing for w in written}), now)
+                         referee.pages.listings({w.id: w.listing for w in written}), now,
+                         tables)
         referee.pages.written(written)
         return len(written)
 
@@ -244,11 +255,46 @@ def _waiting(game: dict[str, Any]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
+def open_tables(referee: Referee) -> list[dict[str, Any]]:
+    """The club's open tables as the index lists them, oldest first: the
+    names of who sits, never an address or an invitation's secret."""
+    views = referee.pages.open_tables(referee.tables)
+    return [{"tag": t.tag, "kind": t.kind, "title": t.title, "opener": t.opener,
+             "seated": list(t.seated), "seats_left": t.seats_left,
+             "expires": t.expires_at.isoformat(),
+             "since": (t.opened_at or t.expires_at).isoformat()} for t in views]
+
+
+def _tables_digest(tables: list[dict[str, Any]]) -> str:
+    """What marks the open tables an index shows ("" for none)."""
+    if not tables:
+        return ""
+    text = json.dumps(tables, sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _tables_shown(index: Path) -> str:
+    """The mark of the open tables ``index`` shows, read from its head."""
+    try:
+        with index.open(encoding="utf-8", errors="replace") as f:
+            head = f.read(4096)
+    except OSError:
+        return ""
+    start = head.find(_TABLES_MARK)
+    if start < 0:
+        return ""
+    start += len(_TABLES_MARK)
+    return head[start:head.find('"', start)]
+
+
 def _write_index(referee: Referee, folder: Path, lines: list[dict[str, Any]],
-                 now: datetime) -> None:
+                 now: datetime, tables: list[dict[str, Any]] | None = None) -> None:
     config = referee.config.referee
-    _write(folder / "index.html", _page("index.html", games=lines, referee=config.name, now=now))
-    _write(folder / "index.atom", index_feed(lines, config.name, config.address, now))
+    tables = open_tables(referee) if tables is None else tables
+    _write(folder / "index.html", _page("index.html", games=lines, referee=config.name,
+                                        now=now, tables=tables,
+                                        tables_mark=_tables_digest(tables)))
+    _write(folder / "index.atom", index_feed(lines, config.name, config.address, now, tables))
 
 
 def _write(path: Path, text: str) -> None:

@@ -78,12 +78,15 @@ def game_feed(game: Mapping[str, Any], title: str, events: Sequence[Mapping[str,
 
 
 def index_feed(lines: Sequence[Mapping[str, Any]], club: str, address: str,
-               now: datetime) -> str:
+               now: datetime, tables: Sequence[Mapping[str, Any]] = ()) -> str:
     """The club's feed: an entry for each game, updated when its line of
-    the index changed (a game begun, finished, cancelled), the latest first."""
+    the index changed (a game begun, finished, cancelled), the latest
+    first; and one for each open table, updated when it was opened."""
     dated = sorted((line for line in lines if line.get("updated")),
                    key=lambda line: (line["updated"], line["tag"]), reverse=True)[:ENTRIES]
-    updated = _stamp(dated[0]["updated"]) if dated else _stamp(now)
+    stamps = [_stamp(dated[0]["updated"])] if dated else []
+    stamps += [_stamp(t["since"]) for t in tables]
+    updated = max(stamps) if stamps else _stamp(now)
     # The club's feed is the referee's, whatever its games: a name-based UUID.
     feed_id = uuid5(NAMESPACE_URL, f"mailto:{address}#games").urn
     feed = _feed(f"Games of {club}", feed_id, updated, club, "index.atom", "index.html")
@@ -94,4 +97,13 @@ def index_feed(lines: Sequence[Mapping[str, Any]], club: str, address: str,
                f"{line['tag']} ({line['kind']}): {what}", _stamp(line["updated"]),
                f"{line['tag']}, {line['kind']}, {line['status']}; players: {players}."
                + (f" {line['result']}." if line.get("result") else ""), f"{line['tag']}.html")
+    for t in tables:
+        left = t["seats_left"]
+        seats = f"{left} seat{'s' if left != 1 else ''} left" if left else "no seat left"
+        _entry(feed, tag_uri(address.rpartition("@")[2], t["since"], f"{t['tag']}/table"),
+               f"{t['tag']} ({t['kind']}): {t['opener']} seeks players, {seats}",
+               _stamp(t["since"]),
+               f"{t['title']}, opened by {t['opener']}; seated: {', '.join(t['seated'])}; "
+               f"{seats}; closes {_stamp(t['expires'])}. Write 'join {t['tag']}' to the "
+               "referee to sit.", "index.html#tables")
     return _text(feed)

@@ -98,6 +98,9 @@ class TableView:
     seats_max: int
     expires_at: datetime
     rematch_of: str | None = None
+    #: The options as written (``cards=13``).
+    options: tuple[tuple[str, str], ...] = ()
+    opened_at: datetime | None = None
 
     @property
     def seats_left(self) -> int:
@@ -320,22 +323,15 @@ class Tables:
 
     def listing(self, db: Session) -> list[TableView]:
         """The open tables, oldest first."""
-        out = []
-        for table in db.scalars(select(m.OpenTable).where(m.OpenTable.status == m.TABLE_OPEN)
-                                .order_by(m.OpenTable.id)):
-            people = _people(table)
-            try:
-                title = engine_of(table.kind).title
-            except Unreadable:
-                title = table.kind
-            rematch = (db.scalar(select(m.Game.tag).where(m.Game.id == table.rematch_of_id))
-                       if table.rematch_of_id is not None else None)
-            out.append(TableView(
-                table.tag, table.kind, title, _name(table.opener),
-                tuple(_name(s.player) for s in people.seated),
-                tuple(_name(s.player) for s in people.invited),
-                table.seats_min, table.seats_max, table.expires_at, rematch))
-        return out
+        return [_view(db, table) for table in db.scalars(
+            select(m.OpenTable).where(m.OpenTable.status == m.TABLE_OPEN)
+            .order_by(m.OpenTable.id))]
+
+    def view(self, db: Session, tag: str) -> TableView | None:
+        """The table ``tag`` as it is now, open or not (None: no such
+        table): what the mails of an action done to it show."""
+        table = db.scalar(select(m.OpenTable).where(m.OpenTable.tag == tag.casefold()))
+        return None if table is None else _view(db, table)
 
     def invitation_of(self, db: Session, token: str) -> m.TableSeat | None:
         """The pending invitation whose reply address holds ``token``."""
@@ -531,6 +527,22 @@ class Tables:
         except Exception:  # written otherwise than read: the defaults
             return {}
         return options
+
+
+def _view(db: Session, table: m.OpenTable) -> TableView:
+    people = _people(table)
+    try:
+        title = engine_of(table.kind).title
+    except Unreadable:
+        title = table.kind
+    rematch = (db.scalar(select(m.Game.tag).where(m.Game.id == table.rematch_of_id))
+               if table.rematch_of_id is not None else None)
+    return TableView(
+        table.tag, table.kind, title, _name(table.opener),
+        tuple(_name(s.player) for s in people.seated),
+        tuple(_name(s.player) for s in people.invited),
+        table.seats_min, table.seats_max, table.expires_at, rematch,
+        tuple((str(k), str(v)) for k, v in table.options.items()), table.created_at)
 
 
 def _address(writer: str) -> tuple[str, str]:

@@ -1,0 +1,101 @@
+"""The club's mails as letters to render: for each club action (a
+:class:`~referee.service.club.tables.Done` and the table as it is after
+it, a :class:`~referee.service.club.tables.TableView`), who gets which of
+the ``templates/common/club_*.txt`` mails and with what data; and the
+answers to ``tables`` and to a line refused. Pure: no I/O, no database;
+the caller renders each letter (``Composer.render("common", ...)``) and
+sends it in its own transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.service.club.tables import Done, Invitation, TableView
+
+
+@dataclass(frozen=True)
+class Letter:
+    """A mail to render: ``template`` (``templates/common/``) with
+    ``context``, to ``to`` (an address, or the list's where ``public``).
+    ``token``: an invitation's secret, for its reply address
+    (``referee+TOKEN@``); never in the text."""
+
+    to: str
+    template: str
+    context: dict[str, Any] = field(default_factory=dict)
+    public: bool = False
+    token: str | None = None
+
+
+def options_text(table: TableView) -> str:
+    """The table's options as written: ``cards=13, speed=fast``."""
+    return ", ".join(f"{key}={value}" for key, value in table.options)
+
+
+def letters(done: Done, table: TableView, writer: str, who: str,
+            public_list: str | None = None, table_days: int = 0) -> list[Letter]:
+    """The mails ``done`` (an action by ``writer``, an address, called
+    ``who`` at the table) sends, ``table`` as it is after it: the answer
+    to the writer and the others told; the invitations; the table posted
+    to ``public_list`` when it has seats for anyone; the start announced
+    there (to those seated where there is no list). ``table_days``: how
+    long an expired table waited."""
+    if done.what == "opened":
+        out = [Letter(writer, "club_opened", {"t": table, "list": public_list})]
+        out += [invitation(i, table) for i in done.invitations]
+    elif done.what == "started":
+        started = {"t": table, "game": done.game}
+        if public_list:
+            return [Letter(public_list, "club_started", started, public=True)]
+        return [Letter(address, "club_started", started) for address in done.tell]
+    elif done.what in ("expired", "cancelled"):
+        # Cancelled by the opener's ``leave``, or by the operator's
+        # ``table cancel`` (``who`` is no one at the table then).
+        closed = {"t": table, "what": done.what, "days": table_days,
+                  "by_opener": who == table.opener}
+        return [Letter(address, "club_closed", closed) for address in done.tell]
+    else:  # joined, accepted, left, declined: the opener is told last
+        opener = done.tell[-1] if done.tell else ""
+        out = [Letter(address, "club_seat",
+                      {"t": table, "what": done.what,
+                       "who": "You" if address == writer else who,
+                       "opener": address == opener})
+               for address in done.tell]
+    if done.post and public_list:
+        out.append(posted(table, public_list))
+    return out
+
+
+def invitation(invited: Invitation, table: TableView) -> Letter:
+    """The invitation to ``invited.address``; its reply address holds the token."""
+    return Letter(invited.address, "club_invitation",
+                  {"t": table, "name": invited.name, "by": invited.by,
+                   "options": options_text(table)}, token=invited.token)
+
+
+def posted(table: TableView, public_list: str) -> Letter:
+    """The open table, posted to the list: "Alice seeks 3 players for Spades"."""
+    return Letter(public_list, "club_posted",
+                  {"t": table, "options": options_text(table), "list": public_list},
+                  public=True)
+
+
+def listing(to: str, tables: Sequence[TableView], subject: str,
+            kinds: Sequence[str]) -> Letter:
+    """The answer to ``tables``: every open table, and how to open one."""
+    return Letter(to, "club_tables", {"tables": list(tables), "subject": subject,
+                                      "kinds": list(kinds), "example": _example(kinds)})
+
+
+def refusal(to: str, line: str, why: str, subject: str) -> Letter:
+    """The answer to a club line not done: the line, and what would be right
+    (a :class:`~referee.service.club.tables.Refused`'s or an
+    :class:`~referee.service.club.words.Unreadable`'s words)."""
+    return Letter(to, "club_refused", {"line": line.strip(), "why": why, "subject": subject})
+
+
+def _example(kinds: Sequence[str]) -> str:
+    return "spades" if "spades" in kinds else (kinds[0] if kinds else "spades")

@@ -47,7 +47,7 @@ from referee.service.intake.routing import Routing
 from referee.service.intake.senders import Senders
 from referee.service.outgoing.addresses import new_token
 from referee.service.outgoing.bounces import Bounces
-from referee.service.outgoing.delivery import Delivery
+from referee.service.outgoing.delivery import Answer, Delivery
 from referee.service.play.commands import (
     MAX_LISTED,
     TranscriptLine,
@@ -230,7 +230,7 @@ class ShownAddresses:
                         f" in {game.tag}" if game else "",
                         "used by a forged mail" if disowned else "shown to others")
             # Told with the new address of the game as the Reply-To.
-            self.delivery.reply(db, None, owner, msg, "private_address_shown", {
+            self.delivery.reply(db, owner, msg, "private_address_shown", {
                 "old": old, "sender": msg.sender, "owner": owner.address,
                 "game": game.tag if game else None,
                 "others": sorted(letter.others - {owner.address}),
@@ -274,7 +274,7 @@ class Verification:
         msg, player = letter.msg, letter.player
         if self.budgets.once_a_day(db, player.address, letter.now):
             sent = msg.date.astimezone(UTC).replace(tzinfo=None) if msg.date else None
-            self.delivery.reply(db, None, player, msg, "not_verified", {"date": sent},
+            self.delivery.reply(db, player, msg, "not_verified", {"date": sent},
                                 letter.now, about=letter.about)
         return Outcome("refused")
 
@@ -319,7 +319,7 @@ class Size:
         assert letter.player is not None
         if (unanswered := letter.over_unanswered()) is not None:
             return unanswered
-        self.delivery.reply(db, None, letter.player, letter.msg, "too_large",
+        self.delivery.reply(db, letter.player, letter.msg, "too_large",
                             {"limit": limit}, letter.now, about=letter.about)
         return Outcome("refused")
 
@@ -338,7 +338,7 @@ class PlainText:
         assert letter.player is not None
         if (unanswered := letter.over_unanswered()) is not None:
             return unanswered
-        self.delivery.reply(db, None, letter.player, letter.msg, "plain_text_please", {},
+        self.delivery.reply(db, letter.player, letter.msg, "plain_text_please", {},
                             letter.now, about=letter.about)
         return Outcome("refused")
 
@@ -360,7 +360,7 @@ class Route:
         if isinstance(game, str):
             if (unanswered := letter.over_unanswered()) is not None:
                 return unanswered
-            self.delivery.reply(db, None, letter.player, letter.msg, "which_game", {
+            self.delivery.reply(db, letter.player, letter.msg, "which_game", {
                 "problem": game, "games": [g.tag for g in letter.seated],
             }, letter.now)
             return Outcome("refused")
@@ -390,7 +390,7 @@ class Play:
     def check(self, db: Session, letter: Letter) -> Outcome | None:
         assert letter.player is not None and letter.game is not None
         msg, player, game, now = letter.msg, letter.player, letter.game, letter.now
-        gs = GameSession(self.delivery, db, game, now)
+        gs = GameSession(self.config, self.delivery.composer, db, game, now)
         seat, note = gs.seat_of(player), None
         if seat is None and game is letter.joining:
             seated = self.joining.seat(gs, player, msg.sender_name)
@@ -400,7 +400,7 @@ class Play:
         if seat is None:
             if (unanswered := letter.over_unanswered()) is not None:
                 return unanswered
-            self.delivery.reply(db, None, player, msg, "which_game", {
+            self.delivery.reply(db, player, msg, "which_game", {
                 "problem": f"You have no seat in {game.tag}.",
                 "games": [g.tag for g in letter.seated],
             }, now)
@@ -415,17 +415,17 @@ class Play:
         if letter.over is not None:
             unanswered = self._over_budget(db, letter, transcript)
             if unanswered is not None:
-                gs.send_notices()
+                self.delivery.deliver(db, gs.decide())
                 return unanswered
         # Table talk among players (a mail to the list or to others too, with
         # no command in it) is theirs: the referee does not answer it.
         if not transcript and scope is not Scope.SECRET:
-            gs.send_notices()
+            self.delivery.deliver(db, gs.decide())
             return Outcome("processed", game.tag, transcript)
         if not transcript and self._talk_answered_today(db, letter):
             letter.record.note = ("not answered: no command, in reply to a mail of the "
                                   "referee's, and such a mail was answered today")
-            gs.send_notices()
+            self.delivery.deliver(db, gs.decide())
             return Outcome("processed", game.tag, transcript)
         # What the player can write now, after a refusal or a line not read
         # (for a bid, the cards they still hold; PS-7), unless it was asked.
@@ -433,14 +433,15 @@ class Play:
         # An answer that only says "done" rides with the player's next mail,
         # if one comes soon: while another player owes a move. Else (a
         # tournament, where members owe nothing) it comes at once.
-        answer = self.delivery.answer(gs, msg, seat.position, {
+        answer = Answer(player, msg, seat.position, {
             "lines": [t.__dict__ for t in transcript[:MAX_LISTED]],
             "more": max(len(transcript) - MAX_LISTED, 0),
             "help": helped,
             "over": gs.engine.is_over(gs.state) or game.status != "active",
         }, done=done_line(transcript) if helped is None and note is None else None,
             wait=gs.others_owe(seat.position))
-        gs.send_notices((player, answer))  # the answer first, then what it caused
+        # The answer first, then what it caused.
+        self.delivery.deliver(db, gs.decide(answer))
         return Outcome("processed", game.tag, transcript)
 
     def _alike(self, db: Session, letter: Letter, gs: GameSession, alike: Alike) -> Outcome:
@@ -449,7 +450,7 @@ class Play:
         assert letter.player is not None
         game = gs.row
         letter.record.note = f"join refused: the name reads as {alike.seat!r}, a seat of {game.tag}"
-        self.delivery.reply(db, None, letter.player, letter.msg, "name_refused", {
+        self.delivery.reply(db, letter.player, letter.msg, "name_refused", {
             "tag": game.tag, "seated": alike.seat,
             "join": gs.engine.join_command}, letter.now)
         return Outcome("refused", game.tag)
@@ -473,7 +474,7 @@ class Play:
             letter.record.note = over.note
         if over.budget and self.budgets.tell(db, key, now):
             limits = self.config.limits
-            self.delivery.reply(db, None, letter.player, letter.msg, "over_budget", {
+            self.delivery.reply(db, letter.player, letter.msg, "over_budget", {
                 "per_hour": limits.replies_per_hour, "per_day": limits.replies_per_day,
                 "reopens": self.budgets.reopens_at(db, key)}, now, about=letter.about)
         if moved:

@@ -235,3 +235,20 @@ def test_only_the_service_opens_sessions_and_transactions() -> None:
             assert opened == {"sessionmaker"}, opened
             continue
         assert not opened, (name, opened)
+
+
+def test_outgoing_calls_nothing_of_play_back() -> None:
+    """Decide, then do: delivery reads the value play hands it (a
+    ``Decision``); no module of the outgoing wing declares a protocol for
+    its caller to meet, nor names the play wing's ``GameSession``."""
+    found = []
+    for name, tree in _modules().items():
+        if not name.startswith("referee.service.outgoing"):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and any(
+                    getattr(b, "id", getattr(b, "attr", "")) == "Protocol" for b in node.bases):
+                found.append(f"{name}: protocol {node.name}")
+            if isinstance(node, ast.Name) and node.id == "GameSession":
+                found.append(f"{name}: names GameSession")
+    assert not found

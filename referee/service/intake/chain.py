@@ -454,7 +454,7 @@ class Chain:
         msg = letter.msg
         for reply in judged.replies:
             if reply.to is not None:
-                self.delivery.reply(db, None, reply.to, msg, reply.template, reply.data,
+                self.delivery.reply(db, reply.to, msg, reply.template, reply.data,
                                     letter.now, about=reply.about)
                 continue
             subject, body = self.delivery.composer.render("common", reply.template, reply.data)

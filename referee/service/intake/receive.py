@@ -360,7 +360,7 @@ class Intake:
             with self.sessions.begin() as db:
                 player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
                 if player is not None:
-                    self.delivery.reply(db, None, player, msg, "internal_error", {}, now)
+                    self.delivery.reply(db, player, msg, "internal_error", {}, now)
         except DATABASE_AWAY:
             raise
         except Exception:

@@ -1,7 +1,11 @@
-"""Delivery: a game's notices and the answers to players' mails, each
-addressed to exactly its audience: a public notice to the list, or to each
-player as their own copy; a notice to some seats to those seats' players
-alone; a player in a quiet mail mode gets the batch through ``quiet``.
+"""Delivery: what a batch of play decided (a :class:`Decision`), mailed,
+each part addressed to exactly its audience: a public notice to the list,
+or to each player as their own copy; a notice to some seats to those
+seats' players alone; the answer to a player's mail at the head of their
+mail of it; a player in a quiet mail mode gets the batch through ``quiet``.
+
+Delivery reads only the decision, never the game being refereed: play
+decides, then its caller hands the decision here ("decide, then do").
 
 Runs inside the caller's transaction (intake, the sweep, an operator's
 action): a mail is queued in the same commit as the change it reports.
@@ -9,15 +13,15 @@ action): a mail is queued in the same commit as the change it reports.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from referee.config import Config
-from referee.games.base import Game, Notice
+from referee.games.base import Notice
 from referee.mail.compose import Composer, echo_subject
 from referee.mail.inbound import InboundMessage
 from referee.service.outgoing.addresses import Addresses
@@ -34,30 +38,63 @@ from referee.service.outgoing.quiet import (
 from referee.store import models as m
 
 
-class Table(Protocol):
-    """A game as its mail tells it: what delivery reads of the game being
-    refereed (the play wing's ``GameSession`` is one)."""
+@dataclass(frozen=True)
+class Answer:
+    """The answer a batch owes the sender of a mail, as play decided it:
+    delivery renders it (the game's ``transcript``, with ``context`` over
+    the sender's seat's) to head the sender's mail of the batch."""
+
+    player: m.Player
+    msg: InboundMessage
+    #: The sender's seat, whose context the answer shows.
+    seat: int
+    context: Mapping[str, Any]
+    #: The line it comes to when it only says that the mail's moves were
+    #: done: in a quiet mode that line rides with the player's next mail
+    #: instead of a mail of its own, if ``wait`` says one comes soon, else
+    #: goes now as a line.
+    done: str | None = None
+    wait: bool = True
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What one batch (one mail's moves, one sweep of a game, an operator's
+    action) decided, as one value: all that delivery reads of the game.
+    ``GameSession.decide`` makes it; its caller hands it to delivery."""
 
     row: m.Game
-    engine: Game[Any]
-    state: Any
     now: datetime
-    #: The seat name the referee moved for, by ``id()`` of each notice that
-    #: move caused, so its mails can say the move was the referee's.
-    timeout_for: dict[int, str]
+    #: The game's template folder (``Game.templates``, else its kind).
+    folder: str
+    #: The game's mails of single moves (``Game.routine_notices``).
+    routine: frozenset[str]
+    #: The game's mail mode when neither player nor operator chose one.
+    default_mode: str
+    #: The answer to a player's mail is for them alone (``Game.secret_transcripts``).
+    secret_transcripts: bool
+    #: The engine's notices, in the order of the events.
+    notices: tuple[Notice, ...]
+    #: For each notice, the name of the seat the referee moved for when
+    #: that move caused it (its mails say the move was the referee's).
+    timeout_for: tuple[str | None, ...]
+    #: What every mail of the game can show (``GameSession.context``): the
+    #: public's (None) if a notice is public, and each seat's that a
+    #: notice or the answer is addressed to; no other seat's.
+    contexts: Mapping[int | None, Mapping[str, Any]]
+    #: The game's turn now (None once it is over).
+    turn: int | None
+    #: The seats that owe something now that they did not owe before.
+    owing: frozenset[int]
+    #: What each of ``owing`` is asked for now ("your bid"), for the subject.
+    asks: Mapping[int, str | None]
+    #: The game is over (finished or cancelled).
+    over: bool
+    answer: Answer | None = None
 
     @property
-    def tag(self) -> str: ...
-
-    def context(self, seat: int | None) -> dict[str, Any]:
-        """What every mail of this game can show, for ``seat`` or the public."""
-        ...
-
-    def turn(self) -> int | None: ...
-
-    def new_obligations(self) -> set[int]:
-        """The seats that owe something now that they did not owe before."""
-        ...
+    def tag(self) -> str:
+        return self.row.tag
 
 
 class Delivery:
@@ -71,92 +108,80 @@ class Delivery:
         self.quiet = QuietTable(self.queue)
 
     def reply(
-        self, db: Session, gs: Table | None, player: m.Player, msg: InboundMessage,
-        template: str, context: dict[str, Any], now: datetime, *,
-        about: m.Game | None = None,
+        self, db: Session, player: m.Player, msg: InboundMessage, template: str,
+        context: dict[str, Any], now: datetime, *, about: m.Game | None = None,
     ) -> None:
         """A secret answer to the sender, at their registered address only,
-        as a mail of its own (a mail that reached no game's table). With no
-        ``gs``, ``about`` is the game the mail was about, if any: a reply to
-        the answer goes to the player's private address for that game (in
+        as a mail of its own (a mail that reached no game's table).
+        ``about`` is the game the mail was about, if any: a reply to the
+        answer goes to the player's private address for that game (in
         verified mode the answer is then marked secret: that address is)."""
-        folder = (gs.engine.templates or gs.engine.kind) if gs else "common"
-        ctx = {"subject": echo_subject(msg.subject),
-               **(gs.context(None) if gs else {"tag": None}), **context}
-        subject, body = self.composer.render(folder, template, ctx)
-        self.queue.to_player(db, gs.row if gs else None, player, subject, body,
+        ctx = {"subject": echo_subject(msg.subject), "tag": None, **context}
+        subject, body = self.composer.render("common", template, ctx)
+        self.queue.to_player(db, None, player, subject, body,
                              auto="auto-replied", in_reply_to=msg.message_id,
                              references=msg.references, now=now, kind=template,
-                             turn=gs.turn() if gs else None, about=about, alone=True)
+                             turn=None, about=about, alone=True)
 
-    def answer(self, gs: Table, msg: InboundMessage, seat: int, context: dict[str, Any],
-               *, done: str | None, wait: bool = True) -> Reply:
+    def answer(self, decision: Decision, answer: Answer) -> Reply:
         """The answer to a player's mail (the transcript), to head the mail
-        of what it caused for them. ``done`` is the line it comes to when
-        it only says that the mail's moves were done: in a quiet mode that
-        line rides with the player's next mail instead of a mail of its own,
-        if ``wait`` says one comes soon, else goes now as a line."""
-        folder = gs.engine.templates or gs.engine.kind
-        ctx = {"subject": echo_subject(msg.subject), **gs.context(seat), **context}
-        subject, body = self.composer.render(folder, "transcript", ctx)
+        of what it caused for them; its line saying the moves were done
+        (``Answer.done``), to ride with their next mail in a quiet mode."""
+        ctx = {"subject": echo_subject(answer.msg.subject), **decision.contexts[answer.seat],
+               **answer.context}
+        subject, body = self.composer.render(decision.folder, "transcript", ctx)
         # A game's transcript echoes the player's moves (a sealed bid) and
         # the help shows their hand: for them alone.
         item = Item("Your mail", strip_signature(body), personal=True, routine=False,
-                    kind="transcript", secret=gs.engine.secret_transcripts,
+                    kind="transcript", secret=decision.secret_transcripts,
                     subject=subject, text=body)
         # The line is as secret as the answer it stands for: a tournament's
         # answers are not (ruling TCG-15), so its line marks no mail secret.
-        line = (None if done is None else
-                Item(done, "", personal=False, routine=True, kind="transcript",
+        line = (None if answer.done is None else
+                Item(answer.done, "", personal=False, routine=True, kind="transcript",
                      secret=item.secret))
-        return Reply(item, msg.message_id, tuple(msg.references), line, wait)
+        return Reply(item, answer.msg.message_id, tuple(answer.msg.references), line,
+                     answer.wait)
 
-    def deliver(self, db: Session, gs: Table, notice: Notice) -> None:
-        """Mail one engine notice to its audience, never wider."""
-        self.deliver_all(db, gs, [notice])
-
-    def deliver_all(self, db: Session, gs: Table, notices: Sequence[Notice],
-                    reply: tuple[m.Player, Reply] | None = None) -> None:
-        """Mail what one batch (one mail's moves, one sweep of a game, an
-        operator's action) caused, each notice to its audience, never wider,
-        and each recipient one mail, its parts in the order of the events.
+    def deliver(self, db: Session, decision: Decision) -> None:
+        """Mail what one batch decided, each notice to its audience, never
+        wider, and each recipient one mail, its parts in the order of the
+        events.
 
         With a public list, the list gets the reports (every public notice
         but the single moves, ``Game.routine_notices``, which its readers
         need not see one by one) in one post. Each player gets the rest of
         what is theirs (the single moves, their hand, their prompt; without
         a list, the reports too) in one mail, or later, as their mail mode
-        says; ``reply`` (the sender and the answer to their mail) heads the
-        sender's mail."""
-        folder = gs.engine.templates or gs.engine.kind
+        says; the answer to the sender's mail (``Decision.answer``) heads
+        the sender's mail."""
+        d, notices = decision, decision.notices
+        reply = None if d.answer is None else (d.answer.player, self.answer(d, d.answer))
         lst = self.config.referee.public_list
-        routine = gs.engine.routine_notices
         rendered: dict[tuple[int, int | None], tuple[str, str]] = {}
 
         def render(i: int, position: int | None) -> tuple[str, str]:
             if (i, position) not in rendered:
                 notice = notices[i]
-                extra = {"timeout_for": gs.timeout_for.get(id(notice))}
+                extra = {"timeout_for": d.timeout_for[i]}
                 rendered[i, position] = self.composer.render(
-                    folder, notice.template, {**gs.context(position), **notice.context, **extra})
+                    d.folder, notice.template, {**d.contexts[position], **notice.context, **extra})
             return rendered[i, position]
 
         def listed(notice: Notice) -> bool:
-            return bool(lst) and notice.audience.public and notice.template not in routine
+            return bool(lst) and notice.audience.public and notice.template not in d.routine
 
-        over = gs.engine.is_over(gs.state) or gs.row.status != "active"
         posted = False
         if lst:
             posts = [(*render(i, None), n.template) for i, n in enumerate(notices) if listed(n)]
-            self._post(db, gs, lst, posts)
+            self._post(db, d, lst, posts)
             posted = bool(posts)
             if posted and reply is not None:
                 # The sender reads what their mail did in the list's post:
                 # the line saying it was done can wait for their next mail.
                 reply = (reply[0], replace(reply[1], wait=True))
-        owing = gs.new_obligations()
         answered = reply is None
-        for seat in gs.row.seats:
+        for seat in d.row.seats:
             if seat.bot:
                 continue
             theirs = [(i, n) for i, n in enumerate(notices)
@@ -171,31 +196,31 @@ class Delivery:
             if seat.player is None:
                 continue
             answered = answered or mine
-            mode = mail_mode(gs.engine, gs.row, seat, lst)
+            mode = mail_mode(d.default_mode, d.row, seat, lst)
             if (posted and not theirs and mode != "all" and reply is not None
                     and reply[1].done is not None):
                 # All the sender would get is the line saying their moves
                 # were done, which the list's post shows; the post asks them,
                 # as everyone, for what comes next.
                 continue
-            items = [Item.of(gs.tag, *render(i, None if n.audience.public else seat.position),
-                             n, gs.engine) for i, n in theirs]
-            must_act = seat.position in owing
+            items = [Item.of(d.tag, *render(i, None if n.audience.public else seat.position),
+                             n, d.routine) for i, n in theirs]
+            must_act = seat.position in d.owing
             self.quiet.deliver(
-                db, gs.row, seat.player, items, mode,
-                must_act=must_act, over=over, now=gs.now, turn=gs.turn(),
-                asks=gs.engine.asks(gs.state, seat.position) if must_act else None,
+                db, d.row, seat.player, items, mode,
+                must_act=must_act, over=d.over, now=d.now, turn=d.turn,
+                asks=d.asks.get(seat.position) if must_act else None,
                 reply=reply[1] if reply is not None and mine else None)
         if not answered and reply is not None:
             # The sender holds no seat now (they resigned): the answer alone.
-            self.quiet.deliver(db, gs.row, reply[0], [], "all", must_act=False, over=over,
-                               now=gs.now, turn=gs.turn(), reply=reply[1])
-        if over and lst:
-            self.quiet.drop_held(db, gs.row.id)
+            self.quiet.deliver(db, d.row, reply[0], [], "all", must_act=False, over=d.over,
+                               now=d.now, turn=d.turn, reply=reply[1])
+        if d.over and lst:
+            self.quiet.drop_held(db, d.row.id)
         elif posted:
-            self.quiet.drop_done(db, gs.row.id)
+            self.quiet.drop_done(db, d.row.id)
 
-    def _post(self, db: Session, gs: Table, lst: str,
+    def _post(self, db: Session, decision: Decision, lst: str,
               posts: list[tuple[str, str, str]]) -> None:
         """One post to the public list: a report as it is, or several of one
         batch in one mail under the last one's subject (what it came to)."""
@@ -203,9 +228,9 @@ class Delivery:
             return
         subject, body, kind = posts[-1]
         if len(posts) > 1:
-            parts = [Item(s.removeprefix(f"[{gs.tag}]").strip(), strip_signature(b),
+            parts = [Item(s.removeprefix(f"[{decision.tag}]").strip(), strip_signature(b),
                           personal=False, routine=False) for s, b, _ in posts]
             body = compose(parts, f"{self.composer.name} <{self.composer.address}>")
             kind = " ".join([COMPOSITE, *dict.fromkeys(k for _, _, k in posts)])
-        self.queue.put(db, gs.row, [(lst, "")], subject, body, auto="auto-generated",
-                       now=gs.now, kind=kind, turn=gs.turn(), to_list=lst)
+        self.queue.put(db, decision.row, [(lst, "")], subject, body, auto="auto-generated",
+                       now=decision.now, kind=kind, turn=decision.turn, to_list=lst)

@@ -24,6 +24,7 @@ action), like ``delivery``, which hands it each batch.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -31,7 +32,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from referee.games import title_of
-from referee.games.base import Game, Notice
+from referee.games.base import Notice
 from referee.service.outgoing.queue import SECRET_NOTE, MailQueue, mark_secret
 from referee.store import models as m
 
@@ -56,13 +57,14 @@ DONE = "You: {} (done)"
 _RELEASED = "quiet_released"
 
 
-def mail_mode(engine: Game[object], game: m.Game, seat: m.Seat,
+def mail_mode(default: str, game: m.Game, seat: m.Seat,
               public_list: str | None = None) -> str:
     """The mode of ``seat``'s player: their choice, else the game's (the
     operator's ``--option mail=``), else ``turns`` where a public list
-    carries the reports, else the engine's default."""
+    carries the reports, else ``default``, the engine's
+    (``Game.default_mail_mode``)."""
     return seat.mail_mode or str(game.options.get("mail")
-                                 or ("turns" if public_list else engine.default_mail_mode))
+                                 or ("turns" if public_list else default))
 
 
 def game_subject(tag: str, title: str) -> str:
@@ -92,11 +94,14 @@ class Item:
     text: str = ""
 
     @classmethod
-    def of(cls, tag: str, subject: str, body: str, notice: Notice, engine: Game[object]) -> Item:
+    def of(cls, tag: str, subject: str, body: str, notice: Notice,
+           routine: Collection[str]) -> Item:
+        """The part a rendered ``notice`` makes; ``routine``: the game's
+        mails of single moves (``Game.routine_notices``)."""
         headline = subject.removeprefix(f"[{tag}]").strip()
         personal = not notice.audience.public
         return cls(headline, strip_signature(body), personal,
-                   not personal and notice.template in engine.routine_notices, notice.template,
+                   not personal and notice.template in routine, notice.template,
                    secret=personal and len(notice.audience.seats) == 1,
                    subject=subject, text=body)
 
@@ -143,6 +148,18 @@ def compose(items: list[Item], signature: str, *, lines: bool = True) -> str:
     if moves:
         parts.append("\n".join([SINCE, *moves]))
     return "\n\n".join(parts) + f"\n\n-- \n{signature}\n"
+
+
+def release(db: Session, game_id: int, player_id: int) -> bool:
+    """Whether anything is held for a player in a game, who now asked for
+    all mail: if so, their mail of this batch (this transaction) takes it
+    (:meth:`QuietTable.deliver`), though mail all holds nothing and looks
+    for nothing."""
+    if db.scalar(select(m.HeldMail.id).where(
+            m.HeldMail.game_id == game_id, m.HeldMail.player_id == player_id).limit(1)) is None:
+        return False
+    db.info.setdefault(_RELEASED, set()).add((game_id, player_id))
+    return True
 
 
 class QuietTable:
@@ -198,16 +215,6 @@ class QuietTable:
             db.execute(delete(m.HeldMail).where(m.HeldMail.id.in_([r.id for r in rows])))
         return [Item(r.headline, r.body, personal=False, routine=not r.body, secret=r.personal)
                 for r in rows]
-
-    def release(self, db: Session, game_id: int, player_id: int) -> bool:
-        """Whether anything is held for a player in a game, who now asked
-        for all mail: if so, their mail of this batch (this transaction)
-        takes it, though mail all holds nothing and looks for nothing."""
-        if db.scalar(select(m.HeldMail.id).where(
-                m.HeldMail.game_id == game_id, m.HeldMail.player_id == player_id).limit(1)) is None:
-            return False
-        db.info.setdefault(_RELEASED, set()).add((game_id, player_id))
-        return True
 
     def drop_held(self, db: Session, game_id: int) -> None:
         """Forget what is held for the players of a game the list told the

@@ -104,7 +104,7 @@ class DeadlineSweep:
             game = claim_game(db, game_id)
             if game is None or game.status != "active":
                 return 0  # gone, finished, or being refereed by another process
-            gs = GameSession(self.delivery, db, game, now)
+            gs = GameSession(self.delivery.config, self.composer, db, game, now)
             for d in gs.deadlines():
                 if d.due_at <= now or not d.seat:
                     continue
@@ -121,7 +121,7 @@ class DeadlineSweep:
                 fired += 1
                 gs.run_bots()
                 gs.reconcile_deadlines()
-            gs.finish()
+            self.delivery.deliver(db, gs.finish())
         return fired
 
     def _remind(self, gs: GameSession, d: m.Deadline) -> None:

@@ -140,13 +140,13 @@ class Operator:
                        text=f"The secret seed of every draw is fixed; its SHA-256 "
                             f"fingerprint is {fingerprint}.",
                        public=True, data={"seed_sha256": fingerprint}, at=now))
-        gs = GameSession(self.delivery, db, game, now)
+        gs = GameSession(self.config, self.delivery.composer, db, game, now)
         gs.owed_before = frozenset()  # what the opening asks for is news to all
         for ev in result.events:
             db.add(m.Event(game_id=game.id, step=0, kind=ev.kind, text=ev.text,
                            public=ev.public, data=dict(ev.data), at=now))
         gs.notices = list(result.notices)
-        gs.finish()
+        self.delivery.deliver(db, gs.finish())
         return game.tag
 
     def resign_player(self, tag: str, address: str, now: datetime | None = None) -> str:
@@ -160,9 +160,9 @@ class Operator:
                          and s.player.address == addr), None)
             if seat is None:
                 raise RefereeError(f"{addr} plays no seat of {tag}.")
-            gs = GameSession(self.delivery, db, game, now)
+            gs = GameSession(self.config, self.delivery.composer, db, game, now)
             gs.apply(seat.position, Action("resign"), "operator", None)
-            gs.finish()
+            self.delivery.deliver(db, gs.finish())
             return seat.name
 
     def cancel_game(self, tag: str, reason: str = "", now: datetime | None = None) -> None:
@@ -170,7 +170,7 @@ class Operator:
         now = now or now_utc()
         with self.sessions.begin() as db:
             game = _active_game(db, tag)
-            gs = GameSession(self.delivery, db, game, now)
+            gs = GameSession(self.config, self.delivery.composer, db, game, now)
             game.status, game.finished_at = "cancelled", now
             gs.changed()
             for d in gs.deadlines():
@@ -178,8 +178,8 @@ class Operator:
             db.add(m.Event(game_id=game.id, step=game.step, kind="cancelled",
                            text=f"The game was cancelled. {reason}".strip(), public=True,
                            data={"reason": reason}, at=now))
-            self.delivery.deliver(db, gs, Notice(Audience.everyone(), "cancelled",
-                                                 {"reason": reason}))
+            gs.notices.append(Notice(Audience.everyone(), "cancelled", {"reason": reason}))
+            self.delivery.deliver(db, gs.decide())
 
     def extend_deadlines(self, tag: str, by: timedelta, reason: str = "",
                          now: datetime | None = None) -> int:
@@ -190,11 +190,11 @@ class Operator:
             raise RefereeError("extend by a positive duration, like 2d")
         with self.sessions.begin() as db:
             game = _active_game(db, tag)
-            gs = GameSession(self.delivery, db, game, now)
+            gs = GameSession(self.config, self.delivery.composer, db, game, now)
             moved = gs.extend_deadlines(by, reason)
             if not moved:
                 raise RefereeError(f"{tag} has no open deadline.")
-            gs.send_notices()
+            self.delivery.deliver(db, gs.decide())
             return moved
 
     def readdress_player(self, old: str, new: str,
@@ -216,10 +216,11 @@ class Operator:
             games = list(db.scalars(select(m.Game).join(m.Seat).where(
                 m.Seat.player_id == player.id, m.Game.status == "active").order_by(m.Game.id)))
             for game in games:
-                gs = GameSession(self.delivery, db, game, now)
+                gs = GameSession(self.config, self.delivery.composer, db, game, now)
                 seat = next(s for s in game.seats if s.player_id == player.id)
-                self.delivery.deliver(db, gs, Notice(Audience.everyone(), "readdressed", {
+                gs.notices.append(Notice(Audience.everyone(), "readdressed", {
                     "name": seat.name, "address": new_addr}))
+                self.delivery.deliver(db, gs.decide())
             return player.name or new_addr, [g.tag for g in games]
 
     def prune(self, before: datetime) -> tuple[int, int]:

@@ -1,7 +1,9 @@
 """A game loaded inside the caller's transaction: apply actions, let bots
 move, act for absent seats, store the state, keep its deadlines (made when
 an obligation arises, moved when the game is extended, each with the time
-of its reminder), and hand the engine's notices to delivery.
+of its reminder), and say what a batch decided as one value (``decide``:
+a ``Decision``), which its caller hands to delivery. It holds no delivery
+and delivery never calls back into it: decide, then do.
 
 ``GameSession`` opens no transaction of its own: intake, the deadline sweep
 and the operator's actions each load a game in theirs and finish it there.
@@ -9,20 +11,20 @@ and the operator's actions each load a game in theirs and finish it there.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
+from types import MappingProxyType
 from typing import Any
 
 from sqlalchemy import insert, inspect, select
 from sqlalchemy.orm import Session
 
-from referee.config import format_duration
+from referee.config import Config, format_duration
 from referee.games.base import REFEREE_SEAT_NAME, Action, Audience, Game, Notice
 from referee.games.draws import KEYED, draws_for, seed_fingerprint
 from referee.games.names import local_part
-from referee.mail.compose import format_when
-from referee.service.outgoing.delivery import Delivery
-from referee.service.outgoing.quiet import Reply
+from referee.mail.compose import Composer, format_when
+from referee.service.outgoing.delivery import Answer, Decision
 from referee.service.play.guests import engine_of
 from referee.store import models as m
 
@@ -46,10 +48,12 @@ def unique_name(name: str, taken: set[str], mark: str = "") -> str:
 
 
 class GameSession:
-    """A game loaded inside a transaction, with what it owes the outbox."""
+    """A game loaded inside a transaction, with what its batch decided."""
 
-    def __init__(self, delivery: Delivery, db: Session, game: m.Game, now: datetime) -> None:
-        self.delivery, self.db, self.row, self.now = delivery, db, game, now
+    def __init__(self, config: Config, composer: Composer, db: Session, game: m.Game,
+                 now: datetime) -> None:
+        self.config, self.composer = config, composer
+        self.db, self.row, self.now = db, game, now
         # A game whose package cannot serve it now raises Unserved here,
         # before anything is changed: its caller makes it wait.
         self.engine: Game[Any] = engine_of(db, game)
@@ -84,10 +88,6 @@ class GameSession:
         return any(s != seat and not self.row.seats[s - 1].bot
                    for s, _ in self._owed() if s)
 
-    def new_obligations(self) -> set[int]:
-        """The seats that owe something now that they did not owe before."""
-        return {seat for seat, key in self._owed() - self.owed_before}
-
     @property
     def tag(self) -> str:
         return self.row.tag
@@ -101,9 +101,8 @@ class GameSession:
     def answered(self, ids: Sequence[str]) -> m.Outbox | None:
         """The mail of ours, of this game, that a player's mail answers:
         ``ids`` are its In-Reply-To (else its References), the latest first."""
-        composer = self.delivery.composer
         for mid in ids:
-            oid = composer.outbox_id(mid)
+            oid = self.composer.outbox_id(mid)
             if oid is None:
                 continue
             row = self.db.get(m.Outbox, oid)
@@ -197,10 +196,10 @@ class GameSession:
             for notice in self.notices[before:]:
                 self.timeout_for[id(notice)] = self.seat_name(seat)
 
-    def finish(self) -> None:
-        """Store the state, reconcile deadlines and queue the notices."""
+    def finish(self) -> Decision:
+        """Store the state and reconcile deadlines: what the batch decided."""
         self.settle()
-        self.send_notices()
+        return self.decide()
 
     def settle(self) -> None:
         """Let bots move, store the state and reconcile deadlines."""
@@ -215,13 +214,42 @@ class GameSession:
             self.loaded_step = self.row.step
         self.reconcile_deadlines()
 
-    def send_notices(self, reply: tuple[m.Player, Reply] | None = None) -> None:
-        """Queue the batch's notices; ``reply`` (the sender and the answer
-        to their mail) heads the sender's mail of it."""
-        self.delivery.deliver_all(self.db, self, self.notices, reply)
+    def decide(self, answer: Answer | None = None) -> Decision:
+        """What this batch decided, as one value for delivery: its notices,
+        each with the seat the referee moved for; the context of the public
+        (if a notice is public) and of each seat a notice or ``answer`` (the
+        answer to the sender's mail) is addressed to, no other seat's; the
+        turn; who newly owes and what each is asked; whether the game is
+        over. The batch is then done: the next starts with no notice, and
+        what is owed now is no longer news."""
+        notices = tuple(self.notices)
+        seats = self.row.seats
+        addressed: set[int | None] = {None} if any(n.audience.public for n in notices) else set()
+        addressed.update(p for n in notices if not n.audience.public
+                         for p in n.audience.seats if p and not seats[p - 1].bot)
+        if answer is not None:
+            addressed.add(answer.seat)
+        owed = self._owed()
+        owing = frozenset(seat for seat, _ in owed - self.owed_before)
+        decision = Decision(
+            row=self.row, now=self.now,
+            folder=self.engine.templates or self.engine.kind,
+            routine=self.engine.routine_notices,
+            default_mode=self.engine.default_mail_mode,
+            secret_transcripts=self.engine.secret_transcripts,
+            notices=notices,
+            timeout_for=tuple(self.timeout_for.get(id(n)) for n in notices),
+            contexts=MappingProxyType({k: MappingProxyType(v)
+                                       for k, v in self.contexts(addressed).items()}),
+            turn=self.turn(), owing=owing,
+            asks=MappingProxyType({p: self.engine.asks(self.state, p) for p in owing
+                                   if p and not seats[p - 1].bot}),
+            over=self.engine.is_over(self.state) or self.row.status != "active",
+            answer=answer)
         self.notices = []
         self.timeout_for = {}
-        self.owed_before = self._owed()
+        self.owed_before = owed
+        return decision
 
     def reconcile_deadlines(self) -> None:
         """One deadline per pending obligation: a new key starts its clock,
@@ -264,7 +292,7 @@ class GameSession:
     def extend_deadlines(self, by: timedelta, reason: str, asked_by: str | None = None) -> int:
         """Move every open deadline ``by`` later, for the operator (``game
         extend``) or a player away (``asked_by``, by mail); the table is
-        told, in the mail of this batch (``send_notices``). Returns how many
+        told, in the mail of this batch (``decide``). Returns how many
         moved (0: none was open, nobody is told)."""
         deadlines = self.deadlines()
         for d in deadlines:
@@ -298,36 +326,51 @@ class GameSession:
         """What every mail of this game can show, for ``seat`` or the public;
         the referee's timetable and bots' turns are nobody's deadline, but
         the timetable's next act and when it is due are in ``timetable``."""
-        deadlines = [d for d in self.deadlines()
-                     if d.seat and not self.row.seats[d.seat - 1].bot]
+        return self.contexts([seat])[seat]
+
+    def contexts(self, seats: Iterable[int | None]) -> dict[int | None, dict[str, Any]]:
+        """:meth:`context` for each of ``seats``, what they share worked out once."""
+        every = self.deadlines()
+        deadlines = [d for d in every if d.seat and not self.row.seats[d.seat - 1].bot]
         # A mail for everyone shows only what everyone may know is owed.
         public = [(d, owes) for d, owes, _ in self.engine.public_obligations(self.state, deadlines)]
-        deadlines_for = ([d for d, _ in public] if seat is None
-                         else [d for d in deadlines if d.seat == seat])
-        due = deadlines_for[0] if deadlines_for else None
+        # Each seat's soonest deadline, the public's soonest that it may know of.
+        soonest: dict[int | None, m.Deadline] = {}
+        for d in deadlines:
+            soonest.setdefault(d.seat, d)
+        if public:
+            soonest[None] = public[0][0]
         # What the referee's own timetable owes next (seat 0: a tournament's
         # Round Report or Freeze), for every mail: public by the rules.
-        timetable = next((d for d in self.deadlines() if not d.seat), None)
-        return {
-            "tag": self.tag,
-            "game_title": self.engine.title,
-            "seat": seat,
-            "seat_name": self.seat_name(seat) if seat else None,
-            "deadline": format_when(due.due_at) if due else None,
-            "waiting_for": sorted({self.seat_name(owes) for _, owes in public}),
-            "timetable": ({"what": timetable.what, "due": format_when(timetable.due_at)}
-                          if timetable else None),
-            "public_list": self.delivery.config.referee.public_list,
-            # Set in mails caused by the referee's move for an absent seat.
-            "timeout_for": None,
-            # The commitment to the seed, published by the opening; the seed
-            # itself only once the game is over, for the game's last mail,
-            # where the rules let it be known (never in a game from before
-            # keyed draws, whose opening committed to nothing).
-            "seed_sha256": seed_fingerprint(self.row.seed),
-            "seed": self.row.seed if self.reveals_seed() else None,
-            "reveals_seed": self.engine.reveals_seed,
-        }
+        timetable = next((d for d in every if not d.seat), None)
+        waiting_for = sorted({self.seat_name(owes) for _, owes in public})
+        shown = ({"what": timetable.what, "due": format_when(timetable.due_at)}
+                 if timetable else None)
+        fingerprint = seed_fingerprint(self.row.seed)
+        seed = self.row.seed if self.reveals_seed() else None
+        out: dict[int | None, dict[str, Any]] = {}
+        for seat in seats:
+            due = soonest.get(seat)
+            out[seat] = {
+                "tag": self.tag,
+                "game_title": self.engine.title,
+                "seat": seat,
+                "seat_name": self.seat_name(seat) if seat else None,
+                "deadline": format_when(due.due_at) if due else None,
+                "waiting_for": waiting_for,
+                "timetable": shown,
+                "public_list": self.config.referee.public_list,
+                # Set in mails caused by the referee's move for an absent seat.
+                "timeout_for": None,
+                # The commitment to the seed, published by the opening; the
+                # seed itself only once the game is over, for the game's last
+                # mail, where the rules let it be known (never in a game from
+                # before keyed draws, whose opening committed to nothing).
+                "seed_sha256": fingerprint,
+                "seed": seed,
+                "reveals_seed": self.engine.reveals_seed,
+            }
+        return out
 
     def reveals_seed(self) -> bool:
         """The game is over and its last mail may tell the seed."""

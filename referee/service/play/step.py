@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from referee.games.base import Scope
 from referee.mail.inbound import InboundMessage
-from referee.service.outgoing.delivery import Delivery
+from referee.service.outgoing.delivery import Answer, Delivery
 from referee.service.play.commands import (
     MAX_LISTED,
     TranscriptLine,
@@ -50,7 +50,7 @@ class Step:
 
     def load(self, db: Session, game: m.Game, now: datetime) -> GameSession:
         """The game the mail is for, loaded to be played."""
-        return GameSession(self.delivery, db, game, now)
+        return GameSession(self.delivery.config, self.delivery.composer, db, game, now)
 
     @staticmethod
     def play(gs: GameSession, seat: int, note: str | None, lines: Sequence[str],
@@ -70,7 +70,7 @@ class Step:
         answer to their mail first (else the mail is not answered)."""
         gs, seat, transcript = played.gs, played.seat, played.transcript
         if player is None:
-            gs.send_notices()
+            self.delivery.deliver(gs.db, gs.decide())
             return
         # What the player can write now, after a refusal or a line not read
         # (for a bid, the cards they still hold; PS-7), unless it was asked.
@@ -78,14 +78,15 @@ class Step:
         # An answer that only says "done" rides with the player's next mail,
         # if one comes soon: while another player owes a move. Else (a
         # tournament, where members owe nothing) it comes at once.
-        answer = self.delivery.answer(gs, msg, seat, {
+        answer = Answer(player, msg, seat, {
             "lines": [t.__dict__ for t in transcript[:MAX_LISTED]],
             "more": max(len(transcript) - MAX_LISTED, 0),
             "help": helped,
             "over": gs.engine.is_over(gs.state) or gs.row.status != "active",
         }, done=done_line(transcript) if helped is None and played.note is None else None,
             wait=gs.others_owe(seat))
-        gs.send_notices((player, answer))  # the answer first, then what it caused
+        # The answer first, then what it caused.
+        self.delivery.deliver(gs.db, gs.decide(answer))
 
 
 def _noted(transcript: list[TranscriptLine], note: str) -> list[TranscriptLine]:

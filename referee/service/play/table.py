@@ -23,7 +23,7 @@ from referee.config import format_duration, parse_duration
 from referee.games.base import Action, Audience, EngineError, Notice, ParseError
 from referee.mail.compose import format_when
 from referee.service.outgoing.queue import SECRET_NOTE
-from referee.service.outgoing.quiet import COMPOSITE, MODES, mail_mode
+from referee.service.outgoing.quiet import COMPOSITE, MODES, mail_mode, release
 from referee.service.play import guests
 from referee.service.play.session import GameSession
 from referee.store import models as m
@@ -199,7 +199,7 @@ def _last_report(gs: GameSession, seat: int) -> m.Outbox | None:
     or, for a player in ``mail turns`` or ``digest``, the last mail that
     carried the table's news (never a reminder or an answer)."""
     player = gs.row.seats[seat - 1].player
-    mine = {a for a in (gs.delivery.config.referee.public_list,
+    mine = {a for a in (gs.config.referee.public_list,
                         player.address if player else None) if a}
     rows = gs.db.scalars(select(m.Outbox).where(
         m.Outbox.game_id == gs.row.id).order_by(m.Outbox.id.desc()))
@@ -278,7 +278,7 @@ def _games(gs: GameSession, seat: int) -> str:
 def _away(gs: GameSession, seat: int, arg: str) -> Answer:
     """Extend the game's open deadlines for a player away, within the
     operator's limit for all their asks in this game together."""
-    limit = gs.delivery.config.deadlines.away_max
+    limit = gs.config.deadlines.away_max
     try:
         by = parse_duration(arg) if arg and not arg.isdigit() else timedelta(0)
     except ValueError:
@@ -313,14 +313,14 @@ def _mail(gs: GameSession, seat: int, mode: str) -> Answer:
     """How much mail of this game the seat's player gets from now on; back
     to ``all``, what was held for them comes at once, in the answer's mail."""
     row = gs.row.seats[seat - 1]
-    current = mail_mode(gs.engine, gs.row, row, gs.delivery.config.referee.public_list)
+    current = mail_mode(gs.engine.default_mail_mode, gs.row, row,
+                        gs.config.referee.public_list)
     if mode not in MODES:
         choices = "; ".join(f"'mail {k}': {v}" for k, v in MODES.items())
         return "refused", f"You get '{current}' now. Choose one: {choices}."
     row.mail_mode = mode
     said = f"From now on you get {MODES[mode]}."
-    if mode == "all" and row.player is not None and gs.delivery.quiet.release(
-            gs.db, gs.row.id, row.player.id):
+    if mode == "all" and row.player is not None and release(gs.db, gs.row.id, row.player.id):
         said += " What was held for you heads this mail."
     return "applied", said
 

@@ -16,8 +16,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from referee.games.bidding.rules import BiddingState
+from referee.games.bidding.verify import BiddingMailCheck
 from referee.games.bidding.views import BiddingViews
 from referee.games.bidding.words import BiddingWords
+from referee.games.mailcheck import MailCheck
 
 __all__ = ["BiddingGame"]
 
@@ -28,5 +30,6 @@ class BiddingGame(BiddingWords, BiddingViews):
     ``defaults``."""
 
     state_type: ClassVar[type] = BiddingState
+    mail_check: ClassVar[MailCheck] = BiddingMailCheck()
     templates: ClassVar[str] = "bidding"
     turn_word: ClassVar[str] = "round"

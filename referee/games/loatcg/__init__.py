@@ -19,8 +19,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from referee.games.loatcg.rules import LoatcgState
+from referee.games.loatcg.verify import LoatcgMailCheck
 from referee.games.loatcg.views import LoatcgViews
 from referee.games.loatcg.words import LoatcgWords
+from referee.games.mailcheck import MailCheck
 
 
 class Loatcg(LoatcgWords, LoatcgViews):
@@ -31,6 +33,7 @@ class Loatcg(LoatcgWords, LoatcgViews):
     kind = "loatcg"
     title = "Land of Agora tournament"
     state_type = LoatcgState
+    mail_check: ClassVar[MailCheck] = LoatcgMailCheck()
     demo_with_bots: ClassVar[bool] = True
     #: A member's public act on their own hand (joining, a discard, a draw,
     #: crafting, a take, a withdrawn offer): lines in the next mail of a

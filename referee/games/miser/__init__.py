@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from referee.games.mailcheck import MailCheck
 from referee.games.miser.rules import MiserState
+from referee.games.miser.verify import MiserMailCheck
 from referee.games.miser.views import MiserViews
 from referee.games.miser.words import MiserWords
 
@@ -34,6 +36,7 @@ class Miser(MiserWords, MiserViews):
     kind = "miser"
     title = "Miser"
     state_type = MiserState
+    mail_check: ClassVar[MailCheck] = MiserMailCheck()
     demo_with_bots: ClassVar[bool] = True
     #: The steps of an exchange (an attack declared, a contract accepted, a
     #: card put face down, a bid or raise in an auction, a side's flip):

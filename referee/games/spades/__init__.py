@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from referee.games.mailcheck import MailCheck
 from referee.games.spades.rules import SpadesState
+from referee.games.spades.verify import SpadesMailCheck
 from referee.games.spades.views import SpadesViews
 from referee.games.spades.words import SpadesWords
 
@@ -28,6 +30,7 @@ class Spades(SpadesWords, SpadesViews):
 
     kind = "spades"
     title = "Spades"
+    mail_check: ClassVar[MailCheck] = SpadesMailCheck()
     demo_with_bots: ClassVar[bool] = True  # a game to 500 is some 1,300 mails
     #: A card played, a bid, a trick taken: lines in a player's next mail
     #: ("your turn", the round report) unless they ask for ``mail all``.

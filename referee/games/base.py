@@ -320,6 +320,10 @@ class Game(Generic[StateT]):
     #: with one that is no command is answered as a move not read, not
     #: passed over as table talk.
     verbs: ClassVar[frozenset[str]] = frozenset()
+    #: The words "did you mean" spells a misspelt first word against ("bdi
+    #: 3" -> "bid 3"): those the game's commands start with. The service
+    #: adds its own (``help``, ``resign``, the table's commands).
+    spelt_verbs: ClassVar[tuple[str, ...]] = ()
     #: How a player checks this game's draws from the mails they received
     #: (``referee verify TAG --mail PATH``): what draws its mails show and
     #: how to read them. The default checks the seed's commitment alone.

@@ -84,7 +84,8 @@ def test_the_installed_game_is_played_to_its_end_by_maildir_through_the_cli(
         venv: Path, tmp_path: Path) -> None:
     """Each player reads their hand in their own mail and answers with a
     card; ``referee poll`` referees; the last report names the winner, and
-    ``referee verify`` replays the game from its seed."""
+    ``referee verify`` replays the game from its seed; a player verifies it
+    from their own mailbox (``referee verify TAG --mail``)."""
     referee = [venv / "bin" / "referee"]
     work = tmp_path / "club"
     work.mkdir()
@@ -122,6 +123,15 @@ def test_the_installed_game_is_played_to_its_end_by_maildir_through_the_cli(
     assert _run([*referee, "verify", tag], cwd=work, env=_env()).stdout == (
         f"{tag}: the seed fingerprint matches; the replay matches; 0 commitments match\n"
         "verified\n")
+    # Alice verifies the game from her own mailbox: no database, no config.
+    alice = mailbox.mbox(tmp_path / "alice.mbox", create=True)
+    for key in mailbox.Maildir(work / "out", create=False).iterkeys():
+        raw = mailbox.Maildir(work / "out", create=False).get_bytes(key)
+        if "alice@club.test" in str(message_from_bytes(raw, policy=default)["To"]):
+            alice.add(raw)
+    alice.close()
+    assert _run([*referee, "verify", tag, "--mail", tmp_path / "alice.mbox"], cwd=tmp_path,
+                env=_env()).stdout == "verified\n"
 
 
 def test_the_example_passes_its_own_tests_with_the_kit(venv: Path, tmp_path: Path) -> None:
@@ -132,7 +142,7 @@ def test_the_example_passes_its_own_tests_with_the_kit(venv: Path, tmp_path: Pat
     shutil.rmtree(tests / "pbm_highcard")  # the installed package is the one tested
     out = _run([venv / "bin" / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
                 "-p", "no:xdist", "tests"], cwd=tests, env=_env())
-    assert re.search(r"\b11 passed\b", out.stdout), out.stdout
+    assert re.search(r"\b12 passed\b", out.stdout), out.stdout
 
 
 # -- a broken game package ----------------------------------------------------------

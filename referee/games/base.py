@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from pydantic import TypeAdapter
 
 from referee.games.draws import Draws, Rng
+from referee.games.mailcheck import MailCheck
 
 JSON = Any  # a value made of dict, list, str, int, float, bool and None
 
@@ -319,6 +320,14 @@ class Game(Generic[StateT]):
     #: with one that is no command is answered as a move not read, not
     #: passed over as table talk.
     verbs: ClassVar[frozenset[str]] = frozenset()
+    #: The words "did you mean" spells a misspelt first word against ("bdi
+    #: 3" -> "bid 3"): those the game's commands start with. The service
+    #: adds its own (``help``, ``resign``, the table's commands).
+    spelt_verbs: ClassVar[tuple[str, ...]] = ()
+    #: How a player checks this game's draws from the mails they received
+    #: (``referee verify TAG --mail PATH``): what draws its mails show and
+    #: how to read them. The default checks the seed's commitment alone.
+    mail_check: ClassVar[MailCheck] = MailCheck()
     #: Verbs that are no move (asking for one's hand): never tied to a turn.
     untimed_verbs: ClassVar[frozenset[str]] = frozenset({"hand"})
     #: Public notices that tell a single move (a card played, a bid): a

@@ -14,7 +14,9 @@ replay from the seed and the action log, ``pending`` empty exactly when
 over, every timeout and bot move legal, no secret in a view or notice for
 anyone else, ``apply`` pure, every playout ending; and a whole game by mail
 through the real referee (Maildir and SQLite), whose mails to each player
-and public pages hold no secret of another seat, and whose audit holds.
+and public pages hold no secret of another seat, whose audit holds, and
+which a player verifies from their own mailbox (``referee verify TAG
+--mail``, the game's ``Game.mail_check``).
 
 :func:`check_game` and :func:`play_by_mail` are the same checks as plain
 functions. Nothing here is imported by the referee itself, and nothing
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.games.base import Game
-from referee.testing.club import Club, MailGame, play_by_mail, player
+from referee.testing.club import Club, MailGame, play_by_mail, player, registered
 from referee.testing.contract import (
     INVARIANTS,
     Contract,
@@ -63,6 +65,7 @@ __all__ = [
     "nothing_hidden",
     "play_by_mail",
     "player",
+    "registered",
 ]
 
 
@@ -90,7 +93,8 @@ def contract_tests(game: type[Game[Any]] | Game[Any], contract: Contract) -> typ
     def test_a_whole_game_plays_by_mail(self: Any, tmp_path: Path) -> None:
         """Played to its end by Maildir through the referee: no mail to a
         player and no public page shows another seat's secret; the audit
-        (replay from the seed and the action log) holds."""
+        (replay from the seed and the action log) holds; a player's mailbox
+        verifies (``referee verify TAG --mail``)."""
         played = play_by_mail(engine, contract, tmp_path)
         assert not played.problems, "\n".join(played.problems)
         assert played.status != "active"

@@ -7,8 +7,10 @@ words the game reads (``Game.read_as``), to the referee alone where the
 rules take it so, else to the table. :func:`play_by_mail` plays one game to
 its end and says what did not hold: the game ended, every mail a player got
 holds no secret of another seat (``Contract.secrets``), the public pages
-render and hold no secret, and the audit (``referee verify``) finds the
-replay from the seed and the action log equal to the stored state.
+render and hold no secret, the audit (``referee verify``) finds the
+replay from the seed and the action log equal to the stored state, and a
+player's mailbox verifies (``referee verify TAG --mail``, the game's
+``Game.mail_check``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from referee.passes import run_pass
 from referee.service import Referee
 from referee.store.db import upgrade
 from referee.testing.contract import Contract, Secrets
+from referee.verify_mail import verify_mailbox
 from referee.web import write_pages
 
 T0 = datetime(2026, 3, 2, 12, 0)
@@ -207,7 +210,33 @@ def _play(club: Club, engine: Game[Any], contract: Contract, raw: dict[str, str]
     if game.status == "active" and not game.problems:
         game.problems.append(f"{tag}: still active")
     game.problems += referee.reading.audit(tag)
+    game.problems += verified_by_mail(club, tag, humans_of(referee, tag))
     return game
+
+
+def humans_of(referee: Referee, tag: str) -> list[int]:
+    """The seats of game ``tag`` a person plays, not a bot."""
+    return sorted(p["seat"] for p in referee.reading.status(tag)[0]["players"] if not p["bot"])
+
+
+def verified_by_mail(club: Club, tag: str, seats: list[int]) -> list[str]:
+    """What ``referee verify TAG --mail`` finds amiss in the mailbox of the
+    first player in ``seats``: every mail addressed to them (To or Cc),
+    gathered in an mbox file as they would keep it."""
+    if not seats:
+        return []
+    address = player(seats[0])
+    path = club.root / f"player{seats[0]}.mbox"
+    box = mailbox.mbox(path, create=True)
+    for key in mailbox.Maildir(club.root / "out", create=True).iterkeys():
+        raw = mailbox.Maildir(club.root / "out", create=False).get_bytes(key)
+        msg = message_from_bytes(raw, policy=default)
+        heard = [a.addr_spec for h in ("To", "Cc") if msg[h] for a in msg[h].addresses]
+        if address in heard:
+            box.add(raw)
+    box.close()
+    return [f"{tag}: verify from {address}'s mail: {problem}"
+            for problem in verify_mailbox(tag, path)]
 
 
 def _write_move(club: Club, engine: Game[Any], state: Any, seat: int, count: int, tag: str,

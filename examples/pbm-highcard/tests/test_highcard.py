@@ -4,6 +4,7 @@ run by the test kit (``referee.testing``), as the built-in games run it."""
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,9 @@ from referee.testing import (
     contract_tests,
     deal_again,
     play_by_mail,
+    registered,
 )
+from referee.verify_mail import verify_mailbox
 
 
 def secrets(state: JSON) -> Secrets:
@@ -96,3 +99,21 @@ def test_the_kit_catches_a_mail_that_shows_another_hand(
     monkeypatch.setattr(leaky, "view", lambda state, seat: {
         **view(state, seat), "hand": [c for h in state.hands for c in h]})
     assert play_by_mail(leaky, CONTRACT, tmp_path).problems
+
+
+def test_a_player_verifies_the_game_from_their_mailbox(tmp_path: Path) -> None:
+    """Played by mail, the game is verified from a player's own mailbox
+    (``referee verify TAG --mail``): High Card declares no draws of its own
+    to read, so the seed its last report reveals opens the opening's
+    commitment. A mailbox whose revealed seed is another fails."""
+    played = play_by_mail(HighCard(), CONTRACT, tmp_path)
+    assert not played.problems, "\n".join(played.problems)
+    box = tmp_path / "player1.mbox"  # the kit gathered player 1's mail here
+    engine = HighCard()
+    with registered(engine):  # as if installed: the kind names its engine
+        assert verify_mailbox(played.tag, box) == []
+        forged = tmp_path / "forged.mbox"
+        forged.write_text(re.sub(r"^  seed: .+$", "  seed: not-the-seed", box.read_text("utf-8"),
+                                 flags=re.M), encoding="utf-8")
+        found = verify_mailbox(played.tag, forged)
+    assert any("does not open the commitment" in p for p in found), found

@@ -21,9 +21,11 @@ from typing import ClassVar
 from referee.games.base import JSON, Action, PageTable
 from referee.games.bidding.bot import choose_bid
 from referee.games.bidding.rules import BiddingState
+from referee.games.bidding.verify import BiddingMailCheck
 from referee.games.bidding.views import BiddingViews
 from referee.games.bidding.words import BiddingWords
 from referee.games.draws import Draws
+from referee.games.mailcheck import MailCheck
 
 __all__ = ["BiddingGame"]
 
@@ -35,6 +37,7 @@ class BiddingGame(BiddingWords):
     ``defaults``."""
 
     state_type: ClassVar[type] = BiddingState
+    mail_check: ClassVar[MailCheck] = BiddingMailCheck()
     templates: ClassVar[str] = "bidding"
     turn_word: ClassVar[str] = "round"
     #: The page folds its history into rounds at these events.

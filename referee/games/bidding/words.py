@@ -20,6 +20,7 @@ class BiddingWords(BiddingRules):
     """The command grammar of the sealed-bid games, and their help text."""
 
     verbs: ClassVar[frozenset[str]] = frozenset({"bid", "bids", "play"})
+    spelt_verbs: ClassVar[tuple[str, ...]] = ("bid", "play")
 
     _BID = re.compile(r"^(?:i\s+)?(?:bid|bids|play|my bid is)\s*[:=]?\s*(.*?)[.!]*$", re.I)
 

@@ -24,8 +24,10 @@ from referee.games.base import JSON, Action, IllegalAction, PageTable
 from referee.games.draws import Draws
 from referee.games.loatcg.bot import choose_action
 from referee.games.loatcg.rules import LoatcgState, member_at
+from referee.games.loatcg.verify import LoatcgMailCheck
 from referee.games.loatcg.views import LoatcgViews, member_view
 from referee.games.loatcg.words import LoatcgWords
+from referee.games.mailcheck import MailCheck
 
 
 class Loatcg(LoatcgWords):
@@ -37,6 +39,7 @@ class Loatcg(LoatcgWords):
     kind = "loatcg"
     title = "Land of Agora tournament"
     state_type = LoatcgState
+    mail_check: ClassVar[MailCheck] = LoatcgMailCheck()
     demo_with_bots: ClassVar[bool] = True
     #: A member's public act on their own hand (joining, a discard, a draw,
     #: crafting, a take, a withdrawn offer): lines in the next mail of a

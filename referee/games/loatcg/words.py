@@ -121,6 +121,9 @@ class LoatcgWords(LoatcgRules):
     verbs: ClassVar[frozenset[str]] = frozenset(
         {"deal", "join", "hand", "discard", "draw", "take", "craft", "buy", "reveal", "offer",
          "accept", "withdraw"})
+    spelt_verbs: ClassVar[tuple[str, ...]] = (
+        "hand", "accept", "offer", "withdraw", "discard", "draw", "take", "craft", "purchase",
+        "reveal")
 
     def parse(self, line: str) -> Action | None:
         """Read one command of rule 8 or rule 10 (see :meth:`help`)."""

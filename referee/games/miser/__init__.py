@@ -24,8 +24,10 @@ from typing import ClassVar
 
 from referee.games.base import JSON, Action, IllegalAction, PageTable
 from referee.games.draws import Draws
+from referee.games.mailcheck import MailCheck
 from referee.games.miser.bot import choose_move
 from referee.games.miser.rules import MiserState, owed_step
+from referee.games.miser.verify import MiserMailCheck
 from referee.games.miser.views import MiserViews, seat_view
 from referee.games.miser.words import MiserWords
 
@@ -40,6 +42,7 @@ class Miser(MiserWords):
     kind = "miser"
     title = "Miser"
     state_type = MiserState
+    mail_check: ClassVar[MailCheck] = MiserMailCheck()
     demo_with_bots: ClassVar[bool] = True
     #: The page folds its history into turns at these events.
     history_ends: ClassVar[frozenset[str]] = frozenset({"resolved"})

@@ -450,6 +450,9 @@ class MiserWords(MiserRules):
     verbs: ClassVar[frozenset[str]] = frozenset(
         {"pass", "contract", "offer", "propose", "attack", "bid", "raise", "accept", "decline",
          "down", "flip", "done", "hand"})
+    spelt_verbs: ClassVar[tuple[str, ...]] = (
+        "bid", "play", "pass", "hand", "contract", "attack", "raise", "accept", "decline",
+        "down", "flip", "done", "offer", "reveal")
 
     def parse(self, line: str) -> Action | None:
         """See :func:`parse_line` for every spelling read."""

@@ -20,8 +20,10 @@ from typing import ClassVar
 
 from referee.games.base import JSON, Action, PageTable
 from referee.games.draws import Draws
+from referee.games.mailcheck import MailCheck
 from referee.games.spades.bot import choose_bid, choose_card
 from referee.games.spades.rules import BIDDING, SpadesState
+from referee.games.spades.verify import SpadesMailCheck
 from referee.games.spades.views import SpadesViews, seat_view
 from referee.games.spades.words import SpadesWords
 
@@ -36,6 +38,7 @@ class Spades(SpadesWords):
 
     kind = "spades"
     title = "Spades"
+    mail_check: ClassVar[MailCheck] = SpadesMailCheck()
     demo_with_bots: ClassVar[bool] = True  # a game to 500 is some 1,300 mails
     #: A card played, a bid, a trick taken: lines in a player's next mail
     #: ("your turn", the round report) unless they ask for ``mail all``.

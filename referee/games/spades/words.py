@@ -35,6 +35,7 @@ class SpadesWords(SpadesRules):
     """The commands a player writes, and the help that says how."""
 
     verbs: ClassVar[frozenset[str]] = frozenset({"bid", "nil", "play", "hand", "concede"})
+    spelt_verbs: ClassVar[tuple[str, ...]] = ("bid", "play", "hand", "concede")
 
     def parse(self, line: str) -> Action | None:
         """Read ``bid 4``, ``bid nil``, ``nil``, ``play QH`` (any card spelling),

@@ -87,10 +87,9 @@ _TURN_AFTER = re.compile(r"^(.+?)[\s,;(]+(?:(?:for|in)\s+)?(?:(?:round|turn|move
                          r"(\d+)\s*\)?[\s.!]*$", re.I)
 
 
-#: The words that start a command in some game, for "did you mean".
-VERBS = ("bid", "play", "pass", "hand", "concede", "help", "resign", "contract", "attack",
-         "raise", "accept", "decline", "down", "flip", "done", "offer", "withdraw",
-         "discard", "draw", "take", "craft", "purchase", "reveal", *TABLE_COMMANDS)
+#: The words of the service's own that start a command, in every game, for
+#: "did you mean": a game adds its own (``Game.spelt_verbs``).
+SERVICE_VERBS = ("help", "resign", *TABLE_COMMANDS)
 
 
 def did_you_mean(gs: GameSession, command: str) -> str | None:
@@ -104,8 +103,9 @@ def did_you_mean(gs: GameSession, command: str) -> str | None:
             return None
         guesses = [f"{verb} {first}" for verb in ("play", "bid") if verb in gs.engine.verbs]
     else:
+        verbs = (*gs.engine.spelt_verbs, *SERVICE_VERBS)
         guesses = [f"{verb} {rest}" for verb in
-                   difflib.get_close_matches(first.lower(), VERBS, n=3, cutoff=0.6)]
+                   difflib.get_close_matches(first.lower(), verbs, n=3, cutoff=0.6)]
     for guess in guesses:
         try:
             if gs.engine.parse(guess) is not None:

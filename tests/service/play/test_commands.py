@@ -10,9 +10,14 @@ from collections.abc import Iterator
 from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
+from referee.games.base import Action
+from referee.service.play.commands import did_you_mean
+from referee.service.play.session import GameSession
 from tests.test_referee import ALICE, BOB, CAROL, T0, Club, body, new_goofspiel
 
 DAVE = "dave@club.test"
@@ -224,3 +229,19 @@ def test_a_subject_that_is_only_reply_prefixes_becomes_your_mail(club: Club) -> 
     club.send(ALICE, "bid 5", subject="RE: AW:")
     (reply,) = club.poll()
     assert reply["Subject"] == "Re: your mail [goofspiel-1] (secret)"
+
+
+class _Zapping:
+    """A game whose one command is ``zap N``."""
+
+    verbs = frozenset({"zap"})
+    spelt_verbs = ("zap",)
+
+    def parse(self, line: str) -> Action | None:
+        return Action("zap", (line.split()[1],)) if line.startswith("zap ") else None
+
+
+def test_did_you_mean_spells_against_the_game_s_own_verbs() -> None:
+    gs = cast(GameSession, SimpleNamespace(engine=_Zapping()))
+    assert did_you_mean(gs, "zpa 3") == "zap 3"
+    assert did_you_mean(gs, "bdi 3") is None  # another game's verb: not this one's

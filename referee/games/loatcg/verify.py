@@ -1,0 +1,93 @@
+"""What a player checks of a Land of Agora tournament from their mails
+(``referee verify TAG --mail PATH``): the Scoring Instructions' commitment,
+each Round Report's instruction and the cards dealt to them."""
+
+from __future__ import annotations
+
+import re
+
+from referee.games.draws import KeyedDraws, Stream
+from referee.games.loatcg.instructions import (
+    BASIC,
+    CARD_TYPES,
+    InstructionError,
+    parse_instructions,
+)
+from referee.games.loatcg.rules import cards_text
+from referee.games.mailcheck import Check, MailCheck, find, sha256, words
+
+DIGEST = re.compile(r"SHA-256 hash of their text[^\n]*\n\s*([0-9a-f]{64})[ \t]*$", re.M)
+COMMITTED = re.compile(r"^-----\n(.*?\n)-----$", re.M | re.S)
+REPORT = re.compile(r"^ROUND REPORT (\d+) .*?\(its number is not given\):\n\n(.*?)\n\n",
+                    re.M | re.S)
+REPORTED = re.compile(r"^[ \t]+(\d+)\. .*\(Round Report (\d+)\)$", re.M)
+
+
+def check_loatcg(check: Check, seed: str) -> None:
+    """The opening's hash opens with the Final Report's text and salt
+    (ruling TCG-19), and each Round Report's instruction is the draw
+    ``report`` keyed by the report: a choice of the numbers not yet reported."""
+    both = check.committed_and_opened(
+        DIGEST, "the opening mail (with the Scoring Instructions' SHA-256)",
+        COMMITTED, "the Final Report (with the Scoring Instructions' text and salt)")
+    if both is None:
+        return
+    opened, final = both
+    digest = opened[0].match.group(1)
+    committed = final[-1].match.group(1)
+    if sha256(committed) != digest:
+        check.mismatch(final[-1].mail, f"the SHA-256 of the Scoring Instructions' text is "
+                       f"{sha256(committed)}, but the opening gave {digest}")
+        return
+    body = committed.split("\n", 1)[1] if committed.startswith("salt:") else committed
+    try:
+        instructions = parse_instructions(body)
+    except InstructionError as e:
+        check.mismatch(final[-1].mail, f"the Scoring Instructions' text cannot be read: {e}")
+        return
+    numbers = {words(i.english()): i.number for i in instructions}
+    draws = KeyedDraws(seed)
+    unreported = [i.number for i in instructions]
+    drawn: dict[int, int] = {}
+    for report in range(1, len(instructions)):
+        drawn[report] = draws.rng("report", report).choice(unreported)
+        unreported.remove(drawn[report])
+    for f in find(check.mails, REPORT):
+        report, quoted = int(f.match.group(1)), words(f.match.group(2))
+        number = numbers.get(quoted)
+        if report not in drawn:
+            check.mismatch(f.mail, f"Round Report {report}, but the tournament has "
+                           f"{len(drawn)} reports")
+        elif number is None:
+            check.mismatch(f.mail, f"Round Report {report} gives the instruction \"{quoted}\", "
+                           "which the Scoring Instructions do not hold")
+        elif number != drawn[report]:
+            check.mismatch(f.mail, f"Round Report {report} gives instruction {number}, but the "
+                           f"seed draws instruction {drawn[report]}")
+    for f in find(check.mails, REPORTED):
+        number, report = int(f.match.group(1)), int(f.match.group(2))
+        if drawn.get(report) != number:
+            check.mismatch(f.mail, f"instruction {number} is said to be Round Report {report}'s, "
+                           f"but the seed draws instruction {drawn.get(report)} for it")
+    for f in find(check.mails, DEALT_CARDS):
+        shown, draw = words(f.match.group(1)), f.match.group(2)
+        count = sum(int(n) for n in re.findall(r"\d+", shown))
+        stream = Stream(f"{seed}/{draw}")
+        cards = dict.fromkeys(CARD_TYPES, 0)
+        for _ in range(count):
+            cards[stream.choice(BASIC)] += 1  # definition C: each a basic type, 1/5 each
+        if cards_text(cards) != shown:
+            check.mismatch(f.mail, f"the cards dealt to you by the draw {draw} are {shown}, "
+                           f"but the seed deals {cards_text(cards)}")
+
+
+#: A tournament's deal to the member: the cards, and the seed's draw that chose them.
+DEALT_CARDS = re.compile(r"^Dealt to you: (.+)\n\(The seed's draw \"([a-z]+(?:/\d+)+)\" "
+                         r"chose them", re.M)
+
+
+class LoatcgMailCheck(MailCheck):
+    """The seed, then the instructions, reports and deals (:func:`check_loatcg`)."""
+
+    def draws(self, check: Check, seed: str) -> None:
+        check_loatcg(check, seed)

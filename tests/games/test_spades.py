@@ -1317,12 +1317,14 @@ def test_words_and_views_add_only_the_rules(module: str) -> None:
 
 
 def test_the_game_is_its_rules_words_and_views() -> None:
-    """The game class holds its views and wires its bot to the rules."""
+    """The game class holds its views, wires its bot to the rules, and
+    names the check of its mails (``verify.py``)."""
     imports = _imports("__init__")
     assert {name for name in imports if name.startswith("referee")} == {
         "referee.games.base", "referee.games.draws", "referee.games.spades.bot",
         "referee.games.spades.rules", "referee.games.spades.words",
-        "referee.games.spades.views"}
+        "referee.games.spades.views", "referee.games.mailcheck",
+        "referee.games.spades.verify"}
     assert not _outside_referee(imports)
 
 

@@ -93,3 +93,29 @@ def test_tables_past_table_days_expire_and_those_seated_and_invited_are_told(
     assert [t.tag for t in members.referee.club.listing()] == [later]
     assert members.referee.club.expire(due) == 0
 
+
+
+def test_a_pass_expires_the_tables_by_its_time_after_the_deadline_sweep(
+        members: Club) -> None:
+    tag = opened(members, ALICE, "new spades", (BOB,))
+    days = members.config.club.table_days
+    # (the games the members played time out meanwhile: their mail is not the table's)
+    early = members.poll(members.now + timedelta(days=days, seconds=-1))
+    assert not [x for x in early if tag in str(x["Subject"])]
+    out = members.poll(members.now + timedelta(days=days))
+    assert [(str(x["To"]), str(x["Subject"])) for x in out if tag in str(x["Subject"])] == [
+        (a, f"[{tag}] The table for Spades is closed")
+        for a in ("alice@club.test", "bob@club.test")]
+    assert members.referee.club.listing() == []
+
+
+def test_the_daemon_expires_the_tables_in_its_deadline_job(members: Club) -> None:
+    from referee.scheduler import Daemon
+    from referee.store.db import now_utc
+
+    tag = opened(members, ALICE, "new spades")
+    with members.referee.sessions.begin() as db:
+        db.query(m.OpenTable).filter_by(tag=tag).one().expires_at = now_utc()
+    Daemon(members.referee).deadlines()
+    assert members.referee.club.listing() == []
+    assert "1 open table(s) expired" in str(members.referee.health.last_pass())

@@ -1,7 +1,8 @@
 """The club's letters (:mod:`referee.service.club.letters`) rendered and
 queued in the caller's transaction: a letter to the list as a post of no
 game, an invitation with its own reply address (``referee+TOKEN@``, the
-way its ``accept`` is known), any other to its one address, threaded
+way its ``accept`` is known), a request to confirm with its confirmation
+address, any other to its one address, threaded
 under the mail it answers when there is one."""
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def send(db: Session, delivery: Delivery, letters: Sequence[Letter], now: dateti
                                to_list=letter.to)
             continue
         reply_to = (invitation_address(delivery, letter.token)
-                    if letter.token is not None else None)
+                    if letter.token is not None else letter.reply_to)
         delivery.queue.put(db, None, [(letter.to, "")], subject, body,
                            auto="auto-replied" if in_reply_to else "auto-generated",
                            now=now, kind=letter.template, reply_to=reply_to,

@@ -163,3 +163,28 @@ def test_a_spades_table_fills_by_three_joins_and_the_start_is_posted(tmp_path: P
         assert len(names) == 4
     finally:
         club.referee.close()
+
+
+def test_rematch_in_reply_to_a_games_mail_opens_it_again_and_starts_when_all_accept(
+        club: Club) -> None:
+    club.send(ALICE, "rematch\n", subject="Re: [goofspiel-1] The game was cancelled")
+    out = club.poll()
+    assert seen(out) == [
+        ("alice@club.test", "[goofspiel-t1] Your table for Goofspiel is open"),
+        ("bob@club.test", "[goofspiel-t1] Alice invites you to play Goofspiel")]
+    assert "a rematch of goofspiel-1" in body(out[1])
+    club.send(BOB, "accept\n", subject="Re: invite",
+              to=out[1]["Reply-To"].addresses[0].addr_spec)
+    assert ("alice@club.test", "[goofspiel-3] Goofspiel starts: Alice, Bob") in seen(
+        club.poll())
+    # Carol, who did not play it, may not ask for its rematch.
+    club.send(CAROL, "rematch\n", subject="Re: [goofspiel-1] The game was cancelled")
+    (refused,) = club.poll()
+    assert "Only the players of goofspiel-1" in body(refused)
+
+
+def test_rematch_outside_a_reply_to_a_game_says_where_to_write_it(club: Club) -> None:
+    club.send(ALICE, "rematch\n", subject="again")
+    (refused,) = club.poll()
+    assert "in a reply to the last mail of the game" in body(refused)
+    assert club.referee.club.listing() == []

@@ -188,3 +188,18 @@ def test_rematch_outside_a_reply_to_a_game_says_where_to_write_it(club: Club) ->
     (refused,) = club.poll()
     assert "in a reply to the last mail of the game" in body(refused)
     assert club.referee.club.listing() == []
+
+
+def test_tables_lists_the_open_tables_to_anyone_and_a_bad_line_says_what_is_right(
+        club: Club) -> None:
+    club.send(ALICE, "new pure-skill\nnew chess\n", subject="tables")
+    out = club.poll()
+    assert seen(out) == [
+        ("alice@club.test", "[pure-skill-t1] Your table for Game of Pure Skill is open"),
+        ("alice@club.test", "Re: tables")]
+    assert "There is no game 'chess' here; the games are" in " ".join(body(out[1]).split())
+    club.send("Erin <erin@else.test>", "tables\n", subject="what is open?")
+    (listing,) = club.poll()
+    assert (str(listing["To"]), str(listing["Subject"])) == ("erin@else.test",
+                                                              "Re: what is open?")
+    assert "join pure-skill-t1" in body(listing)

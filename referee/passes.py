@@ -1,4 +1,5 @@
-"""One pass of the referee: fetch new mail, process it, fire deadlines, send.
+"""One pass of the referee: fetch new mail, process it, fire deadlines (and
+close the club's open tables past ``[club] table_days``), send.
 
 ``referee poll`` runs one pass (for cron); the daemon runs the same steps on
 its schedule. Each message is processed in its own transaction, and the
@@ -506,6 +507,9 @@ def run_pass(referee: Referee, now: datetime | None = None,
                 report.clock = judge_clock(referee, trust_clock)
             if report.clock is None or not report.clock.held:
                 report.timeouts = referee.sweep.fire(now)
+                # The club's open tables past ``[club] table_days`` close
+                # by the same clock; those seated are told.
+                referee.club.expire(now)
             if stream is not None:
                 stream.feed(force=True)
     finally:

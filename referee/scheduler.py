@@ -203,6 +203,8 @@ class Daemon:
             swept = "deadlines held for the clock"
         else:
             swept = f"deadlines swept ({self.referee.sweep.fire()} fired)"
+            if expired := self.referee.club.expire():
+                swept += f", {expired} open table(s) expired"
         self._send()
         self._publish()
         keep_faults(self.referee)

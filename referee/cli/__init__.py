@@ -1,7 +1,8 @@
 """The ``referee`` command line: one module a command (``init``, ``check``,
 ``game new/resign/extend/cancel``, ``player rotate/readdress``, ``prune``,
 ``poll``, ``run``, ``status`` and ``health``, ``outbox``, ``inbound``,
-``pages``, ``replay``, ``verify``, ``games``, ``demo``), each with its parser
+``pages``, ``replay``, ``verify``, ``games``, ``demo``, the club's
+``tables``, ``table cancel`` and ``member add``), each with its parser
 section and its handler (a :class:`~referee.cli.common.Command`), in the
 table :data:`COMMANDS` that :func:`main` walks; what several share is
 :mod:`referee.cli.common`. Here: the options of every command, the logging
@@ -27,6 +28,7 @@ from referee.cli import (
     games,
     inbound,
     init,
+    member,
     outbox,
     pages,
     player,
@@ -35,6 +37,7 @@ from referee.cli import (
     replay,
     run,
     status,
+    tables,
     verify,
 )
 from referee.cli.common import Command
@@ -55,7 +58,7 @@ COMMANDS: dict[str, Command] = {command.name: command for command in (
     init.COMMAND, check.COMMAND, game.COMMAND, player.COMMAND, prune.COMMAND,
     poll.COMMAND, run.COMMAND, status.STATUS, status.HEALTH, outbox.COMMAND,
     inbound.COMMAND, pages.COMMAND, replay.COMMAND, verify.COMMAND, games.COMMAND,
-    demo.COMMAND)}
+    demo.COMMAND, tables.TABLES, tables.TABLE, member.COMMAND)}
 
 
 def _version() -> str:

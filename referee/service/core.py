@@ -3,7 +3,8 @@ builds the wings and the rooms at the root, and is the one door the
 CLI, the passes, the daemon, the pages and the demo come in by. Past the
 door they use the rooms themselves: ``intake`` (mail in), ``sweep`` (the
 deadlines), ``operator`` (the operator's actions), ``tables`` (the club's
-open tables, in the caller's transaction), ``reading`` (status,
+open tables, in the caller's transaction), ``club`` (the operator's
+commands on them, and their expiry), ``reading`` (status,
 history, replay), ``health``, ``clock`` (may it fire deadlines), ``lease``,
 ``pages`` and ``guests`` (the game packages the games need). It opens no
 transaction itself; each room says in its docstring which one it runs in.
@@ -24,6 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from referee.config import Config
 from referee.mail.headers import one_line
 from referee.service.clock import Clock
+from referee.service.club.office import ClubOffice
 from referee.service.club.tables import Tables
 from referee.service.health import Health
 from referee.service.intake.letter import Outcome
@@ -70,6 +72,7 @@ class Referee:
         self.sweep = DeadlineSweep(self.sessions, self.composer, self.delivery)
         self.operator = Operator(config, self.sessions, self.delivery)
         self.tables = Tables(config, self.operator)
+        self.club = ClubOffice(config, self.sessions, self.delivery, self.tables)
         self.reading = Reading(self.sessions)
         self.lease = Lease(self.sessions)
         self.health = Health(self.sessions)

@@ -2,7 +2,8 @@
 :class:`~referee.service.club.tables.Done` and the table as it is after
 it, a :class:`~referee.service.club.tables.TableView`), who gets which of
 the ``templates/common/club_*.txt`` mails and with what data; and the
-answers to ``tables`` and to a line refused. Pure: no I/O, no database;
+answers to ``tables`` and to a line refused; the request to confirm
+lines nothing vouches for. Pure: no I/O, no database;
 the caller renders each letter (``Composer.render("common", ...)``) and
 sends it in its own transaction.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from referee.service.club.tables import Done, Invitation, TableView
@@ -28,6 +30,8 @@ class Letter:
     context: dict[str, Any] = field(default_factory=dict)
     public: bool = False
     token: str | None = None
+    #: A Reply-To of its own (a confirmation address), else none.
+    reply_to: str | None = None
 
 
 def options_text(table: TableView) -> str:
@@ -95,6 +99,15 @@ def refusal(to: str, line: str, why: str, subject: str) -> Letter:
     (a :class:`~referee.service.club.tables.Refused`'s or an
     :class:`~referee.service.club.words.Unreadable`'s words)."""
     return Letter(to, "club_refused", {"line": line.strip(), "why": why, "subject": subject})
+
+
+def confirmation(to: str, lines: Sequence[str], subject: str, until: datetime,
+                 reply_to: str) -> Letter:
+    """The request to confirm club lines nothing vouches for: a reply to
+    ``reply_to`` that writes them again does them."""
+    return Letter(to, "club_confirm", {"lines": [line.strip() for line in lines],
+                                       "subject": subject, "until": until},
+                  reply_to=reply_to)
 
 
 def _example(kinds: Sequence[str]) -> str:

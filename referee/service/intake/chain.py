@@ -10,6 +10,9 @@ data). The chain, and only the chain, sends them.
 ``automation``         bounces, auto-replies: noted, never answered (RFC 3834)
 ``other list``         mail from another mailing list: never answered
 ``no sender``          no From that SMTP could reach: never answered
+``club``               the club's command lines (``new``, ``join TAG``, ``accept`` ...) in a
+                       mail that names no game in progress: done and answered by the
+                       club's letters (``intake/gamesmaster.py``)
 ``sender``             the sender's player row and games; a "deal me in" seats a newcomer
                        whose domain is vouched for, or asks them to confirm; a reply to
                        that request seats them
@@ -50,7 +53,9 @@ from referee.config import Config
 from referee.games.base import Scope
 from referee.mail.auth import Verdict
 from referee.mail.automation import Automation
+from referee.service.club.tables import Tables
 from referee.service.intake.budgets import Allowance, Budgets, budget_key, loop_digest
+from referee.service.intake.gamesmaster import GamesMaster
 from referee.service.intake.joining import Alike, Joining
 from referee.service.intake.letter import GO_ON, Judgement, Letter, Outcome, Over, Reply
 from referee.service.intake.routing import Routing
@@ -396,16 +401,21 @@ class Chain:
     """The checks in order; the first judgement that ends a mail's way ends
     it, and each judgement's replies are sent as it is made."""
 
-    def __init__(self, config: Config, delivery: Delivery, bounces: Bounces) -> None:
+    def __init__(self, config: Config, delivery: Delivery, bounces: Bounces,
+                 tables: Tables | None = None) -> None:
+        """``tables``: the club's, for its command lines by mail (none: the
+        ``club`` link is left out)."""
         self.config, self.delivery = config, delivery
         senders = Senders(config, delivery.addresses)
         budgets = self.budgets = Budgets(config.limits)
         #: Which game a mail is about.
         self.routing = routing = Routing(config, senders, budgets)
         self.joining = joining = Joining(config, senders, budgets, delivery.composer.key)
+        club: tuple[Check, ...] = () if tables is None else (GamesMaster(
+            config, delivery, tables, senders, budgets, joining.confirmations),)
         #: Up to ``strangers``: the sender is not known yet.
         self.vetting: tuple[Check, ...] = (
-            ToVerp(bounces), Automated(bounces), OtherList(), NoSender(),
+            ToVerp(bounces), Automated(bounces), OtherList(), NoSender(), *club,
             Sender(joining, routing), WhoWrote(senders, routing),
             ShownAddresses(delivery.addresses, senders))
         self.strangers = Strangers(routing, joining)

@@ -8,6 +8,11 @@ The address keeps no state: the day it was made is written in it, and the
 MAC (HMAC-SHA256 under the key that signs our Message-IDs) covers the
 sender's address, the game's tag and that day, so it works only for that
 sender, that game, and :data:`CONFIRM_DAYS` days. Pure; no transaction.
+
+The club's commands by mail (``new``, ``join TAG``, ``accept`` ...) that
+nothing vouches for are confirmed the same way, at
+``referee+club-DAY-MAC@domain``: signed for one sender and day, no table
+named; the reply says its command lines again, and counts as its sender's.
 """
 
 from __future__ import annotations
@@ -63,6 +68,37 @@ class Confirmations:
     def address(self, sender: str, tag: str, day: date) -> str:
         """Where ``sender`` confirms joining game ``tag``, asked on ``day``."""
         return f"{self.local}+join-{tag}-{day:%Y%m%d}-{self.mac(sender, tag, day)}@{self.domain}"
+
+    def club_address(self, sender: str, day: date) -> str:
+        """Where ``sender`` confirms club commands (``intake/gamesmaster``),
+        asked on ``day``."""
+        return f"{self.local}+club-{day:%Y%m%d}-{self._club_mac(sender, day)}@{self.domain}"
+
+    def club_claim(self, recipients: Iterable[str]) -> tuple[date, str] | None:
+        """The day and MAC of the first of ``recipients`` that has the form
+        of a club confirmation address; None if none has."""
+        form = re.compile(re.escape(self.local) + rf"\+club-(\d{{8}})-([0-9a-f]{{{MAC_LENGTH}}})")
+        for recipient in recipients:
+            local, _, domain = recipient.lower().rpartition("@")
+            found = form.fullmatch(local) if domain == self.domain else None
+            if found is None:
+                continue
+            try:
+                return datetime.strptime(found.group(1), "%Y%m%d").date(), found.group(2)
+            except ValueError:
+                continue
+        return None
+
+    def club_confirmed(self, claim: tuple[date, str], sender: str, now: datetime) -> bool:
+        """Whether ``claim`` (:meth:`club_claim`) was made for ``sender`` and
+        still works at ``now``."""
+        day, mac = claim
+        return now < expiry(day) and hmac.compare_digest(mac, self._club_mac(sender, day))
+
+    def _club_mac(self, sender: str, day: date) -> str:
+        said = f"club\n{sender.lower()}\n{day:%Y%m%d}"
+        return hmac.new(self.key, said.encode("utf-8", "surrogatepass"),
+                        hashlib.sha256).hexdigest()[:MAC_LENGTH]
 
     def claim(self, recipients: Iterable[str]) -> Claim | None:
         """The first of ``recipients`` that has the form of a confirmation

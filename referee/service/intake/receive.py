@@ -45,6 +45,7 @@ from referee.config import Config
 from referee.games import PackageFault
 from referee.mail.automation import Automation
 from referee.mail.inbound import InboundMessage, parse_message
+from referee.service.club.tables import Tables
 from referee.service.intake.budgets import content_digest
 from referee.service.intake.chain import Chain, ToPlay
 from referee.service.intake.letter import Letter, Outcome
@@ -53,6 +54,7 @@ from referee.service.intake.triage import Triage
 from referee.service.outgoing.bounces import Bounces
 from referee.service.outgoing.delivery import Delivery
 from referee.service.play.guests import WAITING, Unserved, serves_again
+from referee.service.play.operator import Operator
 from referee.store import models as m
 from referee.store.db import DATABASE_AWAY
 
@@ -79,7 +81,10 @@ class Intake:
     def __init__(self, config: Config, sessions: sessionmaker[Session],
                  delivery: Delivery) -> None:
         self.config, self.sessions, self.delivery = config, sessions, delivery
-        self.chain = Chain(config, delivery, Bounces(delivery.composer))
+        # The club's tables, for its command lines by mail (``gamesmaster``):
+        # a game a table fills is made in the mail's transaction.
+        tables = Tables(config, Operator(config, sessions, delivery))
+        self.chain = Chain(config, delivery, Bounces(delivery.composer), tables)
         #: Which new mail to read first (a pass reads players' mail first).
         self.triage = Triage(sessions, delivery.addresses)
         #: Whether a fresh database may read the mailbox it meets.

@@ -1,0 +1,79 @@
+"""The club's work that comes from no mail: the operator's commands
+(``referee tables``, ``table cancel``, ``member add``) and the expiry of
+the tables past ``[club] table_days`` (run where the deadline sweep runs,
+by a pass and the daemon). Each is one transaction; the mails it causes
+(``club_closed`` to those seated or invited) are queued in it, as the
+operator's other commands queue theirs."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from referee.config import Config
+from referee.service.club import letters
+from referee.service.club.sending import send
+from referee.service.club.tables import Done, Tables, TableView
+from referee.service.outgoing.delivery import Delivery
+from referee.store import models as m
+from referee.store.db import now_utc
+
+log = logging.getLogger(__name__)
+
+
+class ClubOffice:
+    """The club's tables as the operator and the clock act on them."""
+
+    def __init__(self, config: Config, sessions: sessionmaker[Session], delivery: Delivery,
+                 tables: Tables) -> None:
+        self.config, self.sessions, self.delivery, self.tables = (
+            config, sessions, delivery, tables)
+
+    def listing(self) -> list[TableView]:
+        """The open tables, oldest first (what ``tables`` answers by mail)."""
+        with self.sessions() as db:
+            return self.tables.listing(db)
+
+    def cancel(self, tag: str, now: datetime | None = None) -> TableView:
+        """Close the open table ``tag``; those seated or invited are told.
+        Raises :class:`~referee.service.club.tables.Refused` (nothing done)
+        for a table that is not open. Returns the table as closed."""
+        now = now or now_utc()
+        with self.sessions.begin() as db:
+            done = self.tables.cancel(db, tag, now)
+            return self._tell(db, done, now)
+
+    def add_member(self, address: str, now: datetime | None = None) -> m.Player:
+        """Make ``address`` ("Name <addr>" or addr) a member: they may open
+        tables and be invited. Returns the player (detached)."""
+        now = now or now_utc()
+        with self.sessions.begin() as db:
+            player = self.tables.add_member(db, address, now)
+            db.flush()
+            db.expunge(player)
+            return player
+
+    def expire(self, now: datetime | None = None) -> int:
+        """Close the open tables past ``[club] table_days``, telling those
+        seated or invited; how many closed."""
+        now = now or now_utc()
+        with self.sessions.begin() as db:
+            closed = self.tables.expire(db, now)
+            for done in closed:
+                self._tell(db, done, now)
+        if closed:
+            log.info("%d open table(s) expired: %s", len(closed),
+                     ", ".join(d.table for d in closed))
+        return len(closed)
+
+    def _tell(self, db: Session, done: Done, now: datetime) -> TableView:
+        """Queue the ``club_closed`` mails of a table the operator or the
+        clock closed (no writer: nobody at the table did it)."""
+        table = self.tables.view(db, done.table)
+        assert table is not None
+        send(db, self.delivery,
+             letters.letters(done, table, "", "", self.config.referee.public_list,
+                             self.config.club.table_days), now)
+        return table

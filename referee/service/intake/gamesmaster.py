@@ -1,0 +1,236 @@
+"""The club's GamesMaster by mail (issue 36): a mail whose command lines
+are the club's (``club/words.py``: ``new KIND``, ``join TAG``, ``leave
+TAG``, ``start TAG``, ``accept``, ``decline``, ``rematch``, ``tables``) and
+that names no game in progress is the club's. Its lines are done through
+``club/tables.py`` and answered with the club's letters
+(``club/letters.py``, queued by ``club/sending.py`` as the play step queues
+a game's reports): the writer answered, those at the table told, the
+invitations mailed, the open table posted to the list, the start
+announced (the game's own opening is queued as it is made).
+
+A link of the chain (``club``), after the automation and list checks (an
+autoresponder's reply, or another list's mail, does nothing) and before
+``sender`` (so a ``join TAG`` is never read as a tournament's join); it
+ends the way of every mail it takes.
+
+Which mail: one with a club line whose subject and thread name no active
+game. A bare ``accept`` or ``decline`` is a game's move (Miser's) unless
+the mail came to an invitation's reply address (``referee+TOKEN@``) or to
+a club confirmation address; a line that only starts like a club command
+from a player in a game is left to the game.
+
+Who: a line that changes something counts when something vouches for its
+sender: the trusted Authentication-Results (an aligned pass for the From
+domain), a reply to the club's confirmation address made for them
+(``intake/confirming``), for ``accept``/``decline`` the invitation's own
+reply address; or, with ``[auth] require = "none"``, the From of an
+address the referee knows, for all but ``accept`` and ``decline``. Else
+nothing is done and the From address is asked to confirm (once a day,
+within the day's replies to strangers): a forger never sees the request.
+``tables`` needs no vouching.
+
+What it costs: the mail is charged to its sender's reply budget (the
+verified one, or the budget of mail in their name); over it, or the same
+mail again, nothing is done or answered. A writer who is no member, and
+whom nothing vouches for, is answered within the day's replies to
+strangers (``[limits] stranger_replies_per_day``, ``_per_domain``).
+
+Runs inside intake's transaction; each line in a savepoint of its own, so
+a line refused changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from email.utils import formataddr
+
+from sqlalchemy import exists, select
+from sqlalchemy.orm import Session
+
+from referee.config import Config
+from referee.mail.compose import echo_subject
+from referee.service.club import letters, words
+from referee.service.club.letters import Letter
+from referee.service.club.sending import send
+from referee.service.club.tables import Done, Refused, Tables
+from referee.service.club.words import NewTable, TableLine, Unreadable
+from referee.service.intake.budgets import (
+    ADDRESS_MAX,
+    UNVERIFIED,
+    Allowance,
+    Budgets,
+    loop_digest,
+)
+from referee.service.intake.confirming import Confirmations, expiry
+from referee.service.intake.joining import own_name
+from referee.service.intake.letter import GO_ON, Judgement
+from referee.service.intake.letter import Letter as Mail
+from referee.service.intake.senders import Senders
+from referee.service.outgoing.delivery import Delivery
+from referee.store import models as m
+
+#: The club's verbs that change nothing: answered whoever wrote.
+READING = frozenset({"tables"})
+#: The verbs only an invitation's reply address (or what vouches for the
+#: domain, or a confirmation) may say: a seat taken in someone's name.
+ANSWERING = frozenset({"accept", "decline"})
+
+
+class GamesMaster:
+    """The ``club`` link: the club's command lines of a mail, done."""
+
+    name = "club"
+
+    def __init__(self, config: Config, delivery: Delivery, tables: Tables, senders: Senders,
+                 budgets: Budgets, confirmations: Confirmations) -> None:
+        self.config, self.delivery, self.tables = config, delivery, tables
+        self.senders, self.budgets, self.confirmations = senders, budgets, confirmations
+
+    def judge(self, db: Session, letter: Mail) -> Judgement:
+        msg = letter.msg
+        if letter.from_referee or not msg.sender:
+            return GO_ON
+        claim = self.confirmations.club_claim((*msg.to, *msg.cc))
+        invitation = next((seat for token in letter.tokens
+                           if (seat := self.tables.invitation_of(db, token)) is not None), None)
+        addressed = claim is not None or invitation is not None
+        lines = _club_lines(letter.lines)
+        if not lines:
+            if addressed:  # an unmarked autoresponder's reply, or "thanks"
+                return Judgement("ignored", "not answered: a reply to the club's mail with "
+                                            "no club line")
+            return GO_ON
+        if letter.tag is not None and db.scalar(select(exists().where(
+                m.Game.tag == letter.tag, m.Game.status == "active"))):
+            return GO_ON  # the game's mail: its own "accept", "join"
+        found = [f for _, f in lines]
+        if not addressed and all(_bare_answer(f) for f in found):
+            return GO_ON  # a game's "accept" or "decline" (Miser's)
+        player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
+        if not addressed and all(isinstance(f, Unreadable) for f in found) and (
+                player is not None and _seated(db, player)):
+            return GO_ON  # a player's line that only starts like the club's
+        return self._do_all(db, letter, lines, player, claim, invitation)
+
+    def _do_all(self, db: Session, letter: Mail,
+                lines: Sequence[tuple[str, NewTable | TableLine | Unreadable]],
+                player: m.Player | None, claim: tuple[date, str] | None,
+                invitation: m.TableSeat | None) -> Judgement:
+        """Do the club ``lines`` of a mail the club takes, and queue what
+        they cause."""
+        msg, now = letter.msg, letter.now
+        domain = self.senders.verify_domain(letter)
+        if domain.failed:
+            return Judgement("ignored", f"not answered: club lines its sender's domain "
+                                        f"disowns ({domain.detail})")
+        confirmed = claim is not None and self.confirmations.club_confirmed(
+            claim, msg.sender, now)
+        vouched = domain.passed or confirmed
+        key = msg.sender if vouched else f"{UNVERIFIED}{msg.sender}"[:ADDRESS_MAX]
+        allowance = self.budgets.charge(db, key, loop_digest(letter), now)
+        if allowance is not Allowance.ANSWER:
+            return Judgement("ignored", "not answered: club lines over the reply budget, or "
+                                        "the same mail again")
+        if not domain.passed and not self.tables.is_member(db, player) and (
+                not self.budgets.stranger_reply(db, msg.sender, now)):
+            return Judgement("ignored", "not answered: club lines from a stranger over "
+                                        "[limits] stranger_replies_per_day or _per_domain")
+        by_token = invitation is not None and invitation.player.address == msg.sender
+        known = self.config.auth.require == "none" and player is not None
+        name = own_name(msg.sender_name)
+        writer = formataddr((name, msg.sender)) if name else msg.sender
+        subject = echo_subject(msg.subject)
+        out: list[Letter] = []
+        unconfirmed: list[str] = []
+        done: list[str] = []
+        for raw, found in lines:
+            if isinstance(found, Unreadable):
+                out.append(letters.refusal(msg.sender, raw, str(found), subject))
+                continue
+            verb = "new" if isinstance(found, NewTable) else found.verb
+            if verb in READING:
+                out.append(letters.listing(msg.sender, self.tables.listing(db), subject,
+                                           words.kinds()))
+                done.append(verb)
+                continue
+            may = (by_token or vouched) if verb in ANSWERING else (vouched or known)
+            if not may:
+                unconfirmed.append(raw)
+                continue
+            try:
+                with db.begin_nested():
+                    did = self._do(db, letter, found, writer,
+                                   invitation.token if by_token and invitation else None)
+            except Refused as e:
+                out.append(letters.refusal(msg.sender, raw, str(e), subject))
+                continue
+            table = self.tables.view(db, did.table)
+            assert table is not None
+            out += letters.letters(did, table, msg.sender, self._name(db, msg.sender),
+                                   self.config.referee.public_list,
+                                   self.config.club.table_days)
+            done.append(f"{did.what} {did.table}" + (f" as {did.game}" if did.game else ""))
+        if unconfirmed and self.budgets.tell_stranger(db, "club", msg.sender, now):
+            out.append(letters.confirmation(
+                msg.sender, unconfirmed, subject, expiry(now.date()),
+                self.confirmations.club_address(msg.sender, now.date())))
+        if out:
+            send(db, self.delivery, out, now, in_reply_to=msg.message_id,
+                 references=msg.references)
+        note = "club: " + (", ".join(done) if done else "nothing done")
+        if unconfirmed:
+            note += f"; {len(unconfirmed)} line(s) to confirm"
+        status = "processed" if done else ("to confirm" if unconfirmed else "refused")
+        return Judgement(status, note)
+
+    def _do(self, db: Session, letter: Mail, found: NewTable | TableLine, writer: str,
+            token: str | None) -> Done:
+        now = letter.now
+        if isinstance(found, NewTable):
+            return self.tables.open(db, writer, found, now)
+        verb, tag = found.verb, found.tag
+        if verb == "rematch":
+            if letter.tag is None:
+                raise Refused("Write 'rematch' in a reply to the last mail of the game to "
+                              "play again.")
+            return self.tables.rematch(db, writer, letter.tag, now)
+        if verb == "accept":
+            return self.tables.accept(db, writer, tag, now, token=token)
+        if verb == "decline":
+            return self.tables.decline(db, writer, tag, now, token=token)
+        assert tag is not None  # the grammar gives join, leave and start their tag
+        action = {"join": self.tables.join, "leave": self.tables.leave,
+                  "start": self.tables.start}[verb]
+        return action(db, writer, tag, now)
+
+    @staticmethod
+    def _name(db: Session, address: str) -> str:
+        player = db.scalar(select(m.Player).where(m.Player.address == address))
+        if player is not None and player.name:
+            return player.name
+        return address.partition("@")[0].capitalize()
+
+
+def _club_lines(lines: Sequence[str]) -> list[tuple[str, NewTable | TableLine | Unreadable]]:
+    """Each club line of a mail, as written and as read (or why not)."""
+    out: list[tuple[str, NewTable | TableLine | Unreadable]] = []
+    for line in lines:
+        try:
+            found = words.parse_line(line)
+        except Unreadable as e:
+            out.append((line, e))
+            continue
+        if found is not None:
+            out.append((line, found))
+    return out
+
+
+def _bare_answer(found: object) -> bool:
+    return isinstance(found, TableLine) and found.tag is None and found.verb in ANSWERING
+
+
+def _seated(db: Session, player: m.Player) -> bool:
+    return bool(db.scalar(select(exists().where(
+        m.Seat.player_id == player.id, m.Game.id == m.Seat.game_id,
+        m.Game.status == "active"))))

@@ -1,0 +1,205 @@
+"""The club's command lines by mail, through the whole intake on a Maildir
+and SQLite (referee/service/intake/gamesmaster.py): a challenge accepted
+at the invitation's reply address, a table filled by joins, and what
+vouches for a writer: a forged accept starts nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+
+from referee.store import models as m
+from tests.test_referee import Club, body
+
+ALICE, BOB, CAROL, DAVE = (f"{n.capitalize()} <{n}@club.test>"
+                           for n in ("alice", "bob", "carol", "dave"))
+LIST = "players@lists.club.test"
+
+
+def members(club: Club) -> Club:
+    """Alice, Bob, Carol and Dave have played here; their openings are read."""
+    for pair in ((ALICE, BOB), (CAROL, DAVE)):
+        tag = club.referee.operator.create_game("goofspiel", list(pair), now=club.now,
+                                                seed="s")
+        club.referee.operator.cancel_game(tag, now=club.now)
+    club.poll(club.now)
+    return club
+
+
+@pytest.fixture
+def club(tmp_path: Path) -> Iterator[Club]:
+    c = members(Club(tmp_path))
+    yield c
+    c.referee.close()
+
+
+def seen(mails: list[EmailMessage]) -> list[tuple[str, str]]:
+    return [(str(x["To"]), str(x["Subject"])) for x in mails]
+
+
+def test_a_challenge_accepted_at_the_invitations_address_starts_the_game(club: Club) -> None:
+    club.send(ALICE, "new goofspiel with Bob\n", subject="a game?")
+    out = club.poll()
+    assert seen(out) == [
+        ("alice@club.test", "[goofspiel-t1] Your table for Goofspiel is open"),
+        ("bob@club.test", "[goofspiel-t1] Alice invites you to play Goofspiel")]
+    reply_to = out[1]["Reply-To"].addresses[0].addr_spec
+    assert reply_to.startswith("referee+") and reply_to != "referee@club.test"
+    # Bob's forged accept to the referee's own address starts nothing, even
+    # with the default auth: accepting is the invitation's address's.
+    club.send(BOB, "accept goofspiel-t1\n", subject="Re: [goofspiel-t1] invite")
+    forged = club.poll()
+    assert seen(forged) == [("bob@club.test", "Re: [goofspiel-t1] invite")]
+    assert "reply to this mail, from this address" in body(forged[0])
+    assert club.count(m.Game) == 2
+    club.send(BOB, "accept\n", subject="Re: [goofspiel-t1] invite", to=reply_to)
+    assert [(a, s if "starts" in s else s[:31]) for a, s in seen(club.poll())] == [
+        ("Alice <alice@club.test>", "[goofspiel-3] Goofspiel begins:"),
+        ("Bob <bob@club.test>", "[goofspiel-3] Goofspiel begins:"),
+        ("alice@club.test", "[goofspiel-3] Goofspiel starts: Alice, Bob"),
+        ("bob@club.test", "[goofspiel-3] Goofspiel starts: Alice, Bob")]
+    assert club.count(m.Game) == 3
+    # The invitation is spent: its address accepts nothing more.
+    club.send(BOB, "accept\n", subject="Re: [goofspiel-t1] invite", to=reply_to)
+    assert all("starts" not in str(x["Subject"]) for x in club.poll())
+    assert club.count(m.Game) == 3
+
+
+def test_an_autoresponders_reply_to_an_invitation_accepts_nothing(club: Club) -> None:
+    club.send(ALICE, "new goofspiel with Bob\n")
+    reply_to = club.poll()[1]["Reply-To"].addresses[0].addr_spec
+    club.send(BOB, "I am away until Monday.\n", subject="Out of office", to=reply_to)
+    club.send(BOB, "accept\n", subject="Auto: away", to=reply_to,
+              headers={"Auto-Submitted": "auto-replied"})
+    assert club.poll() == []
+    assert club.count(m.Game) == 2
+    assert [t.invited for t in club.referee.club.listing()] == [("Bob",)]
+
+
+def test_an_invitation_goes_to_no_address_that_never_wrote(club: Club) -> None:
+    club.send(ALICE, "new goofspiel with victim@example.com\n", subject="spam?")
+    out = club.poll()
+    assert seen(out) == [("alice@club.test", "Re: spam?")]
+    assert "victim@example.com is not a member" in body(out[0])
+    assert club.referee.club.listing() == []
+
+
+def test_a_strangers_join_is_confirmed_by_a_reply_that_says_it_again(club: Club) -> None:
+    club.send(ALICE, "new pure-skill\n")
+    club.poll()
+    club.send("Erin <erin@else.test>", "join pure-skill-t1\n", subject="me too")
+    (ask,) = club.poll()
+    assert (str(ask["To"]), str(ask["Subject"])) == ("erin@else.test", "Re: me too")
+    confirm = ask["Reply-To"].addresses[0].addr_spec
+    assert confirm.startswith("referee+club-")
+    assert [t.seated for t in club.referee.club.listing()] == [("Alice",)]
+    # Mallory, who saw nothing, cannot use Erin's address to confirm.
+    club.send("mallory@else.test", "join pure-skill-t1\n", to=confirm)
+    (mallory,) = club.poll()
+    assert str(mallory["To"]) == "mallory@else.test"
+    club.send("Erin <erin@else.test>", "join pure-skill-t1\n", subject="Re: me too",
+              to=confirm)
+    assert seen(club.poll()) == [
+        ("erin@else.test", "[pure-skill-t1] You took a seat"),
+        ("alice@club.test", "[pure-skill-t1] Erin took a seat")]
+    assert [t.seated for t in club.referee.club.listing()] == [("Alice", "Erin")]
+
+
+def test_a_forged_accept_in_verified_mode_starts_nothing(tmp_path: Path) -> None:
+    club = members(Club(tmp_path, auth={"require": "verified", "authserv_id": "mx.club.test"}))
+    try:
+        club.vouch = True
+        club.send(ALICE, "new goofspiel with Bob\n")
+        assert len(club.poll()) == 2
+        club.vouch = False  # a forger writes as Bob; nothing vouches for the mail
+        for line in ("accept goofspiel-t1", "accept", "join goofspiel-t1"):
+            club.send(BOB, f"{line}\n", subject="Re: [goofspiel-t1] invite")
+        asked = club.poll()
+        # One request to confirm (once a day), and the bare "accept", read
+        # as a game's, the once-a-day notice of mail not verified.
+        assert [(str(x["To"]), x["Subject"].endswith("(not applied)")) for x in asked] == [
+            ("bob@club.test", False), ("Bob <bob@club.test>", True)]
+        assert "accept goofspiel-t1" in body(asked[0])
+        assert club.count(m.Game) == 2
+        assert [t.seated for t in club.referee.club.listing()] == [("Alice",)]
+    finally:
+        club.referee.close()
+
+
+def test_a_bare_accept_from_a_player_in_a_game_is_the_games(club: Club) -> None:
+    club.send(ALICE, "new goofspiel with Bob\n")
+    club.poll()
+    club.send(BOB, "accept\n", subject="hello")
+    out = club.poll()
+    assert club.count(m.Game) == 2 and all("goofspiel-t1" not in str(x["Subject"])
+                                           for x in out)
+
+
+def test_a_spades_table_fills_by_three_joins_and_the_start_is_posted(tmp_path: Path) -> None:
+    club = members(Club(tmp_path, public_list=LIST))
+    try:
+        club.send(ALICE, "new spades\n")
+        out = club.poll()
+        assert seen(out) == [
+            ("alice@club.test", "[spades-t1] Your table for Spades is open"),
+            (LIST, "[spades-t1] Alice seeks 3 players for Spades")]
+        for who in (BOB, CAROL):
+            club.send(who, "join spades-t1\n")
+        assert seen(club.poll()) == [
+            ("bob@club.test", "[spades-t1] You took a seat"),
+            ("alice@club.test", "[spades-t1] Bob took a seat"),
+            ("carol@club.test", "[spades-t1] You took a seat"),
+            ("alice@club.test", "[spades-t1] Carol took a seat")]
+        club.send(DAVE, "join spades-t1\n")
+        subjects = seen(club.poll())
+        assert (LIST, "[spades-3] Spades starts: Alice, Bob, Carol, Dave") in subjects
+        assert club.count(m.Game) == 3
+        with club.referee.sessions() as db:
+            game = db.query(m.Game).filter_by(tag="spades-3").one()
+            names = [s.name for s in sorted(game.seats, key=lambda s: s.position)]
+        assert len(names) == 4
+    finally:
+        club.referee.close()
+
+
+def test_rematch_in_reply_to_a_games_mail_opens_it_again_and_starts_when_all_accept(
+        club: Club) -> None:
+    club.send(ALICE, "rematch\n", subject="Re: [goofspiel-1] The game was cancelled")
+    out = club.poll()
+    assert seen(out) == [
+        ("alice@club.test", "[goofspiel-t1] Your table for Goofspiel is open"),
+        ("bob@club.test", "[goofspiel-t1] Alice invites you to play Goofspiel")]
+    assert "a rematch of goofspiel-1" in body(out[1])
+    club.send(BOB, "accept\n", subject="Re: invite",
+              to=out[1]["Reply-To"].addresses[0].addr_spec)
+    assert ("alice@club.test", "[goofspiel-3] Goofspiel starts: Alice, Bob") in seen(
+        club.poll())
+    # Carol, who did not play it, may not ask for its rematch.
+    club.send(CAROL, "rematch\n", subject="Re: [goofspiel-1] The game was cancelled")
+    (refused,) = club.poll()
+    assert "Only the players of goofspiel-1" in body(refused)
+
+
+def test_rematch_outside_a_reply_to_a_game_says_where_to_write_it(club: Club) -> None:
+    club.send(ALICE, "rematch\n", subject="again")
+    (refused,) = club.poll()
+    assert "in a reply to the last mail of the game" in body(refused)
+    assert club.referee.club.listing() == []
+
+
+def test_tables_lists_the_open_tables_to_anyone_and_a_bad_line_says_what_is_right(
+        club: Club) -> None:
+    club.send(ALICE, "new pure-skill\nnew chess\n", subject="tables")
+    out = club.poll()
+    assert seen(out) == [
+        ("alice@club.test", "[pure-skill-t1] Your table for Game of Pure Skill is open"),
+        ("alice@club.test", "Re: tables")]
+    assert "There is no game 'chess' here; the games are" in " ".join(body(out[1]).split())
+    club.send("Erin <erin@else.test>", "tables\n", subject="what is open?")
+    (listing,) = club.poll()
+    assert (str(listing["To"]), str(listing["Subject"])) == ("erin@else.test",
+                                                              "Re: what is open?")
+    assert "join pure-skill-t1" in body(listing)

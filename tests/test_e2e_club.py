@@ -1,0 +1,182 @@
+"""The club starts its own games by mail, over the real Postfix and
+Dovecot (issue 36; referee/service/intake/gamesmaster.py): a Goofspiel
+challenge accepted by the invited player's reply to the invitation, the
+game's start announced and its opening mailed; a Spades table opened by
+"new spades" and filled by three joins (one through the list), its start
+posted to the list, the partners seated apart; in verified mode, a forged
+accept starting nothing while the real one, at the invitation's address,
+starts the game. ``tests/service/intake/test_gamesmaster.py`` holds more
+on Maildir."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from email.message import EmailMessage
+from email.utils import make_msgid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from referee.store import models as m
+from tests.mailstack import PLAYERS, MailStack
+from tests.test_e2e import REF, T0, Post, body, person
+
+MX = "mail.example.test"
+#: What the players' mail server says of an honest mail (verified mode).
+VOUCHED = {"Authentication-Results": f"{MX}; dmarc=pass header.from=example.test"}
+
+
+def club_of(post: Post, *users: str) -> Post:
+    """``users`` made members by the operator (``referee member add``)."""
+    for user in users:
+        post.referee.club.add_member(person(user), T0)
+    return post
+
+
+@pytest.fixture
+def post(mailstack: MailStack, tmp_path: Path) -> Iterator[Post]:
+    p = club_of(Post(mailstack, tmp_path), "alice", "bob")
+    yield p
+    p.close()
+
+
+def subjects(msgs: list[EmailMessage]) -> list[str]:
+    return sorted(str(x["Subject"]) for x in msgs)
+
+
+def seats(post: Post, tag: str) -> list[str]:
+    with post.referee.sessions() as db:
+        game = db.scalar(select(m.Game).where(m.Game.tag == tag))
+        assert game is not None
+        return [s.name for s in sorted(game.seats, key=lambda s: s.position)]
+
+
+def test_a_goofspiel_challenge_accepted_by_reply_starts_the_game(post: Post) -> None:
+    post.write("alice", "new goofspiel with Bob\n", subject="a game, Bob?")
+    post.poll(T0)
+    (opened,) = post.new_mail("alice", 1)
+    (invited,) = post.new_mail("bob", 1)
+    assert opened["Subject"] == "[goofspiel-t1] Your table for Goofspiel is open"
+    assert invited["Subject"] == "[goofspiel-t1] Alice invites you to play Goofspiel"
+    assert "accept" in body(invited)
+    address = invited["Reply-To"].addresses[0].addr_spec
+    assert address.startswith("referee+")
+    post.write("bob", "accept\n", subject=f"Re: {invited['Subject']}", to=[address],
+               reply_to=invited)
+    post.poll(T0 + timedelta(minutes=5))
+    for user in ("alice", "bob"):
+        got = post.new_mail(user, 2)
+        assert [s[:30] for s in subjects(got)] == [
+            "[goofspiel-1] Goofspiel begins", "[goofspiel-1] Goofspiel starts"]
+        started = next(x for x in got if "starts" in str(x["Subject"]))
+        assert str(started["Subject"]) == "[goofspiel-1] Goofspiel starts: Alice, Bob"
+    assert seats(post, "goofspiel-1") == ["Alice", "Bob"]
+    assert post.referee.club.listing() == []
+    post.assert_no_more_mail(*PLAYERS)
+
+
+def arrived(post: Post, user: str, subject: str, timeout: float = 60) -> EmailMessage:
+    """The mail whose subject starts with ``subject`` in ``user``'s INBOX,
+    once it has come (the list delivers its posts beside the referee's own
+    mail, and Postfix delivers in parallel: in any order)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [x for x in post.stack.fetch_all(user)
+                 if str(x["Subject"]).startswith(subject)]
+        if found:
+            return found[-1]
+        assert time.monotonic() < deadline, f"{user} got no {subject!r}"
+        time.sleep(0.2)
+
+
+def test_a_spades_table_fills_by_three_joins_and_starts_in_public_partners_apart(
+        mailstack: MailStack, tmp_path: Path) -> None:
+    post = club_of(Post(mailstack, tmp_path, public_list=mailstack.list_address),
+                   "alice", "bob", "carol")
+    try:
+        post.write("alice", "new spades\n", subject="spades tonight?")
+        post.poll(T0)
+        post.in_referee_inbox += 1  # the post comes back to the referee through the list
+        arrived(post, "alice", "[spades-t1] Your table for Spades is open")
+        posted = arrived(post, "frank", "[spades-t1] Alice seeks 3 players for Spades")
+        assert str(posted["To"]) == mailstack.list_address
+        assert "join spades-t1" in body(posted)
+        # Bob joins through the list, Carol by mail to the referee (both
+        # members), Dave, a stranger, through a confirmation.
+        post.write("bob", "join spades-t1\n", subject=f"Re: {posted['Subject']}",
+                   to=[mailstack.list_address],
+                   headers={"List-Id": "Game list <players.example.test>"})
+        post.write("carol", "join spades-t1\n", subject="a seat")
+        post.poll(T0 + timedelta(minutes=5))
+        for user in ("bob", "carol"):
+            arrived(post, user, "[spades-t1] You took a seat")
+        arrived(post, "alice", "[spades-t1] Bob took a seat")
+        arrived(post, "alice", "[spades-t1] Carol took a seat")
+        assert [sorted(t.seated) for t in post.referee.club.listing()] == [
+            ["Alice", "Bob", "Carol"]]
+        post.write("dave", "join spades-t1\n", subject="me too")
+        post.poll(T0 + timedelta(minutes=10))
+        asked = arrived(post, "dave", "Re: me too")
+        assert "Nothing vouches that it came from you" in body(asked)
+        confirm = asked["Reply-To"].addresses[0].addr_spec
+        assert confirm.startswith("referee+club-")
+        assert [sorted(t.seated) for t in post.referee.club.listing()] == [
+            ["Alice", "Bob", "Carol"]]
+        post.write("dave", "join spades-t1\n", subject="Re: me too", to=[confirm],
+                   reply_to=asked)
+        post.poll(T0 + timedelta(minutes=15))
+        started = arrived(post, "erin", "[spades-1] Spades starts: ")
+        assert str(started["To"]) == mailstack.list_address
+        assert sorted(str(started["Subject"]).split(": ")[1].split(", ")) == [
+            "Alice", "Bob", "Carol", "Dave"]
+        assert sorted(seats(post, "spades-1")) == ["Alice", "Bob", "Carol", "Dave"]
+        # The seating drawn from the game's seed (rule text 001): partners
+        # sit across the table, names[0] & names[2] against names[1] & names[3].
+        names = post.state("spades-1")["names"]
+        assert sorted(names) == ["Alice", "Bob", "Carol", "Dave"]
+        begins = arrived(post, "erin", "[spades-1] Spades begins")
+        said = " ".join(body(begins).split())
+        assert "Playing order (partners sit opposite): " + " ".join(
+            f"{i + 1}. {name} (team {i % 2 + 1})" for i, name in enumerate(names)) in said
+        assert post.referee.club.listing() == []
+        assert post.count(m.Game) == 1
+    finally:
+        post.close()
+
+
+def test_in_verified_mode_a_forged_accept_starts_nothing(
+        mailstack: MailStack, tmp_path: Path) -> None:
+    post = club_of(Post(mailstack, tmp_path, auth={"require": "verified", "authserv_id": MX}),
+                   "alice", "bob")
+    try:
+        post.write("alice", "new goofspiel with Bob\n", subject="a game?", headers=VOUCHED)
+        post.poll(T0)
+        post.new_mail("alice", 1)
+        (invited,) = post.new_mail("bob", 1)
+        # Erin writes as Bob: nothing vouches for the mail.
+        forged = EmailMessage()
+        forged["From"], forged["To"] = person("bob"), REF
+        forged["Subject"] = f"Re: {invited['Subject']}"
+        forged["Message-ID"] = make_msgid(idstring="forger", domain="elsewhere.example.test")
+        forged.set_content("accept goofspiel-t1\n")
+        post.stack.send(forged, "erin", REF)
+        post.in_referee_inbox += 1
+        post.poll(T0 + timedelta(minutes=5))
+        (asked,) = post.new_mail("bob", 1)  # Bob, not Erin, is asked to confirm
+        assert "Nothing vouches that it came from you" in body(asked)
+        assert post.count(m.Game) == 0
+        assert [t.seated for t in post.referee.club.listing()] == [("Alice",)]
+        post.assert_no_more_mail("alice", "erin")
+        # Bob's own reply, at the invitation's address, starts it.
+        address = invited["Reply-To"].addresses[0].addr_spec
+        post.write("bob", "accept\n", subject=f"Re: {invited['Subject']}", to=[address],
+                   reply_to=invited)
+        post.poll(T0 + timedelta(minutes=10))
+        assert "[goofspiel-1] Goofspiel starts: Alice, Bob" in subjects(
+            post.new_mail("alice", 2))
+        assert post.count(m.Game) == 1
+    finally:
+        post.close()

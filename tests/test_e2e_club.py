@@ -180,3 +180,27 @@ def test_in_verified_mode_a_forged_accept_starts_nothing(
         assert post.count(m.Game) == 1
     finally:
         post.close()
+
+
+def test_a_goofspiel_challenge_declined_by_reply_starts_nothing(post: Post) -> None:
+    post.write("alice", "new goofspiel with Bob\n", subject="a game, Bob?")
+    post.poll(T0)
+    post.new_mail("alice", 1)
+    (invited,) = post.new_mail("bob", 1)
+    address = invited["Reply-To"].addresses[0].addr_spec
+    post.write("bob", "decline\n", subject=f"Re: {invited['Subject']}", to=[address],
+               reply_to=invited)
+    post.poll(T0 + timedelta(minutes=5))
+    (told,) = post.new_mail("alice", 1)
+    assert str(told["Subject"]) == "[goofspiel-t1] Bob declined"
+    # The table says so: Alice sits alone, Bob no longer invited, a seat free.
+    (table,) = post.referee.club.listing()
+    assert (table.tag, table.seated, table.invited, table.seats_left) == (
+        "goofspiel-t1", ("Alice",), (), 1)
+    assert post.count(m.Game) == 0
+    # The invitation is spent: its address accepts nothing after the decline.
+    post.write("bob", "accept\n", subject=f"Re: {invited['Subject']}", to=[address],
+               reply_to=invited)
+    post.poll(T0 + timedelta(minutes=10))
+    assert post.count(m.Game) == 0
+    assert post.referee.club.listing()[0].seated == ("Alice",)

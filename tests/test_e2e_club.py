@@ -204,3 +204,36 @@ def test_a_goofspiel_challenge_declined_by_reply_starts_nothing(post: Post) -> N
     post.poll(T0 + timedelta(minutes=10))
     assert post.count(m.Game) == 0
     assert post.referee.club.listing()[0].seated == ("Alice",)
+
+
+def test_miser_starts_at_three_of_five_seats_by_the_openers_start(post: Post) -> None:
+    club_of(post, "carol")
+    post.write("alice", "new miser players=5\n", subject="miser?")
+    post.poll(T0)
+    (opened,) = post.new_mail("alice", 1)
+    assert str(opened["Subject"]).startswith("[miser-t1] Your table for ")
+    for user in ("bob", "carol"):
+        post.write(user, "join miser-t1\n", subject="a seat")
+    post.poll(T0 + timedelta(minutes=5))
+    post.new_mail("alice", 2)
+    post.new_mail("bob", 1)
+    post.new_mail("carol", 1)
+    (table,) = post.referee.club.listing()
+    assert (sorted(table.seated), table.seats_left) == (["Alice", "Bob", "Carol"], 2)
+    # Bob did not open the table: his start starts nothing.
+    post.write("bob", "start miser-t1\n", subject="go")
+    post.poll(T0 + timedelta(minutes=10))
+    (refused,) = post.new_mail("bob", 1)
+    assert "Only Alice, who opened miser-t1, may start it." in " ".join(body(refused).split())
+    assert post.count(m.Game) == 0
+    post.write("alice", "start miser-t1\n", subject="go")
+    post.poll(T0 + timedelta(minutes=15))
+    for user in ("alice", "bob", "carol"):
+        got = post.new_mail(user, 2)
+        started = next(x for x in got if " starts: " in str(x["Subject"]))
+        assert str(started["Subject"]).startswith("[miser-1] ")
+        assert sorted(str(started["Subject"]).split(": ")[1].split(", ")) == [
+            "Alice", "Bob", "Carol"]
+    assert sorted(seats(post, "miser-1")) == ["Alice", "Bob", "Carol"]
+    assert post.referee.club.listing() == []
+    post.assert_no_more_mail(*PLAYERS)

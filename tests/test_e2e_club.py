@@ -237,3 +237,35 @@ def test_miser_starts_at_three_of_five_seats_by_the_openers_start(post: Post) ->
     assert sorted(seats(post, "miser-1")) == ["Alice", "Bob", "Carol"]
     assert post.referee.club.listing() == []
     post.assert_no_more_mail(*PLAYERS)
+
+
+def test_a_rematch_in_reply_to_a_cancelled_games_last_mail_starts_when_all_accept(
+        post: Post) -> None:
+    ops = post.referee.operator
+    tag = ops.create_game("goofspiel", [person("alice"), person("bob")], now=T0, seed="s")
+    ops.cancel_game(tag, now=T0)
+    post.poll(T0)
+    last = post.new_mail("alice", 2)[-1]
+    post.new_mail("bob", 2)
+    assert str(last["Subject"]).startswith(f"[{tag}] ")
+    assert "cancel" in str(last["Subject"]).lower()
+    post.write("alice", "rematch\n", subject=f"Re: {last['Subject']}", reply_to=last)
+    post.poll(T0 + timedelta(minutes=5))
+    (opened,) = post.new_mail("alice", 1)
+    (invited,) = post.new_mail("bob", 1)
+    assert str(opened["Subject"]) == "[goofspiel-t1] Your table for Goofspiel is open"
+    assert str(invited["Subject"]) == "[goofspiel-t1] Alice invites you to play Goofspiel"
+    assert f"a rematch of {tag}" in body(invited)
+    assert post.count(m.Game) == 1
+    address = invited["Reply-To"].addresses[0].addr_spec
+    post.write("bob", "accept\n", subject=f"Re: {invited['Subject']}", to=[address],
+               reply_to=invited)
+    post.poll(T0 + timedelta(minutes=10))
+    for user in ("alice", "bob"):
+        got = post.new_mail(user, 2)
+        started = next(x for x in got if " starts: " in str(x["Subject"]))
+        assert str(started["Subject"]) == "[goofspiel-2] Goofspiel starts: Alice, Bob"
+        assert f"a rematch of {tag}" in " ".join(body(started).split())
+    assert sorted(seats(post, "goofspiel-2")) == ["Alice", "Bob"]
+    assert post.referee.club.listing() == []
+    post.assert_no_more_mail(*PLAYERS)

@@ -269,3 +269,33 @@ def test_a_rematch_in_reply_to_a_cancelled_games_last_mail_starts_when_all_accep
     assert sorted(seats(post, "goofspiel-2")) == ["Alice", "Bob"]
     assert post.referee.club.listing() == []
     post.assert_no_more_mail(*PLAYERS)
+
+
+def test_a_table_past_table_days_closes_at_a_pass_and_those_seated_are_told(
+        post: Post) -> None:
+    days = post.config.club.table_days
+    post.write("alice", "new pure-skill\n", subject="pure skill?")
+    post.poll(T0)
+    post.new_mail("alice", 1)
+    post.write("bob", "join pure-skill-t1\n", subject="a seat")
+    post.poll(T0 + timedelta(minutes=5))
+    post.new_mail("alice", 1)
+    post.new_mail("bob", 1)
+    # A pass the day before the table's time is up closes nothing.
+    post.poll(T0 + timedelta(days=days - 1))
+    assert [t.tag for t in post.referee.club.listing()] == ["pure-skill-t1"]
+    post.assert_no_more_mail(*PLAYERS)
+    post.poll(T0 + timedelta(days=days, minutes=1))
+    for user in ("alice", "bob"):
+        (closed,) = post.new_mail(user, 1)
+        assert str(closed["Subject"]) == (
+            "[pure-skill-t1] The table for Game of Pure Skill is closed")
+        said = " ".join(body(closed).split())
+        assert f"waited {days} days without filling" in said
+        assert "Seated were: Alice, Bob." in said
+    assert post.referee.club.listing() == []
+    with post.referee.sessions() as db:
+        assert db.scalar(select(m.OpenTable.status).where(
+            m.OpenTable.tag == "pure-skill-t1")) == m.TABLE_EXPIRED
+    assert post.count(m.Game) == 0
+    post.assert_no_more_mail(*PLAYERS)

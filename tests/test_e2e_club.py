@@ -5,8 +5,11 @@ game's start announced and its opening mailed; a Spades table opened by
 "new spades" and filled by three joins (one through the list), its start
 posted to the list, the partners seated apart; in verified mode, a forged
 accept starting nothing while the real one, at the invitation's address,
-starts the game. ``tests/service/intake/test_gamesmaster.py`` holds more
-on Maildir."""
+starts the game; a challenge declined, starting nothing; Miser started by
+its opener's ``start`` at 3 of 5 seats; a ``rematch`` in reply to a
+cancelled game's last mail, started when all accept; a table past
+``[club] table_days`` closed at a pass, those seated told.
+``tests/service/intake/test_gamesmaster.py`` holds more on Maildir."""
 
 from __future__ import annotations
 

@@ -5,8 +5,11 @@ game's start announced and its opening mailed; a Spades table opened by
 "new spades" and filled by three joins (one through the list), its start
 posted to the list, the partners seated apart; in verified mode, a forged
 accept starting nothing while the real one, at the invitation's address,
-starts the game. ``tests/service/intake/test_gamesmaster.py`` holds more
-on Maildir."""
+starts the game; a challenge declined, starting nothing; Miser started by
+its opener's ``start`` at 3 of 5 seats; a ``rematch`` in reply to a
+cancelled game's last mail, started when all accept; a table past
+``[club] table_days`` closed at a pass, those seated told.
+``tests/service/intake/test_gamesmaster.py`` holds more on Maildir."""
 
 from __future__ import annotations
 
@@ -180,3 +183,122 @@ def test_in_verified_mode_a_forged_accept_starts_nothing(
         assert post.count(m.Game) == 1
     finally:
         post.close()
+
+
+def test_a_goofspiel_challenge_declined_by_reply_starts_nothing(post: Post) -> None:
+    post.write("alice", "new goofspiel with Bob\n", subject="a game, Bob?")
+    post.poll(T0)
+    post.new_mail("alice", 1)
+    (invited,) = post.new_mail("bob", 1)
+    address = invited["Reply-To"].addresses[0].addr_spec
+    post.write("bob", "decline\n", subject=f"Re: {invited['Subject']}", to=[address],
+               reply_to=invited)
+    post.poll(T0 + timedelta(minutes=5))
+    (told,) = post.new_mail("alice", 1)
+    assert str(told["Subject"]) == "[goofspiel-t1] Bob declined"
+    # The table says so: Alice sits alone, Bob no longer invited, a seat free.
+    (table,) = post.referee.club.listing()
+    assert (table.tag, table.seated, table.invited, table.seats_left) == (
+        "goofspiel-t1", ("Alice",), (), 1)
+    assert post.count(m.Game) == 0
+    # The invitation is spent: its address accepts nothing after the decline.
+    post.write("bob", "accept\n", subject=f"Re: {invited['Subject']}", to=[address],
+               reply_to=invited)
+    post.poll(T0 + timedelta(minutes=10))
+    assert post.count(m.Game) == 0
+    assert post.referee.club.listing()[0].seated == ("Alice",)
+
+
+def test_miser_starts_at_three_of_five_seats_by_the_openers_start(post: Post) -> None:
+    club_of(post, "carol")
+    post.write("alice", "new miser players=5\n", subject="miser?")
+    post.poll(T0)
+    (opened,) = post.new_mail("alice", 1)
+    assert str(opened["Subject"]).startswith("[miser-t1] Your table for ")
+    for user in ("bob", "carol"):
+        post.write(user, "join miser-t1\n", subject="a seat")
+    post.poll(T0 + timedelta(minutes=5))
+    post.new_mail("alice", 2)
+    post.new_mail("bob", 1)
+    post.new_mail("carol", 1)
+    (table,) = post.referee.club.listing()
+    assert (sorted(table.seated), table.seats_left) == (["Alice", "Bob", "Carol"], 2)
+    # Bob did not open the table: his start starts nothing.
+    post.write("bob", "start miser-t1\n", subject="go")
+    post.poll(T0 + timedelta(minutes=10))
+    (refused,) = post.new_mail("bob", 1)
+    assert "Only Alice, who opened miser-t1, may start it." in " ".join(body(refused).split())
+    assert post.count(m.Game) == 0
+    post.write("alice", "start miser-t1\n", subject="go")
+    post.poll(T0 + timedelta(minutes=15))
+    for user in ("alice", "bob", "carol"):
+        got = post.new_mail(user, 2)
+        started = next(x for x in got if " starts: " in str(x["Subject"]))
+        assert str(started["Subject"]).startswith("[miser-1] ")
+        assert sorted(str(started["Subject"]).split(": ")[1].split(", ")) == [
+            "Alice", "Bob", "Carol"]
+    assert sorted(seats(post, "miser-1")) == ["Alice", "Bob", "Carol"]
+    assert post.referee.club.listing() == []
+    post.assert_no_more_mail(*PLAYERS)
+
+
+def test_a_rematch_in_reply_to_a_cancelled_games_last_mail_starts_when_all_accept(
+        post: Post) -> None:
+    ops = post.referee.operator
+    tag = ops.create_game("goofspiel", [person("alice"), person("bob")], now=T0, seed="s")
+    ops.cancel_game(tag, now=T0)
+    post.poll(T0)
+    last = post.new_mail("alice", 2)[-1]
+    post.new_mail("bob", 2)
+    assert str(last["Subject"]).startswith(f"[{tag}] ")
+    assert "cancel" in str(last["Subject"]).lower()
+    post.write("alice", "rematch\n", subject=f"Re: {last['Subject']}", reply_to=last)
+    post.poll(T0 + timedelta(minutes=5))
+    (opened,) = post.new_mail("alice", 1)
+    (invited,) = post.new_mail("bob", 1)
+    assert str(opened["Subject"]) == "[goofspiel-t1] Your table for Goofspiel is open"
+    assert str(invited["Subject"]) == "[goofspiel-t1] Alice invites you to play Goofspiel"
+    assert f"a rematch of {tag}" in body(invited)
+    assert post.count(m.Game) == 1
+    address = invited["Reply-To"].addresses[0].addr_spec
+    post.write("bob", "accept\n", subject=f"Re: {invited['Subject']}", to=[address],
+               reply_to=invited)
+    post.poll(T0 + timedelta(minutes=10))
+    for user in ("alice", "bob"):
+        got = post.new_mail(user, 2)
+        started = next(x for x in got if " starts: " in str(x["Subject"]))
+        assert str(started["Subject"]) == "[goofspiel-2] Goofspiel starts: Alice, Bob"
+        assert f"a rematch of {tag}" in " ".join(body(started).split())
+    assert sorted(seats(post, "goofspiel-2")) == ["Alice", "Bob"]
+    assert post.referee.club.listing() == []
+    post.assert_no_more_mail(*PLAYERS)
+
+
+def test_a_table_past_table_days_closes_at_a_pass_and_those_seated_are_told(
+        post: Post) -> None:
+    days = post.config.club.table_days
+    post.write("alice", "new pure-skill\n", subject="pure skill?")
+    post.poll(T0)
+    post.new_mail("alice", 1)
+    post.write("bob", "join pure-skill-t1\n", subject="a seat")
+    post.poll(T0 + timedelta(minutes=5))
+    post.new_mail("alice", 1)
+    post.new_mail("bob", 1)
+    # A pass the day before the table's time is up closes nothing.
+    post.poll(T0 + timedelta(days=days - 1))
+    assert [t.tag for t in post.referee.club.listing()] == ["pure-skill-t1"]
+    post.assert_no_more_mail(*PLAYERS)
+    post.poll(T0 + timedelta(days=days, minutes=1))
+    for user in ("alice", "bob"):
+        (closed,) = post.new_mail(user, 1)
+        assert str(closed["Subject"]) == (
+            "[pure-skill-t1] The table for Game of Pure Skill is closed")
+        said = " ".join(body(closed).split())
+        assert f"waited {days} days without filling" in said
+        assert "Seated were: Alice, Bob." in said
+    assert post.referee.club.listing() == []
+    with post.referee.sessions() as db:
+        assert db.scalar(select(m.OpenTable.status).where(
+            m.OpenTable.tag == "pure-skill-t1")) == m.TABLE_EXPIRED
+    assert post.count(m.Game) == 0
+    post.assert_no_more_mail(*PLAYERS)

@@ -16,10 +16,11 @@ anyone else, ``apply`` pure, every playout ending; and a whole game by mail
 through the real referee (Maildir and SQLite), whose mails to each player
 and public pages hold no secret of another seat, whose audit holds, and
 which a player verifies from their own mailbox (``referee verify TAG
---mail``, the game's ``Game.mail_check``).
+--mail``, the game's ``Game.mail_check``); and a game started by mail as
+a club starts one, ``new KIND`` and joins filling the table.
 
-:func:`check_game` and :func:`play_by_mail` are the same checks as plain
-functions. Nothing here is imported by the referee itself, and nothing
+:func:`check_game`, :func:`play_by_mail` and :func:`start_by_mail` are
+the same checks as plain functions. Nothing here is imported by the referee itself, and nothing
 here imports pytest: a test class is a plain class to it.
 """
 
@@ -29,7 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from referee.games.base import Game
-from referee.testing.club import Club, MailGame, play_by_mail, player, registered
+from referee.testing.club import (
+    Club,
+    MailGame,
+    MailStart,
+    play_by_mail,
+    player,
+    registered,
+    start_by_mail,
+)
 from referee.testing.contract import (
     INVARIANTS,
     Contract,
@@ -53,6 +62,7 @@ __all__ = [
     "Findings",
     "Knowing",
     "MailGame",
+    "MailStart",
     "Playout",
     "Secret",
     "Secrets",
@@ -66,13 +76,15 @@ __all__ = [
     "play_by_mail",
     "player",
     "registered",
+    "start_by_mail",
 ]
 
 
 def contract_tests(game: type[Game[Any]] | Game[Any], contract: Contract) -> type:
     """A pytest test class that checks ``game`` (a Game subclass or an
-    engine) against ``contract``: one test per invariant, and a whole game
-    by mail. Assign it to a name starting with ``Test`` in a test module."""
+    engine) against ``contract``: one test per invariant, a whole game
+    by mail, and a game started by mail. Assign it to a name starting with
+    ``Test`` in a test module."""
     engine = game() if isinstance(game, type) else game
     findings: list[Findings] = []
 
@@ -99,6 +111,13 @@ def contract_tests(game: type[Game[Any]] | Game[Any], contract: Contract) -> typ
         assert not played.problems, "\n".join(played.problems)
         assert played.status != "active"
 
+    def test_a_game_starts_by_mail(self: Any, tmp_path: Path) -> None:
+        """Started as a club starts it (:func:`start_by_mail`): ``new KIND``
+        opens a table, the players' joins fill it, the game starts with
+        them and every one is told."""
+        started = start_by_mail(engine, contract, tmp_path)
+        assert not started.problems, "\n".join(started.problems)
+
     docs = {
         "replay": "Replaying the seed and the action log gives the same state.",
         "pending": "pending() is empty exactly when the game is over.",
@@ -109,6 +128,7 @@ def contract_tests(game: type[Game[Any]] | Game[Any], contract: Contract) -> typ
     }
     body: dict[str, Any] = {f"test_{i}": invariant_test(i, docs[i]) for i in INVARIANTS}
     body["test_a_whole_game_plays_by_mail"] = test_a_whole_game_plays_by_mail
+    body["test_a_game_starts_by_mail"] = test_a_game_starts_by_mail
     body["engine"] = engine
     body["contract"] = contract
     return type(f"Test{type(engine).__name__}Contract", (), body)

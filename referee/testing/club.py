@@ -214,6 +214,71 @@ def _play(club: Club, engine: Game[Any], contract: Contract, raw: dict[str, str]
     return game
 
 
+@dataclass
+class MailStart:
+    """What :func:`start_by_mail` did, and what did not hold."""
+
+    table: str = ""
+    game: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def start_by_mail(engine: Game[Any], contract: Contract, root: Path) -> MailStart:
+    """Start a game of ``engine`` the way a club does, by mail
+    (``referee.service.intake.gamesmaster``): the first player, a member,
+    opens a table with ``new KIND`` and the options and seats of
+    ``Contract.by_mail`` (else its first setup; a bot's seat taken by a
+    player; an option no ``KEY=VALUE`` word can hold left at its
+    default), the others take the seats with ``join TAG``, and the game
+    starts when the table is full. Says what did not hold: the table
+    opened, the start mailed to every player, the game active with them
+    seated."""
+    raw, count, bots = contract.by_mail or (*contract.setups[0], 0)
+    seats = count + bots
+    with registered(engine):
+        club = Club(root)
+        try:
+            return _start(club, engine, dict(raw), seats)
+        finally:
+            club.close()
+
+
+def _start(club: Club, engine: Game[Any], raw: dict[str, str], seats: int) -> MailStart:
+    referee = club.referee
+    names = [f"Player {n} <{player(n)}>" for n in range(1, seats + 1)]
+    for name in names:
+        referee.club.add_member(name, club.now)
+    # An option a line cannot hold (a value of more than one word or line)
+    # is left at the game's default: a table is opened by one line.
+    words = [f"{k}={v}" for k, v in raw.items() if v and not any(c.isspace() for c in v)]
+    if "players" not in raw:
+        words.append(f"players={seats}")
+    started = MailStart()
+    club.send(names[0], f"new {engine.kind} {' '.join(words)}\n", "a table")
+    opened = [x for x in club.poll() if " is open" in str(x["Subject"])]
+    if len(opened) != 1:
+        started.problems.append(f"'new {engine.kind}' opened no table")
+        return started
+    started.table = str(opened[0]["Subject"]).split("]")[0].lstrip("[")
+    for name in names[1:]:
+        club.send(name, f"join {started.table}\n", "a seat")
+    sent = club.poll(club.now + timedelta(minutes=5))
+    told = {a.addr_spec: str(x["Subject"]) for x in sent if " starts: " in str(x["Subject"])
+            for a in x["To"].addresses}
+    if sorted(told) != sorted(player(n) for n in range(1, seats + 1)):
+        started.problems.append(f"{started.table}: the start was mailed to {sorted(told)}, "
+                                f"not to the {seats} players")
+        return started
+    started.game = next(iter(told.values())).split("]")[0].lstrip("[")
+    status = referee.reading.status(started.game)[0]
+    seated = sorted(p["name"] for p in status["players"] if not p["bot"])
+    if status["status"] != "active" or seated != sorted(n.split(" <")[0] for n in names):
+        started.problems.append(f"{started.game}: {status['status']} with {seated} seated")
+    if referee.club.listing():
+        started.problems.append(f"{started.table} is open still")
+    return started
+
+
 def humans_of(referee: Referee, tag: str) -> list[int]:
     """The seats of game ``tag`` a person plays, not a bot."""
     return sorted(p["seat"] for p in referee.reading.status(tag)[0]["players"] if not p["bot"])

@@ -36,6 +36,7 @@ from referee.testing import (
     check_game,
     deal_again,
     play_by_mail,
+    start_by_mail,
 )
 from referee.testing.contract import text
 
@@ -290,6 +291,15 @@ def test_a_whole_game_plays_by_mail(kind: str, tmp_path: Path) -> None:
     played = play_by_mail(GAMES[kind], row(kind), tmp_path)
     assert not played.problems, "\n".join(played.problems)
     assert played.status != "active" and played.moves_written
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_game_starts_by_mail_from_a_table_filled_by_joins(kind: str, tmp_path: Path) -> None:
+    """The kit's start by mail, as a game package's tests run it: ``new
+    KIND`` opens a table, the joins fill it, and the game starts with them."""
+    started = start_by_mail(GAMES[kind], row(kind), tmp_path)
+    assert not started.problems, "\n".join(started.problems)
+    assert started.game.startswith(f"{kind}-")
 
 
 def test_every_row_of_the_table_is_a_registered_kind() -> None:

@@ -310,11 +310,14 @@ class Daemon:
                         if read:
                             self._send()
                             self._publish()
+                            # Under the lock, so the passes are recorded in
+                            # the order they ran: a deadlines pass waiting
+                            # for the lock is recorded after this one.
+                            self._note_pass(f"daemon: read {read} message(s), processed "
+                                            f"{processed}"
+                                            + (f" ({failed} failed)" if failed else ""))
                 finally:
                     self.looked.set()
-                if read:
-                    self._note_pass(f"daemon: read {read} message(s), processed {processed}"
-                                    + (f" ({failed} failed)" if failed else ""))
                 if lost_since is not None:
                     log.warning("mailbox connection restored after %.1f s; reading mail again",
                                 time.monotonic() - lost_since)

@@ -161,7 +161,9 @@ def new_table(club: MailClub, **options: str) -> Table:
     """A table whose players get every mail as it happens (``mail all``), so
     each kind of mail is read in full; ``test_spades_quiet.py`` plays the
     default, ``mail turns``."""
-    options = {"mail": "all", **options}
+    # Every card by mail, as the scripts write it: a forced card would play
+    # itself (issue 37; tests/test_e2e_standing.py has that).
+    options = {"mail": "all", "autoplay": "off", **options}
     tag = club.referee.operator.create_game(
         "spades", [f"{n} <{ADDRESS[n]}>" for n in NAMES], options=options, now=T0, seed="sp")
     return Table(club, tag)

@@ -150,6 +150,29 @@ class Event:
     data: Mapping[str, JSON] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Forced:
+    """A move the rules leave a seat no choice about, that tells no more
+    than the move itself (the one card of the suit led, the last card):
+    the referee plays it at once (:meth:`Game.forced_action`). ``text``
+    says so to everyone ("Bob had one heart: 7♥ played for them.")."""
+
+    action: Action
+    text: str
+
+
+@dataclass(frozen=True)
+class FollowedOrders:
+    """What a seat's standing orders come to now (:meth:`Game.follow_orders`):
+    the move to make for the seat (None: none applies yet), the orders left
+    after it, and each order dropped because it can no longer be followed,
+    as the words its owner is told (secret)."""
+
+    action: Action | None
+    left: list[JSON]
+    dropped: list[str] = field(default_factory=list)
+
+
 #: The name of seat 0 wherever a seat is named: the referee's own
 #: obligations (a timetabled report), see :class:`Pending`.
 REFEREE_SEAT_NAME = "the referee"
@@ -488,6 +511,34 @@ class Game(Generic[StateT]):
         none. Each obligation is met once, so no two moves share a stream."""
         key = next((p.key for p in self.pending(state) if p.seat == seat), "-")
         return draws.rng(purpose, seat, key)
+
+    # -- moves the referee makes for a player ----------------------------------
+    #: What a player writes to leave a standing order in this game, one
+    #: line each, for their help and the ``orders`` answer; empty: the game
+    #: takes none.
+    order_help: ClassVar[tuple[str, ...]] = ()
+
+    def forced_action(self, state: StateT, seat: int) -> Forced | None:
+        """The move ``seat`` owes now if the rules leave it exactly one, and
+        making it at once reveals nothing the move itself would not; None
+        (the default) when nothing is forced. The service plays it for a
+        seat whose player did not turn ``autoplay off``."""
+        return None
+
+    def parse_order(self, line: str) -> JSON | None:
+        """A standing order ``line`` writes (a JSON-able value with a
+        ``text``, how the ``orders`` answer lists it), or None if the line is
+        none; raises :class:`ParseError` for an order of this game written
+        wrong. By default the game takes no orders."""
+        return None
+
+    def follow_orders(self, state: StateT, seat: int,
+                      orders: Sequence[JSON]) -> FollowedOrders:
+        """What ``seat``'s standing orders (of :meth:`parse_order`, the
+        oldest first) come to in ``state``: the move to make now if one
+        applies and ``seat`` owes a move, the orders left, those dropped as
+        no longer possible. Pure, like every engine method."""
+        return FollowedOrders(None, list(orders))
 
     def replace_with_bot(self, state: StateT, seat: int) -> Result[StateT]:
         """A player left and a bot takes the seat (000 rule 8)."""

@@ -103,6 +103,13 @@ class Seat(Base):
     #: game, ``referee+TOKEN@``: mail to it from the player's address is
     #: their move in this game, and in no other ([auth] in the config).
     token: Mapped[str | None] = mapped_column(String(32), unique=True, default=None)
+    #: The player's ``autoplay on``/``off`` for this game: whether the
+    #: referee makes their forced moves at once (``Game.forced_action``);
+    #: None: as the game's option ``autoplay`` says (on unless ``off``).
+    autoplay: Mapped[bool | None] = mapped_column(default=None)
+    #: The player's standing orders for this game (``Game.parse_order``),
+    #: the oldest first; secret, never in a view, page or log. None: none.
+    orders: Mapped[list[Any] | None] = mapped_column(default=None)
 
     game: Mapped[Game] = relationship(back_populates="seats")
     player: Mapped[Player | None] = relationship()

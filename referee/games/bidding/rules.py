@@ -22,6 +22,7 @@ from referee.games.base import (
     Action,
     Audience,
     Event,
+    FollowedOrders,
     Game,
     IllegalAction,
     Notice,
@@ -243,6 +244,36 @@ class BiddingRules(Game[BiddingState]):
         # 000 rule 4e and PS-8: a card chosen uniformly from the pack.
         rng = self.move_rng(state, seat, draws, "timeout")
         return Action("bid", (rng.choice(sorted(state.packs[seat - 1])), "referee"))
+
+    def follow_orders(self, state: BiddingState, seat: int,
+                      orders: Sequence[JSON]) -> FollowedOrders:
+        """A standing bid (issue 37) is made in the round whose prize is its
+        card, if the seat has not bid yet; it is dropped once its card has
+        left the seat's pack, or its prize has been played. The last round
+        plays itself (G2-10, PS-9): nothing is forced before it."""
+        left: list[JSON] = []
+        dropped: list[str] = []
+        action: Action | None = None
+        i = seat - 1
+        if state.over or not 0 <= i < len(state.packs):
+            return FollowedOrders(None, [], [])
+        for order in orders:
+            text = str(order.get("text", ""))
+            value, prize = int(order["bid"][0]), int(order["prize"])
+            if value not in state.packs[i]:
+                dropped.append(f"{text}: {self._name(value)} is no longer in your pack.")
+            elif prize != state.prize and prize not in state.pot:
+                dropped.append(f"{text}: the prize {self._name(prize)} has been played.")
+            elif prize != state.prize:
+                left.append(order)
+            elif str(seat) in state.bids:
+                dropped.append(f"{text}: you had bid in round {state.round} already.")
+            elif action is None:
+                action = Action("bid", tuple(order["bid"]))
+            else:
+                dropped.append(f"{text}: another order made your bid for round "
+                               f"{state.round}.")
+        return FollowedOrders(action, left, dropped)
 
     def random_bot_action(self, state: BiddingState, seat: int, draws: Draws) -> Action:
         """A card of the pack, each as likely."""

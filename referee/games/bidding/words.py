@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from referee.games.base import Action, ParseError
+from referee.games.base import JSON, Action, ParseError
 from referee.games.bidding.rules import BiddingRules, BiddingState
 from referee.games.cards import SUITS, Card, parse_rank, rank_value_ace_low
 
@@ -41,6 +41,29 @@ class BiddingWords(BiddingRules):
                 f"for example 'bid {self._name(3)}'."
             )
         return Action("bid", (rank_value_ace_low(card.rank), card.suit))
+
+    order_help: ClassVar[tuple[str, ...]] = (
+        "bid 6 if prize 6   that bid, in the round whose prize is that card",
+    )
+
+    _IF_PRIZE = re.compile(r"^(?:i\s+)?(?:bid|play)\s+(.+?)\s+(?:if|when)\s+(?:the\s+)?"
+                           r"prize\s+(?:is\s+)?(?:the\s+)?(\S+)[.!]*$", re.I)
+
+    def parse_order(self, line: str) -> JSON | None:
+        """A standing bid (issue 37): ``bid 6 if prize 6``, a bid kept secret
+        for the round whose prize is that card. Followed by the rules
+        (:meth:`follow_orders`)."""
+        m = self._IF_PRIZE.match(line.strip())
+        if not m:
+            return None
+        bid = self.parse(f"bid {m.group(1)}")
+        rank = parse_rank(m.group(2))
+        if bid is None or rank is None:
+            raise ParseError(f"I could not read {m.group(2)!r} as a prize; write, for example, "
+                             f"'bid {self._name(3)} if prize {self._name(3)}'.")
+        prize = rank_value_ace_low(rank)
+        return {"kind": "if_prize", "bid": list(bid.args), "prize": prize,
+                "text": f"{self.read_as(bid)} if the prize is {self._name(prize)}"}
 
     def read_as(self, action: Action) -> str:
         """A bid as its bidder writes it: ``bid 5``, ``bid QH`` (the referee's

@@ -29,6 +29,7 @@ from referee.games.base import (
     Action,
     Audience,
     Event,
+    FollowedOrders,
     Game,
     IllegalAction,
     Notice,
@@ -873,6 +874,22 @@ class MiserRules(Game[MiserState]):
             return Action("flip")
         return Action("done")
 
+    def follow_orders(self, state: MiserState, seat: int,
+                      orders: Sequence[JSON]) -> FollowedOrders:
+        """A standing ``pass next N`` (issue 37) passes at each of the seat's
+        next N turns, as each comes (rule 3's pass, which costs what a pass
+        written would). Nothing in Miser is forced: every step leaves a choice."""
+        if state.over or seat not in state.seats:
+            return FollowedOrders(None, [], [])
+        player = state.seats.index(seat)
+        if owed_step(state, player) != "turn":
+            return FollowedOrders(None, list(orders), [])
+        first, rest = dict(orders[0]), list(orders[1:])
+        count = int(first.get("count", 1)) - 1
+        if count > 0:
+            rest = [{**first, "count": count, "text": passes_text(count)}, *rest]
+        return FollowedOrders(Action("pass"), rest, [])
+
     def random_bot_action(self, state: MiserState, seat: int, draws: Draws) -> Action:
         """A random player with a little sense: it never bids or wagers more
         pennies than it holds, prefers to attack players with no cards, bids
@@ -1364,6 +1381,11 @@ def _offer_to(s: MiserState, player: int) -> dict[str, JSON]:
         "total": sum(s.contract.wagers),
         "private": s.contract.audience is not None,
     }
+
+
+def passes_text(count: int) -> str:
+    """A standing pass as the ``orders`` answer lists it."""
+    return "pass next turn" if count == 1 else f"pass next {count} turns"
 
 
 def _require_turn(s: MiserState, player: int, doing: str) -> None:

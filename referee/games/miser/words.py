@@ -32,6 +32,7 @@ from referee.games.miser.rules import (
     is_bidder,
     now_text,
     owed_step,
+    passes_text,
     pennies_text,
     result_text,
     sort_hand,
@@ -443,6 +444,13 @@ def people_of(s: MiserState) -> list[Nameable]:
 # -- the words of the game -----------------------------------------------------------
 
 
+#: "pass next 3", "pass the next 3 turns", "pass next turn".
+_PASS_NEXT = re.compile(r"^pass\s+(?:for\s+)?(?:the\s+|my\s+)?next(?:\s+(\d{1,3}))?"
+                        r"(?:\s+turns?)?$")
+#: The most turns one standing order passes.
+MAX_PASSES = 20
+
+
 class MiserWords(MiserRules):
     """How a Miser player writes each move, and the help she gets."""
 
@@ -454,9 +462,25 @@ class MiserWords(MiserRules):
         "bid", "play", "pass", "hand", "contract", "attack", "raise", "accept", "decline",
         "down", "flip", "done", "offer", "reveal")
 
+    order_help: ClassVar[tuple[str, ...]] = (
+        "pass next 3   pass at each of your next 3 turns (1 to 20), as each comes",
+    )
+
     def parse(self, line: str) -> Action | None:
         """See :func:`parse_line` for every spelling read."""
         return parse_line(line)
+
+    def parse_order(self, line: str) -> JSON | None:
+        """A standing order (issue 37): ``pass next N`` (also ``pass the
+        next N turns``, ``pass next turn``), passes for the seat's next N
+        turns, each as it comes."""
+        m = _PASS_NEXT.match(line.strip().lower().rstrip(".!"))
+        if not m:
+            return None
+        count = 1 if m.group(1) is None else int(m.group(1))
+        if not 1 <= count <= MAX_PASSES:
+            raise ParseError(f"Pass your next 1 to {MAX_PASSES} turns, as in 'pass next 3'.")
+        return {"kind": "pass", "count": count, "text": passes_text(count)}
 
     def help(self, state: MiserState, seat: int | None) -> str:
         return _help_text(state, seat)

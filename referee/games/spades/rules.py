@@ -26,6 +26,8 @@ from referee.games.base import (
     Action,
     Audience,
     Event,
+    FollowedOrders,
+    Forced,
     Game,
     IllegalAction,
     Notice,
@@ -196,6 +198,11 @@ def legal_plays(hand: Sequence[str], trick: Sequence[str]) -> list[str]:
     led = trick[0][-1]
     follow = [c for c in hand if c[-1] == led]
     return follow or list(hand)
+
+
+def _lowest(cards: Sequence[str]) -> str:
+    """The lowest of ``cards`` by rank (ace high), a spade only if all are."""
+    return min(cards, key=lambda c: (c[-1] == "S", rank_value_ace_high(card_of(c).rank)))
 
 
 def trick_winner(cards: Sequence[str]) -> int:
@@ -594,6 +601,79 @@ class SpadesRules(Game[SpadesState]):
             return Action("bid", (TIMEOUT_BID,))
         rng = self.move_rng(state, seat, draws, "timeout")
         return Action("play", (rng.choice(legal_plays(state.hands[player], state.trick)),))
+
+    # -- moves the referee makes for a player (issue 37) -------------------------
+
+    def forced_action(self, state: SpadesState, seat: int) -> Forced | None:
+        """A card is forced when rule 3 leaves one legal play: the only card
+        of the suit led held, or the last card in the hand. Playing it at
+        once tells the table only that the seat held one card of the suit,
+        which its play shows as soon as the trick is seen (issue 37)."""
+        if state.phase != PLAYING or seat not in state.order:
+            return None
+        player = state.order.index(seat)
+        if state.turn != player:
+            return None
+        hand = state.hands[player]
+        legal = legal_plays(hand, state.trick)
+        if len(legal) != 1:
+            return None
+        card, name = legal[0], state.names[player]
+        if len(hand) == 1:
+            text = f"{name} had one card left: {card_text(card)} played for them."
+        else:
+            suit = SUIT_NAMES[state.trick[0][-1]]
+            text = f"{name} had one of {suit}: {card_text(card)} played for them."
+        return Forced(Action("play", (card,)), text)
+
+    def follow_orders(self, state: SpadesState, seat: int,
+                      orders: Sequence[JSON]) -> FollowedOrders:
+        """A Spades standing order (``words.parse_order``) plays a card of
+        its round when it applies: ``if`` (a card if a suit is led), ``low``
+        (the lowest legal card, spades last), ``list`` (its cards in order,
+        each when the seat is next to play). An order whose card the seat no
+        longer holds, or that rule 3 would make a misplay, is dropped (issue
+        37): the referee never misplays for a player."""
+        left: list[JSON] = []
+        dropped: list[str] = []
+        action: Action | None = None
+        player = state.order.index(seat) if seat in state.order else None
+        if player is None or state.phase == OVER:
+            return FollowedOrders(None, [], [])
+        hand = state.hands[player]
+        to_play = state.phase == PLAYING and state.turn == player
+        legal = legal_plays(hand, state.trick) if to_play else []
+        for order in orders:
+            order = dict(order)
+            text = str(order.get("text", ""))
+            order.setdefault("round", state.round)
+            if order["round"] != state.round:
+                dropped.append(f"{text}: round {order['round']} is over.")
+                continue
+            cards = [str(c) for c in order.get("cards", [])]
+            missing = next((c for c in cards if c not in hand), None)
+            if missing is not None:
+                dropped.append(f"{text}: {card_text(missing)} is no longer in your hand.")
+                continue
+            kind = order.get("kind")
+            applies = to_play and action is None and (
+                kind in ("low", "list")
+                or (kind == "if" and bool(state.trick) and state.trick[0][-1] == order["suit"]))
+            if not applies:
+                left.append(order)
+                continue
+            card = cards[0] if cards else _lowest(legal)
+            if card not in legal:
+                suit = SUIT_NAMES[state.trick[0][-1]]
+                dropped.append(f"{text}: {suit} were led and you hold {suit}, so "
+                               f"{card_text(card)} would be a misplay (rule 3).")
+                continue
+            action = Action("play", (card,))
+            if kind == "list" and len(cards) > 1:
+                rest = cards[1:]
+                left.append({**order, "cards": rest,
+                             "text": "play " + ", ".join(card_text(c) for c in rest)})
+        return FollowedOrders(action, left, dropped)
 
     def random_bot_action(self, state: SpadesState, seat: int, draws: Draws) -> Action:
         """A bot plays a random legal card, as issue 3 asks, and bids by a

@@ -6,11 +6,12 @@ that cannot be read is refused, never a misplay.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from referee.games.base import Action, ParseError
-from referee.games.cards import SUIT_NAMES, Card
+from referee.games.base import JSON, Action, ParseError
+from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS, Card
 from referee.games.spades.rules import (
     BIDDING,
     CARD_HELP,
@@ -67,6 +68,45 @@ class SpadesWords(SpadesRules):
             return Action("concede")
         return None
 
+    order_help: ClassVar[tuple[str, ...]] = (
+        "play 2H if hearts led   that card, when that suit is led to you (this round)",
+        "play low                your lowest legal card, next time you play (spades last)",
+        "play 2H, 3H, 4D         these cards in this order, each as your turn comes, "
+        "while each is legal",
+    )
+
+    def parse_order(self, line: str) -> JSON | None:
+        """A standing order (issue 37): ``play CARD if SUIT led``, ``play
+        low``, or ``play CARD, CARD, ...`` (also with ``then`` or spaces
+        between, two cards or more). Any other line is none: a single card
+        is a move, never an order."""
+        text = line.strip().lower().rstrip(".!,;")
+        words = text.split()
+        if not words or words[0].rstrip(":") != "play" or len(words) < 2:
+            return None
+        rest = " ".join(words[1:])
+        if rest in ("low", "lowest", "my lowest", "lowest card", "low card"):
+            return {"kind": "low", "text": "play low"}
+        if m := _IF_LED.match(rest):
+            card = Card.parse(m.group(1))
+            suit = _SUIT_WORDS.get(m.group(2).rstrip("s"))
+            if card is None:
+                raise ParseError(f"I cannot read {m.group(1)!r} as a card. {CARD_HELP}")
+            if suit is None:
+                raise ParseError(f"I cannot read {m.group(2)!r} as a suit: write spades, "
+                                 "hearts, diamonds or clubs, as in 'play 2H if hearts led'.")
+            return {"kind": "if", "cards": [str(card)], "suit": suit,
+                    "text": f"play {card_text(str(card))} if {SUIT_NAMES[suit]} are led"}
+        parts = [p for p in re.split(r"\s*(?:,|;|\bthen\b|\band\b|\s)\s*", rest) if p]
+        cards = [Card.parse(p) for p in parts]
+        if len(parts) < 2 or any(c is None for c in cards):
+            return None
+        codes = [str(c) for c in cards]
+        if len(set(codes)) != len(codes):
+            raise ParseError("A card is named twice in this list; name each card once.")
+        return {"kind": "list", "cards": codes,
+                "text": "play " + ", ".join(card_text(c) for c in codes)}
+
     def help(self, state: SpadesState, seat: int | None) -> str:
         lines: list[str] = []
         player = state.order.index(seat) if seat is not None and seat in state.order else None
@@ -98,6 +138,13 @@ class SpadesWords(SpadesRules):
                     "'concede' concedes the game for your team once your partner concedes too."
                 )
         return "\n".join(lines)
+
+
+#: "2h if hearts led", "2h if hearts are led", "2h if a heart is led".
+_IF_LED = re.compile(r"^(?:the\s+)?(.+?)\s+if\s+(?:an?\s+)?(\S+)\s+(?:(?:is|are)\s+)?led$")
+_SUIT_WORDS = {**{name.rstrip("s"): code for code, name in SUIT_NAMES.items()},
+               **{code.lower(): code for code in SUIT_NAMES},
+               **{sym: code for code, sym in SUIT_SYMBOLS.items()}}
 
 
 def _parse_bid(words: Sequence[str]) -> int:

@@ -40,6 +40,7 @@ from referee.service.errors import RefereeError
 from referee.service.outgoing.addresses import new_token
 from referee.service.play import player_names
 from referee.service.play.operator import Operator, parse_player
+from referee.service.play.standing import STANDING_OPTIONS
 from referee.store import models as m
 
 #: An address that has not answered an invitation gets at most one
@@ -49,7 +50,8 @@ INVITE_MAIL_EVERY = timedelta(days=1)
 DAY = timedelta(days=1)
 #: The game options a rematch of a game made at the command line takes
 #: from it: those its game lists (``option_help``), as written again.
-_NOT_OPTIONS = frozenset({"deadline", "reminder", "aliases", "mail", "edition"})
+_NOT_OPTIONS = frozenset({"deadline", "reminder", "aliases", "mail", "edition",
+                          *STANDING_OPTIONS})
 
 
 class Refused(Exception):

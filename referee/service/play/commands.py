@@ -31,6 +31,7 @@ from referee.games.base import (
 from referee.games.cards import Card
 from referee.games.draws import SequentialDraws
 from referee.service.outgoing.quiet import DONE
+from referee.service.play.orders import STANDING_READ, standing_line
 from referee.service.play.session import GameSession
 from referee.service.play.table import (
     ROOM,
@@ -310,6 +311,10 @@ def _run(
                                                        else run_table(gs, seat, command))))
             unknown = 0
             continue
+        if (standing := standing_line(gs, seat, command, scope)) is not None:
+            out.append(TranscriptLine(line, *standing))
+            unknown = 0
+            continue
         if word in GENERIC_COMMANDS:
             action: Action | None = Action(word)
         else:
@@ -376,7 +381,7 @@ def done_line(transcript: Sequence[TranscriptLine]) -> str | None:
     answer to a question (``status``, ``help``) is a mail's own news."""
     moves = [t for t in transcript if t.result != "ignored"]
     if not moves or any(t.result != "applied" or not t.text or t.read_as in (
-            *TABLE_COMMANDS, *GENERIC_COMMANDS) for t in moves):
+            *TABLE_COMMANDS, *GENERIC_COMMANDS, *STANDING_READ) for t in moves):
         return None
     return DONE.format("; ".join(t.text for t in moves))
 

@@ -12,6 +12,7 @@ and the operator's actions each load a game in theirs and finish it there.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any
@@ -20,12 +21,14 @@ from sqlalchemy import insert, inspect, select
 from sqlalchemy.orm import Session
 
 from referee.config import Config, format_duration
-from referee.games.base import REFEREE_SEAT_NAME, Action, Audience, Game, Notice
+from referee.games.base import REFEREE_SEAT_NAME, Action, Audience, Event, Game, Notice
 from referee.games.draws import KEYED, draws_for, seed_fingerprint
 from referee.games.names import local_part
 from referee.mail.compose import Composer, format_when
 from referee.service.outgoing.delivery import Answer, Decision
+from referee.service.play import standing
 from referee.service.play.guests import engine_of
+from referee.service.play.standing import AUTO
 from referee.store import models as m
 
 #: The longest seat name: the length of the seats' name column
@@ -140,10 +143,14 @@ class GameSession:
         return row.name, bool(earlier), aliases, renamed
 
     def apply(
-        self, seat: int, action: Action, source: str, inbound_id: int | None
+        self, seat: int, action: Action, source: str, inbound_id: int | None,
+        said: str | None = None,
     ) -> tuple[str, str]:
         """Apply one action and log it; returns the transcript's verdict
-        ("applied", "penalty" or "failed") and line."""
+        ("applied", "penalty" or "failed") and line. ``said``: the referee
+        made the move for the seat (a forced move), and says so, in the
+        history before the move's own events and in each of its mails
+        (``autoplayed`` in their data)."""
         step = self.row.step + 1
         if action.verb == "resign":
             result = self.engine.replace_with_bot(self.state, seat)
@@ -161,12 +168,16 @@ class GameSession:
         self.db.connection().execute(insert(m.table_of(m.ActionLog)), [{
             "game_id": self.row.id, "step": step, "seat": seat, "action": action.to_json(),
             "source": source, "inbound_id": inbound_id, "at": self.now}])
-        if result.events:
+        events, notices = result.events, result.notices
+        if said is not None:
+            events = [Event(AUTO, said, data={"seat": seat}), *events]
+            notices = [replace(n, context={**n.context, "autoplayed": said}) for n in notices]
+        if events:
             self.db.connection().execute(insert(m.table_of(m.Event)), [{
                 "game_id": self.row.id, "step": step, "kind": ev.kind, "text": ev.text,
                 "public": ev.public, "data": dict(ev.data), "at": self.now}
-                for ev in result.events])
-        self.notices += result.notices
+                for ev in events])
+        self.notices += notices
         verdict = "penalty" if result.penalty else "failed" if result.failed else "applied"
         if result.reply:
             return verdict, result.reply
@@ -174,15 +185,60 @@ class GameSession:
 
     def run_bots(self) -> None:
         """Bots move at once when it is their turn; a bot's turn on a
-        timetable of its own (``due_in``) waits for the deadline sweep."""
+        timetable of its own (``due_in``) waits for the deadline sweep.
+        So do the moves the referee makes for a player (issue 37): a
+        standing order that applies, then a forced move (``standing``)."""
         while not self.engine.is_over(self.state):
-            bots = [p for p in self.engine.pending(self.state)
-                    if p.seat and p.due_in is None and self.row.seats[p.seat - 1].bot]
-            if not bots:
+            pending = [p for p in self.engine.pending(self.state)
+                       if p.seat and p.due_in is None]
+            bots = [p for p in pending if self.row.seats[p.seat - 1].bot]
+            if bots:
+                seat = bots[0].seat
+                draws = draws_for(self.row.draws, self.row.seed, self.row.step + 1, "bot")
+                self.apply(seat, self.engine.bot_action(self.state, seat, draws), "bot", None)
+                continue
+            owing = {p.seat for p in pending}
+            if not (self.follow_orders(owing) or self.play_forced(owing)):
                 return
-            seat = bots[0].seat
-            draws = draws_for(self.row.draws, self.row.seed, self.row.step + 1, "bot")
-            self.apply(seat, self.engine.bot_action(self.state, seat, draws), "bot", None)
+
+    def follow_orders(self, owing: set[int]) -> bool:
+        """Follow the standing orders of the seats that have some: drop
+        those that can no longer be followed (their owner told, in secret),
+        and make the first move one gives a seat in ``owing``. Whether a
+        move was made."""
+        if not standing.orders_on(self.row):
+            return False
+        for seat in self.row.seats:
+            if not seat.orders or seat.bot:
+                continue
+            orders = standing.orders_of(seat)
+            followed = self.engine.follow_orders(self.state, seat.position, orders)
+            action = followed.action if seat.position in owing else None
+            if followed.dropped:
+                self.notices.append(Notice(Audience.only(seat.position), "orders_dropped", {
+                    "dropped": list(followed.dropped), "left": [
+                        str(o.get("text", o)) if isinstance(o, dict) else str(o)
+                        for o in followed.left]}))
+            if followed.left != orders or action is not None:
+                seat.orders = list(followed.left) or None
+            if action is not None:
+                self.apply(seat.position, action, standing.ORDER, None)
+                return True
+        return False
+
+    def play_forced(self, owing: set[int]) -> bool:
+        """Make the forced move (``Game.forced_action``) of the first seat
+        in ``owing`` that has one, unless its player turned autoplay off;
+        whether one was made."""
+        for position in sorted(owing):
+            seat = self.row.seats[position - 1]
+            if not standing.autoplay_on(self.row, seat):
+                continue
+            forced = self.engine.forced_action(self.state, position)
+            if forced is not None:
+                self.apply(position, forced.action, standing.AUTO, None, said=forced.text)
+                return True
+        return False
 
     def timeout(self, seat: int) -> None:
         """Act for ``seat`` past its deadline, as the rules say (seat 0: the
@@ -362,6 +418,8 @@ class GameSession:
                 "public_list": self.config.referee.public_list,
                 # Set in mails caused by the referee's move for an absent seat.
                 "timeout_for": None,
+                # Set in mails caused by a forced move the referee made (issue 37).
+                "autoplayed": None,
                 # The commitment to the seed, published by the opening; the
                 # seed itself only once the game is over, for the game's last
                 # mail, where the rules let it be known (never in a game from

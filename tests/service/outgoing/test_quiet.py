@@ -54,8 +54,11 @@ def new_table(tmp_path: Path, database: str | None = None, public_list: str | No
               **options: str) -> Table:
     club = MailClub(tmp_path, **({"database": database} if database else {}),
                     **({"public_list": public_list} if public_list else {}))
+    # Every card by mail, as SCRIPT writes it: with autoplay (issue 37) a
+    # forced card plays itself and the script's mail for it is refused.
     tag = club.referee.operator.create_game(
-        "spades", [f"{n} <{ADDRESS[n]}>" for n in NAMES], options=options, now=T0, seed="sp")
+        "spades", [f"{n} <{ADDRESS[n]}>" for n in NAMES],
+        options={"autoplay": "off", **options}, now=T0, seed="sp")
     return Table(club, tag)
 
 

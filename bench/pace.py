@@ -25,7 +25,7 @@ Per game it prints days to finish, mails per player (received, written),
 and the moves played by the referee's deadline; then the change of the
 means. Usage::
 
-    .venv/bin/python bench/pace.py [--games 1] [--tournaments 1] [--seed pace]
+    .venv/bin/python bench/pace.py [--games 2] [--tournaments 1] [--seed pace]
         [--quiet 0.03] [--only spades,loatcg]
 """
 
@@ -107,6 +107,7 @@ class Outcome:
     written: Counter[str] = field(default_factory=Counter)
     sources: Counter[str] = field(default_factory=Counter)
     passes: int = 0
+    rounds: int = 0
     status: str = "active"
 
     @property
@@ -130,7 +131,7 @@ class Outcome:
     def line(self) -> str:
         others = ", ".join(f"{n} {s}" for s, n in sorted(self.sources.items())
                            if s not in ("player", "timeout"))
-        return (f"{self.kind:<7} {self.arm:<6} {self.seed:<14} {self.days:7.1f} "
+        return (f"{self.kind:<7} {self.arm:<6} {self.seed:<14} {self.days:7.1f} {self.rounds:6d} "
                 f"{self.mails_in:8.1f} {self.mails_out:8.1f} {self.moves:6d} "
                 f"{self.by_deadline:8d}  {others or '-'}"
                 + ("" if self.status == "finished" else f"  [{self.status}]"))
@@ -158,8 +159,8 @@ class Table(Club):
         return fresh
 
 
-HEADER = (f"{'game':<7} {'arm':<6} {'seed':<14} {'days':>7} {'mail in':>8} {'mail out':>8} "
-          f"{'moves':>6} {'deadline':>8}  other moves")
+HEADER = (f"{'game':<7} {'arm':<6} {'seed':<14} {'days':>7} {'rounds':>6} {'mail in':>8} "
+          f"{'mail out':>8} {'moves':>6} {'deadline':>8}  other moves")
 
 
 # -- the referee's side ---------------------------------------------------------------
@@ -288,6 +289,7 @@ def play(kind: str, arm: Arm, seed: str, count: int, pace: Pace, root: Path,
                     free[seat] = now + pace.delay(rng)
         outcome.days = (now - start) / DAY
         outcome.sources = sources(club, tag)
+        outcome.rounds = int(club.referee.reading.stored_state(tag).get("round", 0))
         return outcome
     finally:
         club.close()
@@ -362,8 +364,10 @@ def change(before: float, after: float) -> str:
 def summary(kind: str, before: list[Outcome], after: list[Outcome]) -> list[str]:
     lines = []
     for label, get in (("days to finish", lambda o: o.days),
+                       ("days a round", lambda o: o.days / max(o.rounds, 1)),
                        ("mail in per player", lambda o: o.mails_in),
                        ("mail out per player", lambda o: o.mails_out),
+                       ("mail in per player a round", lambda o: o.mails_in / max(o.rounds, 1)),
                        ("moves by deadline", lambda o: float(o.by_deadline))):
         b, a = mean([get(o) for o in before]), mean([get(o) for o in after])
         lines.append(f"{kind} {label}: before {b:.1f}, after {a:.1f} ({change(b, a)})")
@@ -375,7 +379,7 @@ GAMES = {"spades": (4, False), "loatcg": (4, True)}
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=1, help="Spades games to 500")
+    parser.add_argument("--games", type=int, default=2, help="Spades games to 500")
     parser.add_argument("--tournaments", type=int, default=1, help="loatcg tournaments")
     parser.add_argument("--seed", default="pace", help="prefix of each game's seed")
     parser.add_argument("--quiet", type=float, default=Pace.quiet,

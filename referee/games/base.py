@@ -357,6 +357,10 @@ class Game(Generic[StateT]):
     #: player who asked for less mail (``mail turns``) gets them as one line
     #: each in their next mail, not a mail each.
     routine_notices: ClassVar[frozenset[str]] = frozenset()
+    #: Notices that only ask one seat for its move ("your turn"): one is
+    #: not sent when the referee makes that move for the seat in the same
+    #: batch (a forced move, a standing order; issue 37).
+    prompt_notices: ClassVar[frozenset[str]] = frozenset()
     #: How much mail a player gets until they say otherwise: ``all``,
     #: ``turns`` or ``digest`` (``referee.service.outgoing.quiet``).
     default_mail_mode: ClassVar[str] = "all"

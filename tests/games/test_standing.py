@@ -122,7 +122,7 @@ def test_spades_play_low_and_a_list_play_as_the_turn_comes() -> None:
     state = play(game, state, 1, "JH")
     # A card no longer held drops the order, at any time.
     followed = game.follow_orders(state, 1, [game.parse_order("play JH, 2C")])
-    assert followed.dropped == ["play J♥, 2♣: J♥ is no longer in your hand."]
+    assert followed.dropped == ["play J♥, 2♣: J♥ is not in your hand."]
 
 
 def test_spades_orders_of_a_round_over_are_dropped() -> None:

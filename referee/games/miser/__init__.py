@@ -52,6 +52,8 @@ class Miser(MiserWords):
     #: card put face down, a bid or raise in an auction, a side's flip):
     #: lines in the next mail of a player in ``mail turns``, and never a post
     #: to the list, which hears what the turn came to in the turn's report.
+    #: A player's prompt, not sent when a standing order moves for them.
+    prompt_notices: ClassVar[frozenset[str]] = frozenset({"your_move"})
     routine_notices: ClassVar[frozenset[str]] = frozenset(
         {"attack", "contract", "down", "auction", "flip"})
 

@@ -44,6 +44,8 @@ class Spades(SpadesWords):
     #: ("your turn", the round report) unless they ask for ``mail all``.
     routine_notices: ClassVar[frozenset[str]] = frozenset({"play", "bid", "trick"})
     default_mail_mode: ClassVar[str] = "turns"
+    #: A player's prompt, not sent when their card is played for them.
+    prompt_notices: ClassVar[frozenset[str]] = frozenset({"your_turn"})
     #: Its mails name the bidding and the tricks, never a turn's number.
     shows_turn_numbers: ClassVar[bool] = False
     #: Ruling SP-17: hands are never published, not even after the hand, and

@@ -653,7 +653,7 @@ class SpadesRules(Game[SpadesState]):
             cards = [str(c) for c in order.get("cards", [])]
             missing = next((c for c in cards if c not in hand), None)
             if missing is not None:
-                dropped.append(f"{text}: {card_text(missing)} is no longer in your hand.")
+                dropped.append(f"{text}: {card_text(missing)} is not in your hand.")
                 continue
             kind = order.get("kind")
             applies = to_play and action is None and (

@@ -169,6 +169,11 @@ class GameSession:
             "game_id": self.row.id, "step": step, "seat": seat, "action": action.to_json(),
             "source": source, "inbound_id": inbound_id, "at": self.now}])
         events, notices = result.events, result.notices
+        if source in (standing.AUTO, standing.ORDER):
+            # The seat's prompt of this batch asks for the move just made for it.
+            self.notices = [n for n in self.notices
+                            if not (n.template in self.engine.prompt_notices
+                                    and not n.audience.public and n.audience.seats == {seat})]
         if said is not None:
             events = [Event(AUTO, said, data={"seat": seat}), *events]
             notices = [replace(n, context={**n.context, "autoplayed": said}) for n in notices]

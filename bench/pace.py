@@ -340,12 +340,17 @@ def spades_orders(engine: Any, state: Any, seat: int, action: Action) -> list[st
 ORDERS: dict[str, Orders] = {"spades": spades_orders}
 
 
-def arms(kind: str) -> tuple[Arm, Arm | None]:
-    """The "before" arm, and the "after" arm if this code has autoplay."""
+def arms(kind: str) -> list[Arm | str]:
+    """The arms to play ``kind`` in: "before"; "auto" (autoplay alone,
+    where the game takes orders: the same cards as before, sooner); "after"
+    (autoplay and orders). An arm this code cannot play is its name alone."""
+    before = Arm("before", {"autoplay": "off", "orders": "off"} if autoplay_known() else {})
     if not autoplay_known():
-        return Arm("before", {}), None
-    return (Arm("before", {"autoplay": "off", "orders": "off"}),
-            Arm("after", {}, ORDERS.get(kind)))
+        return [before, "after"]
+    orders = ORDERS.get(kind)
+    if orders is None:
+        return [before, Arm("after", {})]
+    return [before, Arm("auto", {"orders": "off"}), Arm("after", {}, orders)]
 
 
 # -- the report ---------------------------------------------------------------------------
@@ -361,7 +366,7 @@ def change(before: float, after: float) -> str:
     return f"{100 * (after - before) / before:+.0f} %"
 
 
-def summary(kind: str, before: list[Outcome], after: list[Outcome]) -> list[str]:
+def summary(kind: str, name: str, before: list[Outcome], after: list[Outcome]) -> list[str]:
     lines = []
     for label, get in (("days to finish", lambda o: o.days),
                        ("days a round", lambda o: o.days / max(o.rounds, 1)),
@@ -370,7 +375,7 @@ def summary(kind: str, before: list[Outcome], after: list[Outcome]) -> list[str]
                        ("mail in per player a round", lambda o: o.mails_in / max(o.rounds, 1)),
                        ("moves by deadline", lambda o: float(o.by_deadline))):
         b, a = mean([get(o) for o in before]), mean([get(o) for o in after])
-        lines.append(f"{kind} {label}: before {b:.1f}, after {a:.1f} ({change(b, a)})")
+        lines.append(f"{kind} {label}: before {b:.1f}, {name} {a:.1f} ({change(b, a)})")
     return lines
 
 
@@ -392,23 +397,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines: list[str] = []
     for kind in kinds:
         count, members_act = GAMES[kind]
-        before_arm, after_arm = arms(kind)
+        played: dict[str, list[Outcome]] = {}
         n = args.tournaments if kind == "loatcg" else args.games
-        before: list[Outcome] = []
-        after: list[Outcome] = []
         for i in range(n):
             seed = f"{args.seed}-{kind}-{i}"
-            for arm, into in ((before_arm, before), (after_arm, after)):
-                if arm is None:
-                    print(f"{kind:<7} {'after':<6} {seed:<14} unavailable: this code has no "
-                          "autoplay option", flush=True)
+            for arm in arms(kind):
+                if isinstance(arm, str):
+                    print(f"{kind:<7} {arm:<6} {seed:<14} unavailable: this code has no "
+                          "autoplay nor standing orders (issue 37)", flush=True)
                     continue
                 with tempfile.TemporaryDirectory(prefix="pace-") as folder:
                     outcome = play(kind, arm, seed, count, pace, Path(folder), members_act)
                 print(outcome.line(), flush=True)
-                into.append(outcome)
-        if after:
-            lines += summary(kind, before, after)
+                played.setdefault(arm.name, []).append(outcome)
+        for name, outcomes in played.items():
+            if name != "before":
+                lines += summary(kind, name, played["before"], outcomes)
     print(flush=True)
     for line in lines:
         print(line, flush=True)

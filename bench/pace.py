@@ -14,16 +14,28 @@ before) move for them. A tournament's members each act about once a day
 A pass runs whenever a player's mail lands and whenever a deadline or a
 reminder is due: what the daemon does, without the wait.
 
-Each game is played twice from the same seed and the same players:
+Each game is played from the same seed by the same players (each one's
+delays drawn from a seeded stream of their own) in each arm:
 
-* before: ``autoplay=off`` and no standing orders: every card a round trip;
-* after: autoplay on (the default), and the standing orders a reasonable
-  player would send with a move they write anyway (no extra mail), see
-  :func:`spades_orders`.
+* before: ``--option autoplay=off orders=off``: every card a round trip;
+* auto: autoplay on (the default), no standing orders: the cards of
+  before (a player's choice is keyed by what they see), the forced ones
+  played at once; only who reaches a deadline, where the referee plays
+  a random card, differs (Spades only; a game that takes no orders has
+  no auto arm);
+* after: autoplay on, and the standing orders a reasonable player sends
+  with a move they write anyway (no extra mail), see
+  :func:`spades_orders`. Orders change which cards are played, so the
+  game may take more or fewer rounds than before: compare days a round.
 
-Per game it prints days to finish, mails per player (received, written),
-and the moves played by the referee's deadline; then the change of the
-means. Usage::
+A code without forced moves (before issue 37) plays before alone and says
+the other arms are unavailable.
+
+Per game it prints days to finish, rounds, mails per player (received:
+To or Cc; written), every move, the moves the referee made at a
+player's deadline, and the others by who made them (``auto``: forced,
+``order``: a standing order, ``referee``: a tournament's Round Report on
+its timetable); then each arm's means against before. Usage::
 
     .venv/bin/python bench/pace.py [--games 2] [--tournaments 1] [--seed pace]
         [--quiet 0.03] [--only spades,loatcg]
@@ -33,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import random
 import statistics
@@ -215,10 +228,14 @@ def count_mail(outcome: Outcome, sent: Sequence[EmailMessage]) -> None:
 
 
 def write(club: Club, engine: Game[Any], state: Any, seat: int, count: int, tag: str,
-          rng: random.Random, orders: Orders | None = None) -> bool:
+          seed: str, orders: Orders | None = None) -> bool:
     """The player in ``seat`` writes the sensible bot's move (and the
     ``orders`` they send with it), to the referee alone if the rules take
-    the move so, else copied to the table."""
+    the move so, else copied to the table. The bot's draws (ties only) are
+    keyed by ``seed`` and what the seat sees: one position, one choice, in
+    every arm."""
+    seen = json.dumps(engine.view(state, seat), sort_keys=True, default=str)
+    rng = random.Random(f"{seed}-{seat}-{seen}")
     try:
         action = engine.sensible_bot_action(state, seat, SequentialDraws(rng))
     except EngineError:
@@ -245,7 +262,9 @@ def play(kind: str, arm: Arm, seed: str, count: int, pace: Pace, root: Path,
     engine: Any = get_game(kind)
     club = Table(root)
     outcome = Outcome(kind, arm.name, seed, count)
-    rng = random.Random(f"{seed}-players")  # the same players in both arms
+    # Each player's delays come from a stream of their own: the same
+    # player in every arm, whatever the others do.
+    rngs = {n: random.Random(f"{seed}-player-{n}") for n in range(1, count + 1)}
     try:
         names = [f"Player {n} <{player(n)}>" for n in range(1, count + 1)]
         start = club.now
@@ -254,7 +273,7 @@ def play(kind: str, arm: Arm, seed: str, count: int, pace: Pace, root: Path,
         answers: dict[int, tuple[datetime, datetime]] = {}  # seat: (owed since, answer at)
         free: dict[int, datetime] = {}  # a member's next mail, owed or not
         if members_act:
-            free = {n: start + pace.delay(rng) for n in range(1, count + 1)}
+            free = {n: start + pace.delay(rngs[n]) for n in range(1, count + 1)}
         now = start
         while now - start < timedelta(days=max_days):
             sent = club.poll(now)
@@ -269,7 +288,7 @@ def play(kind: str, arm: Arm, seed: str, count: int, pace: Pace, root: Path,
                     del answers[seat]  # moved for them, or a new move owed
             for seat, since in owed.items():
                 if seat not in answers:
-                    answers[seat] = (since, now + pace.delay(rng))
+                    answers[seat] = (since, now + pace.delay(rngs[seat]))
             timer = next_timer(club)
             times = [at for _, at in answers.values()] + list(free.values())
             times += [timer] if timer is not None else []
@@ -279,14 +298,14 @@ def play(kind: str, arm: Arm, seed: str, count: int, pace: Pace, root: Path,
             state = engine.load(club.referee.reading.stored_state(tag))
             for seat, (_, at) in sorted(answers.items()):
                 if at <= now:
-                    if write(club, engine, state, seat, count, tag, rng, arm.orders):
+                    if write(club, engine, state, seat, count, tag, seed, arm.orders):
                         outcome.written[player(seat)] += 1
                     del answers[seat]
             for seat, at in sorted(free.items()):
                 if at <= now:
-                    if seat not in owed and write(club, engine, state, seat, count, tag, rng):
+                    if seat not in owed and write(club, engine, state, seat, count, tag, seed):
                         outcome.written[player(seat)] += 1
-                    free[seat] = now + pace.delay(rng)
+                    free[seat] = now + pace.delay(rngs[seat])
         outcome.days = (now - start) / DAY
         outcome.sources = sources(club, tag)
         outcome.rounds = int(club.referee.reading.stored_state(tag).get("round", 0))

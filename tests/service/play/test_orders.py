@@ -5,13 +5,19 @@ that turn them off."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 from sqlalchemy import select
 
+import referee.games
+from referee.games.spades import Spades
 from referee.service.errors import RefereeError
 from referee.store import models as m
 from tests.service.play.test_commands import answer
-from tests.test_referee import ALICE, BOB, Club, new_goofspiel
+from tests.test_referee import ALICE, BOB, Club, body, new_goofspiel
+from tests.test_spades_mail import DEAL, SEATING, MailClub, new_table
 
 
 def seat_row(club: Club, position: int) -> m.Seat:
@@ -77,3 +83,31 @@ def test_a_game_made_with_orders_off_takes_none_and_autoplay_off_stays_off(
 def test_a_bad_autoplay_option_is_refused(club: Club) -> None:
     with pytest.raises(RefereeError, match="Option autoplay: on or off; got 'maybe'"):
         new_goofspiel(club, autoplay="maybe")
+
+
+# -- Spades, with the fixed deal of tests/test_spades_mail.py ---------------------
+
+
+@pytest.fixture
+def spades_club(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MailClub]:
+    monkeypatch.setitem(referee.games.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
+    c = MailClub(tmp_path)
+    yield c
+    c.referee.close()
+
+
+def test_a_player_with_autoplay_off_plays_their_forced_card_by_mail(
+        spades_club: MailClub) -> None:
+    """Alice leads A♦ then 10♦: Bob, with autoplay off, is asked for his one
+    diamond; Carol's plays itself."""
+    table = new_table(spades_club, autoplay="on")
+    table.bid()
+    table.move("Bob", "autoplay off")
+    table.play([("Alice", "play AD"), ("Bob", "play 2D"), ("Carol", "play 3D"),
+                ("Dave", "play 4D")])
+    mails = table.move("Alice", "play 10D")
+    assert table.state()["trick"] == ["10D"] and table.state()["turn"] == 1  # Bob's card
+    assert not any("played for them" in body(x) for x in mails)
+    mails = table.move("Bob", "play KD")
+    assert table.state()["trick"] == ["10D", "KD", "5D"]
+    assert any("Carol had one of diamonds: 5♦ played for them." in body(x) for x in mails)

@@ -21,7 +21,15 @@ from sqlalchemy import insert, inspect, select
 from sqlalchemy.orm import Session
 
 from referee.config import Config, format_duration
-from referee.games.base import REFEREE_SEAT_NAME, Action, Audience, Event, Game, Notice
+from referee.games.base import (
+    REFEREE_SEAT_NAME,
+    Action,
+    Audience,
+    EngineError,
+    Event,
+    Game,
+    Notice,
+)
 from referee.games.draws import KEYED, draws_for, seed_fingerprint
 from referee.games.names import local_part
 from referee.mail.compose import Composer, format_when
@@ -219,15 +227,21 @@ class GameSession:
             orders = standing.orders_of(seat)
             followed = self.engine.follow_orders(self.state, seat.position, orders)
             action = followed.action if seat.position in owing else None
-            if followed.dropped:
-                self.notices.append(Notice(Audience.only(seat.position), "orders_dropped", {
-                    "dropped": list(followed.dropped), "left": [
-                        str(o.get("text", o)) if isinstance(o, dict) else str(o)
-                        for o in followed.left]}))
+            dropped = list(followed.dropped)
             if followed.left != orders or action is not None:
                 seat.orders = list(followed.left) or None
             if action is not None:
-                self.apply(seat.position, action, standing.ORDER, None)
+                try:
+                    self.apply(seat.position, action, standing.ORDER, None)
+                except EngineError as e:  # the rules refuse it: nothing changed
+                    dropped.append(f"{self.engine.read_as(action)}: {e}")
+                    action = None
+            if dropped:
+                self.notices.append(Notice(Audience.only(seat.position), "orders_dropped", {
+                    "dropped": dropped, "left": [
+                        str(o.get("text", o)) if isinstance(o, dict) else str(o)
+                        for o in followed.left]}))
+            if action is not None:
                 return True
         return False
 

@@ -1,0 +1,113 @@
+"""A player's lines about the moves the referee makes for them (issue 37,
+``referee.service.play.orders``): ``autoplay on``/``off``, a standing
+order kept in secret, ``orders``, ``cancel orders``; and the game options
+that turn them off."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+import referee.games
+from referee.games.spades import Spades
+from referee.service.errors import RefereeError
+from referee.store import models as m
+from tests.service.play.test_commands import answer
+from tests.test_referee import ALICE, BOB, Club, body, new_goofspiel
+from tests.test_spades_mail import DEAL, SEATING, MailClub, new_table
+
+
+def seat_row(club: Club, position: int) -> m.Seat:
+    with club.referee.sessions() as db:
+        seat = db.scalar(select(m.Seat).where(m.Seat.position == position))
+        assert seat is not None
+        db.expunge(seat)
+        return seat
+
+
+def test_autoplay_off_and_on_are_kept_for_the_seat(club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    text = answer(club, ALICE, "autoplay off", subject=f"[{tag}] settings")
+    assert "Autoplay is off" in text
+    assert seat_row(club, 1).autoplay is False
+    assert "Autoplay is on" in answer(club, ALICE, "autoplay on", subject=f"[{tag}] settings")
+    assert seat_row(club, 1).autoplay is True
+    assert "not 'autoplay sometimes'" in answer(club, ALICE, "autoplay sometimes",
+                                                subject=f"[{tag}] settings")
+
+
+def test_a_standing_bid_is_kept_listed_and_cancelled(club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    text = answer(club, ALICE, "bid 6 if prize 6", subject=f"[{tag}] orders")
+    assert "Kept, secret until it applies: bid 6 if the prize is 6." in text
+    assert seat_row(club, 1).orders == [
+        {"kind": "if_prize", "bid": [6], "prize": 6, "text": "bid 6 if the prize is 6"}]
+    listed = answer(club, ALICE, "orders", subject=f"[{tag}] orders")
+    assert "Your standing orders, in the order they are followed (1):" in listed
+    assert "  bid 6 if the prize is 6" in listed
+    assert "1 standing order was dropped" not in listed
+    assert "Your 1 standing order was dropped." in answer(club, ALICE, "cancel orders",
+                                                          subject=f"[{tag}] orders")
+    assert seat_row(club, 1).orders is None
+
+
+def test_an_order_copied_to_another_player_is_not_kept(club: Club) -> None:
+    tag = new_goofspiel(club)
+    club.poll()
+    text = answer(club, ALICE, "bid 6 if prize 6", subject=f"[{tag}] orders", cc=BOB)
+    assert "A standing order is secret until it applies" in text
+    assert seat_row(club, 1).orders is None
+
+
+def test_a_game_made_with_orders_off_takes_none_and_autoplay_off_stays_off(
+        club: Club) -> None:
+    tag = new_goofspiel(club, orders="off", autoplay="off")
+    club.poll()
+    assert "to take no standing orders" in answer(club, ALICE, "bid 6 if prize 6",
+                                                  subject=f"[{tag}] orders")
+    assert "made with autoplay off" in answer(club, ALICE, "autoplay on",
+                                              subject=f"[{tag}] settings")
+    with club.referee.sessions() as db:
+        game = db.scalar(select(m.Game))
+        assert game is not None and (game.options["autoplay"], game.options["orders"]) == (
+            "off", "off")
+    # Replay hands the engine its own options only.
+    assert club.referee.reading.audit(tag) == []
+
+
+def test_a_bad_autoplay_option_is_refused(club: Club) -> None:
+    with pytest.raises(RefereeError, match="Option autoplay: on or off; got 'maybe'"):
+        new_goofspiel(club, autoplay="maybe")
+
+
+# -- Spades, with the fixed deal of tests/test_spades_mail.py ---------------------
+
+
+@pytest.fixture
+def spades_club(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MailClub]:
+    monkeypatch.setitem(referee.games.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
+    c = MailClub(tmp_path)
+    yield c
+    c.referee.close()
+
+
+def test_a_player_with_autoplay_off_plays_their_forced_card_by_mail(
+        spades_club: MailClub) -> None:
+    """Alice leads A♦ then 10♦: Bob, with autoplay off, is asked for his one
+    diamond; Carol's plays itself."""
+    table = new_table(spades_club, autoplay="on")
+    table.bid()
+    table.move("Bob", "autoplay off")
+    table.play([("Alice", "play AD"), ("Bob", "play 2D"), ("Carol", "play 3D"),
+                ("Dave", "play 4D")])
+    mails = table.move("Alice", "play 10D")
+    assert table.state()["trick"] == ["10D"] and table.state()["turn"] == 1  # Bob's card
+    assert not any("played for them" in body(x) for x in mails)
+    mails = table.move("Bob", "play KD")
+    assert table.state()["trick"] == ["10D", "KD", "5D"]
+    assert any("Carol had one of diamonds: 5♦ played for them." in body(x) for x in mails)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from referee.games.base import Action, ParseError
+from referee.games.base import Action, DeadlineMove, ParseError, Result
 from referee.games.cards import SUIT_NAMES, Card
 from referee.games.spades.rules import (
     BIDDING,
@@ -22,6 +22,9 @@ from referee.games.spades.rules import (
     card_text,
     legal_plays,
 )
+
+#: Rule 7 (Time Limit): what the referee does for a player who fails to act.
+TIME_LIMIT_RULE = "as rule 7 says"
 
 _NUMBER_WORDS = {
     **dict.fromkeys(("zero", "nil"), 0),
@@ -66,6 +69,17 @@ class SpadesWords(SpadesRules):
         if text == "concede":
             return Action("concede")
         return None
+
+    def deadline_move(self, before: SpadesState, seat: int, action: Action,
+                      result: Result[SpadesState]) -> DeadlineMove:
+        """Rule 7 in its words: a bid of 2, or a card chosen at random among
+        those the player could legally play; both public, as every bid and
+        card is."""
+        if action.verb == "bid":
+            return DeadlineMove("bid", f"bid {action.args[0]} for {{them}}", rule=TIME_LIMIT_RULE)
+        return DeadlineMove("card", f"played {card_text(str(action.args[0]))} for {{them}}, "
+                            "chosen at random among the cards {they} could legally play",
+                            rule=TIME_LIMIT_RULE)
 
     def help(self, state: SpadesState, seat: int | None) -> str:
         lines: list[str] = []

@@ -157,9 +157,9 @@ def test_a_late_spades_bid_says_the_referee_bid_for_the_player_and_play_moved_on
         club.poll()
     text = answer(club, ALICE, "bid 3", subject=f"RE: {hand['Subject']}",
                   headers={"In-Reply-To": str(hand["Message-ID"])})
-    assert ("> bid 3\n  REFUSED (bid 3): The deadline passed, so the referee made your move "
-            "for you: bid 2. The bidding is over: it is trick 1 now, waiting for Carol's card "
-            "to trick 1. This line was not applied.\n") in text
+    assert ("> bid 3\n  REFUSED (bid 3): The deadline passed at Thu 05 Mar 2026 12:00 UTC: the "
+            "referee bid 2 for you, as rule 7 says. The bidding is over: it is trick 1 now, "
+            "waiting for Carol's card to trick 1. This line was not applied.\n") in text
     assert "turn 1" not in text.lower() and "turn 2" not in text.lower()
     assert "What you can write now:\nIt is Carol's turn to play a card." in text
 
@@ -191,7 +191,8 @@ def test_a_late_goofspiel_bid_names_the_round_and_how_to_bid_in_this_one(club: C
     text = answer(club, ALICE, "bid 4", subject=f"AW: Re: {opening['Subject']}",
                   headers={"In-Reply-To": str(opening["Message-ID"])})
     assert " ".join(text.split()).count(
-        "REFUSED (bid 4): The deadline passed, so the referee made your move for you: bid 3. "
+        "REFUSED (bid 4): The deadline passed at Thu 05 Mar 2026 12:00 UTC: the referee bid 3 "
+        "for you, a card drawn at random from your pack, by the house rule for silent players. "
         "Round 1 is over: it is round 2 now, waiting for you and Bob: a bid for round 2 each. "
         "This line was not applied. If you still want it for round 2, send it again, answering "
         "the latest mail or writing 'bid 4 round 2'.") == 1

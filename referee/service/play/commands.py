@@ -259,15 +259,15 @@ def _moved_for(gs: GameSession, seat: int, since: datetime | None) -> str | None
     return f"The deadline passed{when}: {told.text}."
 
 
-def _late(gs: GameSession, seat: int, action: Action, read: Reading) -> str | None:
+def _late(gs: GameSession, seat: int, action: Action) -> str | None:
     """Why a move the rules refuse now was not applied, when the referee
-    made the seat's move at a deadline since the mail it answers (else
-    since the seat's own last move): what was done for the seat, and where
-    play stands, in place of a refusal that would puzzle ("It is Bob's turn
-    to bid, not yours"); None otherwise."""
+    made a move for the seat at a deadline since the seat's own last move
+    (whichever mail it answers: the one that told it so, too): what was done
+    for the seat, and where play stands, in place of a refusal that would
+    puzzle ("It is Bob's turn to bid, not yours"); None otherwise."""
     if action.verb in gs.engine.untimed_verbs or action.verb == "resign":
         return None
-    moved = _moved_for(gs, seat, read.answered_at)
+    moved = _moved_for(gs, seat, None)
     if moved is None:
         return None
     where = waiting(gs, seat, deadlines=False)
@@ -389,7 +389,7 @@ def _run(
         except EngineError as e:
             # A late move the referee made at the deadline is answered with
             # what was done, not with whose turn it is now.
-            late = _late(gs, seat, action, read) if isinstance(e, IllegalAction) else None
+            late = _late(gs, seat, action) if isinstance(e, IllegalAction) else None
             out.append(TranscriptLine(line, read_as, "refused", late or str(e)))
             if action.verb == "resign":
                 return out, i + 1 < len(lines)

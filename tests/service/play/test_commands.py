@@ -246,3 +246,44 @@ def test_did_you_mean_spells_against_the_game_s_own_verbs() -> None:
     gs = cast(GameSession, SimpleNamespace(engine=_Zapping()))
     assert did_you_mean(gs, "zpa 3") == "zap 3"
     assert did_you_mean(gs, "bdi 3") is None  # another game's verb: not this one's
+
+
+# -- a move the referee made at the deadline ----------------------------------------------
+
+
+def test_a_late_spades_bid_answering_the_deadline_mail_says_what_was_done_not_whose_turn(
+        club: Club) -> None:
+    """Rule 7: past Alice's deadline the referee bid 2 for her and told her so;
+    her bid in answer to that mail is refused with what was done for her,
+    not with "It is Carol's turn to bid, not yours"."""
+    tag = spades(club)
+    told = [x for x in club.poll(T0 + timedelta(days=3, minutes=1)) if ALICE in str(x["To"])]
+    (mine,) = [x for x in told if "deadline_yours" in kind(x).split()]
+    assert ("No bid came from you by the deadline, Thu 05 Mar 2026 12:00 UTC: the\n"
+            "referee bid 2 for you, as rule 7 says.") in body(mine)
+    text = answer(club, ALICE, "bid 5", subject=f"Re: {mine['Subject']}",
+                  headers={"In-Reply-To": str(mine["Message-ID"])})
+    assert ("> bid 5\n  REFUSED (bid 5): The deadline passed at Thu 05 Mar 2026 12:00 UTC: the "
+            "referee bid 2 for you, as rule 7 says. Now waiting for Carol's bid for round 1. "
+            "This line was not applied.\n") in text
+    assert "not yours" not in text
+    assert club.referee.reading.stored_state(tag)["bids"][0] == 2
+
+
+def test_a_late_miser_move_is_answered_with_the_pass_the_referee_made(club: Club) -> None:
+    """Rule text 004 has no deadlines: the house rule (MI-15) passes for a
+    silent turn player, and her late move is answered with it."""
+    tag = club.referee.operator.create_game(
+        "miser", [f"Alice <{ALICE}>", f"Bob <{BOB}>", f"Carol <{CAROL}>"], now=club.now,
+        seed="late")
+    club.poll()
+    state = club.referee.reading.stored_state(tag)
+    silent = state["names"][state["turn"]]
+    address = {"Alice": ALICE, "Bob": BOB, "Carol": CAROL}[silent]
+    club.poll(T0 + timedelta(days=3, minutes=1))
+    text = " ".join(answer(club, address, "pass", subject=f"[{tag}] move").split())
+    after = club.referee.reading.stored_state(tag)
+    now = after["names"][after["turn"]]
+    assert ("REFUSED (pass): The deadline passed at Thu 05 Mar 2026 12:00 UTC: the referee "
+            f"passed for you, by the house rule for silent players. Now waiting for {now}'s "
+            "turn (pass, contract, attack or bid). This line was not applied.") in text

@@ -478,8 +478,19 @@ def test_a_pure_skill_game_with_a_bot_and_a_missed_deadline_is_won_by_a_human(
         started += timedelta(days=3, minutes=1)
         assert post.poll(started).timeouts == 1
         (report,) = post.new_mail("alice", 1)
-        assert body(post.new_mail("bob", 1)[0]) == body(report)  # Bob's own copy
-        line = next(x for x in body(report).splitlines() if x.startswith("  Bob "))
+        (bobs,) = post.new_mail("bob", 1)
+        # Alice is told the bid was the referee's, as rule 4e says, not which
+        # card (a bid is sealed until the report); Bob which card, for him
+        # alone; then the same report.
+        (told, reported), (yours, theirs) = sections(report), sections(bobs)
+        assert reported == theirs
+        assert (told[0], " ".join(told[1].split())) == (
+            "No bid from Bob by the deadline", "No bid came from Bob by the deadline: the "
+            "referee drew a card at random from their pack as their bid, as rule 4e says.")
+        assert yours[0] == "The deadline passed: the referee moved for you"
+        assert "a card drawn at random from your pack, as rule 4e says." in " ".join(
+            yours[1].split())
+        line = next(x for x in reported[1].splitlines() if x.startswith("  Bob "))
         assert line.endswith("   (no bid arrived: the referee chose a random card)")
         assert int(line.split()[2]) in packs[1]
     assert report is not None

@@ -71,7 +71,7 @@ HANDS = {name: hand.split() for name, hand in {
     "Carol": "AC AH AS QC QD QS JC JH 9D 9S 8H 6D 5C 3D 2C 2H 2S",
 }.items()}
 DRAW = ("KS", "9C", "5H")  # Alice draws highest and goes first
-SECRET_KINDS = {"hand", "your_move", "transcript", "reminder"}
+SECRET_KINDS = {"hand", "your_move", "transcript", "reminder", "deadline_yours"}
 #: Those that show a hand or what the player may do: a mail that carries
 #: one says it is secret (a reminder shows neither).
 MARKED_SECRET = SECRET_KINDS - {"reminder"}
@@ -79,6 +79,8 @@ MARKED_SECRET = SECRET_KINDS - {"reminder"}
 #: every part comes whole, under its subject less the tag); the first that fits.
 PART_KINDS = (
     ("transcript", re.compile(r"Your mail$")),
+    ("deadline", re.compile(r"No \w+ from .+ by the deadline$")),
+    ("deadline_yours", re.compile(r"The deadline passed: the referee moved for you$")),
     ("opening", re.compile(r"Miser begins: ")),
     ("hand", re.compile(r"Your hand")),
     ("your_move", re.compile(r"(Your turn|The contract: your card|Your attack: your card"
@@ -816,9 +818,6 @@ Waiting for (first deadline Thu 05 Mar 2026 15:00 UTC):
 TURN_3 = f"""\
 Subject: [miser-1] Turn 3: bids for the centre, Carol takes 2; Alice's turn
 
-Nothing came from Bob by the deadline, so the referee wrote
-"done" for Bob.
-
 BIDS FOR THE CENTRE (2 pennies):
   Carol              3 with 2♣   pays the bid into the centre
   Alice              2 with 9♥   pays the bid into the centre
@@ -843,9 +842,6 @@ Waiting for (first deadline Sun 08 Mar 2026 15:00 UTC):
 
 TURN_4 = f"""\
 Subject: [miser-1] Turn 4: Alice passes — GAME OVER: Bob wins
-
-No move came from Alice by the deadline, so the referee
-passed for Alice.
 
 Alice passes and puts 3 pennies in the centre.
 The centre now holds 8 pennies.
@@ -982,16 +978,31 @@ def test_a_game_of_miser_by_email_with_a_private_contract_an_attack_an_auction_a
     mail = table.poll(t + timedelta(days=3) - timedelta(seconds=1))
     assert kinds(mail) == {"Alice": [], "Bob": [["reminder"]], "Carol": []}
     mail = table.poll(t + timedelta(days=3, seconds=1))
-    assert kinds(mail) == {"Alice": [["round_report", "your_move"]], "Bob": [["round_report"]],
-                           "Carol": [["round_report"]]}
+    # The others are told the "done" was the referee's, by the house rule
+    # (rule text 004 has no deadlines), and Bob in words of his own.
+    assert kinds(mail) == {"Alice": [["deadline", "round_report", "your_move"]],
+                           "Bob": [["deadline_yours", "round_report"]],
+                           "Carol": [["deadline", "round_report"]]}
     assert to_all(mail, "round_report") == as_part(TURN_3)
+    for name in ("Alice", "Carol"):
+        assert the(mail, name, "deadline") == ("No move from Bob by the deadline", (
+            'No move came from Bob by the deadline: the referee wrote "done" for\n'
+            "them: they stay out of the bidding, by the house rule for silent\nplayers."))
+    assert " ".join(the(mail, "Bob", "deadline_yours")[1].split()) == (
+        "No move came from you by the deadline, Thu 05 Mar 2026 15:00 UTC: the referee wrote "
+        '"done" for you: you stay out of the bidding, by the house rule for silent players.')
     assert [a[1:] for a in post.actions(tag) if a[3] == "timeout"] == [("done", [], "timeout")]
 
     # Turn 4. Alice stays silent; `referee poll --now` past her deadline passes for
     # her, which leaves her with no pennies: Bob wins (MI-10).
     mail = table.poll(t + timedelta(days=6, seconds=2), cli=True)
-    assert kinds(mail) == {n: [["round_report"]] for n in NAMES}
+    assert kinds(mail) == {"Alice": [["deadline_yours", "round_report"]],
+                           "Bob": [["deadline", "round_report"]],
+                           "Carol": [["deadline", "round_report"]]}
     assert to_all(mail, "round_report") == as_part(TURN_4)
+    assert the(mail, "Bob", "deadline")[1] == (
+        "No move came from Alice by the deadline: the referee passed for them, by\n"
+        "the house rule for silent players.")
     state = post.state(tag)
     assert (state["over"], state["pennies"], state["centre"]) == (True, [0, 14, 2], 8)
     assert post.referee.reading.status(tag)[0]["status"] == "finished"
@@ -1005,6 +1016,7 @@ def test_a_game_of_miser_by_email_with_a_private_contract_an_attack_an_auction_a
     # The scan above saw every mail from the referee, and every part of each:
     # some named cards, none hidden. What one mail (or one deadline) caused
     # for a player is one mail (issue 21): 79 parts, the 79 mails the players
-    # got before, come in 51 mails.
-    assert (len(table.mails), len(table.parts)) == (51, 79)
+    # got before, come in 51 mails; the six parts that say the two deadline
+    # moves were the referee's ride in them.
+    assert (len(table.mails), len(table.parts)) == (51, 85)
     assert sum(bool(cards_named(f"{h}\n{t}")) for _, _, h, t in table.parts) > 30

@@ -55,7 +55,7 @@ from tests.test_spades_mail import (
 USER = {name: name.lower() for name in NAMES}  # the mail stack's users
 ADDRESS = {name: f"{USER[name]}@example.test" for name in NAMES}
 EVERYONE = [ADDRESS[n] for n in NAMES]
-SECRET_KINDS = {"hand", "your_turn", "transcript", "reminder"}
+SECRET_KINDS = {"hand", "your_turn", "transcript", "reminder", "deadline_yours"}
 #: Those that show a hand or say what the player may play: a mail that
 #: carries one says it is secret (a reminder shows neither).
 MARKED_SECRET = SECRET_KINDS - {"reminder"}
@@ -63,6 +63,8 @@ MARKED_SECRET = SECRET_KINDS - {"reminder"}
 #: every part comes whole, under its subject less the tag); the first that fits.
 PART_KINDS = (
     ("transcript", re.compile(r"Your mail$")),
+    ("deadline", re.compile(r"No \w+ from .+ by the deadline$")),
+    ("deadline_yours", re.compile(r"The deadline passed: the referee moved for you$")),
     ("your_turn", re.compile(r"(Trick \d+: your card|Round \d+: your bid)$")),
     ("opening", re.compile(r"Spades begins: ")),
     ("play", re.compile(r"Trick \d+: .+ plays ")),
@@ -202,7 +204,9 @@ class Players:
                 self.announced[name] += 1
                 k = self.announced[name]
                 assert self.played[k - 1] in named, (self.played[k - 1], text)
-            allowed = set(self.played[:self.announced[name]])
+            # The move the referee made at a deadline is said just before
+            # the part that announces it.
+            allowed = set(self.played[:self.announced[name] + (what == "deadline")])
             if what == "round_report":
                 assert named == self.last_trick, text  # the report shows the last trick only
             assert named <= allowed, (named - allowed, text)
@@ -245,12 +249,20 @@ def to_all(mail: dict[str, list[EmailMessage]], what: str) -> list[tuple[str, st
     return found[NAMES[0]]
 
 
+def timeout_told(card: str) -> str:
+    """What the others are told of the card the referee played for Bob."""
+    return f"""\
+No card came from Bob by the deadline: the referee played {card_text(card)} for them,
+chosen at random among the cards they could legally play, as rule 7
+says.
+
+{SIGNATURE}"""
+
+
 def timeout_play(card: str) -> str:
     """The announcement of the card the referee played for Bob in trick 1."""
     return f"""\
 Trick 1 so far: Alice A♥, Bob {card_text(card)}.
-No card from Bob arrived by the deadline, so the referee played a
-random legal card for them (rule 7).
 
 Team 1 (Alice & Carol): 0 points, 0 bags; this round bid 7, took 0
 Team 2 (Bob & Dave): 0 points, 0 bags; this round bid 4, took 0
@@ -394,7 +406,17 @@ def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_s
         (2, "play", [card], "timeout")]
     (news,) = to_all(mail, "play")
     assert news == (f"Trick 1: Bob plays {card_text(card)}", unsigned(timeout_play(card)))
-    assert [kinds(x) for x in mail["Carol"]] == [["play", "your_turn"]]  # and her turn
+    # The others are told the card was the referee's before it, Bob in words
+    # of his own, for him alone; Carol's mail carries her turn too.
+    for name in ("Alice", "Carol", "Dave"):
+        (told,) = [(h, t) for x in mail[name] for k, h, t in parts(x) if k == "deadline"]
+        assert told == ("No card from Bob by the deadline", unsigned(timeout_told(card)))
+    assert [kinds(x) for x in mail["Bob"]] == [["deadline_yours", "play"]]
+    assert " ".join(part(mail["Bob"][0], "deadline_yours").split()) == (
+        "No card came from you by the deadline, Thu 05 Mar 2026 13:00 UTC: the referee played "
+        f"{card_text(card)} for you, chosen at random among the cards you could legally play, "
+        "as rule 7 says.")
+    assert [kinds(x) for x in mail["Carol"]] == [["deadline", "play", "your_turn"]]
     assert post.state(tag)["scores"] == [0, 0]
 
     # The script goes on, with Bob's hearts swapped if the referee played another than
@@ -460,3 +482,98 @@ def test_a_round_of_spades_by_email_with_a_misplay_and_a_timeout_over_imap_and_s
     for user in USER.values():
         assert verified_by_mail(post, user, tag) == (0, "verified\n"), user
     assert post.referee.reading.replay(tag) == state
+
+
+def test_a_deadline_bid_and_card_are_said_on_the_list_and_to_the_seat_and_a_late_move_answered(
+        mailstack: MailStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule 7 with a public list and the default mail mode: Bob stays silent
+    at his bid and at his card. Each time the list tells the table the move
+    was the referee's, citing rule 7, and Bob is told in words of his own;
+    his late bid is answered with what was done for him, not with whose turn
+    it is; the game's page shows it in its history."""
+    monkeypatch.setitem(referee.games.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
+    lst = mailstack.list_address
+    post = Post(mailstack, tmp_path, public_list=lst)
+    read = 0
+
+    def poll(now: datetime) -> dict[str, list[EmailMessage]]:
+        """One pass; what it sent each player (the list's posts among it)."""
+        nonlocal read
+        post.poll(now)
+        with post.referee.sessions() as db:
+            rows = list(db.scalars(select(m.Outbox).where(m.Outbox.id > read)))
+        read = max([read, *(row.id for row in rows)])
+        sent = Counter(addr for row in rows for addr in row.recipients)
+        post.in_referee_inbox += sent[lst]  # each post comes back to the referee
+        return {n: post.new_mail(USER[n], sent[ADDRESS[n]] + sent[lst]) for n in NAMES}
+
+    def posted(mail: dict[str, list[EmailMessage]]) -> list[EmailMessage]:
+        """The list's posts of a pass, as each player received them alike."""
+        copies = {n: [(x["Subject"], body(x)) for x in got if lst in str(x["To"])]
+                  for n, got in mail.items()}
+        assert len({tuple(c) for c in copies.values()}) == 1, copies
+        return [x for x in mail["Alice"] if lst in str(x["To"])]
+
+    def alone(mail: dict[str, list[EmailMessage]], name: str) -> EmailMessage:
+        (mine,) = [x for x in mail[name] if rcpts(x) == [ADDRESS[name]]]
+        return mine
+
+    try:
+        tag = post.referee.operator.create_game(
+            "spades", [person(USER[n]) for n in NAMES], now=T0, seed="said")
+        poll(T0)
+        t1 = T0 + timedelta(hours=1)
+        post.write("alice", "bid 4", subject=f"[{tag}] move")
+        poll(t1)
+
+        # Bob stays silent: past his deadline the referee bids 2 for him.
+        t2 = t1 + timedelta(days=3, seconds=1)
+        mail = poll(t2)
+        (post_,) = posted(mail)
+        assert post_["Subject"] == f"[{tag}] No bid from Bob by the deadline"
+        assert unsigned(body(post_)) == ("No bid came from Bob by the deadline: the referee bid 2 "
+                                         "for them, as\nrule 7 says.")
+        bobs = alone(mail, "Bob")
+        assert "deadline_yours" in kinds(bobs)
+        assert ("No bid came from you by the deadline, Thu 05 Mar 2026 13:00 UTC: the\n"
+                "referee bid 2 for you, as rule 7 says.") in body(bobs)
+        assert post.state(tag)["bids"] == [4, 2, None, None]
+
+        # His bid comes late: it is answered with what was done for him.
+        late = post.write("bob", "bid 4", subject=f"Re: {bobs['Subject']}", reply_to=bobs)
+        mail = poll(t2 + timedelta(hours=1))
+        (answer,) = [x for x in mail["Bob"] if x["In-Reply-To"] == late]
+        assert ("> bid 4\n  REFUSED (bid 4): The deadline passed at Thu 05 Mar 2026 13:00 UTC: "
+                "the referee bid 2 for you, as rule 7 says. Now waiting for Carol's bid for "
+                "round 1. This line was not applied.\n") in body(answer)
+        assert "turn to bid, not yours" not in body(answer)
+        assert post.state(tag)["bids"] == [4, 2, None, None]
+
+        # Carol and Dave bid, Alice leads A♥; Bob is silent again: a random
+        # legal card is played for him, said on the list and to him.
+        t3 = t2 + timedelta(hours=2)
+        for name, text in [BIDS[2], BIDS[3], SCRIPT[0]]:
+            post.write(USER[name], text, subject=f"[{tag}] move")
+            poll(t3)
+        mail = poll(t3 + timedelta(days=3, seconds=1))
+        (card,) = HANDS["Bob"] - set(post.state(tag)["hands"][NAMES.index("Bob")])
+        assert card in {"3H", "5H", "8H"}
+        (post_,) = posted(mail)
+        assert post_["Subject"] == f"[{tag}] No card from Bob by the deadline"
+        assert " ".join(unsigned(body(post_)).split()) == (
+            f"No card came from Bob by the deadline: the referee played {card_text(card)} for "
+            "them, chosen at random among the cards they could legally play, as rule 7 says.")
+        assert ("the referee played "
+                f"{card_text(card)} for you, chosen at random among the cards you could "
+                "legally play, as rule 7 says.") in " ".join(body(alone(mail, "Bob")).split())
+
+        # The game's page shows both in its history; Bob's own words are his alone.
+        (history,) = post.referee.reading.public_histories([tag]).values()
+        said = [e["text"] for e in history if e["kind"] == "deadline"]
+        assert said == [
+            "No bid came from Bob by the deadline: the referee bid 2 for them, as rule 7 says.",
+            f"No card came from Bob by the deadline: the referee played {card_text(card)} for "
+            "them, chosen at random among the cards they could legally play, as rule 7 says."]
+        assert not [e for e in history if e["kind"] == "deadline_yours"]
+    finally:
+        post.close()

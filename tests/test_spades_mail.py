@@ -688,11 +688,22 @@ def test_past_the_3_day_deadline_the_referee_plays_a_random_legal_card_and_says_
     (card,) = HANDS["Bob"] - table.hand("Bob")
     assert card in {"3H", "5H", "8H"}  # a legal card: Bob must follow hearts
     news = announcement(mails, "play", f"Trick 1: Bob plays {card_text(card)}")
-    assert ("No card from Bob arrived by the deadline, so the referee played a\n"
-            "random legal card for them (rule 7).") in news
     assert "Next: Carol, a card to trick 1 (due Sun 08 Mar 2026 12:00 UTC)." in news
+    # The others are told the card was the referee's, citing rule 7, before
+    # the card; Bob, in words of his own, when his deadline was.
+    for name in ("Alice", "Carol", "Dave"):
+        (mail,) = [x for x in mails if rcpts(x) == [ADDRESS[name]]]
+        assert " ".join(section(mail, "No card from Bob by the deadline").split()) == (
+            f"No card came from Bob by the deadline: the referee played {card_text(card)} for "
+            "them, chosen at random among the cards they could legally play, as rule 7 says.")
+    (bobs,) = [x for x in mails if rcpts(x) == [ADDRESS["Bob"]]]
+    assert " ".join(section(bobs, "The deadline passed: the referee moved for you").split()) == (
+        "No card came from you by the deadline, Thu 05 Mar 2026 12:00 UTC: the referee played "
+        f"{card_text(card)} for you, chosen at random among the cards you could legally play, "
+        "as rule 7 says.")
     # One mail each (five before): Carol's carries her turn after the card.
-    assert [kinds(x) for x in mails] == [["play"], ["play"], ["play", "your_turn"], ["play"]]
+    assert [kinds(x) for x in mails] == [["deadline", "play"], ["deadline_yours", "play"],
+                                         ["deadline", "play", "your_turn"], ["deadline", "play"]]
     assert rcpts(only(mails, "your_turn")) == [ADDRESS["Carol"]]
     assert table.scores() == [0, 0]
 
@@ -702,9 +713,18 @@ def test_past_the_deadline_a_missing_bid_becomes_a_bid_of_2_and_the_referee_says
     table.move("Alice", "bid 4")
     mails = table.club.poll(T0 + timedelta(days=3, seconds=1))
     news = announcement(mails, "bid", "Bob bids 2")
-    assert news.startswith(
-        "Bob bids 2.\nNo bid from Bob arrived by the deadline, so the referee bid 2 for them "
-        "(rule 7).\nBids so far: Alice 4, Bob 2.\n")
+    assert news.startswith("Bob bids 2.\nBids so far: Alice 4, Bob 2.\n")
+    # The others are told the bid was the referee's, citing rule 7; Bob in
+    # words of his own (his mail has not the others' part).
+    for name in ("Alice", "Carol", "Dave"):
+        (mail,) = [x for x in mails if rcpts(x) == [ADDRESS[name]]]
+        assert section(mail, "No bid from Bob by the deadline") == (
+            "No bid came from Bob by the deadline: the referee bid 2 for them, as\nrule 7 says.")
+    (bobs,) = [x for x in mails if rcpts(x) == [ADDRESS["Bob"]]]
+    assert kinds(bobs) == ["deadline_yours", "bid"]
+    assert section(bobs, "The deadline passed: the referee moved for you") == (
+        "No bid came from you by the deadline, Thu 05 Mar 2026 12:00 UTC: the\n"
+        "referee bid 2 for you, as rule 7 says.")
     assert table.state()["bids"] == [4, 2, None, None]
 
 

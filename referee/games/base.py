@@ -214,6 +214,58 @@ class Pending:
         return (self.seat, self.what) if not self.private else self.cover
 
 
+#: What a move made for a silent seat cites where the rule text says
+#: nothing of one (a house ruling: players are never given its id).
+HOUSE_RULE = "by the house rule for silent players"
+#: The words :class:`DeadlineMove` fills its slots with: for everyone, and
+#: for the seat the move was made for.
+_OTHERS = {"them": "them", "they": "they", "their": "their"}
+_YOU = {"them": "you", "they": "you", "their": "your"}
+
+
+@dataclass(frozen=True)
+class DeadlineMove:
+    """A move the referee made for a silent seat past its deadline, in the
+    game's words, so that the table's record and the seat itself are told
+    it was the referee's and why (:meth:`Game.deadline_move`).
+
+    ``did`` and ``did_secret`` are clauses in the past tense with the slots
+    ``{them}``, ``{they}`` and ``{their}``: "bid 2 for {them}" reads "bid 2
+    for them" to the table and "bid 2 for you" to the seat.
+    """
+
+    #: What did not come, as a noun: "bid", "card", "move".
+    missing: str = "move"
+    #: What the referee did, as everyone who may know of it may know it.
+    did: str = "moved for {them}"
+    #: What the referee did as the seat alone may know it (the card of a
+    #: sealed bid, a card put face down); None: ``did``.
+    did_secret: str | None = None
+    #: Why, citing the rule text's own rule ("as rule 7 says"), else
+    #: :data:`HOUSE_RULE`; never a ruling's id.
+    rule: str = HOUSE_RULE
+    #: Who may know of it: everyone, or only the seats that saw a private
+    #: request the silent seat left unanswered (and the seat itself).
+    audience: Audience = Audience(public=True)
+
+    def told(self, name: str) -> str:
+        """The sentence for the table: "No bid came from Carol Cooper by the
+        deadline: the referee bid 2 for them, as rule 7 says." """
+        return (f"No {self.missing} came from {name} by the deadline: the referee "
+                f"{self.did.format(**_OTHERS)}, {self.rule}.")
+
+    def done_for_you(self) -> str:
+        """What was done, for the seat alone: "the referee bid 2 for you, as
+        rule 7 says"."""
+        return f"the referee {(self.did_secret or self.did).format(**_YOU)}, {self.rule}"
+
+
+def slot_safe(text: str) -> str:
+    """``text`` (a move as read, a name) to stand in a clause of
+    :class:`DeadlineMove` as it is, not read as a slot."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 class Owed(Protocol):
     """An obligation as a caller keeps it: the service's deadline row."""
 
@@ -482,6 +534,21 @@ class Game(Generic[StateT]):
         a choice at random draws from ``self.move_rng(state, seat, draws,
         "timeout")``."""
         raise NotImplementedError
+
+    def deadline_move(self, before: StateT, seat: int, action: Action,
+                      result: Result[StateT]) -> DeadlineMove:
+        """How the table and ``seat`` are told of ``action``, the move the
+        referee made for ``seat`` past its deadline (:meth:`timeout_action`,
+        applied to ``before`` with ``result``). By default: the move as the
+        transcript reads it ("wrote \"bid 2\" for them"), or, where the move
+        recorded a secret (an event not public: a sealed bid), to the table
+        only that the referee moved for them; :data:`HOUSE_RULE` as the
+        reason. A game whose rule text says what happens refines it, citing
+        the rule."""
+        written = f'wrote "{slot_safe(self.read_as(action))}" for {{them}}'
+        if all(e.public for e in result.events):
+            return DeadlineMove(did=written)
+        return DeadlineMove(did_secret=written)
 
     def bot_action(self, state: StateT, seat: int, draws: Draws) -> Action:
         """What the bot in ``seat`` does now: :meth:`random_bot_action`

@@ -6,7 +6,7 @@ each step that
   (``Reading.replay``): ``replay``;
 * ``pending`` is empty exactly when the game is over: ``pending``;
 * every ``timeout_action`` and ``bot_action`` of a pending obligation
-  applies: ``legal``;
+  applies, and a seat's timeout can be said (``deadline_move``): ``legal``;
 * no view or notice for the public or another seat holds a seat's secret:
   ``secrets``;
 * ``apply`` (and ``replace_with_bot``) never changes the state it is given:
@@ -436,11 +436,27 @@ class Playout:
                 if action is None:
                     continue
                 try:
-                    self.engine.apply(self.state, p.seat, action, draws)
+                    result = self.engine.apply(self.state, p.seat, action, draws)
                 except EngineError as e:
                     self.findings.add("legal", f"{self.seed} step {self.step}: {how} {action} "
                                                f"for {p} is refused: {e}")
-                self.unchanged(f"applying a {how}")
+                    continue
+                finally:
+                    self.unchanged(f"applying a {how}")
+                if how == "timeout_action" and p.seat:
+                    self.check_said(p.seat, action, result)
+
+    def check_said(self, seat: int, action: Action, result: Result[Any]) -> None:
+        """The move the referee makes for a silent ``seat`` can be said, to
+        the table and to the seat (``Game.deadline_move``)."""
+        try:
+            said = self.engine.deadline_move(self.state, seat, action, result)
+            said.told("Someone")
+            said.done_for_you()
+        except (KeyError, IndexError, ValueError, EngineError) as e:
+            self.findings.add("legal", f"{self.seed} step {self.step}: the timeout {action} "
+                                       f"for seat {seat} cannot be said: {e!r}")
+        self.unchanged("saying a timeout")
 
     def seen(self, observer: Observer) -> str:
         """What ``observer`` is shown of the state now, as text."""

@@ -253,6 +253,20 @@ def test_a_referee_chosen_bid_stays_sealed_until_the_round_resolves_ps_8_ps_12()
         PURE.apply(state, 1, Action("bid", (1,), ), seeded(3)).state, None)
 
 
+def test_a_referee_chosen_bid_is_said_sealed_to_the_table_and_named_to_its_bidder() -> None:
+    """Rule 4e of Pure Skill says what the referee does; Goofspiel's text is
+    silent (ruling G2-8), so its house rule is cited, never by its id."""
+    for game, rule in ((PURE, "as rule 4e says"), (GOOF, "by the house rule for silent players")):
+        state = start(game)
+        act = game.timeout_action(state, 1, seeded(3))
+        said = game.deadline_move(state, 1, act, game.apply(state, 1, act, seeded(3)))
+        assert said.audience.public
+        assert said.told("A") == ("No bid came from A by the deadline: the referee drew a card "
+                                  f"at random from their pack as their bid, {rule}.")
+        assert said.done_for_you() == (f"the referee bid {game._name(act.args[0])} for you, a "
+                                       f"card drawn at random from your pack, {rule}")
+
+
 def test_prize_is_drawn_uniformly_from_the_pot_g2_11() -> None:
     firsts = {start(GOOF, seed=str(i)).prize for i in range(200)}
     assert firsts == {1, 2, 3, 4, 5, 6}

@@ -17,6 +17,7 @@ from referee.games import get_game
 from referee.games.base import (
     Action,
     AmbiguousAction,
+    Audience,
     IllegalAction,
     Notice,
     OptionError,
@@ -712,18 +713,26 @@ def test_mi_12_an_undefended_victim_loses_the_whole_centre() -> None:
 def test_mi_15_a_silent_attackers_random_first_card_is_reported_as_a_card_not_a_flip() -> None:
     """Ann owes her first card and says nothing: the referee plays a random
     card of her hand. It is her last, and Ben holds none, so the cards are
-    turned up at once; the report says what the referee did."""
+    turned up at once; the table is told the referee put a card down for
+    her (not which: a face-down card), Ann which card."""
     table = Table(made(["5S", "", "4S"]))
     table.act(ANN, "attack ben 1")
+    before = table.state
     timeout = table.game.timeout_action(table.state, ANN, seeded(0))
     assert timeout == Action("down", ("5S",))
     result = table.apply(ANN, timeout)
     notice = only(result, "round_report")
     assert notice.context["report"]["last_move"] == "down"
+    said = table.game.deadline_move(before, ANN, timeout, result)
+    assert said.audience.public
+    assert said.told("Ann") == (
+        "No card came from Ann by the deadline: the referee put a card drawn at random from "
+        "their hand face down for them, by the house rule for silent players.")
+    assert said.done_for_you() == (
+        "the referee put 5♠ face down for you, drawn at random from your hand, by the house "
+        "rule for silent players")
     _, body = Composer("referee@example.org", "Referee").render(
-        "miser", "round_report", {**context_for(notice), "timeout_for": "Ann"})
-    assert ("No card came from Ann by the deadline, so the referee\n"
-            "played a random card of Ann's hand.\n") in body
+        "miser", "round_report", context_for(notice))
     assert "flip" not in body
 
 
@@ -732,12 +741,47 @@ def test_mi_15_a_silent_players_flip_is_reported_as_a_flip() -> None:
     table.act(ANN, "attack ben 2")
     table.act(ANN, "down 5S", Scope.SECRET)
     table.act(ANN, "flip")
-    result = table.apply(BEN, table.game.timeout_action(table.state, BEN, seeded(0)))
+    before = table.state
+    timeout = table.game.timeout_action(table.state, BEN, seeded(0))
+    result = table.apply(BEN, timeout)
     notice = only(result, "round_report")
     assert notice.context["report"]["last_move"] == "flip"
-    _, body = Composer("referee@example.org", "Referee").render(
-        "miser", "round_report", {**context_for(notice), "timeout_for": "Ben"})
-    assert 'Nothing came from Ben by the deadline, so the referee wrote\n"flip" for Ben.' in body
+    said = table.game.deadline_move(before, BEN, timeout, result)
+    assert said.told("Ben") == ('No move came from Ben by the deadline: the referee wrote '
+                                '"flip" for them, by the house rule for silent players.')
+    assert said.done_for_you() == 'the referee wrote "flip" for you, by the house rule for ' \
+        "silent players"
+
+
+def test_mi_15_a_silent_turn_player_passes_and_a_silent_bidder_stays_out() -> None:
+    table = Table(made(["5S 9S", "2H", "4S"]))
+    before = table.state
+    timeout = table.game.timeout_action(before, ANN, seeded(0))
+    assert timeout == Action("pass")
+    said = table.game.deadline_move(before, ANN, timeout, table.apply(ANN, timeout))
+    assert said.told("Ann") == ("No move came from Ann by the deadline: the referee passed "
+                                "for them, by the house rule for silent players.")
+    table.act(BEN, "bid 2H 1")
+    before = table.state
+    timeout = table.game.timeout_action(before, CAT, seeded(0))
+    assert timeout == Action("done")
+    said = table.game.deadline_move(before, CAT, timeout, table.apply(CAT, timeout))
+    assert said.told("Cat") == ('No move came from Cat by the deadline: the referee wrote '
+                                '"done" for them: they stay out of the bidding, by the house '
+                                "rule for silent players.")
+
+
+def test_mi_15_an_unanswered_private_offer_lapses_told_to_those_who_saw_it() -> None:
+    table = Table(made(["5S 9S", "2H", "4S"]))
+    table.act(ANN, "contract with ben against cat 1 1", Scope.PRIVATE, seen_by={BEN})
+    before = table.state
+    timeout = table.game.timeout_action(before, BEN, seeded(0))
+    assert timeout == Action("lapse")
+    said = table.game.deadline_move(before, BEN, timeout, table.apply(BEN, timeout))
+    assert said.audience == Audience.only(ANN, BEN)
+    assert said.told("Ben") == (
+        "No answer to Ann's contract offer came from Ben by the deadline: the referee let the "
+        "offer lapse, by the house rule for silent players.")
 
 
 def test_mi_12_a_victim_who_stays_silent_flips_and_forfeits() -> None:

@@ -32,6 +32,7 @@ from referee.games.spades import Spades
 from referee.games.spades.rules import (
     VALID_BIDS,
     SpadesState,
+    card_text,
     dealt_hand,
     first_leader,
     hand_commitment,
@@ -972,6 +973,33 @@ def test_the_timeout_play_is_a_random_legal_card() -> None:
         for seed in range(40)
     }
     assert chosen == {"AH", "KH", "QH", "JH"}
+
+
+def test_a_timeout_bid_is_said_as_the_referees_citing_rule_7() -> None:
+    table = Table([MIXED])
+    before = table.state
+    action = table.game.timeout_action(before, ANN, seeded(0))
+    said = table.game.deadline_move(before, ANN, action, table.apply(ANN, action))
+    assert said.audience.public
+    assert said.told("Ann") == ("No bid came from Ann by the deadline: the referee bid 2 for "
+                                "them, as rule 7 says.")
+    assert said.done_for_you() == "the referee bid 2 for you, as rule 7 says"
+
+
+def test_a_timeout_card_is_said_with_the_card_and_how_it_was_chosen_citing_rule_7() -> None:
+    table = Table([MIXED])
+    table.bid(4, 3, 3, 3)
+    table.act(ANN, "play 2H")
+    before = table.state
+    action = table.game.timeout_action(before, BEN, seeded(0))
+    said = table.game.deadline_move(before, BEN, action, table.apply(BEN, action))
+    card = card_text(str(action.args[0]))
+    assert said.told("Ben") == (
+        f"No card came from Ben by the deadline: the referee played {card} for them, chosen "
+        "at random among the cards they could legally play, as rule 7 says.")
+    assert said.done_for_you() == (
+        f"the referee played {card} for you, chosen at random among the cards you could "
+        "legally play, as rule 7 says")
 
 
 def test_only_the_player_due_can_time_out() -> None:

@@ -110,3 +110,28 @@ def test_mi_14_a_private_offer_shows_in_no_mail_that_deadlines_are_extended(
         assert "Bob" in notice and "a turn (pass, contract, attack or bid)" in notice
         assert "Carol " not in body(mail) and ANSWER not in body(mail)
     club.referee.close()
+
+
+def test_mi_15_a_private_offer_left_unanswered_lapses_told_to_those_who_saw_it_alone(
+        tmp_path: Path) -> None:
+    """Carol does not answer Bob's private offer: the referee lets it lapse
+    and says so to Bob and Carol; Alice, no party, hears of no offer, and
+    the game's page shows none."""
+    club = Club(tmp_path, web={"path": "pages"})
+    tag = _private_offer(club)
+    mails = club.poll(club.now + timedelta(days=3, hours=2))
+    to = {addr: [x for x in mails if addr in str(x["To"])] for addr in (ALICE, BOB, CAROL)}
+    (bobs,) = to[BOB]
+    assert " ".join(section(bobs, "No answer to Bob's contract offer from Carol by the deadline")
+                    .split()) == (
+        "No answer to Bob's contract offer came from Carol by the deadline: the referee let "
+        "the offer lapse, by the house rule for silent players.")
+    (carols,) = to[CAROL]
+    assert "the referee let the offer lapse, by the house rule for silent players." in " ".join(
+        section(carols, "The deadline passed: the referee moved for you").split())
+    assert "came from Carol" not in body(carols)  # her own words, not the table's
+    assert not [x for x in to[ALICE] if "offer" in body(x) or "deadline" in
+                str(x["X-Referee-Mail"])]
+    (history,) = club.referee.reading.public_histories([tag]).values()
+    assert not [e for e in history if "offer" in e["text"] or e["kind"].startswith("deadline")]
+    club.referee.close()

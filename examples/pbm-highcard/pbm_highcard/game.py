@@ -18,6 +18,7 @@ from referee.games.base import (
     JSON,
     Action,
     Audience,
+    DeadlineMove,
     Event,
     Game,
     IllegalAction,
@@ -195,6 +196,15 @@ class HighCard(Game[HighCardState]):
     def timeout_action(self, state: HighCardState, seat: int, draws: Draws) -> Action:
         rng = self.move_rng(state, seat, draws, "timeout")
         return Action("play", (rng.choice(state.hands[seat - 1]), "referee"))
+
+    def deadline_move(self, before: HighCardState, seat: int, action: Action,
+                      result: Result[HighCardState]) -> DeadlineMove:
+        """How the table and the seat are told of the card the referee
+        played for a late player: the table learns the card with the round,
+        the seat now."""
+        return DeadlineMove("card", "played a card drawn at random from {their} hand for {them}",
+                            did_secret=f"played {action.args[0]} for {{them}}, drawn at random "
+                                       "from {their} hand")
 
     def bot_action(self, state: HighCardState, seat: int, draws: Draws) -> Action:
         rng = self.move_rng(state, seat, draws, "bot")

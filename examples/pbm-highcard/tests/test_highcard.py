@@ -81,6 +81,17 @@ def test_a_card_is_sealed_one_a_round_from_the_hand() -> None:
         game.apply(state, 1, Action("play", (state.hands[0][0],)), KeyedDraws("t"))
 
 
+def test_a_card_played_at_the_deadline_is_said_sealed_to_the_table_named_to_its_seat() -> None:
+    game, state = started()
+    action = game.timeout_action(state, 1, KeyedDraws("t"))
+    said = game.deadline_move(state, 1, action, game.apply(state, 1, action, KeyedDraws("t")))
+    assert said.told("P1") == ("No card came from P1 by the deadline: the referee played a card "
+                               "drawn at random from their hand for them, by the house rule for "
+                               "silent players.")
+    assert said.done_for_you() == (f"the referee played {action.args[0]} for you, drawn at "
+                                   "random from your hand, by the house rule for silent players")
+
+
 def test_the_kit_catches_a_view_that_shows_the_hands(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The secrets check can fail: a public view with every hand in it."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from referee.games.base import JSON, Action, ParseError
+from referee.games.base import HOUSE_RULE, JSON, Action, DeadlineMove, ParseError, Result
 from referee.games.bidding.rules import BiddingRules, BiddingState
 from referee.games.cards import SUITS, Card, parse_rank, rank_value_ace_low
 
@@ -21,6 +21,11 @@ class BiddingWords(BiddingRules):
 
     verbs: ClassVar[frozenset[str]] = frozenset({"bid", "bids", "play"})
     spelt_verbs: ClassVar[tuple[str, ...]] = ("bid", "play")
+
+    #: Why the referee bids for a player whose bid did not come: the rule
+    #: text's rule that says so, else the house rule (Goofspiel's text is
+    #: silent: ruling G2-8).
+    deadline_rule: ClassVar[str] = HOUSE_RULE
 
     _BID = re.compile(r"^(?:i\s+)?(?:bid|bids|play|my bid is)\s*[:=]?\s*(.*?)[.!]*$", re.I)
 
@@ -72,6 +77,17 @@ class BiddingWords(BiddingRules):
             suit = action.args[1] if len(action.args) > 1 and action.args[1] in SUITS else ""
             return f"bid {self._name(int(action.args[0]))}{suit}"
         return super().read_as(action)
+
+    def deadline_move(self, before: BiddingState, seat: int, action: Action,
+                      result: Result[BiddingState]) -> DeadlineMove:
+        """A card drawn at random from the player's pack as their bid: sealed
+        like any bid, so the table learns the card with the round's report,
+        the player now."""
+        return DeadlineMove(
+            "bid", "drew a card at random from {their} pack as {their} bid",
+            did_secret=f"bid {self._name(int(action.args[0]))} for {{them}}, a card drawn "
+                       "at random from {their} pack",
+            rule=self.deadline_rule)
 
     def help(self, state: BiddingState, seat: int | None) -> str:
         if state.over:

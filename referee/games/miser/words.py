@@ -21,7 +21,15 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import ClassVar
 
-from referee.games.base import JSON, Action, AmbiguousAction, ParseError
+from referee.games.base import (
+    JSON,
+    Action,
+    AmbiguousAction,
+    DeadlineMove,
+    ParseError,
+    Result,
+    slot_safe,
+)
 from referee.games.cards import Card
 from referee.games.miser.rules import (
     PASS_COST,
@@ -31,6 +39,7 @@ from referee.games.miser.rules import (
     hand_text,
     is_bidder,
     now_text,
+    offer_audience,
     owed_step,
     passes_text,
     pennies_text,
@@ -484,6 +493,30 @@ class MiserWords(MiserRules):
 
     def help(self, state: MiserState, seat: int | None) -> str:
         return _help_text(state, seat)
+
+    def deadline_move(self, before: MiserState, seat: int, action: Action,
+                      result: Result[MiserState]) -> DeadlineMove:
+        """Ruling MI-15 (rule text 004 has no deadlines, so the house rule):
+        a silent turn player passes, an unanswered offer lapses (told to
+        those who saw it), a silent partner or attacker has a random card
+        of her hand put face down (the table is not told which), silence in
+        an attack is "flip" and in the bidding "done"."""
+        player = self._player(before, seat)
+        owes = owed_step(before, player)
+        if owes == "answer" and before.contract is not None:
+            by = slot_safe(before.names[before.turn])
+            return DeadlineMove(f"answer to {by}'s contract offer", "let the offer lapse",
+                                audience=offer_audience(before))
+        if action.verb == "down":
+            return DeadlineMove(
+                "card", "put a card drawn at random from {their} hand face down for {them}",
+                did_secret=f"put {card_text(str(action.args[0]))} face down for {{them}}, "
+                           "drawn at random from {their} hand")
+        if owes == "turn":
+            return DeadlineMove(did="passed for {them}")
+        if owes == "auction_join":
+            return DeadlineMove(did='wrote "done" for {them}: {they} stay out of the bidding')
+        return DeadlineMove(did=f'wrote "{slot_safe(self.read_as(action))}" for {{them}}')
 
     def _read_contract(self, s: MiserState, text: str) -> tuple[str, str, int, int]:
         return read_contract(text, people_of(s))

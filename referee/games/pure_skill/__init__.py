@@ -25,6 +25,8 @@ class PureSkill(BiddingGame):
     rule_text = "000"
     #: Rule 8: a player who leaves is "replaced by a bot who plays randomly" (PS-13).
     replacement_plays_randomly = True
+    #: Rule 4e: "the referee chooses a card randomly from their pack as their bid".
+    deadline_rule: ClassVar[str] = "as rule 4e says"
     rank_names = True  # rule 4b: A is 1, J 11, Q 12, K 13; the packs are suits (PS-5)
     defaults: ClassVar[dict[str, JSON]] = {
         "players": 3,  # rule 2: "exactly 3 players"

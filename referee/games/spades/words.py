@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from referee.games.base import JSON, Action, ParseError
+from referee.games.base import JSON, Action, DeadlineMove, ParseError, Result
 from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS, Card
 from referee.games.spades.rules import (
     BIDDING,
@@ -23,6 +23,9 @@ from referee.games.spades.rules import (
     card_text,
     legal_plays,
 )
+
+#: Rule 7 (Time Limit): what the referee does for a player who fails to act.
+TIME_LIMIT_RULE = "as rule 7 says"
 
 _NUMBER_WORDS = {
     **dict.fromkeys(("zero", "nil"), 0),
@@ -106,6 +109,17 @@ class SpadesWords(SpadesRules):
             raise ParseError("A card is named twice in this list; name each card once.")
         return {"kind": "list", "cards": codes,
                 "text": "play " + ", ".join(card_text(c) for c in codes)}
+
+    def deadline_move(self, before: SpadesState, seat: int, action: Action,
+                      result: Result[SpadesState]) -> DeadlineMove:
+        """Rule 7 in its words: a bid of 2, or a card chosen at random among
+        those the player could legally play; both public, as every bid and
+        card is."""
+        if action.verb == "bid":
+            return DeadlineMove("bid", f"bid {action.args[0]} for {{them}}", rule=TIME_LIMIT_RULE)
+        return DeadlineMove("card", f"played {card_text(str(action.args[0]))} for {{them}}, "
+                            "chosen at random among the cards {they} could legally play",
+                            rule=TIME_LIMIT_RULE)
 
     def help(self, state: SpadesState, seat: int | None) -> str:
         lines: list[str] = []

@@ -97,6 +97,17 @@ class Decision:
         return self.row.tag
 
 
+#: The table's mail of a move the referee made for a silent seat, which
+#: that seat gets in words of its own (``GameSession.timeout``).
+DEADLINE_MOVE = "deadline"
+
+
+def told_apart(notice: Notice, position: int) -> bool:
+    """The seat at ``position`` is told ``notice`` in a mail of its own:
+    the table's word of the move the referee made for that seat."""
+    return notice.template == DEADLINE_MOVE and notice.context.get("for_seat") == position
+
+
 class Delivery:
     """Queues the referee's mail: notices of games, replies to senders."""
 
@@ -185,8 +196,9 @@ class Delivery:
             if seat.bot:
                 continue
             theirs = [(i, n) for i, n in enumerate(notices)
-                      if (n.audience.public and not listed(n))
-                      or (not n.audience.public and seat.position in n.audience.seats)]
+                      if ((n.audience.public and not listed(n))
+                          or (not n.audience.public and seat.position in n.audience.seats))
+                      and not told_apart(n, seat.position)]
             # A seat made by this mail (a newcomer's) has its player, not yet its id.
             mine = reply is not None and (seat.player_id == reply[0].id
                                           if seat.player_id is not None

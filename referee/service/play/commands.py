@@ -23,6 +23,7 @@ from referee.games.base import (
     Action,
     Audience,
     EngineError,
+    IllegalAction,
     Notice,
     ParseError,
     Scope,
@@ -30,9 +31,10 @@ from referee.games.base import (
 )
 from referee.games.cards import Card
 from referee.games.draws import SequentialDraws
+from referee.mail.compose import format_when
 from referee.service.outgoing.quiet import DONE
 from referee.service.play.orders import STANDING_READ, standing_line
-from referee.service.play.session import GameSession
+from referee.service.play.session import DEADLINE_MOVE_YOURS, GameSession
 from referee.service.play.table import (
     ROOM,
     TABLE_COMMANDS,
@@ -212,7 +214,7 @@ def _stale(gs: GameSession, seat: int, action: Action, command: str, read: Readi
                 "once it has begun.")
     said = []
     if moved := _moved_for(gs, seat, read.answered_at if named is None else None):
-        said.append(f"The deadline passed, so the referee made your move for you: {moved}.")
+        said.append(moved)
     where = waiting(gs, seat, deadlines=False)
     said.append(f"{_capital(engine.turn_name(meant, now))} is over: it is "
                 f"{engine.turn_name(now, now)} now"
@@ -233,18 +235,45 @@ def _capital(text: str) -> str:
 def _moved_for(gs: GameSession, seat: int, since: datetime | None) -> str | None:
     """The latest move the referee made for ``seat`` at a deadline after
     ``since`` (the mail the player answered), else after the seat's own last
-    move, as the transcript reads a move ("bid 2"); None if it made none."""
+    move, as the seat was told it ("The deadline passed at …: the referee
+    bid 2 for you, as rule 7 says."); None if it made none."""
     log = m.ActionLog
-    q = select(log.action).where(log.game_id == gs.row.id, log.seat == seat,
-                                 log.source == "timeout")
+    q = select(log.step, log.action).where(log.game_id == gs.row.id, log.seat == seat,
+                                           log.source == "timeout")
     if since is not None:
         q = q.where(log.at > since)
     else:
         own = select(func.coalesce(func.max(log.step), 0)).where(
             log.game_id == gs.row.id, log.seat == seat, log.source == "player")
         q = q.where(log.step > own.scalar_subquery())
-    done = gs.db.scalars(q.order_by(log.step.desc()).limit(1)).first()
-    return gs.engine.read_as(Action.from_json(done)) if done is not None else None
+    done = gs.db.execute(q.order_by(log.step.desc()).limit(1)).first()
+    if done is None:
+        return None
+    told = gs.db.scalar(select(m.Event).where(
+        m.Event.game_id == gs.row.id, m.Event.step == done.step,
+        m.Event.kind == DEADLINE_MOVE_YOURS).limit(1))
+    if told is None:  # a move made before the seat was told of it in words
+        return ("The deadline passed, so the referee made your move for you: "
+                f"{gs.engine.read_as(Action.from_json(done.action))}.")
+    due = told.data.get("due")
+    when = f" at {format_when(datetime.fromisoformat(due))}" if due else ""
+    return f"The deadline passed{when}: {told.text}."
+
+
+def _late(gs: GameSession, seat: int, action: Action) -> str | None:
+    """Why a move the rules refuse now was not applied, when the referee
+    made a move for the seat at a deadline since the seat's own last move
+    (whichever mail it answers: the one that told it so, too): what was done
+    for the seat, and where play stands, in place of a refusal that would
+    puzzle ("It is Bob's turn to bid, not yours"); None otherwise."""
+    if action.verb in gs.engine.untimed_verbs or action.verb == "resign":
+        return None
+    moved = _moved_for(gs, seat, None)
+    if moved is None:
+        return None
+    where = waiting(gs, seat, deadlines=False)
+    now = (" Now " + " ".join(where)[:1].lower() + " ".join(where)[1:]) if where else ""
+    return f"{moved}{now} This line was not applied."
 
 
 def _would_apply(gs: GameSession, seat: int, action: Action) -> bool:
@@ -363,7 +392,10 @@ def _run(
             out.append(TranscriptLine(line, read_as, verdict, text))
             gs.run_bots()
         except EngineError as e:
-            out.append(TranscriptLine(line, read_as, "refused", str(e)))
+            # A late move the referee made at the deadline is answered with
+            # what was done, not with whose turn it is now.
+            late = _late(gs, seat, action) if isinstance(e, IllegalAction) else None
+            out.append(TranscriptLine(line, read_as, "refused", late or str(e)))
             if action.verb == "resign":
                 return out, i + 1 < len(lines)
         if action.verb == "resign":

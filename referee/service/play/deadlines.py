@@ -117,7 +117,7 @@ class DeadlineSweep:
                     break
                 log.info("%s: the deadline of %s passed; the rules move for them",
                          game.tag, gs.seat_name(due[0].seat))
-                gs.timeout(due[0].seat)
+                gs.timeout(due[0].seat, due[0].due_at)
                 fired += 1
                 gs.run_bots()
                 gs.reconcile_deadlines()

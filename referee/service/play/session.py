@@ -29,16 +29,21 @@ from referee.games.base import (
     Event,
     Game,
     Notice,
+    Result,
 )
 from referee.games.draws import KEYED, draws_for, seed_fingerprint
 from referee.games.names import local_part
 from referee.mail.compose import Composer, format_when
-from referee.service.outgoing.delivery import Answer, Decision
+from referee.service.outgoing.delivery import DEADLINE_MOVE, Answer, Decision
 from referee.service.play import standing
 from referee.service.play.guests import engine_of
 from referee.service.play.standing import AUTO
 from referee.store import models as m
 
+#: The event and the mail of a move the referee made for a silent seat past
+#: its deadline, for the seat (``templates/common/deadline_yours.txt``; its
+#: event is not public); the table's are ``DEADLINE_MOVE`` (``deadline.txt``).
+DEADLINE_MOVE_YOURS = "deadline_yours"
 #: The longest seat name: the length of the seats' name column
 #: (``store/models.py``); a longer one is shortened to fit.
 MAX_SEAT_NAME = 200
@@ -159,16 +164,28 @@ class GameSession:
         made the move for the seat (a forced move), and says so, in the
         history before the move's own events and in each of its mails
         (``autoplayed`` in their data)."""
-        step = self.row.step + 1
+        return self._log(seat, action, self._result(seat, action), source, inbound_id,
+                         autoplayed=said)
+
+    def _result(self, seat: int, action: Action) -> Result[Any]:
+        """What the rules make of ``action`` of ``seat`` now, as the next step."""
         if action.verb == "resign":
-            result = self.engine.replace_with_bot(self.state, seat)
             self.row.seats[seat - 1].bot = True
-        else:
-            result = self.engine.apply(self.state, seat, action,
-                                       draws_for(self.row.draws, self.row.seed, step))
-            if action.verb == "join" and len(action.args) > 3:
-                for position, name in action.args[3]:  # see ``join_args``
-                    self.row.seats[int(position) - 1].name = str(name)
+            return self.engine.replace_with_bot(self.state, seat)
+        result = self.engine.apply(self.state, seat, action,
+                                   draws_for(self.row.draws, self.row.seed, self.row.step + 1))
+        if action.verb == "join" and len(action.args) > 3:
+            for position, name in action.args[3]:  # see ``join_args``
+                self.row.seats[int(position) - 1].name = str(name)
+        return result
+
+    def _log(self, seat: int, action: Action, result: Result[Any], source: str,
+             inbound_id: int | None, said: Sequence[Event] = (),
+             autoplayed: str | None = None) -> tuple[str, str]:
+        """Take ``result`` of ``action`` as the game's next step: its state,
+        the action logged, its events (after ``said``, the service's own
+        facts of the step) and its notices; the transcript's verdict and line."""
+        step = self.row.step + 1
         self.state = result.state
         self.row.step = step
         # Logged at once, as rows of their own: they are only ever added to,
@@ -176,15 +193,16 @@ class GameSession:
         self.db.connection().execute(insert(m.table_of(m.ActionLog)), [{
             "game_id": self.row.id, "step": step, "seat": seat, "action": action.to_json(),
             "source": source, "inbound_id": inbound_id, "at": self.now}])
-        events, notices = result.events, result.notices
+        events, notices = [*said, *result.events], result.notices
         if source in (standing.AUTO, standing.ORDER):
             # The seat's prompt of this batch asks for the move just made for it.
             self.notices = [n for n in self.notices
                             if not (n.template in self.engine.prompt_notices
                                     and not n.audience.public and n.audience.seats == {seat})]
-        if said is not None:
-            events = [Event(AUTO, said, data={"seat": seat}), *events]
-            notices = [replace(n, context={**n.context, "autoplayed": said}) for n in notices]
+        if autoplayed is not None:
+            events = [Event(AUTO, autoplayed, data={"seat": seat}), *events]
+            notices = [replace(n, context={**n.context, "autoplayed": autoplayed})
+                       for n in notices]
         if events:
             self.db.connection().execute(insert(m.table_of(m.Event)), [{
                 "game_id": self.row.id, "step": step, "kind": ev.kind, "text": ev.text,
@@ -259,17 +277,36 @@ class GameSession:
                 return True
         return False
 
-    def timeout(self, seat: int) -> None:
-        """Act for ``seat`` past its deadline, as the rules say (seat 0: the
-        referee's own timetabled action; a bot: its timetabled turn)."""
+    def timeout(self, seat: int, due: datetime | None = None) -> None:
+        """Act for ``seat`` past its deadline (``due``), as the rules say
+        (seat 0: the referee's own timetabled action; a bot: its timetabled
+        turn). A player's seat is told, and so is the table (everyone, or
+        those who saw the request left unanswered), that the move was the
+        referee's, in the game's words (``Game.deadline_move``): in the
+        game's history and in a mail before those the move caused."""
         draws = draws_for(self.row.draws, self.row.seed, self.row.step + 1, "timeout")
-        before = len(self.notices)
         bot = bool(seat) and self.row.seats[seat - 1].bot
-        self.apply(seat, self.engine.timeout_action(self.state, seat, draws),
-                   "bot" if bot else "timeout", None)
-        if seat and not bot:
-            for notice in self.notices[before:]:
-                self.timeout_for[id(notice)] = self.seat_name(seat)
+        action = self.engine.timeout_action(self.state, seat, draws)
+        if not seat or bot:
+            self.apply(seat, action, "bot" if bot else "timeout", None)
+            return
+        before, first = self.state, len(self.notices)
+        result = self._result(seat, action)
+        move = self.engine.deadline_move(before, seat, action, result)
+        name, passed = self.seat_name(seat), due or self.now
+        facts = {"seat": seat, "due": passed.isoformat()}
+        self._log(seat, action, result, "timeout", None, said=(
+            Event(DEADLINE_MOVE, move.told(name), public=move.audience.public, data=facts),
+            # For the seat's late mail (``commands``): what was done for it.
+            Event(DEADLINE_MOVE_YOURS, move.done_for_you(), public=False, data=facts)))
+        told = {"for_seat": seat, "missing": move.missing, "due": format_when(passed)}
+        self.notices[first:first] = [
+            Notice(move.audience, DEADLINE_MOVE, {**told, "name": name,
+                                                   "said": move.told(name)}),
+            Notice(Audience.only(seat), DEADLINE_MOVE_YOURS, {**told,
+                                                              "done": move.done_for_you()})]
+        for notice in self.notices[first:]:
+            self.timeout_for[id(notice)] = name
 
     def finish(self) -> Decision:
         """Store the state and reconcile deadlines: what the batch decided."""

@@ -157,9 +157,9 @@ def test_a_late_spades_bid_says_the_referee_bid_for_the_player_and_play_moved_on
         club.poll()
     text = answer(club, ALICE, "bid 3", subject=f"RE: {hand['Subject']}",
                   headers={"In-Reply-To": str(hand["Message-ID"])})
-    assert ("> bid 3\n  REFUSED (bid 3): The deadline passed, so the referee made your move "
-            "for you: bid 2. The bidding is over: it is trick 1 now, waiting for Carol's card "
-            "to trick 1. This line was not applied.\n") in text
+    assert ("> bid 3\n  REFUSED (bid 3): The deadline passed at Thu 05 Mar 2026 12:00 UTC: the "
+            "referee bid 2 for you, as rule 7 says. The bidding is over: it is trick 1 now, "
+            "waiting for Carol's card to trick 1. This line was not applied.\n") in text
     assert "turn 1" not in text.lower() and "turn 2" not in text.lower()
     assert "What you can write now:\nIt is Carol's turn to play a card." in text
 
@@ -191,7 +191,8 @@ def test_a_late_goofspiel_bid_names_the_round_and_how_to_bid_in_this_one(club: C
     text = answer(club, ALICE, "bid 4", subject=f"AW: Re: {opening['Subject']}",
                   headers={"In-Reply-To": str(opening["Message-ID"])})
     assert " ".join(text.split()).count(
-        "REFUSED (bid 4): The deadline passed, so the referee made your move for you: bid 3. "
+        "REFUSED (bid 4): The deadline passed at Thu 05 Mar 2026 12:00 UTC: the referee bid 3 "
+        "for you, a card drawn at random from your pack, by the house rule for silent players. "
         "Round 1 is over: it is round 2 now, waiting for you and Bob: a bid for round 2 each. "
         "This line was not applied. If you still want it for round 2, send it again, answering "
         "the latest mail or writing 'bid 4 round 2'.") == 1
@@ -245,3 +246,44 @@ def test_did_you_mean_spells_against_the_game_s_own_verbs() -> None:
     gs = cast(GameSession, SimpleNamespace(engine=_Zapping()))
     assert did_you_mean(gs, "zpa 3") == "zap 3"
     assert did_you_mean(gs, "bdi 3") is None  # another game's verb: not this one's
+
+
+# -- a move the referee made at the deadline ----------------------------------------------
+
+
+def test_a_late_spades_bid_answering_the_deadline_mail_says_what_was_done_not_whose_turn(
+        club: Club) -> None:
+    """Rule 7: past Alice's deadline the referee bid 2 for her and told her so;
+    her bid in answer to that mail is refused with what was done for her,
+    not with "It is Carol's turn to bid, not yours"."""
+    tag = spades(club)
+    told = [x for x in club.poll(T0 + timedelta(days=3, minutes=1)) if ALICE in str(x["To"])]
+    (mine,) = [x for x in told if "deadline_yours" in kind(x).split()]
+    assert ("No bid came from you by the deadline, Thu 05 Mar 2026 12:00 UTC: the\n"
+            "referee bid 2 for you, as rule 7 says.") in body(mine)
+    text = answer(club, ALICE, "bid 5", subject=f"Re: {mine['Subject']}",
+                  headers={"In-Reply-To": str(mine["Message-ID"])})
+    assert ("> bid 5\n  REFUSED (bid 5): The deadline passed at Thu 05 Mar 2026 12:00 UTC: the "
+            "referee bid 2 for you, as rule 7 says. Now waiting for Carol's bid for round 1. "
+            "This line was not applied.\n") in text
+    assert "not yours" not in text
+    assert club.referee.reading.stored_state(tag)["bids"][0] == 2
+
+
+def test_a_late_miser_move_is_answered_with_the_pass_the_referee_made(club: Club) -> None:
+    """Rule text 004 has no deadlines: the house rule (MI-15) passes for a
+    silent turn player, and her late move is answered with it."""
+    tag = club.referee.operator.create_game(
+        "miser", [f"Alice <{ALICE}>", f"Bob <{BOB}>", f"Carol <{CAROL}>"], now=club.now,
+        seed="late")
+    club.poll()
+    state = club.referee.reading.stored_state(tag)
+    silent = state["names"][state["turn"]]
+    address = {"Alice": ALICE, "Bob": BOB, "Carol": CAROL}[silent]
+    club.poll(T0 + timedelta(days=3, minutes=1))
+    text = " ".join(answer(club, address, "pass", subject=f"[{tag}] move").split())
+    after = club.referee.reading.stored_state(tag)
+    now = after["names"][after["turn"]]
+    assert ("REFUSED (pass): The deadline passed at Thu 05 Mar 2026 12:00 UTC: the referee "
+            f"passed for you, by the house rule for silent players. Now waiting for {now}'s "
+            "turn (pass, contract, attack or bid). This line was not applied.") in text

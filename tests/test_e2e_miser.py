@@ -105,10 +105,11 @@ def cards_named(text: str) -> set[str]:
     return {("10" if r == "T" else r) + _SUIT.get(s, s) for r, s in _CARD.findall(text)}
 
 
-#: Fixed example lines of the public how-to (the same in every game), and the
-#: draw for first player, made before the deck was reshuffled (MI-2).
+#: Fixed example lines of the public how-to (the same in every game), the
+#: draw for first player, made before the deck was reshuffled (MI-2), and how
+#: a card is written, said to a line not read as one.
 EXAMPLES = ('"down QS"', "bid 7H 3", "the 7H face up", '"down 9C"', '"down 4D"', '"bid 5C 2"',
-            '"down 7H"', "Alice K♠, Bob 9♣, Carol 5♥")
+            '"down 7H"', "Alice K♠, Bob 9♣, Carol 5♥", "Write a card as QS, Q♠, 10D, TD")
 
 
 def outbox_order(msg: EmailMessage) -> int:

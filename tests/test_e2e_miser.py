@@ -10,8 +10,9 @@ hook). Pennies are 8 each, so four turns play a whole game:
    nothing of it. Bob accepts, replying to both. Alice first sends her card
    with Bob on Cc: refused in private, not played; then to the referee
    alone, and so does Bob. The flip and the resolution go to all.
-2. Bob attacks Carol: two cards each side face down, Bob adds a third, both
-   flip; equal totals, the pennies stay in the centre.
+2. Bob attacks Carol: two cards each side face down, Bob adds a third;
+   Carol flips; Bob's mail of a card not read and "flip" flips nothing
+   (MI-19); both flip; equal totals, the pennies stay in the centre.
 3. Carol bids for the centre, Alice joins, Carol raises (her raise is her
    "done"), Alice writes done; Bob stays silent and his deadline passes:
    the referee's "done" for him.
@@ -106,10 +107,11 @@ def cards_named(text: str) -> set[str]:
     return {("10" if r == "T" else r) + _SUIT.get(s, s) for r, s in _CARD.findall(text)}
 
 
-#: Fixed example lines of the public how-to (the same in every game), and the
-#: draw for first player, made before the deck was reshuffled (MI-2).
+#: Fixed example lines of the public how-to (the same in every game), the
+#: draw for first player, made before the deck was reshuffled (MI-2), and how
+#: a card is written, said to a line not read as one.
 EXAMPLES = ('"down QS"', "bid 7H 3", "the 7H face up", '"down 9C"', '"down 4D"', '"bid 5C 2"',
-            '"down 7H"', "Alice K♠, Bob 9♣, Carol 5♥")
+            '"down 7H"', "Alice K♠, Bob 9♣, Carol 5♥", "Write a card as QS, Q♠, 10D, TD")
 
 
 def outbox_order(msg: EmailMessage) -> int:
@@ -867,7 +869,7 @@ def text_of(msg: EmailMessage) -> str:
 
 def test_a_game_of_miser_by_email_with_a_private_contract_an_attack_an_auction_and_timeouts(
         post: Post) -> None:
-    """Rule text 004 and MI-1 … MI-15 by mail through Postfix and Dovecot."""
+    """Rule text 004 and MI-1 … MI-19 by mail through Postfix and Dovecot."""
     tag = post.referee.operator.create_game("miser", [person(USER[n]) for n in NAMES], now=T0,
                                    seed="e2e", options={"pennies": "8"})
     table = Table(post, tag)
@@ -953,6 +955,16 @@ def test_a_game_of_miser_by_email_with_a_private_contract_an_attack_an_auction_a
                            "Carol": [["transcript", "down"], ["down"], ["transcript", "flip"]]}
     assert text_of([x for x in mail["Alice"] if kind(x) == "down"][1]) == ATTACK_DOWN
     assert to_all(mail, "flip") == as_part(FLIP)
+    # Bob writes a card the referee cannot read, then flip: the card is
+    # refused, and the flip after it is not applied (MI-19), so nothing is
+    # turned up and nobody else hears of it.
+    wrong = table.write("Bob", "down a 10\nflip")
+    mail = table.poll(t + timedelta(minutes=1, seconds=30))
+    assert kinds(mail) == {"Alice": [], "Bob": [["transcript"]], "Carol": []}
+    said = answer(mail, "Bob", wrong)
+    assert "> down a 10\n  REFUSED: I cannot read 'a 10' as a card." in said
+    assert "> flip\n  NOT APPLIED (flip): an earlier line was refused.\n" in said
+    assert post.state(tag)["attack"]["flipped"] == [False, True]
     table.write("Bob", "flip")
     mail = table.poll(t + timedelta(minutes=2))
     assert kinds(mail) == {"Alice": [["round_report"]], "Bob": [["transcript", "round_report"]],
@@ -1015,8 +1027,8 @@ def test_a_game_of_miser_by_email_with_a_private_contract_an_attack_an_auction_a
                           "the seed draws") in said, said
     # The scan above saw every mail from the referee, and every part of each:
     # some named cards, none hidden. What one mail (or one deadline) caused
-    # for a player is one mail (issue 21): 79 parts, the 79 mails the players
-    # got before, come in 51 mails; the six parts that say the two deadline
-    # moves were the referee's ride in them.
-    assert (len(table.mails), len(table.parts)) == (51, 85)
+    # for a player is one mail (issue 21): 86 parts (79, the mails the players
+    # got before, the answer to Bob's refused card, and the six parts that say
+    # the two deadline moves were the referee's, riding in them) come in 52 mails.
+    assert (len(table.mails), len(table.parts)) == (52, 86)
     assert sum(bool(cards_named(f"{h}\n{t}")) for _, _, h, t in table.parts) > 30

@@ -620,6 +620,41 @@ def test_tcg_16_both_sides_are_checked_when_executed_and_every_failing_party_is_
     assert all(n.template == "trade_failed" for n in failed.notices[1:])
 
 
+def test_tcg_23_a_failed_execution_leaves_the_offer_open_to_execute_again() -> None:
+    """Ruling TCG-23: a failed execution does not use the offer up; it can
+    be executed again, and is used up only when a trade happens (or its
+    maker withdraws it)."""
+    offered = act(trading_state(), ANN, "offer 2 wool for 1 steel", scope=Scope.PUBLIC)
+    short = with_hands(offered.state, ben={"ore": 1})
+    failed = act(short, BEN, "accept 1", scope=Scope.PUBLIC)
+    assert failed.notices[0].context["done"] is False
+    assert [o.number for o in failed.state.offers] == [1]
+    again = act(with_hands(failed.state, ben={"steel": 1}), BEN, "accept 1", scope=Scope.PUBLIC)
+    assert again.notices[0].context["done"] is True and again.state.offers == []
+    assert member(again.state, BEN).hand["wool"] == 2
+    # Failed again, then withdrawn by its maker: gone.
+    other = act(trading_state(), ANN, "offer 2 wool for 1 steel", scope=Scope.PUBLIC)
+    failed = act(with_hands(other.state, cat={}), CAT, "accept 1", scope=Scope.PUBLIC)
+    withdrawn = act(failed.state, ANN, "withdraw 1", scope=Scope.PUBLIC)
+    assert withdrawn.state.offers == []
+
+
+def test_tcg_24_a_member_who_resigns_stays_one_and_draws_nothing_on_dealing_in_again() -> None:
+    """Ruling TCG-24: membership lasts to the end of the tournament; a
+    member who resigns is played by a bot and is still a member (scored,
+    may win); the same person dealing in again draws no new 5 cards."""
+    state = act(start().state, 4, Action("join", ("Dan",)), scope=Scope.PUBLIC).state
+    hand = dict(member(state, 4).hand)
+    left = GAME.replace_with_bot(state, 4)
+    dan = member(left.state, 4)
+    assert dan.bot and dan.hand == hand and "stays a Member" in (left.reply or "")
+    assert 4 in [m.seat for m in left.state.members]
+    back = act(left.state, 5, Action("join", ("Dan", True)), scope=Scope.PUBLIC)
+    assert sum(member(back.state, 5).hand.values()) == 0
+    assert member(back.state, 4).hand == hand  # the bot keeps the earlier membership's cards
+    assert [n.template for n in back.notices] == ["joined"]
+
+
 def test_tcg_16_a_private_execution_must_include_every_party() -> None:
     offered = act(trading_state(), ANN, "offer 2 wool for 1 steel", scope=Scope.PUBLIC)
     with pytest.raises(IllegalAction, match="copy Ann"):

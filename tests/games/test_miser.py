@@ -917,6 +917,89 @@ def test_mi_8_a_player_who_stayed_out_may_still_join_while_the_bidding_runs() ->
     assert table.state.auction is not None and table.state.auction.declined == []
 
 
+def test_mi_16_after_a_raise_every_other_bidder_who_may_add_is_asked_again() -> None:
+    """Ruling MI-16: a bid or a raise is its maker's "finished for now";
+    after a raise every other bidder who may still add owes "done" or a
+    raise, and the bidding ends when all are finished after the last raise.
+    A bidder who has bid every penny she holds cannot add: she is finished."""
+    table = Table(made(["2S 3S", "2H 3H", "2D 3D", "2C 3C"], [20, 20, 3, 20], centre=10))
+    table.act(ANN, "bid 3S 2")
+    table.act(BEN, "bid 2H 2")
+    table.act(CAT, "bid 2D 3")  # all Cat holds
+    table.act(DAN, "done")
+    owing = {p.seat for p in table.game.pending(table.state)}
+    assert owing == {ANN, BEN}  # Cat's bid is her done; she could not add anyway
+    table.act(ANN, "raise to 4")
+    assert {p.seat for p in table.game.pending(table.state)} == {BEN}  # not Cat: all in
+    with pytest.raises(IllegalAction, match="bid every penny you hold"):
+        table.act(CAT, "done")
+    assert "you are finished bidding" in table.game.help(table.state, CAT)
+    table.act(BEN, "raise to 5")
+    assert {p.seat for p in table.game.pending(table.state)} == {ANN}
+    table.act(ANN, "done")
+    r = report(table.last)
+    assert r["winner"] == "Ben" and [b["pennies"] for b in r["bids"]] == [4, 5, 3]
+
+
+def test_mi_16_a_lone_bidder_may_raise_her_own_bid_and_it_binds_her() -> None:
+    table = Table(made(["2S 3S", "2H 3H", "2D 3D"], centre=6))
+    table.act(ANN, "bid 3S 1")
+    table.act(ANN, "raise to 3")  # nobody else has bid: her raise binds her all the same
+    table.act(BEN, "done")
+    table.act(CAT, "done")
+    r = report(table.last)
+    assert r["winner"] == "Ann" and [b["pennies"] for b in r["bids"]] == [3]
+    assert table.pennies() == [23, 20, 20] and table.state.centre == 3
+
+
+def test_mi_16_in_a_game_of_edition_2_a_bidder_with_every_penny_bid_still_owes_done() -> None:
+    """Before edition 3 a bidder who bid all she holds was asked again after
+    a raise, and the game plays on as it began (its log replays)."""
+    table = Table(replace(made(["2S 3S", "2H 3H", "2D 3D"], [20, 20, 3], centre=10), edition=2))
+    table.act(ANN, "bid 3S 2")
+    table.act(BEN, "done")
+    table.act(CAT, "bid 2D 3")
+    table.act(ANN, "raise to 4")
+    assert {p.seat for p in table.game.pending(table.state)} == {CAT}
+    table.act(CAT, "done")
+    assert report(table.last)["winner"] == "Ann"
+
+
+def test_mi_17_one_who_declined_is_not_asked_again_but_may_still_enter() -> None:
+    """Ruling MI-17: a player with cards may enter until the bidding is
+    over; one who declined owes nothing after later bids, yet may enter."""
+    table = Table(made(["2S 3S", "2H 3H", "2D 3D"], centre=10))
+    table.act(ANN, "bid 3S 2")
+    table.act(CAT, "done")  # declines
+    joined = table.act(BEN, "bid 2H 3")
+    assert {p.seat for p in table.game.pending(table.state)} == {ANN}  # not Cat again
+    assert not [n for n in joined.notices if n.template == "your_move"]
+    assert "You may join the bidding" in table.game.help(table.state, CAT)
+    table.act(CAT, "bid 2D 4")  # enters late, with her card and pennies
+    assert {p.seat for p in table.game.pending(table.state)} == {ANN, BEN}
+    table.act(ANN, "done")
+    table.act(BEN, "done")
+    r = report(table.last)
+    assert r["winner"] == "Cat" and r["second"] == ["Ben"]
+
+
+def test_mi_18_a_flip_lapses_when_the_other_side_puts_down_another_card() -> None:
+    """Ruling MI-18: the agreement to flip holds for the cards on the table;
+    a card put down by either side makes an earlier flip lapse."""
+    table = Table(made(["KS 9S 2S", "QH 3H 5C", "4S"]))
+    table.act(ANN, "attack ben 1")
+    table.act(ANN, "down 2S", Scope.SECRET)
+    table.act(ANN, "flip")
+    table.act(BEN, "down QH", Scope.SECRET)  # Ann's flip lapses
+    assert table.state.attack is not None and table.state.attack.flipped == [False, False]
+    flipped = table.act(BEN, "flip")
+    assert table.state.attack is not None  # Ann must say flip again
+    assert [p.seat for p in table.game.pending(table.state)] == [ANN]
+    assert not [n for n in flipped.notices if n.template == "round_report"]
+    table.act(ANN, "flip")
+    assert report(table.last)["taker"] == "Ben"
+
+
 # -- card values and the end (MI-13, MI-10) -----------------------------------------------
 
 
@@ -1476,7 +1559,7 @@ def test_a_state_stored_before_aliases_is_of_edition_1_with_no_other_names() -> 
     del stored["aliases"]
     assert game.load(stored).aliases == [[], [], []]
     later = game.new(game.parse_options({}), seats(3), KeyedDraws("e")).state
-    assert later.edition == game.edition == 2
+    assert later.edition == game.edition == 3
     stored = game.dump(later)
     del stored["edition"]
     assert game.load(stored).edition == 2
@@ -1485,8 +1568,8 @@ def test_a_state_stored_before_aliases_is_of_edition_1_with_no_other_names() -> 
 def test_a_replay_begins_under_the_edition_it_is_given_and_no_other() -> None:
     game = Miser()
     assert game.new({"edition": 1}, seats(3), KeyedDraws("e")).state.edition == 1
-    with pytest.raises(OptionError, match="no edition 3"):
-        game.new({"edition": 3}, seats(3), KeyedDraws("e"))
+    with pytest.raises(OptionError, match="no edition 4"):
+        game.new({"edition": 4}, seats(3), KeyedDraws("e"))
 
 
 def test_mi_8_in_a_game_of_edition_1_a_bidder_still_owes_her_done() -> None:

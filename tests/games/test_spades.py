@@ -1046,6 +1046,36 @@ def test_a_player_concedes_only_once() -> None:
         table.act(CAT, "concede")
 
 
+def test_sp_19_a_concession_mailed_to_the_referee_alone_is_posted_to_the_whole_table() -> None:
+    """Ruling SP-19: a concession counts from the referee's announcement to
+    the whole table, which it makes at once whatever the scope it came in."""
+    table = Table([MIXED])
+    action = Action("concede", (), Scope.SECRET, frozenset())
+    table.game.accepts(action, Scope.SECRET)
+    result = table.apply(CAT, action)
+    (notice,) = result.notices
+    assert notice.audience.public and notice.template == "concession"
+    assert [e.public for e in result.events] == [True]
+    assert table.state.conceded == [table.state.order.index(CAT)]
+
+
+def test_sp_20_a_concession_stands_across_rounds_and_cannot_be_withdrawn() -> None:
+    """Ruling SP-20 (house): a concession stands for the rest of the game,
+    across rounds, until the partner concedes too; it cannot be withdrawn."""
+    table = Table(seed="rotation")
+    table.act(CAT, "concede")
+    for line in ("withdraw concession", "withdraw my concession", "unconcede"):
+        with pytest.raises(ParseError, match="cannot be withdrawn"):
+            table.game.parse(line)
+    table.finish_round()
+    assert table.state.round == 2 and not table.game.is_over(table.state)
+    assert table.state.conceded == [table.state.order.index(CAT)]
+    assert "cannot be withdrawn" in table.game.help(table.state, CAT)
+    partner = table.state.order[(table.state.order.index(CAT) + 2) % 4]
+    table.act(partner, "concede")
+    assert table.game.is_over(table.state) and table.state.end_reason == "concession"
+
+
 # -- what people see (SP-17) ---------------------------------------------------------------------
 
 

@@ -457,8 +457,9 @@ def test_tcg_22_a_hand_score_is_told_only_in_the_reports_and_the_deal_of_rule_7(
     mails += club.poll(T0 + DAY)
     set_hands(club, tag, ann={"apple": 9, "ore": 2, "lumber": 1, "wool": 1},
               ben={"ore": 1, "diamond": 1})
-    club.send(ANN, "hand\nscore\nhelp\nstatus\nhistory\nresend\ndraw\ntake fabric\n"
-                   "buy random\ncraft steel\ndiscard wool", subject=f"[{tag}] probing")
+    # The failed take comes last: a failed line stops the moves after it (MI-19).
+    club.send(ANN, "hand\nscore\nhelp\nstatus\nhistory\nresend\ndraw\n"
+                   "buy random\ncraft steel\ndiscard wool\ntake fabric", subject=f"[{tag}] probing")
     mails += club.poll(T0 + DAY)
     club.send(BEN, "offer 1 diamond for 1 steel", subject=f"[{tag}] steel?", to=LIST)
     club.send(DAN, "accept 1\nmy score", subject=f"[{tag}] yes", to=LIST)

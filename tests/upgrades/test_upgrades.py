@@ -38,6 +38,10 @@ from tests.upgrades.make_fixtures import FIXTURES, MAINS
 OLDER = ("made before openings published a seed fingerprint: the fingerprint check does not "
          "apply; begun under edition 1 of its rules (now 2), which it keeps; the replay matches")
 NEWER = "the seed fingerprint matches; the replay matches"
+#: Miser is at edition 3 (MI-16): its earlier games keep the edition they began under.
+OLDER_MISER = OLDER.replace("(now 2)", "(now 3)")
+NEWER_MISER = ("the seed fingerprint matches; begun under edition 2 of its rules (now 3), which "
+               "it keeps; the replay matches")
 
 #: Each fixture's games: tag -> (kind, status, what ``verify`` says held).
 VERIFIED: dict[str, dict[str, tuple[str, str, str]]] = {
@@ -45,24 +49,24 @@ VERIFIED: dict[str, dict[str, tuple[str, str, str]]] = {
         "goofspiel-1": ("goofspiel", "finished", f"{OLDER}; 0 commitments match"),
         "pure-skill-2": ("pure-skill", "finished", f"{OLDER}; 0 commitments match"),
         "spades-3": ("spades", "finished", f"{OLDER}; 0 commitments match"),
-        "miser-4": ("miser", "finished", f"{OLDER}; 0 commitments match"),
+        "miser-4": ("miser", "finished", f"{OLDER_MISER}; 0 commitments match"),
         "loatcg-5": ("loatcg", "finished", f"{OLDER}; 2 commitments match"),
         "goofspiel-6": ("goofspiel", "active", f"{OLDER}; 0 commitments match"),
         "pure-skill-7": ("pure-skill", "active", f"{OLDER}; 0 commitments match"),
         "spades-8": ("spades", "active", f"{OLDER}; 0 commitments match"),
-        "miser-9": ("miser", "active", f"{OLDER}; 0 commitments match"),
+        "miser-9": ("miser", "active", f"{OLDER_MISER}; 0 commitments match"),
         "loatcg-10": ("loatcg", "active", f"{OLDER}; 1 commitment matches"),
     },
     "ec58850": {
         "goofspiel-1": ("goofspiel", "finished", f"{NEWER}; 0 commitments match"),
         "pure-skill-2": ("pure-skill", "finished", f"{NEWER}; 0 commitments match"),
         "spades-3": ("spades", "finished", f"{NEWER}; 2 commitments match"),
-        "miser-4": ("miser", "finished", f"{NEWER}; 0 commitments match"),
+        "miser-4": ("miser", "finished", f"{NEWER_MISER}; 0 commitments match"),
         "loatcg-5": ("loatcg", "finished", f"{NEWER}; 2 commitments match"),
         "goofspiel-6": ("goofspiel", "active", f"{NEWER}; 0 commitments match"),
         "pure-skill-7": ("pure-skill", "active", f"{NEWER}; 0 commitments match"),
         "spades-8": ("spades", "active", f"{NEWER}; 1 commitment matches"),
-        "miser-9": ("miser", "active", f"{NEWER}; 0 commitments match"),
+        "miser-9": ("miser", "active", f"{NEWER_MISER}; 0 commitments match"),
         "loatcg-10": ("loatcg", "active", f"{NEWER}; 1 commitment matches"),
     },
 }

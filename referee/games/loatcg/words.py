@@ -124,6 +124,8 @@ class LoatcgWords(LoatcgRules):
     spelt_verbs: ClassVar[tuple[str, ...]] = (
         "hand", "accept", "offer", "withdraw", "discard", "draw", "take", "craft", "purchase",
         "reveal")
+    #: Questions, not moves: a refused ``score`` stops no later line (MI-19).
+    untimed_verbs: ClassVar[frozenset[str]] = frozenset({"hand", "score"})
 
     def parse(self, line: str) -> Action | None:
         """Read one command of rule 8 or rule 10 (see :meth:`help`)."""

@@ -142,7 +142,7 @@ class MiserState:
     #: or ``random``; a game stored before the option plays random.
     bot: str = "random"
     #: The edition of the rules the game began under (:attr:`MiserRules.edition`).
-    edition: int = 2
+    edition: int = 3
 
 
 def evolve_state(state: MiserState) -> MiserState:
@@ -441,10 +441,21 @@ def owed_step(s: MiserState, player: int) -> str | None:
         au = s.auction
         assert au is not None
         if is_bidder(s, player):
-            return None if player in au.done else "auction_bid"
+            return None if player in au.done or not may_add(s, player) else "auction_bid"
         if s.hands[player] and player not in au.declined:
             return "auction_join"
     return None
+
+
+def may_add(s: MiserState, player: int) -> bool:
+    """Whether bidder ``player`` may still add to her bid: she holds more
+    pennies than she has bid (ruling MI-16: only such a bidder is asked
+    again after a raise). In a game begun before edition 3 every bidder
+    is asked, as it began."""
+    assert s.auction is not None
+    if s.edition < 3:
+        return True
+    return s.pennies[player] > next(b.pennies for b in s.auction.bids if b.player == player)
 
 
 def pending_key(s: MiserState, player: int, owes: str) -> str:
@@ -627,7 +638,10 @@ class MiserRules(Game[MiserState]):
     #: 2 (2026-11-25): a bid or a raise is its bidder's "done" (the house
     #: reading of ruling MI-8). In a game of edition 1 a bidder writes
     #: "done" after her own bid or raise too, as the game began.
-    edition: ClassVar[int] = 2
+    #: 3 (2026-11-29): a bidder who has bid every penny she holds cannot
+    #: add, so she is finished bidding and is not asked again (ruling
+    #: MI-16). In a game of an earlier edition she still writes "done".
+    edition: ClassVar[int] = 3
 
     def __init__(
         self,
@@ -1178,6 +1192,12 @@ class MiserRules(Game[MiserState]):
             assert s.auction is not None
             s.auction.declined.append(player)
             text = f"{s.names[player]} will not join the bidding."
+        elif state.auction is not None and is_bidder(state, player) and not may_add(
+                state, player):
+            raise IllegalAction(
+                "You have bid every penny you hold, so you cannot add to your bid: you are "
+                "finished bidding, and your bid stands until the bidding ends."
+            )
         elif state.auction is not None and is_bidder(state, player):
             raise IllegalAction(
                 "Your bid stands, and you owe nothing until someone else bids or raises; you "

@@ -38,6 +38,7 @@ from referee.games.miser.rules import (
     card_text,
     hand_text,
     is_bidder,
+    may_add,
     now_text,
     offer_audience,
     owed_step,
@@ -608,6 +609,12 @@ def _help_text(s: MiserState, seat: int | None) -> str:
             "You may join the bidding for the centre with one card\n"
             f"face up and 1 or more pennies: 'bid {low} {min(2, s.pennies[player or 0])}'."
             + (" Or write\n'done' to stay out." if owes == "auction_join" else "")
+        )
+    elif player is not None and s.auction is not None and is_bidder(s, player) and not may_add(
+            s, player):
+        lines.append(
+            "Your bid stands: you have bid every penny you hold, so you\n"
+            "cannot add to it; you are finished bidding."
         )
     elif player is not None and s.auction is not None and is_bidder(s, player):
         lines.append(

@@ -69,6 +69,11 @@ class SpadesWords(SpadesRules):
             return Action("hand")
         if text == "concede":
             return Action("concede")
+        if text in _WITHDRAWALS:
+            # Ruling SP-20 (house): a concession stands for the rest of the game.
+            raise ParseError(
+                "A concession cannot be withdrawn: it stands for the rest of the game, and "
+                "your team loses as soon as your partner concedes too (rule 5).")
         return None
 
     order_help: ClassVar[tuple[str, ...]] = (
@@ -149,7 +154,8 @@ class SpadesWords(SpadesRules):
             lines.append("'hand' shows your cards in a secret reply.")
             if state.phase != OVER:
                 lines.append(
-                    "'concede' concedes the game for your team once your partner concedes too."
+                    "'concede' concedes the game for your team once your partner concedes too; "
+                    "a concession stands for the rest of the game and cannot be withdrawn."
                 )
         return "\n".join(lines)
 
@@ -159,6 +165,10 @@ _IF_LED = re.compile(r"^(?:the\s+)?(.+?)\s+if\s+(?:an?\s+)?(\S+)\s+(?:(?:is|are)
 _SUIT_WORDS = {**{name.rstrip("s"): code for code, name in SUIT_NAMES.items()},
                **{code.lower(): code for code in SUIT_NAMES},
                **{sym: code for code, sym in SUIT_SYMBOLS.items()}}
+#: What a player writes to take back a concession, which cannot be (SP-20).
+_WITHDRAWALS = frozenset({
+    f"{verb} {whose}concession" for verb in ("withdraw", "retract", "cancel", "revoke", "undo")
+    for whose in ("", "my ", "the ")} | {"unconcede", "take back my concession"})
 
 
 def _parse_bid(words: Sequence[str]) -> int:

@@ -62,6 +62,12 @@ MAX_QUOTE = 200
 MAX_ANSWER = 1000
 #: The reply lists this many lines of the transcript, then says how many more.
 MAX_LISTED = 30
+#: What a move says that came after a refused line of the same mail (MI-19):
+#: a mail's moves stop at the first refused one; questions are still answered.
+NOT_APPLIED = "an earlier line was refused."
+#: The verdicts of a move the rules refused, punished (a Spades misplay) or
+#: voided (a failed tournament draw): the later moves of its mail are not applied.
+STOPS = ("refused", "penalty", "failed")
 #: What a line other than a move says when its sender's reply budget is spent.
 OVER_BUDGET = ("Not read: you have sent more mail than the referee answers for now, so "
                "only moves are read; send it again later.")
@@ -73,7 +79,7 @@ class TranscriptLine:
 
     text: str
     read_as: str
-    result: str  # applied | penalty | failed | refused | ignored
+    result: str  # applied | penalty | failed | refused | ignored | skipped
     message: str
 
     @property
@@ -327,9 +333,16 @@ def _run(
 ) -> tuple[list[TranscriptLine], bool]:
     """The transcript, and whether reading stopped before the last line.
     Talk (a greeting, a sign-off, a name) is passed over without a word; a
-    line that looks like a move but is none is answered with why."""
+    line that looks like a move but is none is answered with why.
+
+    The moves stop at the first refused one (MI-19, for every game): a
+    later move is listed as not applied, since it may rest on the one
+    refused ("down A10" refused, then "flip"); questions (``help``, the
+    table's commands, a game's untimed verbs such as ``hand``) are still
+    answered."""
     out: list[TranscriptLine] = []
     unknown = 0
+    refused = False  # a move of this mail was refused: later moves are not applied
     for i, line in enumerate(lines):
         command, named = polite(line), None
         if gs.turn() is not None:
@@ -351,16 +364,19 @@ def _run(
                 action = gs.engine.parse(command)
             except ParseError as e:
                 out.append(TranscriptLine(line, "?", "refused", str(e)))
-                unknown = 0
+                unknown, refused = 0, True
                 continue
         if action is None:
             if guess := did_you_mean(gs, command):
                 out.append(TranscriptLine(line, "", "refused",
                                           f"Not a command: did you mean '{guess}'?"))
-                unknown = 0
+                unknown, refused = 0, True
             elif why := _looks_like_a_command(gs, command):
                 out.append(TranscriptLine(line, "", "ignored", why))
                 unknown = 0
+                # A move not read is a move refused; a question written
+                # with more words ("status please") is not.
+                refused = refused or command.lower().split()[0].strip(":,.!?") in gs.engine.verbs
             else:
                 unknown += 1
                 if unknown >= MAX_UNKNOWN_LINES:
@@ -372,6 +388,9 @@ def _run(
             out.append(TranscriptLine(line, "help", *(("ignored", OVER_BUDGET) if moves_only else
                                                       ("applied", help_text(gs, seat)))))
             continue
+        if refused and action.verb not in gs.engine.untimed_verbs:
+            out.append(TranscriptLine(line, read_as, "skipped", NOT_APPLIED))
+            continue
         if gs.row.status == "cancelled":
             out.append(TranscriptLine(line, read_as, "refused", "The game was cancelled."))
             continue
@@ -381,6 +400,7 @@ def _run(
         if action.verb not in gs.engine.untimed_verbs and action.verb != "resign" and (
                 why := _stale(gs, seat, action, command, read, named)):
             out.append(TranscriptLine(line, read_as, "refused", why))
+            refused = True
             continue
         try:
             if action.verb != "resign":
@@ -390,12 +410,15 @@ def _run(
             action = dataclasses.replace(action, scope=scope, seen_by=seen_by)
             verdict, text = gs.apply(seat, action, "player", inbound_id)
             out.append(TranscriptLine(line, read_as, verdict, text))
+            # A misplay (SP-14) or a failed draw (TCG-8) stops the later moves too.
+            refused = refused or (verdict in STOPS and action.verb not in gs.engine.untimed_verbs)
             gs.run_bots()
         except EngineError as e:
             # A late move the referee made at the deadline is answered with
             # what was done, not with whose turn it is now.
             late = _late(gs, seat, action) if isinstance(e, IllegalAction) else None
             out.append(TranscriptLine(line, read_as, "refused", late or str(e)))
+            refused = refused or action.verb not in gs.engine.untimed_verbs
             if action.verb == "resign":
                 return out, i + 1 < len(lines)
         if action.verb == "resign":

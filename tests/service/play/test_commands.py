@@ -107,6 +107,35 @@ def test_a_line_that_looks_like_a_move_but_is_none_says_why(club: Club) -> None:
     assert "What you can write now:\nIt is Alice's turn to bid." in text
 
 
+def test_mi_19_the_moves_after_a_refused_line_are_not_applied_but_questions_are_answered(
+        club: Club) -> None:
+    """Ruling MI-19, for every game: a mail's lines stop at the first
+    refused move; each later move is listed as not applied, and the
+    questions after it (``status``, ``help``) are still answered."""
+    tag = new_goofspiel(club)
+    club.poll()
+    text = answer(club, ALICE, "bid 9\nbid 5\nstatus\nbid 4\nhelp", subject=f"[{tag}] r1")
+    assert "> bid 9\n  REFUSED" in text
+    assert "> bid 5\n  NOT APPLIED (bid 5): an earlier line was refused.\n" in text
+    assert f"> status\n  DONE (status): {tag}, Goofspiel" in text
+    assert "> bid 4\n  NOT APPLIED (bid 4): an earlier line was refused.\n" in text
+    assert "> help\n  DONE (help): Round 1 of 6: the prize is 5." in text
+    assert "sealed" not in text
+    assert club.referee.reading.stored_state(tag)["bids"] == {}  # no bid sealed
+
+
+def test_mi_19_a_refused_card_in_spades_stops_the_card_after_it(club: Club) -> None:
+    """A card not held is a misplay (SP-14), punished, and the line after
+    it is not applied: the same player plays again in a new mail."""
+    tag = spades(club)
+    for sender in (ALICE, CAROL, DAVE, BOB):
+        club.send(sender, "bid 3", subject=f"[{tag}] bid")
+        club.poll()
+    text = answer(club, ALICE, "play 2C\nplay 2C\nhand", subject=f"[{tag}] card")
+    assert text.count("NOT APPLIED (play 2C): an earlier line was refused.") == 1
+    assert "> hand\n  DONE (hand)" in text
+
+
 def test_a_table_command_may_end_with_a_question_mark(club: Club) -> None:
     tag = spades(club)
     text = answer(club, BOB, "status?\nhelp?", subject=f"[{tag}] x")
@@ -176,7 +205,18 @@ def test_a_spades_card_after_the_bid_that_closed_the_bidding_waits_for_a_new_mai
     assert ("> play AS\n  REFUSED (play AS): The bidding is over: it is trick 1 now, waiting "
             "for your card to trick 1. This line was not applied. If you still want it now, "
             "send it again in a new mail.\n") in text
-    # ... one he does not hold (a misplay, rule 6) is not suggested again.
+    # The moves after a refused one are not applied (MI-19, for every game).
+    assert "> play 2C\n  NOT APPLIED (play 2C): an earlier line was refused.\n" in text
+    assert club.referee.reading.stored_state(tag)["scores"] == [0, 0]
+
+
+def test_a_stale_spades_card_not_held_is_not_suggested_again(club: Club) -> None:
+    tag = spades(club)
+    for sender in (ALICE, CAROL, DAVE):
+        club.send(sender, "bid 3", subject=f"[{tag}] bid")
+        club.poll()
+    text = answer(club, BOB, "bid 4\nplay 2C", subject=f"[{tag}] bid")
+    # A card he does not hold (a misplay, rule 6) is not suggested again.
     assert ("> play 2C\n  REFUSED (play 2C): The bidding is over: it is trick 1 now, waiting "
             "for your card to trick 1. This line was not applied.\n") in text
     assert club.referee.reading.stored_state(tag)["scores"] == [0, 0]

@@ -85,7 +85,8 @@ def test_a_misspelt_command_gets_did_you_mean_and_the_help(listed: Club) -> None
     text = body(reply)
     assert "Hello referee" not in text  # talk is not echoed back
     assert "> bdi 3\n  REFUSED: Not a command: did you mean 'bid 3'?" in text
-    assert "> bid 6 please\n  DONE (bid 6): Your bid of 6 for round 1 is sealed." in text
+    # The move after a refused line is not applied (MI-19, for every game).
+    assert "> bid 6 please\n  NOT APPLIED (bid 6): an earlier line was refused." in text
     assert "Round 1 of 6: the prize is 5." in text  # the help
 
 

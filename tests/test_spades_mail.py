@@ -522,6 +522,26 @@ def test_with_a_list_moves_through_it_or_to_the_referee_count_once_and_reach_eac
     club.referee.close()
 
 
+def test_a_card_in_a_reply_to_all_to_the_latest_list_post_is_played_not_stale(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The list carries only reports (here the opening): a player who plays
+    by answering its latest post to all has seen the game since in their
+    own mail, so the move is judged by the turn those mails showed, not
+    by the post's, and a card for the trick they were asked for is played."""
+    monkeypatch.setitem(referee.games.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
+    club = MailClub(tmp_path, public_list=LIST)
+    table = new_table(club)
+    post = only(table.opening, "opening")
+    table.bid()
+    table.play(SCRIPT[:16])  # four tricks: Bob leads the fifth
+    mails = table.move("Bob", "play KC", to=LIST, headers={
+        **LIST_ID, "In-Reply-To": str(post["Message-ID"])})
+    answer = body(reply(mails, "Bob"))
+    assert "DONE (play KC): Bob plays K♣ to trick 5." in answer, answer
+    assert "KC" not in table.hand("Bob")
+    club.referee.close()
+
+
 def test_a_card_is_read_as_qh_q_symbol_queen_of_hearts_or_10d_but_never_alone(
         table: Table) -> None:
     table.bid()

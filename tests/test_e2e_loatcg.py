@@ -336,7 +336,9 @@ Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
     why = got["alice"][1]
     assert str(why["To"]) == "Alice <alice@example.test>"
     # The answer says FAILED, not "(done)": it is news, and comes whole.
-    assert why["Subject"] == f"Re: [{tag}] yes (secret)"
+    # Its subject says what the answer is, not what Alice wrote.
+    assert why["Subject"] == (f"[{tag}] Failed (execute 2): Trade 2 failed: Alice did not "
+                              "meet the conditions for the trade (secret)")
     assert body(why) == f"""\
 {SECRET_NOTE}
 

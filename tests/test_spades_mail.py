@@ -854,7 +854,7 @@ def test_a_round_of_13_tricks_by_mail_ends_with_the_round_report_and_a_new_secre
             assert other == cards or hand_text(other) not in body(mail), name
     # Bob bids first in round 2 (SP-3), and his mail says so in its subject.
     assert "It is your turn to bid" in section(deal[1], "Your hand for round 2")
-    assert deal[1]["Subject"] == "Re: [spades-1] move: your bid (secret)"
+    assert deal[1]["Subject"] == "[spades-1] Done: play JC; your bid (secret)"
     assert (state["round"], state["scores"], state["bags"]) == (2, [71, 141], [1, 1])
 
 

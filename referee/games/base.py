@@ -334,6 +334,9 @@ class Game(Generic[StateT]):
     #: player who asked for less mail (``mail turns``) gets them as one line
     #: each in their next mail, not a mail each.
     routine_notices: ClassVar[frozenset[str]] = frozenset()
+    #: Of the routine notices, those a public list still carries as a post
+    #: of their own (a newcomer to a tournament: "the list hears it").
+    listed_notices: ClassVar[frozenset[str]] = frozenset()
     #: How much mail a player gets until they say otherwise: ``all``,
     #: ``turns`` or ``digest`` (``referee.service.outgoing.quiet``).
     default_mail_mode: ClassVar[str] = "all"

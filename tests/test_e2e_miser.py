@@ -91,7 +91,8 @@ PART_KINDS = (
     ("auction", re.compile(r"Bids: ")),
     ("down", re.compile(r".+('s card is down| puts \d+ cards? down)")),
     ("flip", re.compile(r".+ will flip; ")),
-    ("round_report", re.compile(r"Turn \d+: ")),
+    ("round_report", re.compile(r".+ passes(; | — )|(Contract against|Attack on|Bids for the "
+                                r"centre)[ ,]")),
     ("reminder", re.compile(r"Reminder: ")),
 )
 

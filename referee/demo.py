@@ -10,6 +10,7 @@ so nothing waits. The output is the game as the players saw it.
 
 from __future__ import annotations
 
+import json
 import mailbox
 import random
 import shutil
@@ -43,7 +44,8 @@ def _print_mail(msg: EmailMessage, reader: str) -> None:
     print()
 
 
-#: In a demo with bots only, these mails are printed whole; others are counted.
+#: In a demo with bots only, the list's posts with these are printed whole;
+#: others are counted.
 REPORTS = ("opening", "round_report", "final_report")
 #: Bots in a demo of a game that takes any number of members.
 DEMO_BOTS = 4
@@ -118,11 +120,14 @@ def run_demo(kind: str, folder: str, seed: str) -> int:
     for name, score in final.get("scores", {}).items():
         print(f"  {name:<10} {score}")
     referee.close()
+    _where(root)
     return 0
 
 
 #: Marks a folder as a demo's, so a later demo may empty it.
 MARKER = ".referee-demo"
+#: The demo's config, in its folder, for the commands run on it afterwards.
+CONFIG = "referee.toml"
 
 
 def prepare_folder(folder: str) -> Path:
@@ -144,16 +149,33 @@ def prepare_folder(folder: str) -> Path:
 
 
 def _setup(folder: str, **referee_keys: str) -> tuple[Path, Referee]:
-    """A fresh working folder with a referee on Maildir and SQLite."""
+    """A fresh working folder with a referee on Maildir and SQLite, writing
+    its game pages into ``pages/``, and its config in ``referee.toml``, so
+    that ``referee --config DIR/referee.toml pages`` (or ``status``) works
+    on it afterwards."""
     root = prepare_folder(folder)
-    config = config_from_dict({
+    data: dict[str, dict[str, str]] = {
         "referee": {"address": f"referee@{DOMAIN}", "name": "Demo Referee",
                     "database": f"sqlite:///{root / 'referee.db'}", **referee_keys},
         "mailbox": {"kind": "maildir", "path": str(root / "inbox")},
         "smtp": {"kind": "maildir", "path": str(root / "outbox")},
-    }, base_dir=root)
+        "web": {"path": str(root / "pages")},
+    }
+    (root / CONFIG).write_text("".join(
+        f"[{section}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in keys.items())
+        for section, keys in data.items()), encoding="utf-8")
+    config = config_from_dict(data, base_dir=root)
     upgrade(config.database_url)
     return root, Referee(config)
+
+
+def _where(root: Path, players: bool = True) -> None:
+    """The demo's last lines: where its mail is, and how to see its pages."""
+    print(f"\nIts mail: {root / 'outbox'}, a Maildir, one file a mail (read it with "
+          f"`mutt -f {root / 'outbox'}`)"
+          + (f"; what the players wrote: {root / 'inbox'}." if players else "."))
+    print(f"Its pages: {root / 'pages' / 'index.html'} (open it in a browser); to write "
+          f"them again: referee --config {root / CONFIG} pages")
 
 
 def _bots_demo(kind: str, folder: str, seed: str) -> int:
@@ -171,8 +193,9 @@ def _bots_demo(kind: str, folder: str, seed: str) -> int:
     while status(tag)[0]["status"] == "active" and now < START + timedelta(days=400):
         now += timedelta(days=1)
         run_pass(referee, now)
-    print(f"Started {tag}: {game.title} with {seats} bots; every move went to the list "
-          f"table@{DOMAIN}.\nWorking folder: {root} (Maildir in/out, SQLite)\n")
+    print(f"Started {tag}: {game.title} with {seats} bots. The bots get no mail; the "
+          f"list table@{DOMAIN} gets the reports,\nprinted here as its readers get them.\n"
+          f"Working folder: {root} (Maildir in/out, SQLite)\n")
     outbox = mailbox.Maildir(root / "outbox", create=True)
     mails = []
     for key in outbox.iterkeys():
@@ -181,11 +204,12 @@ def _bots_demo(kind: str, folder: str, seed: str) -> int:
         mails.append(msg)
     mails.sort(key=lambda x: int(str(x["Message-ID"]).split(".")[1]))
     for msg in mails:
-        if msg["X-Referee-Mail"] in REPORTS:
+        # A post of several reports is marked with each ("table opening round_report").
+        if set(str(msg["X-Referee-Mail"]).split()) & set(REPORTS):
             _print_mail(msg, "The list")
     final = referee.reading.status(tag)[0]
     print("=" * 78)
-    print(f"{len(mails)} mails went to the list in all", end="")
+    print(f"{len(mails)} mail{'s' if len(mails) != 1 else ''} went to the list in all", end="")
     if now > START:
         by_kind: dict[str, int] = {}
         for msg in mails:
@@ -197,6 +221,7 @@ def _bots_demo(kind: str, folder: str, seed: str) -> int:
     for name, score in final.get("scores", {}).items():
         print(f"  {name:<10} {score}")
     referee.close()
+    _where(root, players=False)
     return 0
 
 

@@ -261,6 +261,26 @@ def test_demo_refuses_a_folder_it_did_not_make_and_names_the_kinds(
     assert "Final result of goofspiel-1" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("kind", ["spades", "miser", "goofspiel"])
+def test_a_demo_shows_the_game_and_ends_saying_where_its_mail_and_pages_are(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    demo = tmp_path / "demo"
+    assert main(["demo", kind, "--dir", str(demo)]) == 0
+    out = capsys.readouterr().out
+    title = {"spades": "Spades", "miser": "Miser", "goofspiel": "Goofspiel"}[kind]
+    # The game as its readers got it: the opening and the reports, whole.
+    assert f"{title} begins" in out and "GAME OVER" in out
+    assert len(out.splitlines()) > 100
+    last = out.splitlines()[-2:]
+    assert last[0].startswith(f"Its mail: {demo / 'outbox'}, a Maildir, one file a mail")
+    assert last[1] == (f"Its pages: {demo / 'pages' / 'index.html'} (open it in a browser); "
+                       f"to write them again: referee --config {demo / 'referee.toml'} pages")
+    assert (demo / "pages" / "index.html").is_file()
+    assert main(["--config", str(demo / "referee.toml"), "pages"]) == 0
+    assert capsys.readouterr().out == f"1 game page(s) and index.html written to {demo / 'pages'}\n"
+
+
 def test_replay_says_whether_it_matches_the_stored_state(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

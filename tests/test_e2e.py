@@ -358,7 +358,7 @@ def test_a_whole_goofspiel_game_is_played_by_email_and_the_final_report_names_th
          "subject": "Re: Goofspiel begins", "reply_to": last_to_bob},
     )
     # Its subject is the answer's, and says that Bob's next bid is due.
-    assert replies["bob"]["Subject"] == "Re: Goofspiel begins [goofspiel-1]: your bid (secret)"
+    assert replies["bob"]["Subject"] == "[goofspiel-1] Done: bid 3; your bid (secret)"
     assert body(replies["bob"]) == BOB_ROUND_1
     assert report["Subject"] == "[goofspiel-1] Round 1: Alice takes 13 — round 2 prize 1: your bid"
     assert report["References"].split()[0] == "<pbm.game.goofspiel-1@example.test>"

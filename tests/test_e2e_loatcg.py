@@ -230,14 +230,15 @@ Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 {SIGNATURE}""")
 
     # Alice deals herself in on the list; Bob in a mail to the referee alone.
-    # Joining is a single move: the list does not hear it, and members
-    # (mail turns, the default with a list) get it as a line of their next
-    # mail; an answer that only says the mail's moves were done is a line too.
+    # The list hears each join (the README: "the list hears it"); the
+    # joiner's answer, that only says the mail's moves were done, is a line
+    # of their mail with their cards.
     t.write("alice", "deal me in", f"Re: [{tag}] The tournament begins", [t.list])
     got = t.poll(T0 + timedelta(hours=1))
-    assert kinds(got["alice"]) == [["transcript", "joined", "dealt"]]
-    assert not any(got[u] for u in PLAYERS if u != "alice")  # no list post
-    (mine,) = got["alice"]
+    assert kinds(got["alice"]) == [["joined"], ["transcript", "dealt"]]
+    assert all(kinds(got[u]) == [["joined"]] for u in PLAYERS if u != "alice")  # the post
+    joined, mine = got["alice"]
+    assert str(joined["To"]) == t.list and joined["Subject"] == f"[{tag}] Alice deals emself in"
     assert str(mine["To"]) == "Alice <alice@example.test>"
     assert mine["Subject"] == f"[{tag}] Land of Agora tournament (secret)"
     assert body(mine) == f"""\
@@ -245,18 +246,17 @@ Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 Since your last mail:
   You: deal me in (done)
-  Alice deals emself in
 
 Cards dealt to you (secret)
 ---------------------------
 {DEALT_ALICE}"""
     t.write("bob", "count me in, please:\n\ndeal me in", "The card game", [REF])
     got = t.poll(T0 + timedelta(hours=2))
-    assert kinds(got["bob"]) == [["transcript", "joined", "dealt"]]
-    assert moves(got["bob"][0]) == ["  You: deal me in (done)", "  Bob deals emself in"]
-    assert "Dealt to you: 2 ore, 2 wool, 1 diamond" in section(got["bob"][0], "Cards dealt")
-    # Alice is told with her next mail; Carol, no member, is not told.
-    assert got["alice"] == got["carol"] == []
+    assert kinds(got["bob"]) == [["joined"], ["transcript", "dealt"]]
+    assert moves(got["bob"][1]) == ["  You: deal me in (done)"]
+    assert "Dealt to you: 2 ore, 2 wool, 1 diamond" in section(got["bob"][1], "Cards dealt")
+    # Everyone on the list reads the join, Carol, no member, too.
+    assert kinds(got["alice"]) == kinds(got["carol"]) == [["joined"]]
 
     # A private trade: offered with Bob on Cc, executed with Alice on Cc.
     t.write("alice", "offer 1 diamond for 1 wool", f"[{tag}] a trade, Bob?",
@@ -282,12 +282,12 @@ by Alice), and lapses at the Freeze.
 Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
 
 {SIGNATURE}"""
-    # Alice's mail: Bob's join, which was held for her, then her answer, as
-    # lines; then her copy of the offer, the same as Bob's.
+    # Alice's mail: her answer, as a line (Bob's join was the list's); then
+    # her copy of the offer, the same as Bob's.
     (mine,) = got["alice"]
     assert str(mine["To"]) == "Alice <alice@example.test>"
     assert mine["Subject"] == f"[{tag}] Land of Agora tournament"
-    assert moves(mine) == ["  Bob deals emself in", "  You: offer 1 diamond for 1 wool (done)"]
+    assert moves(mine) == ["  You: offer 1 diamond for 1 wool (done)"]
     assert sections(mine)[1:] == [as_part(offer)]
     assert not got["carol"]
     t.write("bob", "accept 1", f"[{tag}] deal", [REF, ADDRESS["alice"]])
@@ -336,7 +336,9 @@ Round 1 of 3 is under way. Next: Round Report 1, due Mon 09 Mar 2026 12:00 UTC.
     why = got["alice"][1]
     assert str(why["To"]) == "Alice <alice@example.test>"
     # The answer says FAILED, not "(done)": it is news, and comes whole.
-    assert why["Subject"] == f"Re: [{tag}] yes (secret)"
+    # Its subject says what the answer is, not what Alice wrote.
+    assert why["Subject"] == (f"[{tag}] Failed (execute 2): Trade 2 failed: Alice did not "
+                              "meet the conditions for the trade (secret)")
     assert body(why) == f"""\
 {SECRET_NOTE}
 
@@ -544,14 +546,13 @@ def test_strangers_deal_in_anywhere_in_a_mail_and_members_are_named_as_people_do
     t.write("carol", "Hi all,\n\nIs it too late? deal me in, please", "The card game", [REF],
             name="Carol Cole")
     got = t.poll(T0 + timedelta(hours=1))
-    # One mail: her answer (only that her line was done, so a line), her
-    # join, her cards. The members hear of the join with their next mail.
-    assert kinds(got["carol"]) == [["transcript", "joined", "dealt"]]
-    assert moves(got["carol"][0]) == ["  You: Is it too late? deal me in, please (done)",
-                                      "  Carol Cole deals emself in"]
-    assert section(got["carol"][0], "Cards dealt").startswith(
+    # The join to the list; then one mail: her answer (only that her line
+    # was done, so a line) and her cards.
+    assert kinds(got["carol"]) == [["joined"], ["transcript", "dealt"]]
+    assert moves(got["carol"][1]) == ["  You: Is it too late? deal me in, please (done)"]
+    assert section(got["carol"][1], "Cards dealt").startswith(
         "Carol Cole,\nyou have dealt yourself in: the Dealor deals you 5 cards (rule 3).")
-    assert got["alice"] == got["bob"] == []
+    assert kinds(got["alice"]) == kinds(got["bob"]) == [["joined"]]
 
     t.write("dave", "What is this list about?", "hello", [REF])
     got = t.poll(T0 + timedelta(hours=2))
@@ -581,11 +582,11 @@ def test_strangers_deal_in_anywhere_in_a_mail_and_members_are_named_as_people_do
     t.write("bob", "offer 1 wool for 1 ore to Al\noffer 1 wool for 1 ore to Zed",
             f"[{tag}] more", [t.list], name="Bob Baker")
     got = t.poll(T0 + timedelta(hours=4))
-    # A refusal is news: Bob's answer comes at once, with Carol's join,
-    # held for him, above it.
+    # A refusal is news: Bob's answer comes at once (Carol's join was the
+    # list's, so nothing is held for him above it).
     (mine,) = [x for x in got["bob"] if "transcript" in mail_kinds(x)]
-    assert moves(mine) == ["  Carol Cole deals emself in"]
-    reply = flat(section(mine, "Your mail"))
+    assert "Since your last mail:" not in body(mine)  # the answer alone
+    reply = flat(body(mine))
     assert "Offer 3: Bob Baker gives 1 wool for 1 ore to Alice Archer." in reply
     assert ("REFUSED (offer 1 wool for 1 ore to Zed): There is no Member 'Zed'. You may "
             "name Alice Archer, Bob Baker or Carol Cole.") in reply

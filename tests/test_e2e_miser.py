@@ -94,7 +94,8 @@ PART_KINDS = (
     ("auction", re.compile(r"Bids: ")),
     ("down", re.compile(r".+('s card is down| puts \d+ cards? down)")),
     ("flip", re.compile(r".+ will flip; ")),
-    ("round_report", re.compile(r"Turn \d+: ")),
+    ("round_report", re.compile(r".+ passes(; | — )|(Contract against|Attack on|Bids for the "
+                                r"centre)[ ,]")),
     ("reminder", re.compile(r"Reminder: ")),
 )
 
@@ -602,7 +603,7 @@ Waiting for (first deadline Thu 05 Mar 2026 13:02 UTC):
 {SIGNATURE}"""
 
 TURN_1 = f"""\
-Subject: [miser-1] Turn 1: contract against Carol, Bob takes 8; Bob's turn
+Subject: [miser-1] Contract against Carol, Bob takes 8; Bob's turn
 
 CONTRACT: Alice (wager 3) and Bob (wager 1)
 against Carol (stake 4).
@@ -612,7 +613,7 @@ The cards are turned up:
 The higher card wins: Bob takes all 8 pennies in the centre.
 The centre now holds 0 pennies.
 
-Next: turn 2, Bob: pass, a contract, an attack
+Next: Bob's turn: pass, a contract, an attack
 or a bid, by Thu 05 Mar 2026 13:04 UTC.
 
 PENNIES AND CARDS
@@ -738,7 +739,7 @@ Waiting for (first deadline Thu 05 Mar 2026 14:01 UTC):
 {SIGNATURE}"""
 
 TURN_2 = f"""\
-Subject: [miser-1] Turn 2: attack on Carol, a tie; Carol's turn
+Subject: [miser-1] Attack on Carol, a tie; Carol's turn
 
 ATTACK: Bob (wager 1) against Carol (stake 1).
 The cards are turned up:
@@ -747,7 +748,7 @@ The cards are turned up:
 Equal totals: both lose their cards and the 2 pennies stay in the centre.
 The centre now holds 2 pennies.
 
-Next: turn 3, Carol: pass, a contract, an attack
+Next: Carol's turn: pass, a contract, an attack
 or a bid, by Thu 05 Mar 2026 14:02 UTC.
 
 PENNIES AND CARDS
@@ -818,7 +819,7 @@ Waiting for (first deadline Thu 05 Mar 2026 15:00 UTC):
 {SIGNATURE}"""
 
 TURN_3 = f"""\
-Subject: [miser-1] Turn 3: bids for the centre, Carol takes 2; Alice's turn
+Subject: [miser-1] Bids for the centre, Carol takes 2; Alice's turn
 
 BIDS FOR THE CENTRE (2 pennies):
   Carol              3 with 2♣   pays the bid into the centre
@@ -828,7 +829,7 @@ Then Carol and Alice pay their bids into it.
 The bid cards go to the slush pile.
 The centre now holds 5 pennies.
 
-Next: turn 4, Alice: pass, a contract, an attack
+Next: Alice's turn: pass, a contract, an attack
 or a bid, by Sun 08 Mar 2026 15:00 UTC.
 
 PENNIES AND CARDS
@@ -843,7 +844,7 @@ Waiting for (first deadline Sun 08 Mar 2026 15:00 UTC):
 {SIGNATURE}"""
 
 TURN_4 = f"""\
-Subject: [miser-1] Turn 4: Alice passes — GAME OVER: Bob wins
+Subject: [miser-1] Alice passes — GAME OVER: Bob wins
 
 Alice passes and puts 3 pennies in the centre.
 The centre now holds 8 pennies.

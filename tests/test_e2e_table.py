@@ -117,7 +117,7 @@ def test_status_history_and_help_answer_in_each_games_words(post: Post, game: st
     post.poll(T0 + timedelta(minutes=5))
     (reply,) = arrived(post, "alice")
     assert kind(reply) == "transcript"
-    assert str(reply["Subject"]).startswith(f"Re: [{tag}] the table")
+    assert str(reply["Subject"]).startswith(f"[{tag}] Done: status, history, help")
     text = body(reply)
     title = get_game(game).title
     assert f"> status\n  DONE (status): {tag}, {title}\n" in text

@@ -214,7 +214,8 @@ def test_a_miser_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> Non
     post.write(first, "pass turn 2", subject=f"[{tag}] early")
     post.poll(T0 + timedelta(hours=1))
     text = " ".join(answer(arrived(post, first)).split())
-    assert "REFUSED (pass): Turn 2 has not begun (it is turn 1 now)" in text
+    # Miser's mails number no turn (rule text 004 has none): nor does this.
+    assert "REFUSED (pass): A later turn has not begun (it is a new turn now)" in text
     post.write(first, "#1 pass", subject=f"[{tag}] pass")
     post.poll(T0 + timedelta(hours=2))
     assert "DONE (pass)" in answer(arrived(post, first))
@@ -226,5 +227,5 @@ def test_a_miser_move_for_a_turn_over_or_not_begun_is_refused(post: Post) -> Non
     post.write(second, "pass turn 1", subject=f"[{tag}] stale")
     post.poll(T0 + timedelta(hours=3))
     text = " ".join(answer(arrived(post, second)).split())
-    assert "REFUSED (pass): Turn 1 is over: it is turn 2 now" in text
+    assert "REFUSED (pass): An earlier turn is over: it is a new turn now" in text
     assert [a[:2] for a in post.actions(tag)] == [(users.index(first) + 1, "pass")]

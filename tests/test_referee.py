@@ -189,7 +189,7 @@ def test_a_secret_bid_gets_a_transcript_and_the_last_bid_a_round_report(club: Cl
     (reply,) = club.poll()
     assert to(reply) == "Alice <alice@club.test>"
     assert reply["Auto-Submitted"] == "auto-replied"
-    assert reply["Subject"] == "Re: [goofspiel-1] round 1 (secret)"
+    assert reply["Subject"] == "[goofspiel-1] Done: bid 5 (secret)"
     assert body(reply) == """\
 SECRET: for you alone. Do not forward it or quote it to the list or
 to other players; a reply goes to the referee alone.
@@ -209,7 +209,7 @@ Write "help" to the referee for what you can do now.
     report, bobs = club.poll()
     assert (to(report), to(bobs)) == ("Alice <alice@club.test>", "Bob <bob@club.test>")
     assert report["Subject"] == "[goofspiel-1] Round 1: Alice takes 13 — round 2 prize 1: your bid"
-    assert bobs["Subject"] == "Re: [goofspiel-1]: your bid (secret)"
+    assert bobs["Subject"] == "[goofspiel-1] Done: bid 3; your bid (secret)"
     assert bobs["In-Reply-To"] is not None and bobs["Auto-Submitted"] == "auto-replied"
     answer, _, rest = body(bobs).partition("Round 1: Alice takes 13 — round 2 prize 1\n")
     assert "> bid 3\n  DONE (bid 3): Your bid of 3 for round 1 is sealed." in answer

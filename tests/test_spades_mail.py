@@ -524,6 +524,26 @@ def test_with_a_list_moves_through_it_or_to_the_referee_count_once_and_reach_eac
     club.referee.close()
 
 
+def test_a_card_in_a_reply_to_all_to_the_latest_list_post_is_played_not_stale(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The list carries only reports (here the opening): a player who plays
+    by answering its latest post to all has seen the game since in their
+    own mail, so the move is judged by the turn those mails showed, not
+    by the post's, and a card for the trick they were asked for is played."""
+    monkeypatch.setitem(referee.games.GAMES, "spades", Spades(deals=[DEAL], seating=SEATING))
+    club = MailClub(tmp_path, public_list=LIST)
+    table = new_table(club)
+    post = only(table.opening, "opening")
+    table.bid()
+    table.play(SCRIPT[:16])  # four tricks: Bob leads the fifth
+    mails = table.move("Bob", "play KC", to=LIST, headers={
+        **LIST_ID, "In-Reply-To": str(post["Message-ID"])})
+    answer = body(reply(mails, "Bob"))
+    assert "DONE (play KC): Bob plays K♣ to trick 5." in answer, answer
+    assert "KC" not in table.hand("Bob")
+    club.referee.close()
+
+
 def test_a_card_is_read_as_qh_q_symbol_queen_of_hearts_or_10d_but_never_alone(
         table: Table) -> None:
     table.bid()
@@ -856,7 +876,7 @@ def test_a_round_of_13_tricks_by_mail_ends_with_the_round_report_and_a_new_secre
             assert other == cards or hand_text(other) not in body(mail), name
     # Bob bids first in round 2 (SP-3), and his mail says so in its subject.
     assert "It is your turn to bid" in section(deal[1], "Your hand for round 2")
-    assert deal[1]["Subject"] == "Re: [spades-1] move: your bid (secret)"
+    assert deal[1]["Subject"] == "[spades-1] Done: play JC; your bid (secret)"
     assert (state["round"], state["scores"], state["bags"]) == (2, [71, 141], [1, 1])
 
 

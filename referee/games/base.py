@@ -413,6 +413,9 @@ class Game(Generic[StateT]):
     #: not sent when the referee makes that move for the seat in the same
     #: batch (a forced move, a standing order; issue 37).
     prompt_notices: ClassVar[frozenset[str]] = frozenset()
+    #: Of the routine notices, those a public list still carries as a post
+    #: of their own (a newcomer to a tournament: "the list hears it").
+    listed_notices: ClassVar[frozenset[str]] = frozenset()
     #: How much mail a player gets until they say otherwise: ``all``,
     #: ``turns`` or ``digest`` (``referee.service.outgoing.quiet``).
     default_mail_mode: ClassVar[str] = "all"

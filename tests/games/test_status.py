@@ -136,7 +136,11 @@ def test_spades_names_a_turn_by_its_bidding_or_trick_never_its_number() -> None:
     assert engine.turn_name(28, 30) == "trick 13 of round 2"
     assert not engine.shows_turn_numbers
     assert get_game("goofspiel").turn_name(3) == "round 3"
-    assert get_game("miser").turn_name(7) == "turn 7"
+    # Rule text 004 numbers no turns, nor do Miser's mails.
+    miser = get_game("miser")
+    assert (miser.turn_name(7), miser.turn_name(6, 7), miser.turn_name(8, 7)) == (
+        "a new turn", "an earlier turn", "a later turn")
+    assert not miser.shows_turn_numbers
 
 
 # -- Miser ---------------------------------------------------------------------
@@ -144,7 +148,7 @@ def test_spades_names_a_turn_by_its_bidding_or_trick_never_its_number() -> None:
 
 def test_miser_shows_the_turn_the_pennies_the_centre_and_the_cards() -> None:
     engine, state = start("miser", ["Ann", "Ben", "Cat"], seed="t2")
-    assert engine.status(state) == ("Turn 1, Ben's turn.\n"
+    assert engine.status(state) == ("It is Ben's turn.\n"
                                     "Pennies: Ann 20, Ben 20, Cat 20; the centre holds 0 pennies.\n"
                                     "Cards in hand: Ann 17, Ben 17, Cat 17.")
 
@@ -162,7 +166,7 @@ def test_miser_shows_each_exchange_under_way_with_face_down_cards_counted() -> N
     assert engine.status(contract).splitlines()[-1] == (
         "Contract: Ann and Ben against Cat; no card is face down yet.")
     over = until(engine, contract, lambda s: s.over)
-    assert engine.status(over) == ("The game is over after turn 33: Ann is out of pennies; "
+    assert engine.status(over) == ("The game is over: Ann is out of pennies; "
                                    "Ben wins with 36 (Ann 0, Ben 36, Cat 21).")
 
 

@@ -87,18 +87,17 @@ def test_a_stranger_deals_themselves_in_by_mail_to_the_referee_alone(club: Club)
     club.poll(T0)
     club.send(DAN, "Hello!\n\ndeal me in\n", subject="may I play?")
     mails = club.poll(T0 + DAY)
-    # A join is a single move: never a post of the list. Ann, in mail all,
-    # hears it whole. Dan, in mail turns (a list game's default), gets one
-    # mail: his answer and the join as lines, then his cards.
-    assert kinds(mails) == [("joined", ANN), ("table transcript joined dealt", DAN)]
+    # A join is posted to the list (the README: "the list hears it"), which
+    # Ann reads. Dan, in mail turns (a list game's default), gets one mail:
+    # his answer as a line, then his cards.
+    assert kinds(mails) == [("joined", LIST), ("table transcript dealt", DAN)]
     joined, dans = mails
     assert joined["Subject"] == f"[{tag}] Dan deals emself in"
     assert body(joined).startswith(
         "Dan deals emself in and draws 5 cards (rule 3). The cards\nare dealt secretly.\n\n"
         "Members: Ann, Dan.\n")
     assert body(dans).startswith(SECRET_NOTE)  # it shows his cards
-    assert "Since your last mail:\n  You: deal me in (done)\n  Dan deals emself in\n\n" in body(
-        dans)
+    assert "Since your last mail:\n  You: deal me in (done)\n\n" in body(dans)
     hand = hand_of(club, tag, "Dan")
     assert sum(hand.values()) == 5
     dealt = section(dans, "Cards dealt to you (secret)")
@@ -118,12 +117,14 @@ def test_a_stranger_asking_to_be_dealt_in_anywhere_in_a_mail_joins(club: Club) -
     club.send("Frank Fisher <ffisher@club.test>", "Hi all,\n\nIs it too late? deal me in, "
               "please\n\nFrank\n", subject="the card game")
     mails = club.poll(T0 + DAY)
-    # One mail to Frank: his answer and the join as lines (mail turns, a
-    # list game's default), then his cards; a join never goes to the list.
-    assert kinds(mails) == [("table transcript joined dealt", "Frank Fisher <ffisher@club.test>")]
-    assert ("Since your last mail:\n  You: Is it too late? deal me in, please (done)\n"
-            "  Frank Fisher deals emself in\n\n") in body(mails[0])
-    assert "the Dealor deals you 5 cards (rule 3)" in section(mails[0], "Cards dealt to you")
+    # The join to the list; one mail to Frank: his answer as a line (mail
+    # turns, a list game's default), then his cards.
+    assert kinds(mails) == [("joined", LIST),
+                            ("table transcript dealt", "Frank Fisher <ffisher@club.test>")]
+    assert mails[0]["Subject"] == f"[{tag}] Frank Fisher deals emself in"
+    assert ("Since your last mail:\n  You: Is it too late? deal me in, please (done)\n\n"
+            ) in body(mails[1])
+    assert "the Dealor deals you 5 cards (rule 3)" in section(mails[1], "Cards dealt to you")
     assert [mb["name"] for mb in state(club, tag)["members"]] == ["Ann", "Frank Fisher"]
     assert state(club, tag)["members"][1]["aliases"] == ["ffisher"]
 
@@ -223,10 +224,9 @@ def test_a_join_on_the_list_names_the_game_by_its_tag_and_other_games_are_untouc
     # With two games running, the join to the list says which by its tag.
     club.send("Cat <cat@club.test>", "deal me in", subject=f"[{tag}] count me in", to=LIST)
     mails = club.poll(T0 + DAY)
-    # One mail to Cat: her answer, the join, her cards; Ann has the join
-    # with her next mail (mail turns), and the list never hears a join.
-    assert kinds(mails) == [("table transcript joined dealt", CAT)]
-    assert "Cards dealt to you (secret)" in [h for h, _ in sections(mails[0])]
+    # The list hears the join; one mail to Cat: her answer, her cards.
+    assert kinds(mails) == [("joined", LIST), ("table transcript dealt", CAT)]
+    assert "Cards dealt to you (secret)" in [h for h, _ in sections(mails[1])]
     assert state(club, tag)["members"][-1]["name"] == "Cat"
     assert [mb["name"] for mb in state(club, tag)["members"]] == ["Ann", "Cat"]
 
@@ -240,21 +240,17 @@ def test_a_former_member_joining_again_gets_nothing(club: Club) -> None:
     club.poll(T0 + DAY)
     before = hand_of(club, tag, "Ann")
     club.send(ANN, "deal me in", subject=f"[{tag}] back")
-    # No deal, and a join is a single move: in a tournament, where no one
-    # owes a move, the answer to it comes at once as lines; the others hear
-    # of it with their next mail, here the day's digest, as the list never does.
-    (answer,) = club.poll(T0 + DAY)
-    assert addressed(answer) == ANN and body(answer) == (
-        "Since your last mail:\n  You: deal me in (done)\n"
-        f"  Ann deals emself in again and draws nothing\n\n{SIGNATURE}")
+    # No deal; the join is posted to the list, which every member reads
+    # (Ann's answer too: it only says her join was done).
+    (post,) = club.poll(T0 + DAY)
+    assert addressed(post) == LIST and body(post).startswith(
+        "Ann deals emself in again and draws nothing: only a person who has\n"
+        "never been a Member draws cards (rule 3).\n\nMembers: Ann (bot), Ben, Ann.\n")
     members = {mb["name"]: mb for mb in state(club, tag)["members"]}
     assert sum(members["Ann"]["hand"].values()) == 0 and not members["Ann"]["bot"]
     assert members["Ann (bot)"]["bot"] and members["Ann (bot)"]["hand"] == before
     assert club.referee.reading.replay(tag) == state(club, tag)
-    mails = club.poll(T0 + 2 * DAY)  # the day's digests (the bot's move of today waits)
-    assert kinds(mails) == [("table", BEN)]
-    assert body(mails[0]) == (
-        f"Since your last mail:\n  Ann deals emself in again and draws nothing\n\n{SIGNATURE}")
+    assert club.poll(T0 + 2 * DAY) == []  # no digest repeats what the list said
     # Another person of the same name is told apart by a number.
     club.send("Ann <ann@else.test>", "deal me in", subject=f"[{tag}] me too")
     club.poll(T0 + 2 * DAY)

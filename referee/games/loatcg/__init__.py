@@ -43,11 +43,13 @@ class Loatcg(LoatcgWords):
     demo_with_bots: ClassVar[bool] = True
     #: A member's public act on their own hand (joining, a discard, a draw,
     #: crafting, a take, a withdrawn offer): lines in the next mail of a
-    #: member in ``mail turns``, and never a post to the list. An offer and
+    #: member in ``mail turns``, and no post to the list, but a join. An offer and
     #: its trade are dealings others answer ("accept 3"): mails of their
     #: own, like the Round Reports.
     routine_notices: ClassVar[frozenset[str]] = frozenset(
         {"joined", "discard", "draw", "craft", "withdrawn", "take"})
+    #: But a newcomer is posted to the list (the README: "the list hears it").
+    listed_notices: ClassVar[frozenset[str]] = frozenset({"joined"})
     takes_members_by_mail: ClassVar[bool] = True
     join_command: ClassVar[str] = "deal me in"
     option_files: ClassVar[Mapping[str, str]] = {

@@ -47,6 +47,8 @@ class Miser(MiserWords):
     #: The page folds its history into turns at these events.
     history_ends: ClassVar[frozenset[str]] = frozenset({"resolved"})
     history_word: ClassVar[str] = "Turn"
+    #: Its mails number no turn (rule text 004 has none).
+    shows_turn_numbers: ClassVar[bool] = False
     views: MiserViews
     #: The steps of an exchange (an attack declared, a contract accepted, a
     #: card put face down, a bid or raise in an auction, a side's flip):

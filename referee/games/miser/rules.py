@@ -959,6 +959,13 @@ class MiserRules(Game[MiserState]):
         """The turn number: one player's turn, with every exchange it opens."""
         return state.turn_number
 
+    def turn_name(self, turn: int, now: int | None = None) -> str:
+        """Rule text 004 numbers no turns, and neither do the players' mails:
+        a turn is named by where it stands from the one being played."""
+        if now is None or turn == now:
+            return "a new turn"
+        return "an earlier turn" if turn < now else "a later turn"
+
     def is_over(self, state: MiserState) -> bool:
         return state.over
 

@@ -104,8 +104,9 @@ class MiserViews:
         pennies = ", ".join(f"{s.names[p]} {s.pennies[p]}" for p in range(n))
         cards = ", ".join(f"{s.names[p]} {len(s.hands[p])}" for p in range(n))
         if s.over:
-            return f"The game is over after turn {s.turn_number}: {result_text(s)}"
-        lines = [f"Turn {s.turn_number}, {s.names[s.turn]}'s turn.",
+            # Rule text 004 numbers no turns: the players' text names none.
+            return f"The game is over: {result_text(s)}"
+        lines = [f"It is {s.names[s.turn]}'s turn.",
                  f"Pennies: {pennies}; the centre holds {pennies_text(s.centre)}.",
                  f"Cards in hand: {cards}."]
         stage, c, a, au = public["stage"], s.contract, s.attack, s.auction

@@ -24,10 +24,13 @@ def invitation_address(delivery: Delivery, token: str) -> str:
 
 def send(db: Session, delivery: Delivery, letters: Sequence[Letter], now: datetime, *,
          in_reply_to: str | None = None, references: Iterable[str] = ()) -> int:
-    """Queue each of ``letters``; how many were queued. ``in_reply_to``:
-    the mail they answer (the writer's own letter threads under it)."""
+    """Queue each of ``letters``, the posts to the list first: a reader of
+    the list never gets the table's post after the mails it caused
+    (dated alike, and sent in queue order); how many were queued.
+    ``in_reply_to``: the mail they answer (the writer's own letter threads
+    under it)."""
     refs = list(references)
-    for letter in letters:
+    for letter in sorted(letters, key=lambda x: not x.public):
         subject, body = delivery.composer.render("common", letter.template, letter.context)
         if letter.public:
             delivery.queue.put(db, None, [(letter.to, "")], subject, body,

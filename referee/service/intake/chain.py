@@ -501,12 +501,13 @@ class Chain:
                                 letter.record.id, letter.answers,
                                 moves_only=letter.over is not None)
         judged = self._answered(db, letter, player, played, scope)
+        # What the mail caused first (a post to the list before the mails
+        # to each player), then what is said of the mail itself.
+        self.step.tell(played, None if judged.status else player, msg)
         self._act(db, letter, judged)
         if judged.status:  # not answered
-            self.step.tell(played, None, msg)
             return Outcome(judged.status, judged.tag,
                            played.transcript if judged.status == "processed" else [])
-        self.step.tell(played, player, msg)
         return Outcome("processed", game.tag, played.transcript)
 
     def _answered(self, db: Session, letter: Letter, player: m.Player, played: Played,

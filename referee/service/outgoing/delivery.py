@@ -86,11 +86,14 @@ class Decision:
     turn: int | None
     #: The seats that owe something now that they did not owe before.
     owing: frozenset[int]
-    #: What each of ``owing`` is asked for now ("your bid"), for the subject.
+    #: What each of ``owing``, and the sender of the mail answered if they
+    #: owe a move, is asked for now ("your bid"), for the subject.
     asks: Mapping[int, str | None]
     #: The game is over (finished or cancelled).
     over: bool
     answer: Answer | None = None
+    #: Of ``routine``, what a public list still carries (``Game.listed_notices``).
+    listed: frozenset[str] = frozenset()
 
     @property
     def tag(self) -> str:
@@ -180,13 +183,19 @@ class Delivery:
             return rendered[i, position]
 
         def listed(notice: Notice) -> bool:
-            return bool(lst) and notice.audience.public and notice.template not in d.routine
+            return bool(lst) and notice.audience.public and (
+                notice.template not in d.routine or notice.template in d.listed)
 
         posted = False
         if lst:
             posts = [(*render(i, None), n.template) for i, n in enumerate(notices) if listed(n)]
             self._post(db, d, lst, posts)
             posted = bool(posts)
+            if any(listed(n) and n.template not in d.routine for n in notices):
+                # A report on the list, which every player reads, tells
+                # where the moves held as lines before it led: a mail of
+                # theirs after it need not repeat those steps.
+                self.quiet.drop_lines(db, d.row.id)
             if posted and reply is not None:
                 # The sender reads what their mail did in the list's post:
                 # the line saying it was done can wait for their next mail.
@@ -221,7 +230,7 @@ class Delivery:
             self.quiet.deliver(
                 db, d.row, seat.player, items, mode,
                 must_act=must_act, over=d.over, now=d.now, turn=d.turn,
-                asks=d.asks.get(seat.position) if must_act else None,
+                asks=d.asks.get(seat.position) if must_act or mine else None,
                 reply=reply[1] if reply is not None and mine else None)
         if not answered and reply is not None:
             # The sender holds no seat now (they resigned): the answer alone.

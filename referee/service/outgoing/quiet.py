@@ -131,10 +131,12 @@ def strip_signature(body: str) -> str:
     return head.rstrip()
 
 
-def compose(items: list[Item], signature: str, *, lines: bool = True) -> str:
+def compose(items: list[Item], signature: str, *, lines: bool = True, asks: str = "") -> str:
     """The text of one mail that carries several: the moves as lines (held
     ones always; all of them with ``lines``), each report or personal mail
-    under its headline, in the order they happened."""
+    under its headline, in the order they happened. ``asks``: what the
+    player must do now, said last when no part of the mail says it (a mail
+    of lines whose subject asks for a move says so in its text too)."""
     parts: list[str] = []
     moves: list[str] = []
     for item in items:
@@ -147,6 +149,8 @@ def compose(items: list[Item], signature: str, *, lines: bool = True) -> str:
         parts.append(f"{item.headline}\n{'-' * min(len(item.headline), 72)}\n{item.body}")
     if moves:
         parts.append("\n".join([SINCE, *moves]))
+    if asks and all(not i.body or (lines and i.routine) for i in items):
+        parts.append(f"Now it is up to you: {asks}.")
     return "\n\n".join(parts) + f"\n\n-- \n{signature}\n"
 
 
@@ -197,10 +201,11 @@ class QuietTable:
         take = mode != "all" or (game.id, player.id) in released
         released.discard((game.id, player.id))
         held = self.take_held(db, game.id, player.id) if take else []
+        answers = reply is not None
         if reply and reply.done and mode != "all":
             held, reply = [*held, reply.done], None
         self._send(db, game, player, held, items, mode=mode, over=over, now=now, turn=turn,
-                   asks=asks if must_act else None, reply=reply)
+                   asks=asks if must_act or answers else None, reply=reply)
 
     def take_held(self, db: Session, game_id: int, player_id: int) -> list[Item]:
         """What was held for a player in a game, oldest first, now taken."""
@@ -220,6 +225,17 @@ class QuietTable:
         """Forget what is held for the players of a game the list told the
         end of: a digest of its moves after the Final Report is noise."""
         db.execute(delete(m.HeldMail).where(m.HeldMail.game_id == game_id))
+
+    def drop_lines(self, db: Session, game_id: int) -> None:
+        """Forget the lines of others' moves held for the players of a game
+        (not a report held whole, nor the line saying a player's own move
+        was done, their answer): a report just posted to the list shows
+        where those moves led."""
+        prefix, _, suffix = DONE.partition("{}")
+        db.execute(delete(m.HeldMail).where(
+            m.HeldMail.game_id == game_id, m.HeldMail.body == "",
+            ~(m.HeldMail.headline.startswith(prefix, autoescape=True)
+              & m.HeldMail.headline.endswith(suffix, autoescape=True))))
 
     def drop_done(self, db: Session, game_id: int) -> None:
         """Forget the held lines of a game that only say a player's moves
@@ -269,14 +285,16 @@ class QuietTable:
                 # The answer's own signature, with its hint to write "help".
                 signature = reply.item.text.partition("\n-- \n")[2].rstrip("\n")
             # In mail all every part comes whole, a move too.
-            body = compose(parts, signature, lines=mode != "all")
+            body = compose(parts, signature, lines=mode != "all", asks=asks or "")
             subject = self._subject(game, parts, mode=mode, over=over, reply=reply)
             if secret:
                 body = f"{SECRET_NOTE}\n\n{body}"  # heads the mail, whatever its parts say
         if asks and asks.lower() not in subject.lower():
-            # "Your hand for round 2: your bid (secret)": the mark stays last.
+            # "Your hand for round 2: your bid (secret)": the mark stays last;
+            # an answer's "Done: bid 3; your card".
             base = subject.removesuffix(" (secret)")
-            subject = f"{base}: {asks}{subject.removeprefix(base)}"
+            sep = "; " if reply is not None else ": "
+            subject = f"{base}{sep}{asks}{subject.removeprefix(base)}"
         if secret:
             subject, body = mark_secret(subject, body)
         # What the mail carries, for players' filters: "table trick your_turn".

@@ -155,7 +155,7 @@ def run_commands(
     moves are run; ``help`` and the table's commands are not read.
     """
     answered = gs.answered(answers)
-    seen = answered.turn if answered is not None else None
+    seen = _seen_turn(gs, seat, answered)
     read = Reading(seen if seen is not None else gs.turn(),
                    answered.created_at if answered is not None else None)
     out, stopped = _run(gs, seat, lines[:MAX_LINES], scope, seen_by, inbound_id, read,
@@ -175,6 +175,29 @@ def run_commands(
         mine = t.read_as in TABLE_COMMANDS or t.read_as == "help"
         t.text, t.message = _cut(t.text, MAX_QUOTE), _cut(t.message, ROOM if mine else MAX_ANSWER)
     return out
+
+
+def _seen_turn(gs: GameSession, seat: int, answered: m.Outbox | None) -> int | None:
+    """The turn a move answering ``answered`` is tied to: the turn that mail
+    showed; but for a post to the list (a report, which asks no one for a
+    move: a reply-all to it is the plain way to move), the turn of the
+    latest mail of the game its sender could have seen since, sent to them
+    or to the list."""
+    if answered is None:
+        return None
+    player = gs.row.seats[seat - 1].player
+    lst = gs.config.referee.public_list
+    if player is None or lst is None or lst not in answered.recipients \
+            or player.address in answered.recipients:
+        return answered.turn
+    out = m.Outbox
+    rows = gs.db.scalars(select(out).where(
+        out.game_id == gs.row.id, out.id > answered.id, out.sent_at.is_not(None),
+        out.turn.is_not(None)).order_by(out.id.desc()))
+    for row in rows:
+        if player.address in row.recipients or lst in row.recipients:
+            return row.turn
+    return answered.turn
 
 
 def closing_help(gs: GameSession, seat: int, transcript: Sequence[TranscriptLine]) -> str | None:

@@ -343,6 +343,9 @@ class GameSession:
             addressed.add(answer.seat)
         owed = self._owed()
         owing = frozenset(seat for seat, _ in owed - self.owed_before)
+        # The sender of the mail answered, if still on move: the answer's
+        # subject says so, as a mail asking them would.
+        answered = frozenset(s for s, _ in owed if answer is not None and s == answer.seat)
         decision = Decision(
             row=self.row, now=self.now,
             folder=self.engine.templates or self.engine.kind,
@@ -354,10 +357,10 @@ class GameSession:
             contexts=MappingProxyType({k: MappingProxyType(v)
                                        for k, v in self.contexts(addressed).items()}),
             turn=self.turn(), owing=owing,
-            asks=MappingProxyType({p: self.engine.asks(self.state, p) for p in owing
+            asks=MappingProxyType({p: self.engine.asks(self.state, p) for p in owing | answered
                                    if p and not seats[p - 1].bot}),
             over=self.engine.is_over(self.state) or self.row.status != "active",
-            answer=answer)
+            answer=answer, listed=self.engine.listed_notices)
         self.notices = []
         self.timeout_for = {}
         self.owed_before = owed

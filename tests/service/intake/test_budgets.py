@@ -36,7 +36,9 @@ def test_a_flood_gets_the_hourly_budget_of_answers_and_one_notice(club: Club) ->
         club.send(ALICE, f"help\nmail {n}", subject=f"[{tag}] mail {n}")
     sent = club.poll()
     assert [x["Subject"] for x in sent] == [
-        *(f"Re: [{tag}] mail {n} (secret)" for n in range(5)), f"Re: [{tag}] mail 5 (not read)"]
+        # Each answer's subject says what it is (not the player's subject).
+        *[f"[{tag}] Done: help; refused (mail): You get 'all' now; your bid (secret)"] * 5,
+        f"Re: [{tag}] mail 5 (not read)"]
     assert body(sent[-1]) == f"""\
 You have sent the referee more mail than it answers from one address
 (5 an hour, 8 a day). Until Mon 02 Mar 2026 13:00 UTC,
@@ -62,7 +64,7 @@ writing to the referee, please stop it.
     for n in range(4):
         club.send(ALICE, f"help\nlater {n}", subject=f"[{tag}] later {n}")
     sent = club.poll(later)
-    assert [x["Subject"] for x in sent] == [f"Re: [{tag}] later {n} (secret)" for n in range(3)]
+    assert [x["Subject"] for x in sent] == [f"[{tag}] Done: help (secret)"] * 3
     # Other players are not touched by Alice's flood.
     club.send(BOB, "bid 3", subject=f"[{tag}]")
     to_bob = [x for x in club.poll() if BOB in str(x["To"])]

@@ -115,11 +115,12 @@ def test_a_reply_from_the_asked_address_seats_it_once(club: Club) -> None:
     tag = tournament(club)
     request = asked(club, tag)
     answer(club, DAN, request)
-    (dans,) = club.poll(T0 + DAY + timedelta(hours=1))
-    # Seated exactly as a join vouched for: his answer, the join, his cards.
-    assert to(dans) == DAN and dans["X-Referee-Mail"] == "table transcript joined dealt"
-    assert "Since your last mail:\n  You: deal me in (done)\n  Dan deals emself in\n\n" in body(
-        dans)
+    post, dans = club.poll(T0 + DAY + timedelta(hours=1))
+    # Seated exactly as a join vouched for: the join to the list, then his
+    # answer and his cards.
+    assert to(post) == LIST and post["X-Referee-Mail"] == "joined"
+    assert to(dans) == DAN and dans["X-Referee-Mail"] == "table transcript dealt"
+    assert "Since your last mail:\n  You: deal me in (done)\n\n" in body(dans)
     assert seats(club) == [("Ann", "ann@club.test", False), ("Dan", "dan@club.test", False)]
     assert members(club, tag) == ["Ann", "Dan"]
     assert club.referee.reading.replay(tag) == club.referee.reading.stored_state(tag)
@@ -247,8 +248,8 @@ def test_a_join_the_mail_server_vouches_for_seats_at_once_and_one_it_disowns_get
     assert club.poll(T0 + DAY) == []
     club.send(DAN, "deal me in", subject=f"[{tag}] me", headers={
         "Authentication-Results": f"{MX}; dkim=pass header.d=club.test"})
-    (dans,) = club.poll(T0 + DAY)
-    assert "You: deal me in (done)" in body(dans)
+    post, dans = club.poll(T0 + DAY)  # the join to the list, and Dan's mail
+    assert to(post) == LIST and "You: deal me in (done)" in body(dans)
     assert members(club, tag) == ["Ann", "Dan"] and "eve@else.test" not in players(club)
     club.referee.close()
 
@@ -261,8 +262,8 @@ def test_in_verified_mode_a_stranger_who_confirms_is_seated(tmp_path: Path) -> N
     tag = tournament(club)
     request = asked(club, tag)
     answer(club, DAN, request)
-    (dans,) = club.poll(T0 + DAY + timedelta(hours=1))
-    assert "You: deal me in (done)" in body(dans)
+    post, dans = club.poll(T0 + DAY + timedelta(hours=1))  # the join to the list, Dan's mail
+    assert to(post) == LIST and "You: deal me in (done)" in body(dans)
     assert members(club, tag) == ["Ann", "Dan"]
     # From then on his mail counts as any player's: at his private address.
     club.send(DAN, "hand", subject=f"[{tag}] cards")

@@ -9,6 +9,7 @@ act or a day is up. The figures asserted here are the README's.
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Iterator
 from datetime import timedelta
@@ -18,11 +19,15 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 import referee.games
+from referee.games import get_game
+from referee.games.draws import SequentialDraws
 from referee.games.spades import Spades
 from referee.service.outgoing.queue import SECRET_NOTE
 from referee.service.outgoing.quiet import COMPOSITE
+from referee.store import models as m
 from tests.databases import KINDS, database_url
 from tests.test_spades_mail import (
     ADDRESS,
@@ -119,7 +124,7 @@ def test_a_spades_round_reaches_each_player_in_20_mails_or_fewer_by_default(
         assert all(a < b for a, b in pairwise(dates)), n
         for x in read[n]:
             if "your_turn" in kinds(x):  # a mail that asks a player to act says so
-                assert re.search(r": your (bid|card)( \(secret\))?$", str(x["Subject"]))
+                assert re.search(r"[:;] your (bid|card)( \(secret\))?$", str(x["Subject"]))
             if mode != "all" and kind(x).startswith(COMPOSITE):
                 # The game's one subject, so mail clients thread it.
                 assert re.fullmatch(r"\[spades-1\] Spades(: your (bid|card))?( \(secret\))?",
@@ -186,7 +191,7 @@ def test_mail_all_sends_what_was_held_at_once_and_then_every_move(tmp_path: Path
     assert body(held).startswith(f"{SECRET_NOTE}\n\nSince your last mail:\n"
                                  "  Alice bids 4\n  Bob bids 4\n\nYour mail\n---------\n")
     assert "What was held for you heads this mail." in body(held)
-    assert held["Subject"] == "Re: [spades-1] move (secret)"  # a Spades answer is secret
+    assert held["Subject"] == "[spades-1] Done: mail (secret)"  # a Spades answer is secret
     mails = table.move("Carol", "bid 3")
     # Every move whole now: Carol's bid, then Dave's prompt, in one mail.
     (daves,) = to("Dave", mails)
@@ -248,3 +253,53 @@ def test_with_a_list_a_single_move_never_goes_to_the_list_whatever_the_mode(
     # Bob is asked for his bid, with Alice's; in mail all everyone hears of it.
     assert [rcpts(x) for x in mails if "bid" in kinds(x)] == (
         [[a] for a in EVERYONE] if mode == "all" else [[ADDRESS["Bob"]]])
+
+
+# -- Miser by mail, with a list: each mail says what is new and what is asked ----------
+
+
+def miser_by_mail(tmp_path: Path, moves: int) -> list[EmailMessage]:
+    """A Miser of Alice, Bob and Carol with a list, in its default mail
+    mode, each move the sensible bot's, sent by mail; every mail sent.
+    After each pass that posted a report to the list, no line of a move
+    before that pass is still held for anyone's next mail."""
+    club = MailClub(tmp_path, public_list=LIST)
+    names = ["Alice", "Bob", "Carol"]
+    tag = club.referee.operator.create_game(
+        "miser", [f"{n} <{n.lower()}@club.test>" for n in names], now=T0, seed="m1")
+    miser, rng, now = get_game("miser"), random.Random(1), T0
+    mails = club.poll(now)
+    for _ in range(moves):
+        state = miser.load(club.referee.reading.stored_state(tag))
+        if miser.is_over(state):
+            break
+        for seat in sorted({p.seat for p in miser.pending(state)}):
+            action = miser.bot_action(state, seat, SequentialDraws(rng))
+            club.send(f"{names[seat - 1].lower()}@club.test",
+                      " ".join([action.verb, *map(str, action.args)]), subject=f"[{tag}] move")
+        now += timedelta(hours=3)
+        sent = club.poll(now)
+        mails += sent
+        if any(rcpts(x) == [LIST] and "round_report" in kinds(x) for x in sent):
+            with club.referee.sessions() as db:
+                old = db.scalars(select(m.HeldMail.headline).where(
+                    m.HeldMail.body == "", m.HeldMail.created_at < now)).all()
+            assert [h for h in old if not h.startswith("You: ")] == [], old
+    club.referee.close()
+    return mails
+
+
+def test_miser_mails_number_no_turn_repeat_no_reported_step_and_say_what_is_asked(
+        tmp_path: Path) -> None:
+    """Rule text 004 numbers no turns, so no mail does; a report posted to
+    the list tells where the moves held as lines led, so no later mail
+    repeats them (``miser_by_mail`` checks); a mail of lines whose subject
+    asks for a move says so in its text too."""
+    mails = miser_by_mail(tmp_path, 30)
+    assert sum(1 for x in mails if rcpts(x) == [LIST] and "round_report" in kinds(x)) >= 5
+    for x in mails:
+        text = f"{x['Subject']}\n{body(x)}"
+        assert not re.search(r"\bturn \d|\(turn\b|Turn \d", text), text
+        asked = re.search(r": (your [a-z ]+?)(?: \(secret\))?$", str(x["Subject"]))
+        if asked and kind(x).startswith(COMPOSITE) and "your_move" not in kinds(x):
+            assert f"Now it is up to you: {asked[1]}." in body(x), body(x)

@@ -1,8 +1,8 @@
 """The command lines of one mail (``referee.service.play.commands``), in
 the player's words: table talk is passed over, a line that looks like a
 move but is none says why, a move for a turn that is over says what
-happened meanwhile in the game's terms, and the answer's subject is one
-"Re: " before the subject the player wrote."""
+happened meanwhile in the game's terms, and the answer's subject says what
+the answer is (done, refused and why), not the subject the player wrote."""
 
 from __future__ import annotations
 
@@ -253,23 +253,35 @@ def test_a_bid_for_a_round_not_begun_says_so(club: Club) -> None:
     "RE: [goofspiel-1] my bid", "AW: Re: [goofspiel-1] my bid", "Re: Fwd: [goofspiel-1] my bid",
     "Réf. : [goofspiel-1] my bid", "SV: [goofspiel-1] my bid", "Antw: [goofspiel-1] my bid",
     "R: [goofspiel-1] my bid", "Re[2]: [goofspiel-1] my bid", "re:RE: [goofspiel-1] my bid",
-    "TR : WG: [goofspiel-1] my bid", "[goofspiel-1] my bid",
+    "TR : WG: [goofspiel-1] my bid", "[goofspiel-1] my bid", "RE: AW:",
 ])
-def test_the_answers_subject_is_one_re_before_the_players_subject(
+def test_the_answers_subject_says_what_the_answer_is_whatever_the_players_subject(
         club: Club, subject: str) -> None:
     new_goofspiel(club)
     club.poll()
-    club.send(ALICE, "bid 5", subject=subject)
+    mid = club.send(ALICE, "bid 5", subject=subject)
     (reply,) = club.poll()
-    assert reply["Subject"] == "Re: [goofspiel-1] my bid (secret)"
+    assert reply["Subject"] == "[goofspiel-1] Done: bid 5 (secret)"
+    assert reply["In-Reply-To"] == mid and mid in str(reply["References"])
 
 
-def test_a_subject_that_is_only_reply_prefixes_becomes_your_mail(club: Club) -> None:
-    new_goofspiel(club)
-    club.poll()
-    club.send(ALICE, "bid 5", subject="RE: AW:")
-    (reply,) = club.poll()
-    assert reply["Subject"] == "Re: your mail [goofspiel-1] (secret)"
+def test_an_answer_refusing_a_move_says_why_in_its_subject_and_what_is_asked(
+        club: Club) -> None:
+    """The issue's case: not "Re: [spades-2] Spades: your bid (secret)" over
+    "It is Bob Baker's turn to bid, not yours."; and an answer that leaves
+    its player on move says so in its subject, as a mail asking them would."""
+    tag = spades(club)
+    club.send(CAROL, "bid 3", subject=f"[{tag}] Spades: your bid (secret)")
+    (reply,) = [x for x in club.poll() if "transcript" in kind(x).split()]
+    assert reply["Subject"] == (
+        f"[{tag}] Refused (bid 3): It is Alice's turn to bid, not yours (secret)")
+    club.send(ALICE, "bid 1", subject=f"[{tag}] Spades: your bid (secret)")
+    (reply,) = [x for x in club.poll() if "transcript" in kind(x).split()]
+    assert str(reply["Subject"]).startswith(f"[{tag}] Refused (bid 1): ")
+    assert str(reply["Subject"]).endswith("; your bid (secret)")
+    club.send(ALICE, "hello", subject=f"[{tag}] hi")
+    (reply,) = [x for x in club.poll() if "transcript" in kind(x).split()]
+    assert reply["Subject"] == f"[{tag}] No command found in your mail; your bid (secret)"
 
 
 class _Zapping:

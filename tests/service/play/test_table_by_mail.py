@@ -84,7 +84,7 @@ STATUS = {
     "spades": ("Round 1, in a game to 500.\n    Scores: team 1 (Alice & Dave) 0 points, 0 bags; "
                "team 2 (Carol & Bob) 0 points, 0 bags.\n    Bidding: Alice bids first.",
                "Waiting for your bid for round 1, by Thu 05 Mar 2026 12:00 UTC."),
-    "miser": ("Turn 1, Bob's turn.\n"
+    "miser": ("It is Bob's turn.\n"
               "    Pennies: Alice 20, Bob 20, Carol 20; the centre holds 0 pennies.\n"
               "    Cards in hand: Alice 17, Bob 17, Carol 17.",
               "Waiting for Bob's turn (pass, contract, attack or bid), by Thu 05 Mar 2026 "

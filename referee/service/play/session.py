@@ -25,6 +25,7 @@ from referee.games.draws import KEYED, draws_for, seed_fingerprint
 from referee.games.names import local_part
 from referee.mail.compose import Composer, format_when
 from referee.service.outgoing.delivery import Answer, Decision
+from referee.service.play import weekends
 from referee.service.play.guests import engine_of
 from referee.store import models as m
 
@@ -273,13 +274,31 @@ class GameSession:
                 delay = self.row.deadline_seconds if p.due_in is None else p.due_in
                 row = m.Deadline(
                     game_id=self.row.id, seat=p.seat, key=p.key, what=p.what,
-                    since=self.now, due_at=self.now + timedelta(seconds=delay),
+                    since=self.now, due_at=self.due(p.seat, timedelta(seconds=delay)),
                 )
                 self.schedule_reminder(row)
                 self.db.add(row)
                 kept.append(row)
         self.db.flush()
         self._deadline_rows = kept
+
+    def due(self, seat: int, time: timedelta) -> datetime:
+        """When a deadline made now for ``seat`` (0: the referee's
+        timetable) falls, ``time`` from its start: its clock starts when
+        the seat's player is back from an absence from all their games
+        (``away`` said to no game), and stands still at weekends in a game
+        that pauses them (``weekends=off``)."""
+        start = self.now
+        player = self.row.seats[seat - 1].player_id if seat else None
+        if player is not None:
+            away = self.db.execute(select(m.Absence.end_at, m.Absence.games).where(
+                m.Absence.player_id == player, m.Absence.game_id.is_(None),
+                m.Absence.ended_at.is_(None), m.Absence.start_at <= self.now,
+                m.Absence.end_at > self.now))
+            start = max([start, *(end for end, games in away if self.row.id in games)])
+        if weekends.paused(self.row.options):
+            return weekends.run_clock(start, time)
+        return start + time
 
     def schedule_reminder(self, d: m.Deadline) -> None:
         """Set when ``d``'s player is reminded (``Deadline.remind_at``, which
@@ -297,6 +316,8 @@ class GameSession:
         deadlines = self.deadlines()
         for d in deadlines:
             d.due_at += by
+            if weekends.paused(self.row.options):
+                d.due_at = weekends.out_of_weekend(d.due_at)
             if d.due_at - timedelta(seconds=self.row.reminder_seconds) > self.now:
                 d.reminded_at = None  # remind again before the new deadline
             self.schedule_reminder(d)

@@ -313,6 +313,16 @@ class GameSession:
         extend``) or a player away (``asked_by``, by mail); the table is
         told, in the mail of this batch (``decide``). Returns how many
         moved (0: none was open, nobody is told)."""
+        moved = self.move_deadlines(by)
+        if moved:
+            self.notices.append(Notice(Audience.everyone(), "extended", {
+                "by": format_duration(by), "reason": reason,
+                "deadlines": self.listed_deadlines(), "asked_by": asked_by}))
+        return moved
+
+    def move_deadlines(self, by: timedelta) -> int:
+        """Move every open deadline ``by`` later (out of a weekend, in a game
+        that pauses them), telling nobody; returns how many moved."""
         deadlines = self.deadlines()
         for d in deadlines:
             d.due_at += by
@@ -323,14 +333,14 @@ class GameSession:
             self.schedule_reminder(d)
         if deadlines:
             self.changed()
-            # A bot's turn is nobody's deadline in the players' mail.
-            listed = [{"name": self.seat_name(owes), "what": what, "due": format_when(d.due_at)}
-                      for d, owes, what in self.engine.public_obligations(self.state, deadlines)
-                      if not owes or not self.row.seats[owes - 1].bot]
-            self.notices.append(Notice(Audience.everyone(), "extended", {
-                "by": format_duration(by), "reason": reason, "deadlines": listed,
-                "asked_by": asked_by}))
         return len(deadlines)
+
+    def listed_deadlines(self) -> list[dict[str, str]]:
+        """The open deadlines as a notice to everyone lists them: whose, what,
+        when due; a bot's turn is nobody's deadline in the players' mail."""
+        return [{"name": self.seat_name(owes), "what": what, "due": format_when(d.due_at)}
+                for d, owes, what in self.engine.public_obligations(self.state, self.deadlines())
+                if not owes or not self.row.seats[owes - 1].bot]
 
     def deadlines(self) -> list[m.Deadline]:
         """The game's deadlines, the soonest first (rows deleted since the

@@ -1,12 +1,14 @@
 """The table by mail: ``status``, ``history``, ``resend``, ``away 3d``,
-``games`` and ``mail turns``, in every game, answered in the sender's
-transcript.
+``back``, ``games`` and ``mail turns``, in every game, answered in the
+sender's transcript.
 
 Only public facts go in an answer (the engine's ``summary``, public
 events, mails that went to the whole table); a hand or a pack goes only to
 its holder, in a secret mail. ``away`` moves the game's open deadlines
 within the operator's limit (``[deadlines] away_max``), and the table is
-told. Runs inside intake's transaction, on the ``GameSession`` of the mail.
+told; the days come from the player's bank (``absence.py``), and a game
+made with ``away=no`` refuses. ``back`` ends that absence early. Runs
+inside intake's transaction, on the ``GameSession`` of the mail.
 """
 
 from __future__ import annotations

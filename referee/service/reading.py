@@ -27,7 +27,7 @@ from referee.games.base import (
 )
 from referee.games.draws import KEYED, draws_for, seed_fingerprint
 from referee.service.errors import RefereeError
-from referee.service.play import guests
+from referee.service.play import guests, pace
 from referee.store import models as m
 
 #: Games ``status`` reads at a time.
@@ -206,7 +206,7 @@ class Reading:
         the replay with its step."""
         engine = guests.engine_of(db, game)
         opts = {k: v for k, v in game.options.items()  # the service's, not the game's
-                if k not in ("deadline", "reminder", "mail", "aliases")}
+                if k not in ("deadline", "reminder", "mail", "aliases", *pace.OPTIONS)}
         # The game plays by the edition of the rules it began under.
         if (edition := engine.edition_of(engine.load(game.state))) != engine.edition:
             opts[EDITION] = edition

@@ -129,5 +129,7 @@ def test_game_new_keeps_the_pace_options_and_refuses_a_bad_one(club: Club) -> No
         game = db.scalar(select(m.Game).where(m.Game.tag == tag))
         assert game is not None
         assert (game.options["weekends"], game.options["away"]) == ("off", "no")
+    # The game's rules never see them: its replay is the game.
+    assert club.referee.reading.replay(tag) == club.referee.reading.stored_state(tag, True)
     with pytest.raises(RefereeError, match="Option away: one of yes, no; got 'never'"):
         ops.create_game("goofspiel", PLAYERS[:2], options={"away": "never"}, now=T0)

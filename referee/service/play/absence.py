@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from referee.config import Config
@@ -148,8 +149,8 @@ def end(db: Session, config: Config, delivery: Delivery, player: m.Player,
     tags: list[str] = []
     for a in absences:
         returned += _close(a, now)
-        for game in db.scalars(select(m.Game).where(m.Game.id.in_(a.games),
-                                                    m.Game.status == "active")):
+        for game in _locked(db, select(m.Game).where(m.Game.id.in_(a.games),
+                                                     m.Game.status == "active")):
             try:
                 gs = GameSession(config, delivery.composer, db, game, now)
             except guests.Unserved:
@@ -222,8 +223,17 @@ def _games(db: Session, player: m.Player) -> list[m.Game]:
     """The games in progress where ``player`` holds a seat, oldest first."""
     seated = select(m.Seat.game_id).where(m.Seat.player_id == player.id,
                                           m.Seat.bot.is_(False))
-    return list(db.scalars(select(m.Game).where(
-        m.Game.id.in_(seated), m.Game.status == "active").order_by(m.Game.id)))
+    return _locked(db, select(m.Game).where(m.Game.id.in_(seated), m.Game.status == "active"))
+
+
+def _locked(db: Session, q: Select[Any]) -> list[m.Game]:
+    """The games of ``q``, oldest first, read afresh; on PostgreSQL locked
+    in that order, as intake locks the game of a mail: another worker
+    refereeing one of them is waited for, and read as it left it."""
+    q = q.order_by(m.Game.id).execution_options(populate_existing=True)
+    if db.get_bind().dialect.name == "postgresql":
+        q = q.with_for_update()
+    return list(db.scalars(q))
 
 
 def _move_back(gs: GameSession, seat: int, start: datetime, unused: timedelta) -> None:

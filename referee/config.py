@@ -377,6 +377,10 @@ class DeadlinesSection(_Section):
     #: deadlines, all their asks in that game together; "0s": none.
     away_max: Annotated[timedelta, BeforeValidator(_duration_up_to(
         MAX_DURATION, zero=True))] = timedelta(days=7)
+    #: The days a player may be away in a calendar year (UTC), all games
+    #: together: each ``away`` draws the whole days it covers (a day begun
+    #: counts), an early ``back`` gives the unused ones back; 0: no absence.
+    away_days_per_year: int = Field(default=30, ge=0, le=366)
 
     @model_validator(mode="after")
     def _reminder_before_deadline(self) -> DeadlinesSection:

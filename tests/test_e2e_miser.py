@@ -476,6 +476,7 @@ Bob, here is what I did with your mail for miser-1.
     resend      the last report and your hand again, in a secret mail
     games       the games you play in, and whose move in each
     away 3d     more time: every open deadline moves 3 days later
+    back        home early: what is left of 'away' goes back to your bank
     mail turns  less mail (or mail all, mail digest)
     resign      leave the game: a bot plays your seat
 

@@ -378,6 +378,34 @@ class TableSeat(Base):
     player: Mapped[Player] = relationship(foreign_keys=[player_id])
 
 
+class Absence(Base):
+    """A player away (``away``, issue 37): from ``start_at`` to ``end_at``
+    (or ``ended_at``, an early ``back``), the whole days drawn from their
+    bank for the calendar year of ``start_at``, and the games whose
+    deadlines it moved. ``game_id`` names the one game of an ``away`` said
+    in a game's mail; None: every game of the player (``whole``)."""
+
+    __tablename__ = "absences"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"), default=None)
+    start_at: Mapped[datetime]
+    end_at: Mapped[datetime]
+    #: When ``back`` ended it early (None: it runs to ``end_at``).
+    ended_at: Mapped[datetime | None] = mapped_column(default=None)
+    #: The whole days drawn from the bank (a day begun counts); an early
+    #: ``back`` gives the unused ones back.
+    days: Mapped[int]
+    #: The ids of the games whose deadlines it moved.
+    games: Mapped[list[Any]] = mapped_column(default=list)
+
+    @property
+    def whole(self) -> bool:
+        """Whether it covers every game of the player (said to no game)."""
+        return self.game_id is None
+
+
 def table_of(model: type[Base]) -> Table:
     """A model's table, for the rows inserted at once, past the session's
     unit of work (logs and outbox rows, only ever added to)."""

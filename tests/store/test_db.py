@@ -162,3 +162,15 @@ def test_the_club_tables_migration_goes_down_and_up_again(db_url: str) -> None:
     engine.dispose()
     assert [tuple(r) for r in rows] == [("ann@club.test", None)]
     assert is_current(db_url)
+
+
+def test_the_absences_migration_goes_down_and_up_again(db_url: str) -> None:
+    """0016 (absences, issue 37) is reversible: down to 0015 its table is gone."""
+    upgrade(db_url)
+    engine = create_engine(db_url)
+    assert "absences" in set(inspect(engine).get_table_names())
+    command.downgrade(alembic_config(db_url), "0015")
+    assert "absences" not in set(inspect(engine).get_table_names())
+    upgrade(db_url)
+    engine.dispose()
+    assert is_current(db_url)

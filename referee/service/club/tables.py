@@ -38,7 +38,7 @@ from referee.games.names import Nameable, find_seat, local_part
 from referee.service.club.words import NewTable, Unreadable, engine_of
 from referee.service.errors import RefereeError
 from referee.service.outgoing.addresses import new_token
-from referee.service.play import player_names
+from referee.service.play import pace, player_names
 from referee.service.play.operator import Operator, parse_player
 from referee.service.play.standing import STANDING_OPTIONS
 from referee.store import models as m
@@ -527,8 +527,9 @@ class Tables:
         try:
             engine.parse_options(options)
         except Exception:  # written otherwise than read: the defaults
-            return {}
-        return options
+            options = {}
+        # The referee's options of the game's pace (weekends=off, away=no) too.
+        return {**options, **{k: str(v) for k, v in game.options.items() if k in pace.OPTIONS}}
 
 
 def _view(db: Session, table: m.OpenTable) -> TableView:

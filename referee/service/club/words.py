@@ -27,6 +27,7 @@ from typing import Any
 
 from referee.games import GAMES, GameUnavailable, PackageFault, get_game
 from referee.games.base import Game, OptionError
+from referee.service.play.pace import PaceError, table_options
 
 #: A table's tag: its game's kind, "-t", and its number ("spades-t12"). A
 #: game's tag never has this form (``KIND-N``), so the two never mix.
@@ -249,10 +250,17 @@ def _options(engine: Game[Any], options: dict[str, str],
     """The options as written, checked by the game, and the seats wanted
     where ``players`` is no option of the game's."""
     raw = {k: v for k, v in options.items() if k != SEATS_OPTION}
+    # The referee's own options of a game's pace (weekends=off, away=no)
+    # are checked here and kept as written; the game reads the rest.
+    ours = dict(raw)
     try:
-        defaults = engine.parse_options(raw)
+        table_options(ours)
+    except PaceError as e:
+        raise Unreadable(str(e)) from None
+    try:
+        defaults = engine.parse_options(ours)
         if teams:
-            engine.parse_options({**raw, "teams": ",".join("+".join(p) for p in teams)})
+            engine.parse_options({**ours, "teams": ",".join("+".join(p) for p in teams)})
     except OptionError as e:
         raise Unreadable(_option_refusal(engine, str(e))) from None
     except PackageFault as e:
@@ -262,7 +270,7 @@ def _options(engine: Game[Any], options: dict[str, str],
     wanted = options[SEATS_OPTION]
     if SEATS_OPTION in defaults:  # the game's own option
         try:
-            engine.parse_options({**raw, SEATS_OPTION: wanted})
+            engine.parse_options({**ours, SEATS_OPTION: wanted})
         except OptionError as e:
             raise Unreadable(_option_refusal(engine, str(e))) from None
         return {**raw, SEATS_OPTION: wanted}, None

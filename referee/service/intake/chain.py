@@ -24,6 +24,9 @@ data). The chain, and only the chain, sends them.
                        only moves are read (answered within a budget of their own)
 ``size``               over ``max_message_size``: refused
 ``plain text``         a mail with no text part: refused
+``away``               ``away 10d``, ``away until DAY``, ``away`` or ``back`` in a mail that
+                       names no game: an absence from all the sender's games, taken or
+                       ended, and answered (``intake/absence.py``)
 ``routing``            which game, and the sender's seat in it
 =====================  =========================================================
 
@@ -54,6 +57,7 @@ from referee.games.base import Scope
 from referee.mail.auth import Verdict
 from referee.mail.automation import Automation
 from referee.service.club.tables import Tables
+from referee.service.intake.absence import Away
 from referee.service.intake.budgets import Allowance, Budgets, budget_key, loop_digest
 from referee.service.intake.gamesmaster import GamesMaster
 from referee.service.intake.joining import Alike, Joining
@@ -421,7 +425,8 @@ class Chain:
         self.strangers = Strangers(routing, joining)
         #: After ``strangers``: the sender is known.
         self.checks: tuple[KnownCheck, ...] = (
-            Verification(config, budgets), Budget(budgets), Size(config), PlainText())
+            Verification(config, budgets), Budget(budgets), Size(config), PlainText(),
+            Away(config, delivery))
         self.route = Route()
         self.step = Step(delivery)
 

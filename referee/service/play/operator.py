@@ -33,6 +33,7 @@ from referee.service.outgoing.delivery import Delivery
 from referee.service.outgoing.quiet import MODES
 from referee.service.play import player_names
 from referee.service.play.guests import WAITING
+from referee.service.play.pace import PaceError, table_options
 from referee.service.play.session import GameSession
 from referee.service.play.standing import STANDING_OPTIONS
 from referee.store import models as m
@@ -96,6 +97,10 @@ class Operator:
                     raise RefereeError(f"Option {key}: on or off; got {value!r}.")
                 standing[key] = value.lower()
         try:
+            pace = table_options(raw)
+        except PaceError as e:
+            raise RefereeError(str(e)) from None
+        try:
             opts = engine.parse_options(raw)
         except OptionError as e:
             raise RefereeError(str(e)) from None
@@ -119,7 +124,7 @@ class Operator:
         number = (db.scalar(select(m.Game.id).order_by(m.Game.id.desc()).limit(1)) or 0) + 1
         game = m.Game(
             tag=f"{kind}-{number}", kind=kind,
-            options={**opts, **({"mail": mail} if mail else {}), **standing,
+            options={**opts, **({"mail": mail} if mail else {}), **standing, **pace,
                      "deadline": str(deadline),
                      "reminder": str(reminder), "aliases": aliases},
             seed=seed or secrets.token_hex(16), draws=KEYED, state={}, step=0, status="active",

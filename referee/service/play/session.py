@@ -36,6 +36,7 @@ from referee.games.names import local_part
 from referee.mail.compose import Composer, format_when
 from referee.service.outgoing.delivery import DEADLINE_MOVE, Answer, Decision
 from referee.service.play import standing
+from referee.service.play import weekends
 from referee.service.play.guests import engine_of
 from referee.service.play.standing import AUTO
 from referee.store import models as m
@@ -388,13 +389,31 @@ class GameSession:
                 delay = self.row.deadline_seconds if p.due_in is None else p.due_in
                 row = m.Deadline(
                     game_id=self.row.id, seat=p.seat, key=p.key, what=p.what,
-                    since=self.now, due_at=self.now + timedelta(seconds=delay),
+                    since=self.now, due_at=self.due(p.seat, timedelta(seconds=delay)),
                 )
                 self.schedule_reminder(row)
                 self.db.add(row)
                 kept.append(row)
         self.db.flush()
         self._deadline_rows = kept
+
+    def due(self, seat: int, time: timedelta) -> datetime:
+        """When a deadline made now for ``seat`` (0: the referee's
+        timetable) falls, ``time`` from its start: its clock starts when
+        the seat's player is back from an absence from all their games
+        (``away`` said to no game), and stands still at weekends in a game
+        that pauses them (``weekends=off``)."""
+        start = self.now
+        player = self.row.seats[seat - 1].player_id if seat else None
+        if player is not None:
+            away = self.db.execute(select(m.Absence.end_at, m.Absence.games).where(
+                m.Absence.player_id == player, m.Absence.game_id.is_(None),
+                m.Absence.ended_at.is_(None), m.Absence.start_at <= self.now,
+                m.Absence.end_at > self.now))
+            start = max([start, *(end for end, games in away if self.row.id in games)])
+        if weekends.paused(self.row.options):
+            return weekends.run_clock(start, time)
+        return start + time
 
     def schedule_reminder(self, d: m.Deadline) -> None:
         """Set when ``d``'s player is reminded (``Deadline.remind_at``, which
@@ -409,22 +428,34 @@ class GameSession:
         extend``) or a player away (``asked_by``, by mail); the table is
         told, in the mail of this batch (``decide``). Returns how many
         moved (0: none was open, nobody is told)."""
+        moved = self.move_deadlines(by)
+        if moved:
+            self.notices.append(Notice(Audience.everyone(), "extended", {
+                "by": format_duration(by), "reason": reason,
+                "deadlines": self.listed_deadlines(), "asked_by": asked_by}))
+        return moved
+
+    def move_deadlines(self, by: timedelta) -> int:
+        """Move every open deadline ``by`` later (out of a weekend, in a game
+        that pauses them), telling nobody; returns how many moved."""
         deadlines = self.deadlines()
         for d in deadlines:
             d.due_at += by
+            if weekends.paused(self.row.options):
+                d.due_at = weekends.out_of_weekend(d.due_at)
             if d.due_at - timedelta(seconds=self.row.reminder_seconds) > self.now:
                 d.reminded_at = None  # remind again before the new deadline
             self.schedule_reminder(d)
         if deadlines:
             self.changed()
-            # A bot's turn is nobody's deadline in the players' mail.
-            listed = [{"name": self.seat_name(owes), "what": what, "due": format_when(d.due_at)}
-                      for d, owes, what in self.engine.public_obligations(self.state, deadlines)
-                      if not owes or not self.row.seats[owes - 1].bot]
-            self.notices.append(Notice(Audience.everyone(), "extended", {
-                "by": format_duration(by), "reason": reason, "deadlines": listed,
-                "asked_by": asked_by}))
         return len(deadlines)
+
+    def listed_deadlines(self) -> list[dict[str, str]]:
+        """The open deadlines as a notice to everyone lists them: whose, what,
+        when due; a bot's turn is nobody's deadline in the players' mail."""
+        return [{"name": self.seat_name(owes), "what": what, "due": format_when(d.due_at)}
+                for d, owes, what in self.engine.public_obligations(self.state, self.deadlines())
+                if not owes or not self.row.seats[owes - 1].bot]
 
     def deadlines(self) -> list[m.Deadline]:
         """The game's deadlines, the soonest first (rows deleted since the

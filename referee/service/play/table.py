@@ -1,12 +1,14 @@
 """The table by mail: ``status``, ``history``, ``resend``, ``away 3d``,
-``games`` and ``mail turns``, in every game, answered in the sender's
-transcript.
+``back``, ``games`` and ``mail turns``, in every game, answered in the
+sender's transcript.
 
 Only public facts go in an answer (the engine's ``summary``, public
 events, mails that went to the whole table); a hand or a pack goes only to
 its holder, in a secret mail. ``away`` moves the game's open deadlines
 within the operator's limit (``[deadlines] away_max``), and the table is
-told. Runs inside intake's transaction, on the ``GameSession`` of the mail.
+told; the days come from the player's bank (``absence.py``), and a game
+made with ``away=no`` refuses. ``back`` ends that absence early. Runs
+inside intake's transaction, on the ``GameSession`` of the mail.
 """
 
 from __future__ import annotations
@@ -24,12 +26,12 @@ from referee.games.base import Action, Audience, EngineError, Notice, ParseError
 from referee.mail.compose import format_when
 from referee.service.outgoing.queue import SECRET_NOTE
 from referee.service.outgoing.quiet import COMPOSITE, MODES, mail_mode, release
-from referee.service.play import guests
+from referee.service.play import absence, guests, pace
 from referee.service.play.session import GameSession
 from referee.store import models as m
 
 #: The commands of the table, in every game.
-TABLE_COMMANDS = ("status", "history", "resend", "away", "games", "mail")
+TABLE_COMMANDS = ("status", "history", "resend", "away", "back", "games", "mail")
 #: The table commands that take a word after them ("away 3d", "mail turns").
 _WITH_ARGUMENT = ("away", "mail")
 #: The most an answer of the table holds.
@@ -56,6 +58,8 @@ def run_table(gs: GameSession, seat: int, line: str) -> Answer:
         return _away(gs, seat, arg)
     if verb == "mail":
         return _mail(gs, seat, arg.lower())
+    if verb == "back":
+        return _back(gs, seat)
     answer = {"status": _status, "history": _history, "resend": _resend,
               "games": _games}[verb](gs, seat)
     return "applied", answer
@@ -188,6 +192,7 @@ TABLE_HELP = (
     "  resend      the last report and your hand again, in a secret mail",
     "  games       the games you play in, and whose move in each",
     "  away 3d     more time: every open deadline moves 3 days later",
+    "  back        home early: what is left of 'away' goes back to your bank",
     "  mail turns  less mail (or mail all, mail digest)",
     "  resign      leave the game: a bot plays your seat",
 )
@@ -283,10 +288,16 @@ def _away(gs: GameSession, seat: int, arg: str) -> Answer:
         by = parse_duration(arg) if arg and not arg.isdigit() else timedelta(0)
     except ValueError:
         by = timedelta(0)
+    player = gs.row.seats[seat - 1].player
     if by <= timedelta(0):
-        return "refused", "Say for how long, like 'away 3d' or 'away 12h'."
+        said = "Say for how long, like 'away 3d' or 'away 12h'."
+        if player is not None:
+            said += "\n" + absence.summary(gs.db, gs.config, player, gs.now)
+        return "refused", said
     if gs.engine.is_over(gs.state) or gs.row.status != "active":
         return "refused", "The game is over."
+    if pace.refuses_absence(gs.row.options):
+        return "refused", absence.no_absence(gs.row.tag) + " Nothing was extended."
     asked = timedelta(seconds=sum(
         int(e.data.get("seconds", 0)) for e in gs.db.scalars(select(m.Event).where(
             m.Event.game_id == gs.row.id, m.Event.kind == "away"))
@@ -298,15 +309,32 @@ def _away(gs: GameSession, seat: int, arg: str) -> Answer:
             + (f"; you have {format_duration(left)} left." if asked else ".")
             + " Nothing was extended.")
     name = gs.seat_name(seat)
-    moved = gs.extend_deadlines(by, "", asked_by=name)
-    if not moved:
+    if not gs.deadlines():
         return "refused", "No deadline is open now; nothing was extended."
+    if player is not None:
+        try:
+            absence.draw(gs.db, gs.config, player, gs.row, by, gs.now)
+        except absence.Refused as e:
+            return "refused", str(e)
+    gs.extend_deadlines(by, "", asked_by=name)
     gs.db.add(m.Event(game_id=gs.row.id, step=gs.row.step, kind="away", public=True,
                       text=f"{name} is away: the deadlines are extended by "
                            f"{format_duration(by)}.",
                       data={"seat": seat, "seconds": int(by.total_seconds())}, at=gs.now))
     return "applied", (f"The open deadlines are extended by {format_duration(by)}; "
                        "the table is told.")
+
+
+def _back(gs: GameSession, seat: int) -> Answer:
+    """End the seat's player's absence from this game (``away 3d`` said
+    in it): the unused days back to the bank, the deadlines moved back."""
+    player = gs.row.seats[seat - 1].player
+    if player is None:
+        return "refused", "You are not away from this game; nothing was changed."
+    try:
+        return "applied", absence.end_in(gs, player)
+    except absence.Refused as e:
+        return "refused", str(e)
 
 
 def _mail(gs: GameSession, seat: int, mode: str) -> Answer:

@@ -87,3 +87,15 @@ def test_a_mail_is_read_line_by_line_keeping_refusals_in_order() -> None:
     assert isinstance(found[1], Unreadable) and "chess" in str(found[1])
     assert found[2] == TableLine("tables")
     assert len(found) == 3
+
+
+def test_the_referees_pace_options_pass_through_to_the_game_new() -> None:
+    """weekends=off and away=no are the referee's (issue 37), in every game."""
+    assert parse_line("new spades weekends=off away=no") == NewTable(
+        "spades", {"weekends": "off", "away": "no"})
+
+
+def test_a_pace_option_with_a_value_it_does_not_take_is_refused() -> None:
+    with pytest.raises(Unreadable) as e:
+        parse_line("new goofspiel weekends=sometimes")
+    assert "Option weekends: one of on, off; got 'sometimes'." in str(e.value)

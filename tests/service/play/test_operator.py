@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from referee.cli import main
 from referee.service.errors import RefereeError
@@ -116,3 +117,19 @@ def test_game_new_refuses_two_players_whose_names_read_alike(club: Club) -> None
         game = db.query(m.Game).filter_by(tag=tag).one()
         assert [s.name for s in game.seats] == ["Al ice", "Bob"]
         assert [s.player.name for s in game.seats] == ["Al ice", "Bob"]
+
+
+def test_game_new_keeps_the_pace_options_and_refuses_a_bad_one(club: Club) -> None:
+    """weekends=off and away=no are the referee's options in every game
+    (issue 37): kept with the game, never given to its rules."""
+    ops = club.referee.operator
+    tag = ops.create_game("goofspiel", PLAYERS[:2], options={"weekends": "off", "away": "no"},
+                          now=T0)
+    with club.referee.sessions() as db:
+        game = db.scalar(select(m.Game).where(m.Game.tag == tag))
+        assert game is not None
+        assert (game.options["weekends"], game.options["away"]) == ("off", "no")
+    # The game's rules never see them: its replay is the game.
+    assert club.referee.reading.replay(tag) == club.referee.reading.stored_state(tag, True)
+    with pytest.raises(RefereeError, match="Option away: one of yes, no; got 'never'"):
+        ops.create_game("goofspiel", PLAYERS[:2], options={"away": "never"}, now=T0)

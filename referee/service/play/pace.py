@@ -1,0 +1,45 @@
+"""The options of a game's pace that the referee keeps, not the game's
+rules (issue 37): ``weekends=off`` (its deadlines stand still on Saturday
+and Sunday, UTC) and ``away=no`` (no absence in it: a tournament's).
+Taken out of the options before the game reads its own. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+
+from referee.service.play import weekends
+
+#: The game option that refuses absence, and its values.
+AWAY = "away"
+YES, NO = "yes", "no"
+#: Each pace option, the values it takes (the default first), and what it does.
+OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    weekends.OPTION: ((weekends.ON, weekends.OFF),
+                      "off: deadlines stand still on Saturday and Sunday (UTC)"),
+    AWAY: ((YES, NO), "no: players may not be away from this game (a tournament's)"),
+}
+
+
+class PaceError(ValueError):
+    """A pace option with a value it does not take; the message says which."""
+
+
+def table_options(raw: MutableMapping[str, str]) -> dict[str, str]:
+    """The pace options of ``raw``, taken out of it and checked; those left
+    at their default are not kept. Raises :class:`PaceError`."""
+    out: dict[str, str] = {}
+    for key, (values, _) in OPTIONS.items():
+        if key not in raw:
+            continue
+        value = str(raw.pop(key)).strip().lower()
+        if value not in values:
+            raise PaceError(f"Option {key}: one of {', '.join(values)}; got {value!r}.")
+        if value != values[0]:
+            out[key] = value
+    return out
+
+
+def refuses_absence(options: dict[str, object]) -> bool:
+    """Whether a game with these options refuses absence (``away=no``)."""
+    return options.get(AWAY) == NO

@@ -35,8 +35,7 @@ from referee.games.draws import KEYED, draws_for, seed_fingerprint
 from referee.games.names import local_part
 from referee.mail.compose import Composer, format_when
 from referee.service.outgoing.delivery import DEADLINE_MOVE, Answer, Decision
-from referee.service.play import standing
-from referee.service.play import weekends
+from referee.service.play import standing, weekends
 from referee.service.play.guests import engine_of
 from referee.service.play.standing import AUTO
 from referee.store import models as m

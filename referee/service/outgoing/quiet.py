@@ -121,6 +121,10 @@ class Reply:
     #: news of the game comes soon (another player owes a move). Else it
     #: goes now, still as a line.
     wait: bool = True
+    #: The receipt that answers the mail at once when its moves bring the
+    #: player no other mail now (issue 37), whatever their mode: the line
+    #: above then comes in it, not held.
+    receipt: Item | None = None
 
 
 def strip_signature(body: str) -> str:
@@ -185,11 +189,11 @@ class QuietTable:
         due = (mode == "all" or must_act or over or any(i.personal for i in parts)
                or (mode == "turns" and any(not i.routine for i in parts))
                or (reply is not None and reply.done is not None and not reply.wait))
+        if not due and reply is not None and reply.done and reply.receipt is not None:
+            self._receipt(db, game, player, items, reply, mode=mode, now=now, turn=turn)
+            return
         if not due:
-            for item in parts:
-                db.add(m.HeldMail(game_id=game.id, player_id=player.id,
-                                  headline=item.headline, personal=item.secret,
-                                  body="" if item.routine else item.body, created_at=now))
+            self._hold(db, game, player, parts, now)
             return
         # In mail all nothing is held, but what was held before the player
         # chose it (``release``), which comes in this batch's mail.
@@ -201,6 +205,33 @@ class QuietTable:
             held, reply = [*held, reply.done], None
         self._send(db, game, player, held, items, mode=mode, over=over, now=now, turn=turn,
                    asks=asks if must_act else None, reply=reply)
+
+    def _receipt(self, db: Session, game: m.Game, player: m.Player, items: list[Item],
+                 reply: Reply, *, mode: str, now: datetime, turn: int | None) -> None:
+        """Answer a mail whose moves were all done, and brought its player
+        nothing due now, with a receipt at once: the line of what was done,
+        then the receipt. In ``turns`` what was held and this batch's single
+        moves ride in it, as in any mail of theirs; a ``digest`` player's
+        stay held for the day's digest."""
+        assert reply.done is not None and reply.receipt is not None
+        if mode == "digest":
+            self._hold(db, game, player, items, now)
+            parts = [reply.done, reply.receipt]
+        else:
+            parts = [*self.take_held(db, game.id, player.id), reply.done, *items,
+                     reply.receipt]
+        self._send(db, game, player, parts[:-1], [parts[-1]], mode=mode, over=False,
+                   now=now, turn=turn, reply=Reply(reply.receipt, reply.in_reply_to,
+                                                   reply.references), answered=False)
+
+    @staticmethod
+    def _hold(db: Session, game: m.Game, player: m.Player, items: list[Item],
+              now: datetime) -> None:
+        """Keep ``items`` for the player's next mail of the game, or the digest."""
+        for item in items:
+            db.add(m.HeldMail(game_id=game.id, player_id=player.id,
+                              headline=item.headline, personal=item.secret,
+                              body="" if item.routine else item.body, created_at=now))
 
     def take_held(self, db: Session, game_id: int, player_id: int) -> list[Item]:
         """What was held for a player in a game, oldest first, now taken."""
@@ -255,10 +286,13 @@ class QuietTable:
 
     def _send(self, db: Session, game: m.Game, player: m.Player, held: list[Item],
               items: list[Item], *, mode: str, over: bool, now: datetime, turn: int | None,
-              asks: str | None = None, reply: Reply | None = None) -> None:
+              asks: str | None = None, reply: Reply | None = None,
+              answered: bool = True) -> None:
         """One mail of what was held and the batch's parts, in event order
-        (the answer to the player's mail first)."""
-        parts = [*held, *([reply.item] if reply else []), *items]
+        (the answer to the player's mail first; with ``answered`` False the
+        answer, a receipt, is among ``items`` already: ``reply`` then only
+        threads the mail and gives its subject)."""
+        parts = [*held, *([reply.item] if reply and answered else []), *items]
         secret = any(i.secret for i in parts)
         if len(parts) == 1 and parts[0].subject:
             subject, body = parts[0].subject, parts[0].text

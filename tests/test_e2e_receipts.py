@@ -13,8 +13,11 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
+from referee.games import get_game
 from referee.service.outgoing.queue import SECRET_NOTE
+from referee.store import models as m
 from tests.mailstack import MailStack
 from tests.test_e2e import T0, Post, body, person
 from tests.test_e2e_turns import arrived
@@ -69,3 +72,81 @@ def test_a_sealed_bid_is_answered_in_the_same_pass_under_every_mail_mode(post: P
         post.poll(start + timedelta(hours=2))
         alices, bobs = arrived(post, "alice"), arrived(post, "bob")
         assert all("receipt" not in kinds(x) for x in [*alices, *bobs]), mode
+
+
+def test_one_digest_a_day_across_three_games(post: Post) -> None:
+    """Dave plays three games of Spades in ``mail digest``: the moves held
+    for him in each come in one mail a day, a section a game, each with his
+    private address for that game, which a reply about that game reaches."""
+    users = ("alice", "bob", "carol", "dave")
+    spades = get_game("spades")
+    tags = []
+    for n in range(3):
+        tag = post.referee.operator.create_game(
+            "spades", [person(u) for u in users], now=T0, seed=f"d{n}",
+            options={"mail": "digest"})
+        tags.append(tag)
+    post.poll(T0)
+    for u in users:
+        arrived(post, u)
+    at = T0
+    for tag in tags:
+        # The bidders bid until something of the game is held for Dave.
+        for _ in range(4):
+            if held(post, tag, "dave"):
+                break
+            state = spades.load(post.state(tag))
+            bidder = state.names[state.turn].lower()
+            post.write(bidder, "bid 3", subject=f"[{tag}] bid")
+            at += timedelta(minutes=1)
+            post.poll(at)
+        assert held(post, tag, "dave"), tag
+    for u in users:
+        arrived(post, u)
+    post.poll(T0 + timedelta(days=1, minutes=5))
+    (digest,) = arrived(post, "dave")
+    subject = str(digest["Subject"])
+    assert subject == ("Your digest of 3 games: " + ", ".join(f"{t} Spades" for t in tags)
+                       + " (secret)")
+    text = body(digest)
+    assert text.startswith(SECRET_NOTE)
+    with post.referee.sessions() as db:
+        for tag in tags:
+            game = db.scalar(select(m.Game).where(m.Game.tag == tag))
+            assert game is not None
+            seat = next(s for s in game.seats if s.name.lower().startswith("dave"))
+            assert f"[{tag}] Spades\n" in text
+            assert f"To answer about this game, write to referee+{seat.token}@" in text
+        # Nothing is left held for Dave, and what others hold is theirs.
+        assert not db.scalars(select(m.HeldMail).join(m.Player).where(
+            m.Player.address == "dave@example.test")).all()
+    # Each of the others' digests names only games they sit in, and says
+    # nothing of Dave's private addresses.
+    for u in ("alice", "bob", "carol"):
+        for x in arrived(post, u):
+            assert "To answer about this game, write to" not in body(x) or all(
+                f"referee+{t}@" not in body(x) for t in dave_tokens(post))
+    # A reply to a section's address is about that game.
+    second = tokens_of(post, "dave")[tags[1]]
+    post.write("dave", "status", subject="Re: my games", to=[f"referee+{second}@example.test"])
+    post.poll(T0 + timedelta(days=1, minutes=10))
+    (answer,) = arrived(post, "dave")
+    assert f"DONE (status): {tags[1]}, Spades" in body(answer)
+
+
+def held(post: Post, tag: str, user: str) -> bool:
+    with post.referee.sessions() as db:
+        return bool(db.scalars(select(m.HeldMail.id).join(m.Game).join(
+            m.Player, m.Player.id == m.HeldMail.player_id).where(
+            m.Game.tag == tag, m.Player.address == f"{user}@example.test")).first())
+
+
+def tokens_of(post: Post, user: str) -> dict[str, str]:
+    with post.referee.sessions() as db:
+        return {g.tag: s.token for g in db.scalars(select(m.Game)) for s in g.seats
+                if s.player is not None and s.player.address == f"{user}@example.test"
+                and s.token}
+
+
+def dave_tokens(post: Post) -> list[str]:
+    return list(tokens_of(post, "dave").values())

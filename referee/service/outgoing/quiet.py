@@ -272,17 +272,60 @@ class QuietTable:
         return True
 
     def send_stale(self, db: Session, now: datetime) -> int:
-        """The digests due: every player's held mail of a game whose oldest
-        part is a day old. One indexed query when none is."""
-        due = db.execute(select(m.HeldMail.game_id, m.HeldMail.player_id)
+        """The digests due: one a player whose oldest held mail is a day
+        old, holding what is held for them in every game (issue 37: one
+        mail a day across games, not one a game). One indexed query when
+        none is."""
+        due = db.scalars(select(m.HeldMail.player_id)
                          .where(m.HeldMail.created_at <= now - DIGEST_EVERY)
                          .distinct()).all()
         sent = 0
-        for game_id, player_id in due:
-            game, player = db.get(m.Game, game_id), db.get(m.Player, player_id)
-            if game is not None and player is not None:
-                sent += self.send_held(db, game, player, now)
+        for player_id in due:
+            player = db.get(m.Player, player_id)
+            if player is None:
+                continue
+            ids = db.scalars(select(m.HeldMail.game_id)
+                             .where(m.HeldMail.player_id == player_id)
+                             .distinct().order_by(m.HeldMail.game_id)).all()
+            games = [g for g in (db.get(m.Game, i) for i in ids) if g is not None]
+            if len(games) == 1:
+                sent += self.send_held(db, games[0], player, now)
+            elif games:
+                sent += self.send_digest(db, games, player, now)
         return sent
+
+    def send_digest(self, db: Session, games: list[m.Game], player: m.Player,
+                    now: datetime) -> bool:
+        """One mail of what is held for ``player`` in each of ``games``: a
+        section a game, headed by its tag and title and the player's own
+        private reply address for it (a reply there is about that game),
+        under a subject naming the games without brackets (a reply to the
+        digest itself names no game, and is asked which). Only the player's
+        own held rows, each game's apart: nothing of one game or player
+        reaches another's. Marked secret, as the addresses it shows are:
+        each vouches for the player's moves in its game (verified mode)."""
+        sections: list[str] = []
+        named: list[str] = []
+        for game in games:
+            held = self.take_held(db, game.id, player.id)
+            if not held:
+                continue
+            head = game_subject(game.tag, title_of(game.kind))
+            address = self.queue.addresses.private_address(player, game)
+            text = strip_signature(compose(held, ""))
+            sections.append(f"{head}\n{'=' * min(len(head), 72)}\n"
+                            f"To answer about this game, write to {address}\n\n{text}")
+            named.append(f"{game.tag} {title_of(game.kind)}")
+        if not sections:
+            return False
+        composer = self.queue.composer
+        subject = f"Your digest of {len(named)} games: {', '.join(named)}"
+        body = "\n\n".join(sections) + f"\n\n-- \n{composer.name} <{composer.address}>\n"
+        subject, body = mark_secret(subject, body)
+        self.queue.to_player(db, None, player, subject, body, private=True, secret=True,
+                             auto="auto-generated", now=now, kind=f"{COMPOSITE} digest",
+                             turn=None)
+        return True
 
     def _send(self, db: Session, game: m.Game, player: m.Player, held: list[Item],
               items: list[Item], *, mode: str, over: bool, now: datetime, turn: int | None,

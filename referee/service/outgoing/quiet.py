@@ -14,7 +14,10 @@ else its engine names one (``Game.default_mail_mode``).
 
 Held mail goes out with the player's next mail of the game, or in a digest
 once the oldest of it is a day old (the deadline sweep calls
-:meth:`QuietTable.send_stale`). Every mail of a player in ``turns`` or
+:meth:`QuietTable.send_stale`): one a player, with a section for each of
+their games. Whatever the mode, a mail whose moves were all done and that
+brings its player nothing due now is answered at once by a receipt
+(:meth:`QuietTable._receipt`, issue 37). Every mail of a player in ``turns`` or
 ``digest`` carries the game's one subject, so mail clients thread a game.
 With a public list the list carries the public mail, and nothing is held.
 

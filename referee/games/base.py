@@ -655,6 +655,35 @@ class Game(Generic[StateT]):
         player to act says so in its subject."""
         return "your turn" if any(p.seat == seat for p in self.pending(state)) else None
 
+    def receipt(self, state: StateT, seat: int, moves: Sequence[Action]) -> str:
+        """The answer, in a few lines, to a mail of ``seat``'s whose
+        ``moves`` were all done but brought its player no other mail in
+        that pass (a sealed bid, a card while others are still to play): that
+        the move is in, how many are still awaited, and what comes next.
+        ``state`` is the game after the moves. It goes to the player alone,
+        secret where the game's answers are (:attr:`secret_transcripts`), so
+        it may name their own move; never another seat's secret, and the
+        seats still to move only where a view for everyone shows them. By
+        default: what the seat still owes, and what the others owe, counted,
+        as :meth:`Pending.shown_publicly` words it."""
+        pending = self.pending(state)
+        mine = [p.what for p in pending if p.seat == seat]
+        shown = [p.shown_publicly() for p in pending if p.seat != seat]
+        others = [s for s in shown if s is not None and s[0] != seat]
+        players = len({s for s, _ in others if s})
+        said = ["Your move is in."]
+        if mine:
+            said.append(f"You still owe {' and '.join(mine)}.")
+        if players:
+            whats = "; ".join(dict.fromkeys(w for s, w in others if s))
+            said.append(f"Waiting for {players} other player{'s' if players != 1 else ''}: "
+                        f"{whats}.")
+        elif others:
+            said.append(f"Next: the referee's {others[0][1]}.")
+        said.append("You hear from the referee when you are to act again or the game "
+                    "moves on.")
+        return " ".join(said)
+
     def status(self, state: StateT) -> str:
         """The game as it stands, for everyone, as a player's ``status`` shows
         it: a few lines in the game's own words (where play stands, the

@@ -67,6 +67,9 @@ class BiddingGame(BiddingWords):
     def asks(self, state: BiddingState, seat: int) -> str | None:
         return self.views.asks(state, seat)
 
+    def receipt(self, state: BiddingState, seat: int, moves: Sequence[Action]) -> str:
+        return self.views.receipt(state, seat, moves)
+
     def page_table(self, view: Mapping[str, JSON],
                    events: Sequence[Mapping[str, JSON]]) -> PageTable:
         return self.views.page_table(view, events)

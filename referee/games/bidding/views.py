@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from referee.games.base import JSON, Course, IllegalAction, PageTable
+from referee.games.base import JSON, Action, Course, IllegalAction, PageTable
 from referee.games.bidding.bot import BidderView
 from referee.games.bidding.rules import BiddingRules, BiddingState, RoundRecord
 from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS
@@ -171,6 +171,23 @@ class BiddingViews:
             lead=(scores[seat - 1] - sum(scores) + scores[seat - 1]) if len(scores) == 2 else 0,
         )
 
+
+    def receipt(self, state: BiddingState, seat: int, moves: Sequence[Action]) -> str:
+        """A sealed bid answered at once, to its maker alone: its value and
+        round, how many of the round's bids are in, who is still to bid (a
+        view for everyone shows that much: ``status``), and that the round
+        is resolved when the last is in or at the deadline."""
+        n = len(state.names)
+        bid = state.bids.get(str(seat))
+        if state.over or bid is None:
+            return "Your bid is in."
+        waiting = [state.names[i] for i in range(n) if str(i + 1) not in state.bids]
+        said = [f"Your bid of {self.rules._name(bid)} for round {state.round} is in, sealed; "
+                f"{len(state.bids)} of {n} bids are in."]
+        if waiting:
+            said.append(f"Still to bid: {', '.join(waiting)}. When the last bid is in, or "
+                        "at the deadline, the round is resolved and its report comes to you.")
+        return " ".join(said)
 
     def asks(self, state: BiddingState, seat: int) -> str | None:
         """Every seat bids each round."""

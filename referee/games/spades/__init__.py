@@ -89,6 +89,9 @@ class Spades(SpadesWords):
     def asks(self, state: SpadesState, seat: int) -> str | None:
         return self.views.asks(state, seat)
 
+    def receipt(self, state: SpadesState, seat: int, moves: Sequence[Action]) -> str:
+        return self.views.receipt(state, seat, moves)
+
     def page_table(self, view: Mapping[str, JSON],
                    events: Sequence[Mapping[str, JSON]]) -> PageTable:
         return self.views.page_table(view, events)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from referee.games.base import JSON, Audience, Course, Notice, PageTable
+from referee.games.base import JSON, Action, Audience, Course, Notice, PageTable
 from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS
 from referee.games.cards import card_face as card
 from referee.games.spades.bot import SeatView
@@ -246,6 +246,23 @@ class SpadesViews:
             "misplay": misplay,
         }
         return Notice(Audience.only(s.order[s.turn]), "your_turn", context)
+
+    def receipt(self, state: SpadesState, seat: int, moves: Sequence[Action]) -> str:
+        """A bid or a card answered at once: bids and cards are public, and
+        so is whose turn it is, so it says who is to move next."""
+        what = "bid" if moves and moves[-1].verb == "bid" else "card"
+        said = [f"Your {what} is in."]
+        if state.phase == BIDDING:
+            said.append(f"{sum(b is not None for b in state.bids)} of {PLAYERS} bids are in.")
+        elif state.phase == PLAYING and state.trick:
+            said.append(f"Trick {len(state.tricks) + 1}: {len(state.trick)} of {PLAYERS} "
+                        "cards are in.")
+        if state.phase != OVER:
+            nxt = state.names[state.turn]
+            said.append(f"{nxt} is to {'bid' if state.phase == BIDDING else 'play'} next; "
+                        "you hear from the referee when you are to act again or the round "
+                        "is over.")
+        return " ".join(said)
 
     def asks(self, state: SpadesState, seat: int) -> str | None:
         """A bid in the bidding, else a card."""

@@ -55,6 +55,10 @@ class Answer:
     #: goes now as a line.
     done: str | None = None
     wait: bool = True
+    #: For a mail whose moves were all done (``done``): the data of the
+    #: receipt that answers it at once when it brings its sender no other
+    #: mail in this pass (the game's words, ``receipt``; ``next_due``).
+    receipt: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -154,8 +158,15 @@ class Delivery:
         line = (None if answer.done is None else
                 Item(answer.done, "", personal=False, routine=True, kind="transcript",
                      secret=item.secret))
+        receipt = None
+        if answer.receipt is not None:
+            subject, body = self.composer.render(decision.folder, "receipt", {
+                **decision.contexts[answer.seat], **answer.receipt})
+            receipt = Item(subject.removeprefix(f"[{decision.tag}]").strip(),
+                           strip_signature(body), personal=True, routine=False,
+                           kind="receipt", secret=item.secret, subject=subject, text=body)
         return Reply(item, answer.msg.message_id, tuple(answer.msg.references), line,
-                     answer.wait)
+                     answer.wait, receipt)
 
     def deliver(self, db: Session, decision: Decision) -> None:
         """Mail what one batch decided, each notice to its audience, never
@@ -199,7 +210,8 @@ class Delivery:
             if posted and reply is not None:
                 # The sender reads what their mail did in the list's post:
                 # the line saying it was done can wait for their next mail.
-                reply = (reply[0], replace(reply[1], wait=True))
+                # No receipt either: the post is what the mail caused.
+                reply = (reply[0], replace(reply[1], wait=True, receipt=None))
         answered = reply is None
         for seat in d.row.seats:
             if seat.bot:

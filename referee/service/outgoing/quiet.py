@@ -14,7 +14,10 @@ else its engine names one (``Game.default_mail_mode``).
 
 Held mail goes out with the player's next mail of the game, or in a digest
 once the oldest of it is a day old (the deadline sweep calls
-:meth:`QuietTable.send_stale`). Every mail of a player in ``turns`` or
+:meth:`QuietTable.send_stale`): one a player, with a section for each of
+their games. Whatever the mode, a mail whose moves were all done and that
+brings its player nothing due now is answered at once by a receipt
+(:meth:`QuietTable._receipt`, issue 37). Every mail of a player in ``turns`` or
 ``digest`` carries the game's one subject, so mail clients thread a game.
 With a public list the list carries the public mail, and nothing is held.
 
@@ -121,6 +124,10 @@ class Reply:
     #: news of the game comes soon (another player owes a move). Else it
     #: goes now, still as a line.
     wait: bool = True
+    #: The receipt that answers the mail at once when its moves bring the
+    #: player no other mail now (issue 37), whatever their mode: the line
+    #: above then comes in it, not held.
+    receipt: Item | None = None
 
 
 def strip_signature(body: str) -> str:
@@ -189,11 +196,11 @@ class QuietTable:
         due = (mode == "all" or must_act or over or any(i.personal for i in parts)
                or (mode == "turns" and any(not i.routine for i in parts))
                or (reply is not None and reply.done is not None and not reply.wait))
+        if not due and reply is not None and reply.done and reply.receipt is not None:
+            self._receipt(db, game, player, items, reply, mode=mode, now=now, turn=turn)
+            return
         if not due:
-            for item in parts:
-                db.add(m.HeldMail(game_id=game.id, player_id=player.id,
-                                  headline=item.headline, personal=item.secret,
-                                  body="" if item.routine else item.body, created_at=now))
+            self._hold(db, game, player, parts, now)
             return
         # In mail all nothing is held, but what was held before the player
         # chose it (``release``), which comes in this batch's mail.
@@ -206,6 +213,33 @@ class QuietTable:
             held, reply = [*held, reply.done], None
         self._send(db, game, player, held, items, mode=mode, over=over, now=now, turn=turn,
                    asks=asks if must_act or answers else None, reply=reply)
+
+    def _receipt(self, db: Session, game: m.Game, player: m.Player, items: list[Item],
+                 reply: Reply, *, mode: str, now: datetime, turn: int | None) -> None:
+        """Answer a mail whose moves were all done, and brought its player
+        nothing due now, with a receipt at once: the line of what was done,
+        then the receipt. In ``turns`` what was held and this batch's single
+        moves ride in it, as in any mail of theirs; a ``digest`` player's
+        stay held for the day's digest."""
+        assert reply.done is not None and reply.receipt is not None
+        if mode == "digest":
+            self._hold(db, game, player, items, now)
+            parts = [reply.done, reply.receipt]
+        else:
+            parts = [*self.take_held(db, game.id, player.id), reply.done, *items,
+                     reply.receipt]
+        self._send(db, game, player, parts[:-1], [parts[-1]], mode=mode, over=False,
+                   now=now, turn=turn, reply=Reply(reply.receipt, reply.in_reply_to,
+                                                   reply.references), answered=False)
+
+    @staticmethod
+    def _hold(db: Session, game: m.Game, player: m.Player, items: list[Item],
+              now: datetime) -> None:
+        """Keep ``items`` for the player's next mail of the game, or the digest."""
+        for item in items:
+            db.add(m.HeldMail(game_id=game.id, player_id=player.id,
+                              headline=item.headline, personal=item.secret,
+                              body="" if item.routine else item.body, created_at=now))
 
     def take_held(self, db: Session, game_id: int, player_id: int) -> list[Item]:
         """What was held for a player in a game, oldest first, now taken."""
@@ -257,24 +291,70 @@ class QuietTable:
         return True
 
     def send_stale(self, db: Session, now: datetime) -> int:
-        """The digests due: every player's held mail of a game whose oldest
-        part is a day old. One indexed query when none is."""
-        due = db.execute(select(m.HeldMail.game_id, m.HeldMail.player_id)
+        """The digests due: one a player whose oldest held mail is a day
+        old, holding what is held for them in every game (issue 37: one
+        mail a day across games, not one a game). One indexed query when
+        none is."""
+        due = db.scalars(select(m.HeldMail.player_id)
                          .where(m.HeldMail.created_at <= now - DIGEST_EVERY)
                          .distinct()).all()
         sent = 0
-        for game_id, player_id in due:
-            game, player = db.get(m.Game, game_id), db.get(m.Player, player_id)
-            if game is not None and player is not None:
-                sent += self.send_held(db, game, player, now)
+        for player_id in due:
+            player = db.get(m.Player, player_id)
+            if player is None:
+                continue
+            ids = db.scalars(select(m.HeldMail.game_id)
+                             .where(m.HeldMail.player_id == player_id)
+                             .distinct().order_by(m.HeldMail.game_id)).all()
+            games = [g for g in (db.get(m.Game, i) for i in ids) if g is not None]
+            if len(games) == 1:
+                sent += self.send_held(db, games[0], player, now)
+            elif games:
+                sent += self.send_digest(db, games, player, now)
         return sent
+
+    def send_digest(self, db: Session, games: list[m.Game], player: m.Player,
+                    now: datetime) -> bool:
+        """One mail of what is held for ``player`` in each of ``games``: a
+        section a game, headed by its tag and title and the player's own
+        private reply address for it (a reply there is about that game),
+        under a subject naming the games without brackets (a reply to the
+        digest itself names no game, and is asked which). Only the player's
+        own held rows, each game's apart: nothing of one game or player
+        reaches another's. Marked secret, as the addresses it shows are:
+        each vouches for the player's moves in its game (verified mode)."""
+        sections: list[str] = []
+        named: list[str] = []
+        for game in games:
+            held = self.take_held(db, game.id, player.id)
+            if not held:
+                continue
+            head = game_subject(game.tag, title_of(game.kind))
+            address = self.queue.addresses.private_address(player, game)
+            text = strip_signature(compose(held, ""))
+            sections.append(f"{head}\n{'=' * min(len(head), 72)}\n"
+                            f"To answer about this game, write to {address}\n\n{text}")
+            named.append(f"{game.tag} {title_of(game.kind)}")
+        if not sections:
+            return False
+        composer = self.queue.composer
+        subject = f"Your digest of {len(named)} games: {', '.join(named)}"
+        body = "\n\n".join(sections) + f"\n\n-- \n{composer.name} <{composer.address}>\n"
+        subject, body = mark_secret(subject, body)
+        self.queue.to_player(db, None, player, subject, body, private=True, secret=True,
+                             auto="auto-generated", now=now, kind=f"{COMPOSITE} digest",
+                             turn=None)
+        return True
 
     def _send(self, db: Session, game: m.Game, player: m.Player, held: list[Item],
               items: list[Item], *, mode: str, over: bool, now: datetime, turn: int | None,
-              asks: str | None = None, reply: Reply | None = None) -> None:
+              asks: str | None = None, reply: Reply | None = None,
+              answered: bool = True) -> None:
         """One mail of what was held and the batch's parts, in event order
-        (the answer to the player's mail first)."""
-        parts = [*held, *([reply.item] if reply else []), *items]
+        (the answer to the player's mail first; with ``answered`` False the
+        answer, a receipt, is among ``items`` already: ``reply`` then only
+        threads the mail and gives its subject)."""
+        parts = [*held, *([reply.item] if reply and answered else []), *items]
         secret = any(i.secret for i in parts)
         if len(parts) == 1 and parts[0].subject:
             subject, body = parts[0].subject, parts[0].text

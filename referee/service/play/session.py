@@ -87,6 +87,9 @@ class GameSession:
         #: The step the game was loaded at: a settle after an action counts
         #: a change to its page.
         self.loaded_step = game.step
+        #: The moves players' mails made in this session, by seat, in order:
+        #: what a receipt answers (``Game.receipt``).
+        self.moves: list[tuple[int, Action]] = []
 
     def changed(self) -> None:
         """Count a change to what the game's page shows (``referee.service.pages``)."""
@@ -210,6 +213,8 @@ class GameSession:
                 for ev in events])
         self.notices += notices
         verdict = "penalty" if result.penalty else "failed" if result.failed else "applied"
+        if source == "player":
+            self.moves.append((seat, action))
         if result.reply:
             return verdict, result.reply
         return verdict, " ".join(e.text for e in result.events if e.public) or "Done."

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -75,18 +76,28 @@ class Step:
         # What the player can write now, after a refusal or a line not read
         # (for a bid, the cards they still hold; PS-7), unless it was asked.
         helped = closing_help(gs, seat, transcript)
-        # An answer that only says "done" rides with the player's next mail,
-        # if one comes soon: while another player owes a move. Else (a
-        # tournament, where members owe nothing) it comes at once.
+        # An answer that only says "done" rides with the mail the moves
+        # caused for the player, or is a receipt of its own in this pass
+        # (``receipt``), whatever their mail mode (issue 37).
+        done = done_line(transcript) if helped is None and played.note is None else None
         answer = Answer(player, msg, seat, {
             "lines": [t.__dict__ for t in transcript[:MAX_LISTED]],
             "more": max(len(transcript) - MAX_LISTED, 0),
             "help": helped,
             "over": gs.engine.is_over(gs.state) or gs.row.status != "active",
-        }, done=done_line(transcript) if helped is None and played.note is None else None,
-            wait=gs.others_owe(seat))
+        }, done=done, wait=gs.others_owe(seat),
+            receipt=None if done is None else receipt(gs, seat))
         # The answer first, then what it caused.
         self.delivery.deliver(gs.db, gs.decide(answer))
+
+
+def receipt(gs: GameSession, seat: int) -> dict[str, Any]:
+    """What a receipt of ``seat``'s moves in this session says: the game's
+    words (``Game.receipt``, from the game as they left it) and the next
+    deadline a view for everyone shows."""
+    moves = [action for s, action in gs.moves if s == seat]
+    return {"receipt": gs.engine.receipt(gs.state, seat, moves),
+            "next_due": gs.context(None)["deadline"]}
 
 
 def _noted(transcript: list[TranscriptLine], note: str) -> list[TranscriptLine]:

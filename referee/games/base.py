@@ -259,6 +259,11 @@ class DeadlineMove:
         rule 7 says"."""
         return f"the referee {(self.did_secret or self.did).format(**_YOU)}, {self.rule}"
 
+    def told_you(self) -> str:
+        """The sentence for the seat's own record: "No bid came from you by
+        the deadline: the referee bid 2 for you, as rule 7 says." """
+        return f"No {self.missing} came from you by the deadline: {self.done_for_you()}."
+
 
 def slot_safe(text: str) -> str:
     """``text`` (a move as read, a name) to stand in a clause of

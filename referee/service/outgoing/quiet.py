@@ -297,7 +297,7 @@ class QuietTable:
         none is."""
         due = db.scalars(select(m.HeldMail.player_id)
                          .where(m.HeldMail.created_at <= now - DIGEST_EVERY)
-                         .distinct()).all()
+                         .distinct().order_by(m.HeldMail.player_id)).all()
         sent = 0
         for player_id in due:
             player = db.get(m.Player, player_id)

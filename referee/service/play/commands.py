@@ -286,7 +286,7 @@ def _moved_for(gs: GameSession, seat: int, since: datetime | None) -> str | None
                 f"{gs.engine.read_as(Action.from_json(done.action))}.")
     due = told.data.get("due")
     when = f" at {format_when(datetime.fromisoformat(due))}" if due else ""
-    return f"The deadline passed{when}: {told.text}."
+    return f"The deadline passed{when}: {told.data.get('done', told.text)}."
 
 
 def _late(gs: GameSession, seat: int, action: Action) -> str | None:

@@ -303,7 +303,8 @@ class GameSession:
         self._log(seat, action, result, "timeout", None, said=(
             Event(DEADLINE_MOVE, move.told(name), public=move.audience.public, data=facts),
             # For the seat's late mail (``commands``): what was done for it.
-            Event(DEADLINE_MOVE_YOURS, move.done_for_you(), public=False, data=facts)))
+            Event(DEADLINE_MOVE_YOURS, move.told_you(), public=False,
+                  data={**facts, "done": move.done_for_you()})))
         told = {"for_seat": seat, "missing": move.missing, "due": format_when(passed)}
         self.notices[first:first] = [
             Notice(move.audience, DEADLINE_MOVE, {**told, "name": name,

@@ -480,6 +480,10 @@ Bob, here is what I did with your mail for miser-1.
     mail turns  less mail (or mail all, mail digest)
     resign      leave the game: a bot plays your seat
 
+  Moves sent ahead, kept secret until they apply (to the referee alone):
+    pass next 3   pass at each of your next 3 turns (1 to 20), as each comes
+    orders      your standing orders; 'cancel orders' drops them all
+
 Next deadline for you: Thu 05 Mar 2026 13:00 UTC.
 
 {SIGNATURE}Write "help" to the referee for what you can do now.

@@ -22,11 +22,11 @@ from typing import Any
 from sqlalchemy import func, select
 
 from referee.config import format_duration, parse_duration
-from referee.games.base import Action, Audience, EngineError, Notice, ParseError
+from referee.games.base import Action, Audience, EngineError, Game, Notice, ParseError
 from referee.mail.compose import format_when
 from referee.service.outgoing.queue import SECRET_NOTE
 from referee.service.outgoing.quiet import COMPOSITE, MODES, mail_mode, release
-from referee.service.play import absence, guests, pace
+from referee.service.play import absence, guests, pace, standing
 from referee.service.play.session import GameSession
 from referee.store import models as m
 
@@ -182,7 +182,24 @@ def help_text(gs: GameSession, seat: int) -> str:
     if not owed:
         lines += waiting(gs, seat)
     lines += ["", "At any time you may also write:", *TABLE_HELP]
-    return "\n".join(lines)
+    return "\n".join([*lines, *_moves_made_for_you(gs, seat)])
+
+
+def _moves_made_for_you(gs: GameSession, seat: int) -> list[str]:
+    """The lines of ``help`` on the moves the referee makes for a player
+    (issue 37), where this game has them: forced moves played at once (the
+    switch to write, as the seat has it now), and standing orders."""
+    lines: list[str] = []
+    if (type(gs.engine).forced_action is not Game.forced_action
+            and str(gs.row.options.get("autoplay", "on")) != "off"):
+        lines += ["  autoplay off  make each move yourself, even one the rules leave you "
+                  "alone" if standing.autoplay_on(gs.row, gs.row.seats[seat - 1]) else
+                  "  autoplay on  the referee makes at once a move the rules leave you alone"]
+    if gs.engine.order_help and standing.orders_on(gs.row):
+        lines += ["", "Moves sent ahead, kept secret until they apply (to the referee alone):",
+                  *(f"  {h}" for h in gs.engine.order_help),
+                  "  orders      your standing orders; 'cancel orders' drops them all"]
+    return lines
 
 
 #: The table's commands, as ``help`` lists them.

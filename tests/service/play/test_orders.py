@@ -17,7 +17,7 @@ from referee.service.errors import RefereeError
 from referee.store import models as m
 from tests.service.play.test_commands import answer
 from tests.test_referee import ALICE, BOB, Club, body, new_goofspiel
-from tests.test_spades_mail import DEAL, SEATING, MailClub, new_table
+from tests.test_spades_mail import ADDRESS, DEAL, SEATING, MailClub, new_table
 
 
 def seat_row(club: Club, position: int) -> m.Seat:
@@ -111,3 +111,30 @@ def test_a_player_with_autoplay_off_plays_their_forced_card_by_mail(
     mails = table.move("Bob", "play KD")
     assert table.state()["trick"] == ["10D", "KD", "5D"]
     assert any("Carol had one of diamonds: 5♦ played for them." in body(x) for x in mails)
+
+
+def test_help_lists_the_orders_a_game_takes_and_none_where_they_are_off(club: Club) -> None:
+    """``help`` names the standing orders of the game, and ``orders``; a
+    game made with ``orders=off`` names none; Goofspiel, which forces no
+    move, offers no ``autoplay off``."""
+    tag = new_goofspiel(club)
+    club.poll()
+    text = answer(club, ALICE, "help", subject=f"[{tag}] help")
+    assert "Moves sent ahead, kept secret until they apply" in text
+    assert "bid 6 if prize 6" in text and "'cancel orders' drops them all" in text
+    assert "autoplay off" not in text
+    off = new_goofspiel(club, orders="off")
+    club.poll()
+    text = answer(club, ALICE, "help", subject=f"[{off}] help")
+    assert "Moves sent ahead" not in text and "cancel orders" not in text
+
+
+def test_help_in_spades_offers_autoplay_off_or_on_as_the_seat_has_it(
+        spades_club: MailClub) -> None:
+    table = new_table(spades_club, autoplay="on")
+    spades_club.poll()
+    text = answer(spades_club, ADDRESS["Alice"], "help", subject=f"[{table.tag}] help")
+    assert "autoplay off  make each move yourself" in text and "play low" in text
+    answer(spades_club, ADDRESS["Alice"], "autoplay off", subject=f"[{table.tag}] settings")
+    text = answer(spades_club, ADDRESS["Alice"], "help", subject=f"[{table.tag}] help")
+    assert "autoplay on  the referee makes at once" in text

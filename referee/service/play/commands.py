@@ -297,6 +297,8 @@ def _late(gs: GameSession, seat: int, action: Action) -> str | None:
     puzzle ("It is Bob's turn to bid, not yours"); None otherwise."""
     if action.verb in gs.engine.untimed_verbs or action.verb == "resign":
         return None
+    if any(p.seat == seat for p in gs.engine.pending(gs.state)):
+        return None  # on move again: the rules' own refusal says what would be right
     moved = _moved_for(gs, seat, None)
     if moved is None:
         return None

@@ -238,6 +238,19 @@ def test_a_late_goofspiel_bid_names_the_round_and_how_to_bid_in_this_one(club: C
         "the latest mail or writing 'bid 4 round 2'.") == 1
 
 
+def test_a_refused_bid_of_a_player_on_move_again_after_a_deadline_gets_the_rules_reason(
+        club: Club) -> None:
+    """Once the seat owes a move again, a move the rules refuse gets their
+    own reason (what would be right), not the story of the deadline."""
+    tag = new_goofspiel(club)
+    club.poll()
+    club.send(BOB, "bid 3", subject=f"[{tag}] bid")
+    club.poll()
+    club.poll(T0 + timedelta(days=3, minutes=1))  # the referee bids Alice's 3 for her
+    text = " ".join(answer(club, ALICE, "bid 3", subject=f"[{tag}] bid").split())
+    assert "REFUSED (bid 3)" in text and "The deadline passed" not in text, text
+
+
 def test_a_bid_for_a_round_not_begun_says_so(club: Club) -> None:
     tag = new_goofspiel(club)
     club.poll()

@@ -22,6 +22,7 @@ from referee.mail.compose import format_when
 from referee.service.intake.letter import GO_ON, Judgement, Letter, Reply
 from referee.service.outgoing.delivery import Delivery
 from referee.service.play import absence
+from referee.service.play.commands import MAX_QUOTE
 from referee.store import models as m
 
 #: The words of the link: away (for a time, until a day, or alone) and back.
@@ -54,7 +55,8 @@ def read_line(line: str, now: datetime) -> Asked | None:
         try:
             day = datetime.strptime(rest[1], "%Y-%m-%d")
         except ValueError:
-            return Asked(AWAY, problem=f"'{rest[1]}' is no day; write it as 2026-12-27.")
+            return Asked(AWAY, problem=f"'{rest[1][:MAX_QUOTE]}' is no day; write it as "
+                                       "2026-12-27.")
         return Asked(AWAY, until=day)
     try:
         by = parse_duration("".join(rest))
@@ -88,7 +90,7 @@ class Away:
         if letter.over is not None:
             return Judgement(status, f"{note} ({letter.over.note})")
         return Judgement(status, note, (Reply("away_answer", {
-            "line": first, "result": result, "text": text}, to=player),))
+            "line": first[:MAX_QUOTE], "result": result, "text": text}, to=player),))
 
     def _do(self, db: Session, player: m.Player, asked: Asked,
             now: datetime) -> tuple[str, str]:

@@ -777,11 +777,17 @@ def test_mi_15_an_unanswered_private_offer_lapses_told_to_those_who_saw_it() -> 
     before = table.state
     timeout = table.game.timeout_action(before, BEN, seeded(0))
     assert timeout == Action("lapse")
-    said = table.game.deadline_move(before, BEN, timeout, table.apply(BEN, timeout))
+    result = table.apply(BEN, timeout)
+    said = table.game.deadline_move(before, BEN, timeout, result)
     assert said.audience == Audience.only(ANN, BEN)
     assert said.told("Ben") == (
         "No answer to Ann's contract offer came from Ben by the deadline: the referee let the "
         "offer lapse, by the house rule for silent players.")
+    # A name is said as it is written, braces too.
+    before = replace(before, names=["{Ann}", *before.names[1:]])
+    said = table.game.deadline_move(before, BEN, timeout, result)
+    assert said.told("Ben").startswith("No answer to {Ann}'s contract offer came from Ben")
+    assert "{{" not in said.told_you()
 
 
 def test_mi_12_a_victim_who_stays_silent_flips_and_forfeits() -> None:

@@ -505,7 +505,8 @@ class MiserWords(MiserRules):
         player = self._player(before, seat)
         owes = owed_step(before, player)
         if owes == "answer" and before.contract is not None:
-            by = slot_safe(before.names[before.turn])
+            # ``missing`` is said as it is (no slots): the name needs no escape.
+            by = before.names[before.turn]
             return DeadlineMove(f"answer to {by}'s contract offer", "let the offer lapse",
                                 audience=offer_audience(before))
         if action.verb == "down":

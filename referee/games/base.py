@@ -153,9 +153,9 @@ class Event:
 @dataclass(frozen=True)
 class Forced:
     """A move the rules leave a seat no choice about, that tells no more
-    than the move itself (the one card of the suit led, the last card):
-    the referee plays it at once (:meth:`Game.forced_action`). ``text``
-    says so to everyone ("Bob had one heart: 7♥ played for them.")."""
+    than the move itself (Spades: the last card of a hand): the referee
+    plays it at once (:meth:`Game.forced_action`). ``text`` says so to
+    everyone ("Bob had one card left: 7♥ played for them.")."""
 
     action: Action
     text: str

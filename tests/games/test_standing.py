@@ -40,24 +40,30 @@ def play(game: Spades, state: SpadesState, seat: int, card: str) -> SpadesState:
     return game.apply(state, seat, Action("play", (card,)), KeyedDraws("standing")).state
 
 
-def test_spades_one_card_of_the_suit_led_is_forced_and_said() -> None:
+def test_spades_the_one_card_of_the_suit_led_is_not_forced() -> None:
+    """Ruling SP-21: Ben's one heart waits for him, as any card would:
+    played at once, it would tell the table he holds no other heart."""
     game, state = spades_playing()
     assert game.forced_action(state, 1) is None  # a lead is free
     state = play(game, state, 1, "AH")
-    forced = game.forced_action(state, 2)
-    assert forced is not None and forced.action == Action("play", ("3H",))
-    assert forced.text == "Ben had one of hearts: 3♥ played for them."
-    assert game.forced_action(state, 3) is None  # not Cat's turn
+    assert state.hands[1].count("3H") == 1 and sum(c[-1] == "H" for c in state.hands[1]) == 1
+    assert game.forced_action(state, 2) is None
     state = play(game, state, 2, "3H")
     assert game.forced_action(state, 3) is None  # Cat holds no heart: any card
 
 
-def test_spades_the_last_card_is_forced() -> None:
+def test_spades_the_last_card_is_forced_and_said() -> None:
+    """Ruling SP-21: the last card of a hand plays itself, led or not."""
     game, state = spades_playing()
     state.hands[0] = ["AH"]
     forced = game.forced_action(state, 1)
     assert forced is not None and forced.action == Action("play", ("AH",))
-    assert "one card left" in forced.text
+    assert forced.text == f"{state.names[0]} had one card left: A♥ played for them."
+    assert game.forced_action(state, 2) is None  # not Ben's turn
+    state = play(game, state, 1, "AH")
+    state.hands[1] = ["3H"]
+    forced = game.forced_action(state, 2)
+    assert forced is not None and forced.action == Action("play", ("3H",))
 
 
 def test_spades_nothing_is_forced_in_the_bidding() -> None:

@@ -605,26 +605,19 @@ class SpadesRules(Game[SpadesState]):
     # -- moves the referee makes for a player (issue 37) -------------------------
 
     def forced_action(self, state: SpadesState, seat: int) -> Forced | None:
-        """A card is forced when rule 3 leaves one legal play: the only card
-        of the suit led held, or the last card in the hand. Playing it at
-        once tells the table only that the seat held one card of the suit,
-        which its play shows as soon as the trick is seen (issue 37)."""
+        """Only the last card of a hand is forced (SP-21): everyone knows
+        each seat holds one card then, so playing it at once tells nothing.
+        The only card held of the suit led is not: playing it at once would
+        tell the table the seat holds no other card of that suit, and rule 6
+        lets nobody reveal what cards a player has (issue 37)."""
         if state.phase != PLAYING or seat not in state.order:
             return None
         player = state.order.index(seat)
-        if state.turn != player:
+        if state.turn != player or len(state.hands[player]) != 1:
             return None
-        hand = state.hands[player]
-        legal = legal_plays(hand, state.trick)
-        if len(legal) != 1:
-            return None
-        card, name = legal[0], state.names[player]
-        if len(hand) == 1:
-            text = f"{name} had one card left: {card_text(card)} played for them."
-        else:
-            suit = SUIT_NAMES[state.trick[0][-1]]
-            text = f"{name} had one of {suit}: {card_text(card)} played for them."
-        return Forced(Action("play", (card,)), text)
+        card, name = state.hands[player][0], state.names[player]
+        return Forced(Action("play", (card,)),
+                      f"{name} had one card left: {card_text(card)} played for them.")
 
     def follow_orders(self, state: SpadesState, seat: int,
                       orders: Sequence[JSON]) -> FollowedOrders:

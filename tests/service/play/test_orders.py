@@ -17,7 +17,7 @@ from referee.service.errors import RefereeError
 from referee.store import models as m
 from tests.service.play.test_commands import answer
 from tests.test_referee import ALICE, BOB, Club, body, new_goofspiel
-from tests.test_spades_mail import ADDRESS, DEAL, SEATING, MailClub, new_table
+from tests.test_spades_mail import ADDRESS, DEAL, SCRIPT, SEATING, MailClub, new_table
 
 
 def seat_row(club: Club, position: int) -> m.Seat:
@@ -96,21 +96,28 @@ def spades_club(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Mai
     c.referee.close()
 
 
-def test_a_player_with_autoplay_off_plays_their_forced_card_by_mail(
+def test_a_player_with_autoplay_off_plays_their_last_card_by_mail(
         spades_club: MailClub) -> None:
-    """Alice leads A♦ then 10♦: Bob, with autoplay off, is asked for his one
-    diamond; Carol's plays itself."""
+    """Round 1 as scripted up to its 13th trick (ruling SP-21): no card
+    before it plays itself, one card of a suit led included; then Carol's,
+    Dave's and Alice's last cards do, and Bob, with autoplay off, is asked
+    for his."""
     table = new_table(spades_club, autoplay="on")
     table.bid()
     table.move("Bob", "autoplay off")
-    table.play([("Alice", "play AD"), ("Bob", "play 2D"), ("Carol", "play 3D"),
-                ("Dave", "play 4D")])
-    mails = table.move("Alice", "play 10D")
-    assert table.state()["trick"] == ["10D"] and table.state()["turn"] == 1  # Bob's card
-    assert not any("played for them" in body(x) for x in mails)
-    mails = table.move("Bob", "play KD")
-    assert table.state()["trick"] == ["10D", "KD", "5D"]
-    assert any("Carol had one of diamonds: 5♦ played for them." in body(x) for x in mails)
+    mails = table.play(SCRIPT[:48])  # each by its player's mail: play() checks DONE
+    assert table.state()["trick"] == ["10C", "QD", "JH"] and table.state()["turn"] == 1
+    said = ["Carol had one card left: 10♣ played for them.",
+            "Dave had one card left: Q♦ played for them.",
+            "Alice had one card left: J♥ played for them."]
+    assert all(any(line in body(x) for x in mails) for line in said)
+    assert not any("Bob had one card left" in body(x) for x in mails)
+    with spades_club.referee.sessions() as db:
+        autos = list(db.scalars(select(m.Event.text).where(m.Event.kind == "auto")))
+    assert autos == said
+    mails = table.move("Bob", "play JC")
+    assert table.state()["round"] == 2
+    assert any("Round 1:" in body(x) for x in mails)
 
 
 def test_help_lists_the_orders_a_game_takes_and_none_where_they_are_off(club: Club) -> None:

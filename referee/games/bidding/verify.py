@@ -8,7 +8,7 @@ import re
 
 from referee.games.bidding.rules import RANK_NAMES
 from referee.games.draws import KeyedDraws
-from referee.games.mailcheck import Check, Found, MailCheck, find
+from referee.games.mailcheck import Check, Found, MailCheck
 
 PRIZE_IS = re.compile(r"^ROUND (\d+) OF (\d+): THE PRIZE IS (.+)$", re.M)
 PRIZE_WAS = re.compile(r"^ROUND (\d+): THE PRIZE WAS (.+?)(?:, WITH .* CARRIED OVER .*)?$", re.M)
@@ -24,7 +24,7 @@ def _prize_value(text: str) -> int | None:
 def check_bidding(check: Check, seed: str) -> None:
     """Each round's prize, as the state and the reports show it, is the draw
     ``prize`` keyed by the round: a choice of the pot's cards left, ascending."""
-    shown = find(check.mails, PRIZE_IS)
+    shown = check.find(PRIZE_IS)
     if not shown:
         check.missing("a mail showing a round's prize")
         return
@@ -39,7 +39,7 @@ def check_bidding(check: Check, seed: str) -> None:
     for number in range(1, cards + 1):
         drawn[number] = draws.rng("prize", number).choice(sorted(pot))
         pot.remove(drawn[number])
-    for f in sorted([*shown, *find(check.mails, PRIZE_WAS)], key=lambda f: f.mail):
+    for f in sorted([*shown, *check.find(PRIZE_WAS)], key=lambda f: f.mail):
         number = int(f.match.group(1))
         text = (f.match.group(3) if f.match.re is PRIZE_IS else f.match.group(2)).strip()
         value = _prize_value(text)
@@ -66,9 +66,9 @@ def check_chosen_bids(check: Check, seed: str, cards: int) -> None:
     left, ascending. What each seat has left comes from the bids the round
     reports show, so the rounds are checked in order until one is missing."""
     seats = {f.match.group(2).strip(): int(f.match.group(1))
-             for f in find(check.mails, SEAT_LINE)}
+             for f in check.find(SEAT_LINE)}
     rounds: dict[int, Found] = {}
-    for f in find(check.mails, ROUND_BIDS):
+    for f in check.find(ROUND_BIDS):
         rounds.setdefault(int(f.match.group(1)), f)
     if not seats or not rounds:
         return

@@ -14,7 +14,7 @@ from referee.games.loatcg.instructions import (
     parse_instructions,
 )
 from referee.games.loatcg.rules import cards_text
-from referee.games.mailcheck import Check, MailCheck, find, sha256, words
+from referee.games.mailcheck import Check, MailCheck, sha256, words
 
 DIGEST = re.compile(r"SHA-256 hash of their text[^\n]*\n\s*([0-9a-f]{64})[ \t]*$", re.M)
 COMMITTED = re.compile(r"^-----\n(.*?\n)-----$", re.M | re.S)
@@ -52,7 +52,7 @@ def check_loatcg(check: Check, seed: str) -> None:
     for report in range(1, len(instructions)):
         drawn[report] = draws.rng("report", report).choice(unreported)
         unreported.remove(drawn[report])
-    for f in find(check.mails, REPORT):
+    for f in check.find(REPORT):
         report, quoted = int(f.match.group(1)), words(f.match.group(2))
         number = numbers.get(quoted)
         if report not in drawn:
@@ -64,12 +64,12 @@ def check_loatcg(check: Check, seed: str) -> None:
         elif number != drawn[report]:
             check.mismatch(f.mail, f"Round Report {report} gives instruction {number}, but the "
                            f"seed draws instruction {drawn[report]}")
-    for f in find(check.mails, REPORTED):
+    for f in check.find(REPORTED):
         number, report = int(f.match.group(1)), int(f.match.group(2))
         if drawn.get(report) != number:
             check.mismatch(f.mail, f"instruction {number} is said to be Round Report {report}'s, "
                            f"but the seed draws instruction {drawn.get(report)} for it")
-    for f in find(check.mails, DEALT_CARDS):
+    for f in check.find(DEALT_CARDS):
         shown, draw = words(f.match.group(1)), f.match.group(2)
         count = sum(int(n) for n in re.findall(r"\d+", shown))
         stream = Stream(f"{seed}/{draw}")

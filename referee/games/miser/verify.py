@@ -7,7 +7,7 @@ import re
 
 from referee.games.cards import full_deck
 from referee.games.draws import KeyedDraws
-from referee.games.mailcheck import Check, MailCheck, find, words
+from referee.games.mailcheck import Check, MailCheck, words
 from referee.games.miser.rules import DECK_SIZE, card_text, draw_for_first, hand_text, sort_hand
 
 SEATING = re.compile(r"^Seating \(play moves in this order\):\n((?:[ \t]+\d+\. .+\n)+)", re.M)
@@ -19,7 +19,7 @@ DEALT = re.compile(r"^(.+?), here are the (\d+) cards dealt to you\.\n.*?\n\n[ \
 def check_miser(check: Check, seed: str) -> None:
     """The draw for first player (``first``, ruling MI-2) and the player's
     own hand (``deal``, ruling MI-1) are the seed's."""
-    seatings = find(check.mails, SEATING)
+    seatings = check.find(SEATING)
     if not seatings:
         check.missing("the opening mail (with the seating)")
         return
@@ -30,7 +30,7 @@ def check_miser(check: Check, seed: str) -> None:
     first, rows = draw_for_first(n, draws.rng("first"))
     lines = [", ".join(f"{names[p]} {card_text(c)}" for p, c in enumerate(row) if c)
              for row in rows]
-    for f in find(check.mails, FIRST_DRAW):
+    for f in check.find(FIRST_DRAW):
         shown = [words(line) for line in f.match.group(1).splitlines() if line.strip()]
         if shown != lines:
             check.mismatch(f.mail, f"the draw for first player shows {'; '.join(shown)}, but "
@@ -41,7 +41,7 @@ def check_miser(check: Check, seed: str) -> None:
     deck = [str(c) for c in full_deck()]
     draws.rng("deal").shuffle(deck)
     rest = deck[DECK_SIZE % n:]
-    for f in find(check.mails, DEALT):
+    for f in check.find(DEALT):
         name = f.match.group(1).strip()
         if name not in names:
             check.mismatch(f.mail, f"a hand dealt to {name}, who is not in the seating")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from referee.games.mailcheck import Check, MailCheck, find, sha256, words
+from referee.games.mailcheck import Check, MailCheck, sha256, words
 
 HAND_SHA = re.compile(r"^[ \t]*hand-sha256 (.+?):[ \t]*([0-9a-fA-F]{64})[ \t]*$", re.M)
 HAND = re.compile(r"^([^\n]+?), here are your 13 cards for round (\d+)\..*?\n\n(.*?)(?:\n\n|\Z)",
@@ -24,11 +24,11 @@ def check_spades(check: Check) -> None:
     """Each round's hand mail, with its salt, opens the hand's commitment the
     public mail starting the round gave for the player's seat (ruling SP-17:
     the seed stays with the referee)."""
-    hands = find(check.mails, HAND)
+    hands = check.find(HAND)
     if not hands:
         check.missing("a mail with your hand for a round")
         return
-    commitments = find(check.mails, HAND_SHA)
+    commitments = check.find(HAND_SHA)
     for f in hands:
         name, number = f.match.group(1).strip(), int(f.match.group(2))
         salts = list(HAND_SALT.finditer(check.mails[f.mail].text, f.match.start()))

@@ -305,6 +305,10 @@ def _check(tag: str, kind: str, mails: list[Mail]) -> list[str]:
         GAMES[kind].mail_check(check)
     except (GameUnavailable, PackageFault) as e:
         return [str(e)]
+    except (ValueError, LookupError, TypeError, ArithmeticError, RecursionError) as e:
+        # A game's check met what its patterns let through but cannot use:
+        # never a traceback, and never "verified".
+        return [f"the mails of {tag} cannot be read: {type(e).__name__} in the game's check"]
     check.check_parts()
     return check.result()
 

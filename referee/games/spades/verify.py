@@ -9,8 +9,10 @@ import re
 from referee.games.mailcheck import Check, MailCheck, sha256, words
 
 HAND_SHA = re.compile(r"^[ \t]*hand-sha256 (.+?):[ \t]*([0-9a-fA-F]{64})[ \t]*$", re.M)
-HAND = re.compile(r"^([^\n]+?), here are your 13 cards for round (\d+)\..*?\n\n(.*?)(?:\n\n|\Z)",
-                  re.M | re.S)
+#: A hand mail: the name, the round, and the hand's four lines after the
+#: blank line that ends the sentence (bounded: linear in the mail).
+HAND = re.compile(r"^([^\n]+?), here are your 13 cards for round (\d{1,6})\.[^\n]*\n"
+                  r"(?:[^\n]+\n){0,4}\n((?:[^\n]+\n?){1,6})", re.M)
 HAND_SALT = re.compile(r"^[ \t]*hand-salt:[ \t]*([0-9a-fA-F]{32})[ \t]*$", re.M)
 
 

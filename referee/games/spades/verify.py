@@ -80,7 +80,9 @@ def check_late_moves(check: Check) -> None:
     (by the hand mail and the plays the reports show), of the suit led if
     they held that suit."""
     hands = {f.mail: f for f in check.find(HAND)}
-    plays = check.find(PLAY)
+    plays: dict[int, list[re.Match[str]]] = {}
+    for f in check.find(PLAY):
+        plays.setdefault(f.mail, []).append(f.match)
     me, held = "", set[str]()
     tricks: dict[int, list[tuple[str, str]]] = {}
     for i, mail in enumerate(check.mails):
@@ -109,11 +111,9 @@ def check_late_moves(check: Check) -> None:
                 elif led and suit != led and any(c.endswith(led) for c in held):
                     check.mismatch(i, f"the referee played {shown} for you, but {led} was led "
                                    f"and you held {led}: rule 3 did not allow it")
-        for f in plays:
-            if f.mail != i:
-                continue
-            number, who = int(f.match.group(1)), f.match.group(2).strip()
-            put = f.match.group(3) + f.match.group(4)
+        for m in plays.get(i, []):
+            number, who = int(m.group(1)), m.group(2).strip()
+            put = m.group(3) + m.group(4)
             played = tricks.setdefault(number, [])
             if any(w == who for w, _ in played) or len(played) >= 4:
                 continue  # the same play shown again

@@ -21,6 +21,8 @@ COMMITTED = re.compile(r"^-----\n(.*?\n)-----$", re.M | re.S)
 #: A Round Report's heading; its instruction follows the words below.
 REPORT = re.compile(r"^ROUND REPORT (\d{1,6}) [^\n]*$", re.M)
 NOT_GIVEN = "(its number is not given):\n\n"
+#: The instruction's line, as a pattern: what a mail's HTML part must state too.
+GIVEN = re.compile(r"^\(its number is not given\):\n\n[^\n]*$", re.M)
 REPORTED = re.compile(r"^[ \t]+(\d{1,6})\. [^\n]*\(Round Report (\d{1,6})\)$", re.M)
 
 
@@ -53,6 +55,7 @@ def check_loatcg(check: Check, seed: str) -> None:
     for report in range(1, len(instructions)):
         drawn[report] = draws.rng("report", report).choice(unreported)
         unreported.remove(drawn[report])
+    check.find(GIVEN)  # read: the HTML part must give the same instruction
     for mail, report, quoted in _reports(check):
         given = numbers.get(quoted)
         if report not in drawn:

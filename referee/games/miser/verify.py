@@ -92,15 +92,20 @@ def check_miser(check: Check, seed: str) -> None:
     check_late_moves(check, [card_text(c) for hand in hands.values() for c in hand])
 
 
-OPENING_FIRST = re.compile(r"\bMiser begins: ([^\n]{1,200}?) goes first$")
+#: The opening's subject (and its heading, where mails are bundled).
+OPENING_FIRST = re.compile(r"^(?:\[[^\]\n]{1,80}\] )?Miser begins: ([^\n]{1,200}?) goes first$",
+                           re.M)
 
 
 def check_first_in_subjects(check: Check, first: str) -> None:
-    """The opening's subject names who goes first: the seed's draw."""
-    for f in check.in_subjects(OPENING_FIRST):
-        if f.match.group(1).strip() != first:
-            check.mismatch(f.mail, f"its subject says {f.match.group(1).strip()} goes first, "
-                           f"but the seed's draw makes it {first}")
+    """The opening's subject, and its heading in a mail that bundles it,
+    name who goes first: the seed's draw."""
+    for where, found in (("subject", check.in_subjects(OPENING_FIRST)),
+                         ("heading", check.find(OPENING_FIRST))):
+        for f in found:
+            if f.match.group(1).strip() != first:
+                check.mismatch(f.mail, f"its {where} says {f.match.group(1).strip()} goes "
+                               f"first, but the seed's draw makes it {first}")
 
 
 def check_removed(check: Check, removed: list[str],

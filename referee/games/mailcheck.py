@@ -68,6 +68,33 @@ def words(text: str) -> str:
     return " ".join(text.split())
 
 
+_LATE = " came from you by the deadline, "
+_LATE_DONE = ": the referee "
+
+
+def late_moves(text: str) -> list[tuple[str, str]]:
+    """What the referee did for the player past a deadline, as a mail to
+    them says it ("No card came from you by the deadline, DUE: the referee
+    DID, as rule 7 says."; templates/common/deadline_yours.txt): (what was
+    missing, what was done), the words joined. Read with string searches
+    in bounded windows: linear in the text."""
+    flat = words(text)
+    out: list[tuple[str, str]] = []
+    at = 0
+    while (mid := flat.find(_LATE, at)) >= 0:
+        at = mid + len(_LATE)
+        start = flat.rfind("No ", max(0, mid - 200), mid)
+        done = flat.find(_LATE_DONE, at, at + 120)
+        if start < 0 or done < 0:
+            continue
+        done += len(_LATE_DONE)
+        end = flat.find(".", done, done + 400)
+        sentence = flat[done:end if end >= 0 else done + 400]
+        cut = max(sentence.rfind(", as "), sentence.rfind(", by "))
+        out.append((flat[start + 3:mid], sentence[:cut] if cut >= 0 else sentence))
+    return out
+
+
 #: The opening's commitment to the seed: SHA-256 of ``seed: SEED\n``.
 SEED_SHA = re.compile(r"^[ \t]*seed-sha256:[ \t]*([0-9a-fA-F]{64})[ \t]*$", re.M)
 #: The seed, revealed by the game's last public mail.
@@ -90,6 +117,12 @@ class Check:
         if pattern not in self.read:
             self.read.append(pattern)
         return find(self.mails, pattern)
+
+    def find_in(self, mail: int, pattern: re.Pattern[str]) -> list[re.Match[str]]:
+        """Each place mail ``mail``'s text states what ``pattern`` reads."""
+        if pattern not in self.read:
+            self.read.append(pattern)
+        return list(pattern.finditer(self.mails[mail].text))
 
     def in_subjects(self, pattern: re.Pattern[str]) -> list[Found]:
         """Each place a mail's subject states what ``pattern`` reads."""

@@ -11,7 +11,7 @@ import re
 
 from referee.games.cards import full_deck
 from referee.games.draws import KeyedDraws
-from referee.games.mailcheck import Check, MailCheck, words
+from referee.games.mailcheck import Check, MailCheck, late_moves, words
 from referee.games.miser.rules import DECK_SIZE, card_text, draw_for_first, hand_text, sort_hand
 
 SEATING = re.compile(r"^Seating \(play moves in this order\):\n((?:[ \t]+\d+\. .+\n)+)", re.M)
@@ -24,10 +24,6 @@ DEALT = re.compile(r"^([^\n]+?), here are the (\d{1,2}) cards dealt to you\.\n[^
 REMOVED = re.compile(r"^(\d{1,2}) cards? (?:was|were) first removed face down", re.M)
 #: A card as the mails show it: ``A♠``, ``10♥``.
 CARD = re.compile(r"(?<![0-9A-Za-z])(10|[2-9JQKA])([♠♥♦♣])")
-#: What the referee did for the player when they were late (the mail
-#: ``deadline_yours``, its words joined): what was missing, and what was done.
-LATE = re.compile(r"No (.{1,200}?) came from you by the deadline, .{1,80}?: the referee "
-                  r"(.{1,300}?), (?:as|by) [^.]{1,200}\.")
 #: What the referee does for each step missed (ruling MI-15), but a card.
 LATE_DONE = ("passed for you", "let the offer lapse", 'wrote "flip" for you',
              'wrote "done" for you')
@@ -143,30 +139,31 @@ def check_late_moves(check: Check, held: list[str]) -> None:
     number, which no mail gives."""
     played: set[str] = set()
     for i, mail in enumerate(check.mails):
-        late = next((m for p in mail.text.split("\n\n", 12)[:12]
-                     if (m := LATE.fullmatch(words(p[:2000]))) is not None), None)
         for f in OWN_CARD.finditer(mail.text):
             played.update(m.group(0) for m in CARD.finditer(f.group(0)))
-        if late is None:
-            continue
-        missing, done = late.group(1), late.group(2)
-        card = LATE_CARD.fullmatch(done)
-        if card is not None:
-            shown = card.group(1) + card.group(2)
-            if missing != "card":
-                check.mismatch(i, f"the referee put a card down for you, but what was late is "
-                               f"{missing[:100]}, not a card (ruling MI-15 of the rule text's "
-                               "deadlines)")
-            elif shown not in held or shown in played:
-                check.mismatch(i, f"the referee put {shown} face down for you, a card you did "
-                               "not hold")
-            played.add(shown)
-            continue
-        allowed = ("let the offer lapse",) if missing.startswith("answer to") else LATE_DONE
-        if not done.startswith(allowed):
-            check.mismatch(i, f"for your late {missing[:100]} the referee {done[:100]}, which "
-                           "is not a move the rules make for a late player (they make: "
-                           f"{'; '.join(allowed)})")
+        for missing, done in late_moves(mail.text):
+            check_late_move(check, i, missing, done, held, played)
+
+
+def check_late_move(check: Check, i: int, missing: str, done: str, held: list[str],
+                    played: set[str]) -> None:
+    """One move the referee made for the late player (:func:`check_late_moves`)."""
+    card = LATE_CARD.fullmatch(done)
+    if card is not None:
+        shown = card.group(1) + card.group(2)
+        if missing != "card":
+            check.mismatch(i, f"the referee put a card down for you, but what was late is "
+                           f"{missing[:100]}, not a card")
+        elif shown not in held or shown in played:
+            check.mismatch(i, f"the referee put {shown} face down for you, a card you did "
+                           "not hold")
+        played.add(shown)
+        return
+    allowed = ("let the offer lapse",) if missing.startswith("answer to") else LATE_DONE
+    if not done.startswith(allowed):
+        check.mismatch(i, f"for your late {missing[:100]} the referee {done[:100]}, which "
+                       "is not a move the house rule for silent players makes (it makes: "
+                       f"{'; '.join(allowed)})")
 
 
 class MiserMailCheck(MailCheck):

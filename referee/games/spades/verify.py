@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from referee.games.mailcheck import Check, MailCheck, sha256, words
+from referee.games.mailcheck import Check, MailCheck, late_moves, sha256, words
 
 HAND_SHA = re.compile(r"^[ \t]*hand-sha256 (.+?):[ \t]*([0-9a-fA-F]{64})[ \t]*$", re.M)
 #: A hand mail: the name, the round, and the hand's four lines after the
@@ -51,49 +51,37 @@ def check_spades(check: Check) -> None:
                            f"not open {name}'s hand-sha256 {published}")
 
 
-#: A card played, as the reports show it: "  Trick 3: Alice plays 4♠".
-PLAY = re.compile(r"^[ \t]*Trick (\d{1,2}): ([^\n]{1,200}?) plays (10|[2-9JQKA])([♠♥♦♣])\.?$",
-                  re.M)
-#: What the referee did for the player when they were late (the mail
-#: ``deadline_yours``, a paragraph's words joined).
-LATE = re.compile(r"No (.{1,200}?) came from you by the deadline, .{1,80}?: the referee "
-                  r"(.{1,300}?), (?:as|by) [^.]{1,200}\.")
+#: What a mail asking for the player's card shows: the trick so far (its
+#: first card is the suit led), the cards they may play, and their hand.
+TRICK_SO_FAR = re.compile(r"^Trick \d{1,2}: (?:you lead|[^\n]{1,200}? (10|[2-9JQKA])([♠♥♦♣])"
+                          r"(?:, [^\n]{0,200})?)\.$", re.M)
+MAY_PLAY = re.compile(r"^You may play: ([^\n]{1,200})$", re.M)
+YOUR_HAND = re.compile(r"^Your hand:\n((?:[♠♥♦♣] [^\n]{0,60}\n){4})", re.M)
 LATE_CARD = re.compile(r"played (10|[2-9JQKA])([♠♥♦♣]) for you, chosen at random among the cards "
                        r"you could legally play")
 #: Rule 7: "a bid of 2 is made" for a player whose bid is late.
 LATE_BID = "bid 2 for you"
+_CARD = re.compile(r"(10|[2-9JQKA])([♠♥♦♣])")
 
 
 def hand_cards(hand: str) -> set[str]:
-    """The cards of a hand mail's four lines: ``♠ K Q 9`` -> K♠ Q♠ 9♠."""
+    """The cards of a hand's four lines: ``♠ K Q 9`` -> K♠ Q♠ 9♠."""
     out: set[str] = set()
     for line in hand.splitlines():
         parts = line.split()
-        if parts and parts[0] in "♠♥♦♣" and len(parts[0]) == 1:
+        if parts and len(parts[0]) == 1 and parts[0] in "♠♥♦♣":
             out.update(f"{rank}{parts[0]}" for rank in parts[1:] if rank != "-")
     return out
 
 
 def check_late_moves(check: Check) -> None:
     """Each move the referee made for the player past a deadline (rule 7):
-    for a bid, 2; for a card, one of the hand of the round they still held
-    (by the hand mail and the plays the reports show), of the suit led if
-    they held that suit."""
-    hands = {f.mail: f for f in check.find(HAND)}
-    plays: dict[int, list[re.Match[str]]] = {}
-    for f in check.find(PLAY):
-        plays.setdefault(f.mail, []).append(f.match)
-    me, held = "", set[str]()
-    tricks: dict[int, list[tuple[str, str]]] = {}
+    for a bid, 2; for a card, one the mail that asked for it said they may
+    play, of the hand it showed them, of the suit led if that hand held it
+    (rule 3)."""
+    asked: dict[str, object] = {}
     for i, mail in enumerate(check.mails):
-        if i in hands:
-            me = hands[i].match.group(1).strip()
-            held = hand_cards(HAND_SALT.sub("", hands[i].match.group(3)))
-            tricks = {}
-        late = next((m for p in mail.text.split("\n\n", 12)[:12]
-                     if (m := LATE.fullmatch(words(p[:2000]))) is not None), None)
-        if late is not None:
-            missing, done = late.group(1), late.group(2)
+        for missing, done in late_moves(mail.text):
             card = LATE_CARD.fullmatch(done)
             if missing == "bid" and done != LATE_BID:
                 check.mismatch(i, f"for your late bid the referee {done[:100]}, but rule 7 "
@@ -101,25 +89,31 @@ def check_late_moves(check: Check) -> None:
             elif missing == "card" and card is None:
                 check.mismatch(i, f"for your late card the referee {done[:100]}, which is not "
                                "a card played at random as rule 7 says")
-            elif card is not None and held:
+            elif card is not None and asked:
                 shown, suit = card.group(1) + card.group(2), card.group(2)
-                open_tricks = [t for t, played in tricks.items() if len(played) < 4]
-                led = tricks[max(open_tricks)][0][1][-1] if open_tricks else None
-                if shown not in held:
+                held = asked.get("held")
+                legal = asked.get("legal")
+                led = asked.get("led")
+                if isinstance(held, set) and shown not in held:
                     check.mismatch(i, f"the referee played {shown} for you, a card you did not "
                                    "hold")
-                elif led and suit != led and any(c.endswith(led) for c in held):
+                elif isinstance(legal, set) and shown not in legal:
+                    check.mismatch(i, f"the referee played {shown} for you, not one of the cards "
+                                   f"you could legally play: {' '.join(sorted(legal))}")
+                elif (isinstance(led, str) and isinstance(held, set) and suit != led
+                      and any(c.endswith(led) for c in held)):
                     check.mismatch(i, f"the referee played {shown} for you, but {led} was led "
                                    f"and you held {led}: rule 3 did not allow it")
-        for m in plays.get(i, []):
-            number, who = int(m.group(1)), m.group(2).strip()
-            put = m.group(3) + m.group(4)
-            played = tricks.setdefault(number, [])
-            if any(w == who for w, _ in played) or len(played) >= 4:
-                continue  # the same play shown again
-            played.append((who, put))
-            if who == me:
-                held.discard(put)
+            asked = {}
+        # What this mail asks for, if it asks the player for a card.
+        if (may := list(check.find_in(i, MAY_PLAY))):
+            trick = list(check.find_in(i, TRICK_SO_FAR))
+            hand = list(check.find_in(i, YOUR_HAND))
+            asked = {"legal": {m.group(0) for m in _CARD.finditer(may[-1].group(1))}}
+            if hand:
+                asked["held"] = hand_cards(hand[-1].group(1))
+            if trick and trick[-1].group(2):
+                asked["led"] = trick[-1].group(2)
 
 
 class SpadesMailCheck(MailCheck):

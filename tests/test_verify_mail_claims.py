@@ -269,39 +269,38 @@ def _not_held(body: str, held_pattern: str) -> str:
     return next(c for c in (f"{r}{s}" for s in "♠♥♦♣" for r in "AKQJ98765432") if c not in held)
 
 
+def replace_late_card(verb: str, held: str) -> Callable[[str], str | None]:
+    """The card the referee says it ``verb`` for Alice made one she did not hold."""
+
+    def change(body: str) -> str | None:
+        m = re.search(rf"the\s+referee\s+{verb}\s+(\S+)", body)
+        return None if m is None else body[:m.start(1)] + _not_held(body, held) + body[m.end(1):]
+
+    return change
+
+
 def test_a_card_the_referee_put_down_for_a_late_miser_player_altered_is_named(
         mailboxes: Callable[[str], tuple[str, Path]]) -> None:
     tag, folder = mailboxes("miser-late")
     hand = next(m.group(1) for _, msg in messages(folder)
                 if (m := re.search(r"cards dealt to you\.\n.*\n\n\s*(\S.*)$", text(msg), re.M)))
-
-    def change(body: str) -> str | None:
-        flat = " ".join(body.split())
-        m = re.search(r"the referee put (\S+) face down for you", flat)
-        if m is None:
-            return None
-        return body.replace(m.group(1), _not_held(body, hand), 1)
-
-    subject = edit(folder, change)
+    subject = edit(folder, replace_late_card("put", hand))
     refused(tag, folder, subject, "the referee put ", "face down for you, a card you did not hold")
 
 
 def test_a_card_the_referee_played_for_a_late_spades_player_altered_is_named(
         mailboxes: Callable[[str], tuple[str, Path]]) -> None:
     tag, folder = mailboxes("spades-late")
-    hand = next(" ".join(m.group(1).split()) for _, msg in messages(folder)
-                if (m := re.search(r"cards for round 1\..*?\n\n(.*?)\n\n", text(msg), re.S)))
-    cards = set()
-    for line in hand.replace(" ♥", "\n♥").replace(" ♣", "\n♣").replace(" ♦", "\n♦").split("\n"):
-        suit, *ranks = line.split()
-        cards.update(f"{r}{suit}" for r in ranks if r != "-")
+    hand = ""  # the hand the mail asking for the card showed
 
     def change(body: str) -> str | None:
-        flat = " ".join(body.split())
-        m = re.search(r"the referee played (\S+) for you", flat)
-        if m is None:
-            return None
-        return body.replace(f"played {m.group(1)}", f"played {_not_held(body, ' '.join(cards))}", 1)
+        nonlocal hand
+        if re.search(r"the\s+referee\s+played\s", body) and hand:
+            return replace_late_card("played", hand)(body)
+        shown = re.search(r"^Your hand:\n((?:.*\n){4})", body, re.M)
+        hand = " ".join(f"{r}{line[0]}" for line in shown.group(1).splitlines()
+                        for r in line.split()[1:]) if shown else hand
+        return None
 
     subject = edit(folder, change)
     refused(tag, folder, subject, "the referee played ", "for you, a card you did not hold")
@@ -310,9 +309,12 @@ def test_a_card_the_referee_played_for_a_late_spades_player_altered_is_named(
 def test_a_late_spades_bid_other_than_2_is_named(
         mailboxes: Callable[[str], tuple[str, Path]]) -> None:
     tag, folder = mailboxes("spades-late")
-    subject = edit(folder, lambda body: body.replace("the referee bid 2 for you",
-                                                      "the referee bid 3 for you", 1)
-                   if "the referee bid 2 for you" in body else None)
+
+    def change(body: str) -> str | None:
+        m = re.search(r"the\s+referee\s+bid\s+(2)\s+for\s+you", body)
+        return None if m is None else body[:m.start(1)] + "3" + body[m.end(1):]
+
+    subject = edit(folder, change)
     refused(tag, folder, subject, "for your late bid the referee bid 3 for you",
             "rule 7 makes a bid of 2")
 

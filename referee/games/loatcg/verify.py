@@ -72,6 +72,7 @@ def check_loatcg(check: Check, seed: str) -> None:
         if drawn.get(report) != said:
             check.mismatch(f.mail, f"instruction {said} is said to be Round Report {report}'s, "
                            f"but the seed draws instruction {drawn.get(report)} for it")
+    budget = MAX_DEALS_DRAWN
     for f in check.find(DEALT_CARDS):
         shown, draw = words(f.match.group(1)), f.match.group(2)
         counts = [number(n, MAX_DEALT) for n in re.findall(r"\d+", shown)]
@@ -80,6 +81,11 @@ def check_loatcg(check: Check, seed: str) -> None:
                            f"{shown[:200]}: more than a deal holds ({MAX_DEALT})")
             continue
         count = sum(n or 0 for n in counts)
+        budget -= count
+        if budget < 0:
+            check.mismatch(f.mail, f"more cards are said to be dealt to you than a tournament "
+                           f"deals ({MAX_DEALS_DRAWN})")
+            return
         stream = Stream(f"{seed}/{draw}")
         cards = dict.fromkeys(CARD_TYPES, 0)
         for _ in range(count):
@@ -93,9 +99,11 @@ def _reports(check: Check) -> list[tuple[int, int, str]]:
     """Each Round Report's instruction: (mail, report, the instruction's
     words), read with string searches bounded by the next report."""
     out: list[tuple[int, int, str]] = []
-    for i, mail in enumerate(check.mails):
-        text = mail.text
-        heads = [f.match for f in check.find(REPORT) if f.mail == i]
+    by_mail: dict[int, list[re.Match[str]]] = {}
+    for f in check.find(REPORT):
+        by_mail.setdefault(f.mail, []).append(f.match)
+    for i, heads in by_mail.items():
+        text = check.mails[i].text
         for k, head in enumerate(heads):
             end = heads[k + 1].start() if k + 1 < len(heads) else len(text)
             at = text.find(NOT_GIVEN, head.end(), end)
@@ -108,8 +116,10 @@ def _reports(check: Check) -> list[tuple[int, int, str]]:
     return out
 
 
-#: The most cards one deal gives a member (a stranger's "99999999 ore" is none).
-MAX_DEALT = 1000
+#: The most cards one deal gives a member (a stranger's "99999999 ore" is none),
+#: and the most drawn again for all the deals of a mailbox.
+MAX_DEALT = 100
+MAX_DEALS_DRAWN = 20000
 #: A tournament's deal to the member: the cards, and the seed's draw that chose them.
 DEALT_CARDS = re.compile(r"^Dealt to you: (.+)\n\(The seed's draw \"([a-z]+(?:/\d+)+)\" "
                          r"chose them", re.M)

@@ -12,7 +12,14 @@ import re
 from referee.games.cards import full_deck
 from referee.games.draws import KeyedDraws
 from referee.games.mailcheck import Check, MailCheck, late_moves, words
-from referee.games.miser.rules import DECK_SIZE, card_text, draw_for_first, hand_text, sort_hand
+from referee.games.miser.rules import (
+    DECK_SIZE,
+    MAX_PLAYERS,
+    card_text,
+    draw_for_first,
+    hand_text,
+    sort_hand,
+)
 
 SEATING = re.compile(r"^Seating \(play moves in this order\):\n((?:[ \t]+\d+\. .+\n)+)", re.M)
 #: The draw for first player: its heading, then its rows (a row a round of
@@ -43,6 +50,10 @@ def check_miser(check: Check, seed: str) -> None:
     names = [line.split(".", 1)[1].strip()
              for line in seatings[0].match.group(1).splitlines()]
     n = len(names)
+    if n > MAX_PLAYERS:
+        check.mismatch(seatings[0].mail, f"a seating of {n} players cannot be read: 52 cards "
+                       f"deal {MAX_PLAYERS} players at most")
+        return
     draws = KeyedDraws(seed)
     first, rows = draw_for_first(n, draws.rng("first"))
     lines = [", ".join(f"{names[p]} {card_text(c)}" for p, c in enumerate(row) if c)
@@ -119,15 +130,16 @@ def check_removed(check: Check, removed: list[str],
     gone = {card_text(c) for c in removed}
     for i, mail in enumerate(check.mails):
         spans = draw_spans.get(i, [])
-        for m in CARD.finditer(mail.text):
-            card = m.group(0)
-            if card not in gone or any(s <= m.start() < e for s, e in spans):
-                continue
-            if mail.text.startswith(">", mail.text.rfind("\n", 0, m.start()) + 1):
-                continue  # the player's own words, quoted back
-            check.mismatch(i, f"it shows {card} in play, but the seed removed {card} face "
-                           "down at the deal, unseen by anyone")
-            break
+        at = 0
+        for line in mail.text.split("\n"):
+            start, at = at, at + len(line) + 1
+            if line.startswith(">") or any(s <= start < e for s, e in spans):
+                continue  # the player's own words quoted back; the draw for first player
+            card = next((m.group(0) for m in CARD.finditer(line) if m.group(0) in gone), None)
+            if card is not None:
+                check.mismatch(i, f"it shows {card} in play, but the seed removed {card} face "
+                               "down at the deal, unseen by anyone")
+                break
 
 
 def check_late_moves(check: Check, held: list[str]) -> None:

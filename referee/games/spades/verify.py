@@ -36,8 +36,8 @@ def check_spades(check: Check) -> None:
     commitments = check.find(HAND_SHA)
     for f in hands:
         name, number = f.match.group(1).strip(), int(f.match.group(2))
-        salts = list(HAND_SALT.finditer(check.mails[f.mail].text, f.match.start()))
-        if not salts:
+        salt = HAND_SALT.search(check.mails[f.mail].text, f.match.start())
+        if salt is None:
             check.mismatch(f.mail, f"round {number}'s hand mail gives no hand-salt")
             continue
         hand = HAND_SALT.sub("", f.match.group(3))
@@ -46,15 +46,14 @@ def check_spades(check: Check) -> None:
             check.missing(f"the mail starting round {number} (with {name}'s hand-sha256)")
             continue
         published = mine[-1].match.group(2).lower()
-        if hand_commitment(hand, salts[0].group(1)) != published:
+        if hand_commitment(hand, salt.group(1)) != published:
             check.mismatch(f.mail, f"round {number}'s hand {words(hand)} with its salt does "
                            f"not open {name}'s hand-sha256 {published}")
 
 
 #: What a mail asking for the player's card shows: the trick so far (its
 #: first card is the suit led), the cards they may play, and their hand.
-TRICK_SO_FAR = re.compile(r"^Trick \d{1,2}: (?:you lead|[^\n]{1,200}? (10|[2-9JQKA])([♠♥♦♣])"
-                          r"(?:, [^\n]{0,200})?)\.$", re.M)
+TRICK_SO_FAR = re.compile(r"^Trick \d{1,2}: ([^\n]{1,400})\.$", re.M)
 MAY_PLAY = re.compile(r"^You may play: ([^\n]{1,200})$", re.M)
 YOUR_HAND = re.compile(r"^Your hand:\n((?:[♠♥♦♣] [^\n]{0,60}\n){4})", re.M)
 LATE_CARD = re.compile(r"played (10|[2-9JQKA])([♠♥♦♣]) for you, chosen at random among the cards "
@@ -112,8 +111,9 @@ def check_late_moves(check: Check) -> None:
             asked = {"legal": {m.group(0) for m in _CARD.finditer(may[-1].group(1))}}
             if hand:
                 asked["held"] = hand_cards(hand[-1].group(1))
-            if trick and trick[-1].group(2):
-                asked["led"] = trick[-1].group(2)
+            first = _CARD.search(trick[-1].group(1)) if trick else None
+            if first is not None and trick[-1].group(1) != "you lead":
+                asked["led"] = first.group(2)
 
 
 class SpadesMailCheck(MailCheck):

@@ -470,8 +470,12 @@ hash.txt, and run: sha256sum hash.txt
 {SIGNATURE}"""
 
     scan_every_mailbox(post, t.list, state)
-    # Carol checks the draws from her own mailbox (issue 23).
-    assert verified_by_mail(post, "carol", tag) == (0, "verified\n")
+    # Carol checks the draws from her own mailbox (issue 23). The members'
+    # own posts to the list carry the tag too: not the referee's, so they
+    # are not read, and counted (issue 38).
+    assert verified_by_mail(post, "carol", tag) == (0, (
+        "verified\n3 mails with the tag not from the referee referee@example.test (by From "
+        "and Message-ID) were ignored\n"))
 
 
 def public_texts(msg: EmailMessage) -> list[str]:

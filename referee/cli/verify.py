@@ -19,11 +19,15 @@ def add_parser(sub: Subparsers) -> None:
     verify.add_argument("--mail", metavar="PATH", type=Path,
                         help="a player's mailbox (an mbox file or a Maildir folder): "
                              "needs no database and no config")
+    verify.add_argument("--referee", metavar="ADDRESS",
+                        help="with --mail: read only the mails of the referee at ADDRESS "
+                             "(by default, each referee whose mail carries the tag is "
+                             "checked, and the game is verified when one's mails all hold)")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.mail is not None:
-        return _verify_mail(args.tag, args.mail)
+        return _verify_mail(args.tag, args.mail, args.referee)
     with opened(args) as referee:
         audit = referee.reading.examine(args.tag)
         if audit.problems:
@@ -34,20 +38,20 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
 
-def _verify_mail(tag: str, path: Path) -> int:
+def _verify_mail(tag: str, path: Path, referee: str | None) -> int:
     """``verify TAG --mail PATH``: a player's check of the draws and
     commitments in the mail they received; prints ``verified`` (0) or the
-    first mismatch (1)."""
+    first mismatch (1), then how many mails it ignored. A mailbox that
+    cannot be read is one line on stderr with its code (``MailboxError``,
+    a :class:`~referee.problems.Problem`, as :func:`referee.cli.main` says it)."""
     try:
-        from referee.verify_mail import verify_mailbox
+        from referee.verify_mail import check_mailbox
     except ImportError:
         raise RefereeError("verify --mail is not part of this installation") from None
-    problems = verify_mailbox(tag, path)
-    if problems:
-        print(problems[0])
-        return 1
-    print("verified")
-    return 0
+    verdict = check_mailbox(tag, path, referee)
+    for line in verdict.lines():
+        print(line)
+    return 1 if verdict.problems else 0
 
 
 COMMAND = Command("verify", add_parser, run, plays_games=True)

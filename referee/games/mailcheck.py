@@ -29,6 +29,9 @@ class Mail:
     subject: str
     date: datetime | None
     text: str  # the plain-text body, lines ending in "\n"
+    #: The text of its HTML part, as a mail client shows it, when it has
+    #: one beside the plain text: it must state what the plain text does.
+    shown: str | None = None
 
     def __str__(self) -> str:
         when = f", {self.date:%a %d %b %Y %H:%M}" if self.date else ""
@@ -47,12 +50,49 @@ def find(mails: Sequence[Mail], pattern: re.Pattern[str]) -> list[Found]:
     return [Found(i, m) for i, mail in enumerate(mails) for m in pattern.finditer(mail.text)]
 
 
+def number(text: str, most: int = 10**6) -> int | None:
+    """The decimal number ``text`` when it is at most ``most`` (a stranger's
+    5,000 digits are no number a game states); else None."""
+    text = text.strip()
+    if not text.isdecimal() or len(text) > len(str(most)):
+        return None
+    value = int(text)
+    return value if value <= most else None
+
+
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def words(text: str) -> str:
     return " ".join(text.split())
+
+
+_LATE = " came from you by the deadline, "
+_LATE_DONE = ": the referee "
+
+
+def late_moves(text: str) -> list[tuple[str, str]]:
+    """What the referee did for the player past a deadline, as a mail to
+    them says it ("No card came from you by the deadline, DUE: the referee
+    DID, as rule 7 says."; templates/common/deadline_yours.txt): (what was
+    missing, what was done), the words joined. Read with string searches
+    in bounded windows: linear in the text."""
+    flat = words(text)
+    out: list[tuple[str, str]] = []
+    at = 0
+    while (mid := flat.find(_LATE, at)) >= 0:
+        at = mid + len(_LATE)
+        start = flat.rfind("No ", max(0, mid - 200), mid)
+        done = flat.find(_LATE_DONE, at, at + 120)
+        if start < 0 or done < 0:
+            continue
+        done += len(_LATE_DONE)
+        end = flat.find(".", done, done + 400)
+        sentence = flat[done:end if end >= 0 else done + 400]
+        cut = max(sentence.rfind(", as "), sentence.rfind(", by "))
+        out.append((flat[start + 3:mid], sentence[:cut] if cut >= 0 else sentence))
+    return out
 
 
 #: The opening's commitment to the seed: SHA-256 of ``seed: SEED\n``.
@@ -68,6 +108,44 @@ class Check:
         self.tag = tag
         self.mails = mails
         self.found: list[tuple[int, str]] = []
+        #: Every pattern a game's check read its mails with: what a mail's
+        #: HTML part must state as its plain text does (:meth:`check_parts`).
+        self.read: list[re.Pattern[str]] = []
+
+    def find(self, pattern: re.Pattern[str]) -> list[Found]:
+        """Each place a mail's text states what ``pattern`` reads."""
+        if pattern not in self.read:
+            self.read.append(pattern)
+        return find(self.mails, pattern)
+
+    def find_in(self, mail: int, pattern: re.Pattern[str]) -> list[re.Match[str]]:
+        """Each place mail ``mail``'s text states what ``pattern`` reads."""
+        if pattern not in self.read:
+            self.read.append(pattern)
+        return list(pattern.finditer(self.mails[mail].text))
+
+    def in_subjects(self, pattern: re.Pattern[str]) -> list[Found]:
+        """Each place a mail's subject states what ``pattern`` reads."""
+        return [Found(i, m) for i, mail in enumerate(self.mails)
+                for m in pattern.finditer(mail.subject)]
+
+    def check_parts(self) -> None:
+        """A mail with an HTML part beside its plain text (what a mail client
+        shows) is refused when the two do not state the same claims: each
+        pattern the game read its mails with finds the same text in both."""
+        for i, mail in enumerate(self.mails):
+            if mail.shown is None:
+                continue
+            for pattern in self.read:
+                plain = [words(m.group(0)) for m in pattern.finditer(mail.text)]
+                shown = [words(m.group(0)) for m in pattern.finditer(mail.shown)]
+                if plain != shown:
+                    differ = next((p, s) for p, s in zip([*plain, ""], [*shown, ""], strict=False)
+                                  if p != s)
+                    self.mismatch(i, f"its parts disagree: the plain text says "
+                                  f"\"{differ[0][:200]}\", the HTML part (what a mail client "
+                                  f"shows) \"{differ[1][:200]}\"")
+                    break
 
     def missing(self, what: str) -> None:
         self.found.append((-1, f"{what} of {self.tag} is not in the mailbox"))
@@ -80,7 +158,7 @@ class Check:
                              ) -> tuple[list[Found], list[Found]] | None:
         """The mails with a commitment and those that open it; None, saying
         which mail is missing (``where``, ``then``), unless both are here."""
-        committed, opened = find(self.mails, commitment), find(self.mails, opening)
+        committed, opened = self.find(commitment), self.find(opening)
         if not committed:
             self.missing(where)
         if not opened:

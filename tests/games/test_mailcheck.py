@@ -44,3 +44,34 @@ def test_a_mailbox_without_the_opening_says_which_mail_is_missing() -> None:
     MailCheck()(check)
     assert check.result() == [
         "the opening mail (with the seed's SHA-256) of x-1 is not in the mailbox"]
+
+
+def test_a_late_move_is_read_from_its_sentence_wrapped_as_the_mail_has_it() -> None:
+    from referee.games.mailcheck import late_moves
+
+    text = ("The deadline passed: the referee moved for you\n---\n"
+            "No card came from you by the deadline, Thu 05 Mar 2026 13:00 UTC: the\n"
+            "referee put 5♦ face down for you, drawn at random from your hand, by the\n"
+            "house rule for silent players.\nYour next move is due by Mon 09 Mar 2026.\n")
+    assert late_moves(text) == [
+        ("card", "put 5♦ face down for you, drawn at random from your hand")]
+    assert late_moves("No bid came from you by the deadline, Thu: the referee bid 2 for "
+                      "you, as rule 7 says.") == [("bid", "bid 2 for you")]
+    # A stranger's run of half sentences: each read within its window, none matched.
+    assert late_moves(" came from you by the deadline, " * 10_000) == []
+
+
+def test_an_html_part_stating_other_claims_is_refused_as_parts_that_disagree() -> None:
+    import re
+
+    mails = [Mail("[x-1] r", None, "ROUND 2 OF 6: THE PRIZE IS 4\n",
+                  "ROUND 2 OF 6: THE PRIZE IS 5\n"),
+             Mail("[x-1] s", None, "ROUND 3 OF 6: THE PRIZE IS 1\n",
+                  "ROUND 3 OF 6: THE PRIZE IS 1\n")]
+    check = Check("x-1", mails)
+    check.find(re.compile(r"^ROUND \d+ OF \d+: THE PRIZE IS \d+$", re.M))
+    check.check_parts()
+    (problem,) = check.result()
+    assert problem == ('the mail "[x-1] r": its parts disagree: the plain text says "ROUND 2 '
+                       'OF 6: THE PRIZE IS 4", the HTML part (what a mail client shows) '
+                       '"ROUND 2 OF 6: THE PRIZE IS 5"')

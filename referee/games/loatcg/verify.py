@@ -14,13 +14,16 @@ from referee.games.loatcg.instructions import (
     parse_instructions,
 )
 from referee.games.loatcg.rules import cards_text
-from referee.games.mailcheck import Check, MailCheck, find, sha256, words
+from referee.games.mailcheck import Check, MailCheck, number, sha256, words
 
 DIGEST = re.compile(r"SHA-256 hash of their text[^\n]*\n\s*([0-9a-f]{64})[ \t]*$", re.M)
 COMMITTED = re.compile(r"^-----\n(.*?\n)-----$", re.M | re.S)
-REPORT = re.compile(r"^ROUND REPORT (\d+) .*?\(its number is not given\):\n\n(.*?)\n\n",
-                    re.M | re.S)
-REPORTED = re.compile(r"^[ \t]+(\d+)\. .*\(Round Report (\d+)\)$", re.M)
+#: A Round Report's heading; its instruction follows the words below.
+REPORT = re.compile(r"^ROUND REPORT (\d{1,6}) [^\n]*$", re.M)
+NOT_GIVEN = "(its number is not given):\n\n"
+#: The instruction's line, as a pattern: what a mail's HTML part must state too.
+GIVEN = re.compile(r"^\(its number is not given\):\n\n[^\n]*$", re.M)
+REPORTED = re.compile(r"^[ \t]+(\d{1,6})\. [^\n]*\(Round Report (\d{1,6})\)$", re.M)
 
 
 def check_loatcg(check: Check, seed: str) -> None:
@@ -52,26 +55,37 @@ def check_loatcg(check: Check, seed: str) -> None:
     for report in range(1, len(instructions)):
         drawn[report] = draws.rng("report", report).choice(unreported)
         unreported.remove(drawn[report])
-    for f in find(check.mails, REPORT):
-        report, quoted = int(f.match.group(1)), words(f.match.group(2))
-        number = numbers.get(quoted)
+    check.find(GIVEN)  # read: the HTML part must give the same instruction
+    for mail, report, quoted in _reports(check):
+        given = numbers.get(quoted)
         if report not in drawn:
-            check.mismatch(f.mail, f"Round Report {report}, but the tournament has "
+            check.mismatch(mail, f"Round Report {report}, but the tournament has "
                            f"{len(drawn)} reports")
-        elif number is None:
-            check.mismatch(f.mail, f"Round Report {report} gives the instruction \"{quoted}\", "
+        elif given is None:
+            check.mismatch(mail, f"Round Report {report} gives the instruction \"{quoted[:200]}\", "
                            "which the Scoring Instructions do not hold")
-        elif number != drawn[report]:
-            check.mismatch(f.mail, f"Round Report {report} gives instruction {number}, but the "
+        elif given != drawn[report]:
+            check.mismatch(mail, f"Round Report {report} gives instruction {given}, but the "
                            f"seed draws instruction {drawn[report]}")
-    for f in find(check.mails, REPORTED):
-        number, report = int(f.match.group(1)), int(f.match.group(2))
-        if drawn.get(report) != number:
-            check.mismatch(f.mail, f"instruction {number} is said to be Round Report {report}'s, "
+    for f in check.find(REPORTED):
+        said, report = int(f.match.group(1)), int(f.match.group(2))
+        if drawn.get(report) != said:
+            check.mismatch(f.mail, f"instruction {said} is said to be Round Report {report}'s, "
                            f"but the seed draws instruction {drawn.get(report)} for it")
-    for f in find(check.mails, DEALT_CARDS):
+    budget = MAX_DEALS_DRAWN
+    for f in check.find(DEALT_CARDS):
         shown, draw = words(f.match.group(1)), f.match.group(2)
-        count = sum(int(n) for n in re.findall(r"\d+", shown))
+        counts = [number(n, MAX_DEALT) for n in re.findall(r"\d+", shown)]
+        if any(n is None for n in counts) or sum(n or 0 for n in counts) > MAX_DEALT:
+            check.mismatch(f.mail, f"the cards dealt to you by the draw {draw} are "
+                           f"{shown[:200]}: more than a deal holds ({MAX_DEALT})")
+            continue
+        count = sum(n or 0 for n in counts)
+        budget -= count
+        if budget < 0:
+            check.mismatch(f.mail, f"more cards are said to be dealt to you than a tournament "
+                           f"deals ({MAX_DEALS_DRAWN})")
+            return
         stream = Stream(f"{seed}/{draw}")
         cards = dict.fromkeys(CARD_TYPES, 0)
         for _ in range(count):
@@ -81,6 +95,31 @@ def check_loatcg(check: Check, seed: str) -> None:
                            f"but the seed deals {cards_text(cards)}")
 
 
+def _reports(check: Check) -> list[tuple[int, int, str]]:
+    """Each Round Report's instruction: (mail, report, the instruction's
+    words), read with string searches bounded by the next report."""
+    out: list[tuple[int, int, str]] = []
+    by_mail: dict[int, list[re.Match[str]]] = {}
+    for f in check.find(REPORT):
+        by_mail.setdefault(f.mail, []).append(f.match)
+    for i, heads in by_mail.items():
+        text = check.mails[i].text
+        for k, head in enumerate(heads):
+            end = heads[k + 1].start() if k + 1 < len(heads) else len(text)
+            at = text.find(NOT_GIVEN, head.end(), end)
+            report = number(head.group(1), 10**6)
+            if at < 0 or report is None:
+                continue
+            start = at + len(NOT_GIVEN)
+            stop = text.find("\n\n", start, end)
+            out.append((i, report, words(text[start:stop if stop >= 0 else end])))
+    return out
+
+
+#: The most cards one deal gives a member (a stranger's "99999999 ore" is none),
+#: and the most drawn again for all the deals of a mailbox.
+MAX_DEALT = 100
+MAX_DEALS_DRAWN = 20000
 #: A tournament's deal to the member: the cards, and the seed's draw that chose them.
 DEALT_CARDS = re.compile(r"^Dealt to you: (.+)\n\(The seed's draw \"([a-z]+(?:/\d+)+)\" "
                          r"chose them", re.M)

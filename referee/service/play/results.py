@@ -223,7 +223,7 @@ def as_text(found: Sequence[Table]) -> str:
         if not t.lines:
             out.append("  no game rated yet")
         else:
-            width = max(len(line.name) for line in t.lines)
+            width = max(len("Player"), *(len(line.name) for line in t.lines))
             out.append(f"  {'#':>3}  {'Player':<{width}}  {'Points':>6}  {'Games':>5}  "
                        f"{'Won':>3}")
             for line in t.lines:

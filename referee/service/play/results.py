@@ -69,6 +69,8 @@ class Table:
     lines: tuple[Line, ...]
     #: Players left out beyond :data:`SHOWN`.
     more: int = 0
+    #: When the latest game rated into it ended.
+    updated: datetime | None = None
 
     @property
     def label(self) -> str:
@@ -192,7 +194,8 @@ def tables(db: Session, config: Config, kind: str | None = None, season: str | N
         shown = order[:SHOWN] if published else order
         lines = tuple(Line(i, names[pid], round(r.points, 1), r.games, r.wins, pid in hidden, pid)
                       for i, (pid, r) in enumerate(shown, start=1))
-        out.append(Table(k, title_of(k), season, lines, len(order) - len(shown)))
+        out.append(Table(k, title_of(k), season, lines, len(order) - len(shown),
+                         max(r.last_at for r in rows if r.kind == k)))
     return out
 
 

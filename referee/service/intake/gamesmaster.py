@@ -158,7 +158,7 @@ class GamesMaster:
                 if found.hide is not None and not (vouched or known):
                     unconfirmed.append(raw)
                     continue
-                out.append(self._standings(db, found, player, msg.sender, subject, now))
+                out.append(self._standings(db, raw, found, player, msg.sender, subject, now))
                 done.append("standings" + ("" if found.hide is None else
                                            " hide" if found.hide else " show"))
                 continue
@@ -218,8 +218,8 @@ class GamesMaster:
                   "start": self.tables.start}[verb]
         return action(db, writer, tag, now)
 
-    def _standings(self, db: Session, found: StandingsLine, player: m.Player | None,
-                   to: str, subject: str, now: datetime) -> Letter:
+    def _standings(self, db: Session, raw: str, found: StandingsLine,
+                   player: m.Player | None, to: str, subject: str, now: datetime) -> Letter:
         """The answer to ``standings``: the club's published tables; or the
         writer left out of them (``standings hide``), or in them again."""
         if not self.config.club.standings:
@@ -227,8 +227,7 @@ class GamesMaster:
         if found.hide is not None:
             if player is None:
                 return letters.refusal(
-                    to, "standings hide" if found.hide else "standings show",
-                    "You have played no game here, so no table shows you.", subject)
+                    to, raw, "You have played no game here, so no table shows you.", subject)
             results.set_hidden(db, player, found.hide)
             return letters.standings(to, subject, hide=found.hide)
         if found.season is not None:

@@ -114,7 +114,7 @@ season = "quarter"
             options={"deadline": "2h", "reminder": "1h", **options}, seed=f"season-{n}"))
     referee.operator.cancel_game(tags[-1], "a test of what does not count", now=now)
     run_pass(referee, now)
-    for tag, (_, players, _, resigning, _) in zip(tags, GAMES, strict=True):
+    for tag, (*_, resigning, _) in zip(tags, GAMES, strict=True):
         for i in resigning:
             write(root, i, "resign\n", f"[{tag}] resign")
     write(root, 5, "standings hide\n", "hide me")

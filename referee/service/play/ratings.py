@@ -9,18 +9,28 @@ rising as they win and as the ratings grow sure of them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from openskill.models import PlackettLuce
+if TYPE_CHECKING:
+    from openskill.models import PlackettLuce
 
 #: How the standings are cut into seasons (``[club] season``).
 Scheme = Literal["quarter", "year", "none"]
 #: The season key of the all-time table.
 ALL_TIME = ""
-_MODEL = PlackettLuce()
+
+
+@functools.cache
+def _model() -> PlackettLuce:
+    """The rating model, made on first use: a pass that ends no game never
+    imports the library (some 30 ms of a start)."""
+    from openskill.models import PlackettLuce
+
+    return PlackettLuce()
 
 
 @dataclass(frozen=True)
@@ -64,7 +74,7 @@ class Rating:
 
 def newcomer() -> Rating:
     """The rating of a player no game has rated yet."""
-    fresh = _MODEL.rating()
+    fresh = _model().rating()
     return Rating(fresh.mu, fresh.sigma)
 
 
@@ -99,8 +109,8 @@ def rate(table: MutableMapping[Key, Rating], outcome: Outcome,
     for season in tables_of(outcome.at, scheme):
         keys = [[(outcome.kind, season, p) for p in players] for players, _ in outcome.sides]
         before = [[table.get(k) or newcomer() for k in side] for side in keys]
-        teams = [[_MODEL.rating(mu=r.mu, sigma=r.sigma) for r in side] for side in before]
-        after = _MODEL.rate(teams, ranks=[float(place) for _, place in outcome.sides])
+        teams = [[_model().rating(mu=r.mu, sigma=r.sigma) for r in side] for side in before]
+        after = _model().rate(teams, ranks=[float(place) for _, place in outcome.sides])
         for side_keys, side_before, side_after in zip(keys, before, after, strict=True):
             for key, old, new in zip(side_keys, side_before, side_after, strict=True):
                 rating = Rating(new.mu, new.sigma, old.games + 1,

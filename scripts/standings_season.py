@@ -4,7 +4,8 @@ mail at once (a bot plays out their seat, which still counts as theirs),
 the rest stay silent and the referee moves for them at each deadline; one
 game started with rated=no and one cancelled, which do not count; Frank
 writes "standings hide". Then Alice asks "standings" by mail, and the
-operator's table is printed as stored and after ``--rebuild``.
+operator's table is printed as stored and after ``--rebuild``; the pages
+(the index with the standings) are written in FOLDER/pages.
 
     PYTHONPATH=. python scripts/standings_season.py [FOLDER]
 """
@@ -102,6 +103,9 @@ path = "{root / 'out'}"
 [club]
 standings = true
 season = "quarter"
+
+[web]
+path = "{root / 'pages'}"
 """, encoding="utf-8")
     config = load_config(root / "referee.toml")
     upgrade(config.database_url)
@@ -148,6 +152,7 @@ season = "quarter"
     print("=== referee standings --season 2026-Q4 --rebuild ".ljust(72, "="))
     print(rebuilt)
     print("rebuild matches the stored table:", rebuilt == stored)
+    print(f"the index page: {root / 'pages' / 'index.html'}")
 
 
 def load_status(config: object) -> list[dict[str, object]]:

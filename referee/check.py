@@ -283,6 +283,29 @@ def check_games(config: Config) -> list[Line]:
                  EX_CONFIG if s.active else 0) for s in stalled_in(config.database_url)]
 
 
+def check_standings(config: Config) -> list[Line]:
+    """The club's standings: a line when ``[club] standings`` is on (FAIL
+    if the rating library cannot be imported), or when a season is set
+    that does nothing while it is off."""
+    club = config.club
+    if not club.standings:
+        if club.season == "none":
+            return []
+        return [Line("standings", "WARN", f'[club] season = "{club.season}" does nothing while '
+                     "[club] standings = false; set standings = true to keep standings")]
+    try:
+        from importlib.metadata import version
+
+        import openskill  # noqa: F401
+        found = version("openskill")
+    except ImportError:
+        return [Line("standings", "FAIL", "[club] standings = true but the openskill library "
+                     "is not installed; install it: pip install 'openskill>=6'", EX_CONFIG)]
+    seasons = "all time only" if club.season == "none" else f"all time and by {club.season}"
+    return [Line("standings", "OK", f"[club] standings on: tables of {seasons} "
+                 f"(openskill {found})")]
+
+
 def _lock(path: Path) -> str:
     with writing(path, "[referee] lock_file", LOCK_FIX), open(path, "a"):
         pass

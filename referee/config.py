@@ -474,6 +474,13 @@ class ClubSection(_Section):
     invites_per_day: int = Field(default=10, ge=0)
     #: Open tables one opener may have at once.
     tables_per_member: int = Field(default=3, ge=1)
+    #: Keep the club's standings (issue 40): each player's rating per kind
+    #: of game, from the results of the games finished here. False: none
+    #: is worked out, shown or answered.
+    standings: bool = False
+    #: The standings' seasons: a table of its own each "quarter" or "year"
+    #: (UTC) beside the all-time one; "none": the all-time table alone.
+    season: Literal["quarter", "year", "none"] = "none"
 
 
 class WebSection(_Section):

@@ -299,9 +299,33 @@ def test_the_club_section_has_its_defaults(tmp_path: Path) -> None:
     ("tables_per_member = 0",
      "club.tables_per_member: Input should be greater than or equal to 1"),
     ("tables = 3", "club.tables: unknown key (see config.example.toml for the keys)"),
+    ('season = "month"', "club.season: Input should be 'quarter', 'year' or 'none'"),
+    ('standings = "maybe"', "club.standings: Input should be a valid boolean"),
 ])
 def test_a_bad_club_key_is_one_line_naming_it(tmp_path: Path, keys: str, message: str) -> None:
     with pytest.raises(ConfigError) as e:
         load_config(_write(tmp_path, f"[club]\n{keys}\n"))
     assert message in str(e.value) and "\n" not in str(e.value)
     assert e.value.exit_code == EX_CONFIG
+
+
+def test_the_club_keeps_no_standings_unless_asked(tmp_path: Path) -> None:
+    config = load_config(_write(tmp_path, ""))
+    assert (config.club.standings, config.club.season) == (False, "none")
+    config = load_config(_write(tmp_path, '[club]\nstandings = true\nseason = "quarter"\n'))
+    assert (config.club.standings, config.club.season) == (True, "quarter")
+
+
+def test_check_says_what_the_standings_keys_do(tmp_path: Path) -> None:
+    from referee.check import check_standings
+
+    assert check_standings(load_config(_write(tmp_path, ""))) == []
+    (line,) = check_standings(load_config(_write(tmp_path, '[club]\nseason = "year"\n')))
+    assert (line.verdict, line.text) == ("WARN", '[club] season = "year" does nothing while '
+                                         "[club] standings = false; set standings = true to "
+                                         "keep standings")
+    (line,) = check_standings(load_config(_write(
+        tmp_path, '[club]\nstandings = true\nseason = "quarter"\n')))
+    assert line.verdict == "OK"
+    assert line.text.startswith("[club] standings on: tables of all time and by quarter "
+                                "(openskill 6.")

@@ -63,7 +63,8 @@ def toml_value(value: object) -> str:
 
 def write_config(path: Path, stack: MailStack, auth: dict[str, str] | None = None,
                  smtp: dict[str, object] | None = None, limits: dict[str, int] | None = None,
-                 mailbox: dict[str, object] | None = None, **referee: str) -> None:
+                 mailbox: dict[str, object] | None = None, club: dict[str, object] | None = None,
+                 **referee: str) -> None:
     """The referee's TOML: IMAP in, SMTP out, SQLite next to the file."""
     sections: dict[str, dict[str, object]] = {
         "referee": {"address": REF, "name": NAME,
@@ -77,6 +78,8 @@ def write_config(path: Path, stack: MailStack, auth: dict[str, str] | None = Non
     }
     if limits:
         sections["limits"] = dict(limits)
+    if club:
+        sections["club"] = dict(club)
     path.write_text("".join(
         f"[{name}]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in keys.items()) + "\n"
         for name, keys in sections.items()
@@ -129,11 +132,12 @@ class Post:
 
     def __init__(self, stack: MailStack, root: Path, auth: dict[str, str] | None = None,
                  smtp: dict[str, object] | None = None, limits: dict[str, int] | None = None,
-                 mailbox: dict[str, object] | None = None, **referee: str) -> None:
+                 mailbox: dict[str, object] | None = None,
+                 club: dict[str, object] | None = None, **referee: str) -> None:
         stack.clear_all()
         self.stack = stack
         self.config_path = root / "referee.toml"
-        write_config(self.config_path, stack, auth, smtp, limits, mailbox, **referee)
+        write_config(self.config_path, stack, auth, smtp, limits, mailbox, club, **referee)
         self.config = load_config(self.config_path)
         upgrade(self.config.database_url)
         self.db_path = root / "referee.db"

@@ -42,7 +42,8 @@ class Club(KitClub):
 
     def __init__(self, root: Path, auth: dict[str, str] | None = None,
                  web: dict[str, str] | None = None, limits: dict[str, int] | None = None,
-                 verp: bool = False, vouch: bool = False, **referee: str) -> None:
+                 verp: bool = False, vouch: bool = False,
+                 club: dict[str, Any] | None = None, **referee: str) -> None:
         """``vouch``: the club's mail server (``[auth] authserv_id``) vouches
         for every sender, as for honest mail: each mail it delivers carries
         its Authentication-Results with a DMARC pass for the From domain."""
@@ -56,6 +57,7 @@ class Club(KitClub):
             "auth": auth or {},
             "web": web or {},
             "limits": limits or {},
+            "club": club or {},
         }, base_dir=root)
         upgrade(self.config.database_url)
         self.referee = Referee(self.config)

@@ -356,3 +356,32 @@ def test_the_index_lists_the_open_tables_as_they_change(tmp_path: Path) -> None:
     index = (pages / "index.html").read_text()
     assert "Open tables" not in index and tag not in index
     assert f'<a href="{started.game}.html">{started.game}</a>' in index
+
+
+def test_the_index_shows_the_standings_and_a_player_who_hides_leaves_them(
+        tmp_path: Path) -> None:
+    """The club's standings on the index and in its feed; a player's
+    ``standings hide`` (no game changed) writes the index again without
+    them, in the page and the feed."""
+    from referee.service.play import results
+
+    club = Club(tmp_path, web={"path": "pages"}, club={"standings": True})
+    pages = tmp_path / "pages"
+    tag = club.referee.operator.create_game(
+        "goofspiel", [f'"<b>Alice</b>" <{ALICE}>', f"Bob <{BOB}>"], now=club.now, seed="s")
+    club.poll()
+    for player in (ALICE, BOB):
+        club.referee.operator.resign_player(tag, player, now=club.now)
+    club.poll()
+    index, feed = (pages / "index.html").read_text(), (pages / "index.atom").read_text()
+    assert '<h2 id="standings">Standings</h2>' in index and "<h3>Goofspiel, all time</h3>" in index
+    assert "&lt;b&gt;Alice&lt;/b&gt;" in index and "<b>Alice" not in index
+    assert "Standings: Goofspiel, all time" in feed and ALICE not in index + feed
+    with club.referee.sessions.begin() as db:
+        bob = db.scalar(select(m.Player).where(m.Player.address == BOB))
+        assert bob is not None
+        results.set_hidden(db, bob, True)
+    club.poll()
+    index, feed = (pages / "index.html").read_text(), (pages / "index.atom").read_text()
+    assert "<td>Bob</td>" not in index and "Bob" not in feed.split("Standings:")[1]
+    assert "&lt;b&gt;Alice&lt;/b&gt;" in index

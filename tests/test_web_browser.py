@@ -144,6 +144,31 @@ CONTRAST = """() => {
 }"""
 
 
+def test_the_index_shows_the_standings_of_the_season_and_of_all_time(
+        site: tuple[Club, dict[str, Any], Path], browser: Any) -> None:
+    _, _, folder = site
+    page = browser.new_page(viewport={"width": 390, "height": 900})
+    page.goto((folder / "index.html").as_uri())
+    assert page.inner_text("h2#standings") == "Standings"
+    titles = page.eval_on_selector_all("h2#standings ~ h3", "hs => hs.map(h => h.innerText)")
+    assert titles == ["Goofspiel, season 2026-Q2", "Goofspiel, all time"]
+    rows = page.eval_on_selector_all(
+        "table.standings", "ts => ts.map(t => [...t.rows].slice(1).map("
+        "r => [...r.cells].map(c => c.innerText)))")
+    assert len(rows) == 2 and rows[0] == rows[1]
+    # Bob played both games; Carol's name is shown as text, not markup.
+    names = [r[1] for r in rows[0]]
+    assert sorted(names) == ["<i>Carol</i>", "Alice", "Bob"]
+    assert [int(r[0]) for r in rows[0]] == [1, 2, 3]
+    assert {r[1]: int(r[3]) for r in rows[0]}["Bob"] == 2
+    page.screenshot(path=str(SCREENSHOTS / "index-standings-390.png"), full_page=True)
+    page.close()
+    entries = [e.findtext(f"{ATOM}title") for e in
+               ET.parse(folder / "index.atom").getroot().iter(f"{ATOM}entry")]
+    assert "Standings: Goofspiel, season 2026-Q2" in entries
+    assert "Standings: Goofspiel, all time" in entries
+
+
 def test_every_text_has_enough_contrast(site: tuple[Club, dict[str, Any], Path],
                                         browser: Any) -> None:
     _, _, folder = site

@@ -3,7 +3,9 @@ pages: bots play the finished ones to their end; in each running one Alice
 stays silent, so the referee moves for her at each deadline, and the game
 stops where she owes a move (in Goofspiel, with her bid sealed and Bob's
 owed); and Alice's open table for Spades, Bob invited, where one with
-markup in her name has taken a seat."""
+markup in her name has taken a seat. The club keeps standings by quarter:
+two games of Goofspiel whose players all left (bots played them out) are
+rated, one of them Carol's."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ PASSES = 26
 def play_games(root: Path) -> tuple[Club, dict[str, tuple[str, str]]]:
     """A club (on ``root``, pages in ``root/pages``) with a finished and a
     running game of each kind; each kind's tags, (finished, running)."""
-    club = Club(root, web={"path": "pages"})
+    club = Club(root, web={"path": "pages"}, club={"standings": True, "season": "quarter"})
     operator = club.referee.operator
     done = {kind: operator.create_game(kind, [], bots=seats, now=club.now, seed=f"done-{kind}")
             for kind, (seats, _) in KINDS.items()}
@@ -46,6 +48,10 @@ def play_games(root: Path) -> tuple[Club, dict[str, tuple[str, str]]]:
         table = club.referee.tables.open(db, f"Alice <{ALICE}>",
                                          NewTable("spades", names=("Bob",)), club.now)
         club.referee.tables.join(db, CAROL, table.table, club.now)
+    for pair in ([f"Alice <{ALICE}>", f"Bob <{BOB}>"], [f"Bob <{BOB}>", CAROL]):
+        rated = operator.create_game("goofspiel", pair, now=club.now, seed="rated")
+        for player in pair:
+            operator.resign_player(rated, player, now=club.now)
     club.poll()
     return club, {kind: (done[kind], running[kind]) for kind in KINDS}
 

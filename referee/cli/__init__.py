@@ -2,7 +2,7 @@
 ``game new/resign/extend/cancel``, ``player rotate/readdress``, ``prune``,
 ``poll``, ``run``, ``status`` and ``health``, ``outbox``, ``inbound``,
 ``pages``, ``replay``, ``verify``, ``games``, ``demo``, the club's
-``tables``, ``table cancel`` and ``member add``), each with its parser
+``tables``, ``table cancel``, ``member add`` and ``standings``), each with its parser
 section and its handler (a :class:`~referee.cli.common.Command`), in the
 table :data:`COMMANDS` that :func:`main` walks; what several share is
 :mod:`referee.cli.common`. Here: the options of every command, the logging
@@ -36,6 +36,7 @@ from referee.cli import (
     prune,
     replay,
     run,
+    standings,
     status,
     tables,
     verify,
@@ -58,7 +59,8 @@ COMMANDS: dict[str, Command] = {command.name: command for command in (
     init.COMMAND, check.COMMAND, game.COMMAND, player.COMMAND, prune.COMMAND,
     poll.COMMAND, run.COMMAND, status.STATUS, status.HEALTH, outbox.COMMAND,
     inbound.COMMAND, pages.COMMAND, replay.COMMAND, verify.COMMAND, games.COMMAND,
-    demo.COMMAND, tables.TABLES, tables.TABLE, member.COMMAND)}
+    demo.COMMAND, tables.TABLES, tables.TABLE, member.COMMAND,
+    standings.COMMAND)}
 
 
 def _version() -> str:

@@ -34,12 +34,13 @@ def run(args: argparse.Namespace) -> int:
 
 def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
     """``referee check``: one line per part; the exit code of the first failure."""
-    from referee.check import Line, check_files, check_games
+    from referee.check import Line, check_files, check_games, check_standings
 
     lines = [Line("config", "OK", f"{path}: the referee is {config.referee.address}"),
              _check_database(config, path)]
     database_ok = lines[-1].verdict == "OK"
     lines += check_files(config, log_file)
+    lines += check_standings(config)
     if database_ok:
         lines += check_games(config)
     lines += _servers(config)

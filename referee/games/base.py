@@ -345,6 +345,24 @@ class PageTable:
     fairness: dict[str, JSON] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Placing:
+    """Where a game's result puts some seats (:meth:`Game.placings`): one
+    seat, or a team's seats together (Spades' partners), and their
+    ``place``, 1 the best; seats of the same place tie."""
+
+    seats: tuple[int, ...]
+    place: int
+
+
+def winners_first(seats: Iterable[int], winners: Iterable[int]) -> list[Placing]:
+    """The placings of a game whose rules give winners and losers and no
+    other place: each of ``winners`` first, every other seat second; all
+    tied when there is no winner (Pure Skill, Goofspiel and Miser on a tie)."""
+    won = set(winners)
+    return [Placing((seat,), 1 if seat in won or not won else 2) for seat in seats]
+
+
 #: The option a replay gives :meth:`Game.new`: the edition of the rules the
 #: game began under (never a player's option).
 EDITION = "edition"
@@ -625,6 +643,13 @@ class Game(Generic[StateT]):
 
     def is_over(self, state: StateT) -> bool:
         raise NotImplementedError
+
+    def placings(self, state: StateT) -> list[Placing] | None:
+        """How the result of a game over ranks its seats, as its rules say
+        (every seat placed once, bots' too), for the club's standings; None
+        while it is not over, or for a game whose rules rank nobody. By
+        default: None, so a game is rated only once it says how."""
+        return None
 
     # -- the game's public page ---------------------------------------------
     #: How the page folds the history into rounds: the events that open a

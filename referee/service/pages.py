@@ -12,7 +12,7 @@ game also keeps its line of the index page as last written
 (``Game.listing``), so the index is written again only when a line of it
 changed; and the club's open tables, which it shows as they are (the
 index carries a mark of those it shows, so a change to them writes it
-again).
+again); and the club's standings, marked the same way.
 
 With several workers on PostgreSQL, one writes pages at a time: a worker
 that wrote a game's page from an older read after another wrote a newer one
@@ -24,11 +24,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Select, bindparam, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from referee.config import Config
+from referee.service.play import results
+from referee.service.play.ratings import ALL_TIME
+from referee.service.play.results import Table
 from referee.store import models as m
 
 if TYPE_CHECKING:
@@ -130,3 +135,11 @@ class Pages:
         listing, read in a session of its own)."""
         with self.sessions() as db:
             return club.listing(db)
+
+    def standings(self, config: Config, now: datetime) -> list[Table]:
+        """The club's standings as the index shows them: the season's tables
+        (where the club keeps seasons) and the all-time ones, players who
+        hide left out; none while the club keeps none."""
+        wanted = [s for s in (results.current_season(config, now), ALL_TIME) if s is not None]
+        with self.sessions() as db:
+            return [t for season in wanted for t in results.tables(db, config, None, season)]

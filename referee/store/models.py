@@ -40,6 +40,9 @@ class Player(Base):
     #: member add``); None: a member only by having played a game here
     #: (``referee.service.club``).
     member_since: Mapped[datetime | None] = mapped_column(default=None)
+    #: The player wrote ``standings hide``: left out of the club's
+    #: published standings (mail answers, pages); still rated.
+    standings_hidden: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 class Game(Base):
@@ -412,3 +415,28 @@ def table_of(model: type[Base]) -> Table:
     table = model.__table__
     assert isinstance(table, Table)
     return table
+
+
+class Standing(Base):
+    """A player's rating in the club's standings of one kind of game, for
+    one season ("" for all time): the ``openskill`` mu and sigma, the games
+    rated and won, and the last game rated (``referee.service.club.standings``).
+    Worked out from the finished games alone, so rebuilt at will."""
+
+    __tablename__ = "standings"
+    __table_args__ = (UniqueConstraint("kind", "season", "player_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    season: Mapped[str] = mapped_column(String(16))
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
+    mu: Mapped[float]
+    sigma: Mapped[float]
+    games: Mapped[int] = mapped_column(default=0)
+    wins: Mapped[int] = mapped_column(default=0)
+    #: The last game rated into this row, and when it ended: a game that
+    #: ends before it (a clock set back) has the standings rebuilt.
+    last_game_id: Mapped[int] = mapped_column(ForeignKey("games.id"))
+    last_at: Mapped[datetime]
+
+    player: Mapped[Player] = relationship()

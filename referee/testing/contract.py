@@ -4,7 +4,8 @@ each step that
 
 * replaying the seed and the action log gives the same state
   (``Reading.replay``): ``replay``;
-* ``pending`` is empty exactly when the game is over: ``pending``;
+* ``pending`` is empty exactly when the game is over, and ``placings``
+  rank every seat once then and never before: ``pending``;
 * every ``timeout_action`` and ``bot_action`` of a pending obligation
   applies, and a seat's timeout can be said (``deadline_move``): ``legal``;
 * no view or notice for the public or another seat holds a seat's secret:
@@ -421,10 +422,26 @@ class Playout:
         if bool(pending) == self.engine.is_over(self.state):
             self.findings.add("pending", f"{self.seed} step {self.step}: over "
                                          f"{self.engine.is_over(self.state)}, pending {pending}")
+        self.check_placings()
         self.check_obligations()
         self.check_views()
 
     # -- the checks -------------------------------------------------------------
+
+    def check_placings(self) -> None:
+        """The result ranks the seats (``Game.placings``) only once the game
+        is over, and then every seat once, at a place from 1 (part of the
+        ``pending`` invariant: what the end of a game owes)."""
+        placings = self.engine.placings(self.state)
+        if placings is None:
+            return
+        placed = sorted(seat for p in placings for seat in p.seats)
+        seats = sorted(s.position for s in self.seats)
+        if not self.engine.is_over(self.state) or placed != seats or any(
+                p.place < 1 for p in placings):
+            self.findings.add("pending", f"{self.seed} step {self.step}: placings "
+                                         f"{placings} for seats {seats}, over "
+                                         f"{self.engine.is_over(self.state)}")
 
     def check_obligations(self) -> None:
         """Every pending obligation's ``timeout_action`` and ``bot_action``

@@ -59,6 +59,8 @@ from referee.web.xmlchars import xml_text
 BATCH = 500
 #: The mark in the head of ``index.html`` of the open tables it shows.
 _TABLES_MARK = '<meta name="open-tables" content="'
+#: The mark in the head of ``index.html`` of the standings it shows.
+_STANDINGS_MARK = '<meta name="standings" content="'
 #: The folders this process has swept of temporary files (:func:`_sweep`).
 _swept: set[Path] = set()
 
@@ -156,9 +158,13 @@ def publish(referee: Referee, folder: Path, now: datetime | None = None) -> int:
         every = not all((folder / name).exists() for name in ("index.html", "index.atom"))
         behind = {b.tag: b for b in referee.pages.behind(every)}
         tables = open_tables(referee)
+        ranks = standings(referee, now)
         # The index shows the open tables as they are: a table opened,
-        # joined, started or closed since it was written makes it due.
-        moved = _tables_digest(tables) != _tables_shown(folder / "index.html")
+        # joined, started or closed since it was written makes it due; and
+        # the standings (a player who writes "standings hide").
+        index = folder / "index.html"
+        moved = (_tables_digest(tables) != _tables_shown(index)
+                 or _tables_digest(ranks) != _tables_shown(index, _STANDINGS_MARK))
         if not behind and not every and not moved:
             return 0
         written, relisted = [], every or moved
@@ -175,7 +181,7 @@ def publish(referee: Referee, folder: Path, now: datetime | None = None) -> int:
         if relisted:
             _write_index(referee, folder,
                          referee.pages.listings({w.id: w.listing for w in written}), now,
-                         tables)
+                         tables, ranks)
         referee.pages.written(written)
         return len(written)
 
@@ -265,36 +271,53 @@ def open_tables(referee: Referee) -> list[dict[str, Any]]:
              "since": (t.opened_at or t.expires_at).isoformat()} for t in views]
 
 
+def standings(referee: Referee, now: datetime) -> list[dict[str, Any]]:
+    """The club's standings as the index shows them: each table's kind,
+    title, season and lines (place, name, points, games, won), never a
+    player who asked to be left out (``standings hide``)."""
+    return [{"kind": t.kind, "title": t.title, "season": t.season, "label": t.label,
+             "more": t.more, "updated": t.updated.isoformat() if t.updated else None,
+             "lines": [{"place": ln.place, "name": ln.name, "points": f"{ln.points:.1f}",
+                        "games": ln.games, "won": ln.wins} for ln in t.lines]}
+            for t in referee.pages.standings(referee.config, now)]
+
+
 def _tables_digest(tables: list[dict[str, Any]]) -> str:
-    """What marks the open tables an index shows ("" for none)."""
+    """What marks the open tables (or the standings) an index shows ("" for none)."""
     if not tables:
         return ""
     text = json.dumps(tables, sort_keys=True, ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _tables_shown(index: Path) -> str:
-    """The mark of the open tables ``index`` shows, read from its head."""
+def _tables_shown(index: Path, mark: str = _TABLES_MARK) -> str:
+    """The mark of the open tables (or of ``mark``'s) ``index`` shows, read
+    from its head."""
     try:
         with index.open(encoding="utf-8", errors="replace") as f:
             head = f.read(4096)
     except OSError:
         return ""
-    start = head.find(_TABLES_MARK)
+    start = head.find(mark)
     if start < 0:
         return ""
-    start += len(_TABLES_MARK)
+    start += len(mark)
     return head[start:head.find('"', start)]
 
 
 def _write_index(referee: Referee, folder: Path, lines: list[dict[str, Any]],
-                 now: datetime, tables: list[dict[str, Any]] | None = None) -> None:
+                 now: datetime, tables: list[dict[str, Any]] | None = None,
+                 ranks: list[dict[str, Any]] | None = None) -> None:
     config = referee.config.referee
     tables = open_tables(referee) if tables is None else tables
+    ranks = standings(referee, now) if ranks is None else ranks
     _write(folder / "index.html", _page("index.html", games=lines, referee=config.name,
                                         now=now, tables=tables,
-                                        tables_mark=_tables_digest(tables)))
-    _write(folder / "index.atom", index_feed(lines, config.name, config.address, now, tables))
+                                        tables_mark=_tables_digest(tables),
+                                        standings=ranks,
+                                        standings_mark=_tables_digest(ranks)))
+    _write(folder / "index.atom", index_feed(lines, config.name, config.address, now, tables,
+                                             ranks))
 
 
 def _write(path: Path, text: str) -> None:

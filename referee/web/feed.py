@@ -78,14 +78,17 @@ def game_feed(game: Mapping[str, Any], title: str, events: Sequence[Mapping[str,
 
 
 def index_feed(lines: Sequence[Mapping[str, Any]], club: str, address: str,
-               now: datetime, tables: Sequence[Mapping[str, Any]] = ()) -> str:
+               now: datetime, tables: Sequence[Mapping[str, Any]] = (),
+               standings: Sequence[Mapping[str, Any]] = ()) -> str:
     """The club's feed: an entry for each game, updated when its line of
     the index changed (a game begun, finished, cancelled), the latest
-    first; and one for each open table, updated when it was opened."""
+    first; one for each open table, updated when it was opened; and one
+    for each table of the standings, updated when a game last moved it."""
     dated = sorted((line for line in lines if line.get("updated")),
                    key=lambda line: (line["updated"], line["tag"]), reverse=True)[:ENTRIES]
     stamps = [_stamp(dated[0]["updated"])] if dated else []
     stamps += [_stamp(t["since"]) for t in tables]
+    stamps += [_stamp(s["updated"]) for s in standings if s["updated"]]
     updated = max(stamps) if stamps else _stamp(now)
     # The club's feed is the referee's, whatever its games: a name-based UUID.
     feed_id = uuid5(NAMESPACE_URL, f"mailto:{address}#games").urn
@@ -106,4 +109,13 @@ def index_feed(lines: Sequence[Mapping[str, Any]], club: str, address: str,
                f"{t['title']}, opened by {t['opener']}; seated: {', '.join(t['seated'])}; "
                f"{seats}; closes {_stamp(t['expires'])}. Write 'join {t['tag']}' to the "
                "referee to sit.", "index.html#tables")
+    for s in standings:
+        season = s["season"] or "all"
+        since = s["updated"] or now
+        ranks = "; ".join(f"{ln['place']}. {ln['name']} {ln['points']}" for ln in s["lines"])
+        # One entry a table, its id the same however often it moves.
+        _entry(feed, uuid5(NAMESPACE_URL, f"mailto:{address}#standings/{s['kind']}/{season}").urn,
+               f"Standings: {s['title']}, {s['label']}", _stamp(since),
+               f"The club's {s['title']} standings, {s['label']}: {ranks or 'nobody yet'}.",
+               "index.html#standings")
     return _text(feed)

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from referee.games import GAMES, KINDS
-from referee.games.base import JSON, Action, Audience, Game, Notice, Result
+from referee.games.base import JSON, Action, Audience, Game, Notice, Placing, Result
 from referee.games.draws import Draws
 from referee.games.loatcg.instructions import parse_instructions
 from referee.testing import (
@@ -352,3 +352,15 @@ def test_the_secrets_check_catches_a_step_that_shows_everyone_the_movers_view(
         return leaking
 
     assert caught(planted(kind, monkeypatch, "apply", leaky), row(kind)), f"{kind}: nothing found"
+
+
+@pytest.mark.parametrize("kind", ["goofspiel", "spades"])
+def test_the_pending_check_catches_placings_that_leave_a_seat_out(
+        kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A game whose result, for the club's standings, places only its
+    first seat's side, and does so before the game is over."""
+    def partial(engine: Game[Any], placings: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda state: [Placing((1,), 1)]
+
+    found = caught(planted(kind, monkeypatch, "placings", partial), row(kind), "pending")
+    assert any("placings" in line for line in found), f"{kind}: nothing found"

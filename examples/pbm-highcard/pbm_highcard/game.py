@@ -26,11 +26,13 @@ from referee.games.base import (
     OptionError,
     ParseError,
     Pending,
+    Placing,
     Result,
     Scope,
     ScopeError,
     SeatInfo,
     evolve,
+    winners_first,
 )
 from referee.games.cards import SUITS, Card, full_deck, rank_value_ace_high
 from referee.games.draws import Draws
@@ -219,6 +221,14 @@ class HighCard(Game[HighCardState]):
 
     def is_over(self, state: HighCardState) -> bool:
         return state.over
+
+    def placings(self, state: HighCardState) -> list[Placing] | None:
+        """For the club's standings: the winner first, the rest second; all
+        tied when nobody wins."""
+        if not state.over:
+            return None
+        winner = self.winner(state)
+        return winners_first(range(1, len(state.names) + 1), [winner] if winner else [])
 
     def turn(self, state: HighCardState) -> int:
         return state.round

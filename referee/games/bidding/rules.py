@@ -28,11 +28,13 @@ from referee.games.base import (
     Notice,
     OptionError,
     Pending,
+    Placing,
     Result,
     Scope,
     ScopeError,
     SeatInfo,
     evolve,
+    winners_first,
 )
 from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS, SUITS, parse_rank, rank_value_ace_low
 from referee.games.draws import Draws
@@ -303,6 +305,14 @@ class BiddingRules(Game[BiddingState]):
 
     def is_over(self, state: BiddingState) -> bool:
         return state.over
+
+    def placings(self, state: BiddingState) -> list[Placing] | None:
+        """The single highest total wins, the rest lose; no winner on a
+        tie (000 rule 4h, 003: "the player with the most points wins")."""
+        if not state.over:
+            return None
+        winner = self.winner(state)
+        return winners_first(range(1, len(state.names) + 1), [winner] if winner else [])
 
     def turn(self, state: BiddingState) -> int:
         """The round whose prize is shown (000 rule 4, 003: the prize is

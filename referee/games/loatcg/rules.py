@@ -32,11 +32,13 @@ from referee.games.base import (
     Notice,
     OptionError,
     Pending,
+    Placing,
     Result,
     Scope,
     ScopeError,
     SeatInfo,
     evolve,
+    winners_first,
 )
 from referee.games.draws import Draws, Rng
 from referee.games.loatcg.instructions import (
@@ -561,6 +563,13 @@ class LoatcgRules(Game[LoatcgState]):
 
     def is_over(self, state: LoatcgState) -> bool:
         return state.frozen
+
+    def placings(self, state: LoatcgState) -> list[Placing] | None:
+        """Rule 6: the Members with the highest Hand Score win, the rest lose."""
+        if not state.frozen:
+            return None
+        return winners_first([m.seat for m in state.members],
+                             [m.seat for m in state.members if m.name in state.winners])
 
     # -- the Dealor -----------------------------------------------------------
 

@@ -35,10 +35,12 @@ from referee.games.base import (
     Notice,
     OptionError,
     Pending,
+    Placing,
     Result,
     Scope,
     ScopeError,
     SeatInfo,
+    winners_first,
 )
 from referee.games.cards import Card, full_deck, rank_value_ace_high
 from referee.games.draws import Draws, Rng
@@ -968,6 +970,15 @@ class MiserRules(Game[MiserState]):
 
     def is_over(self, state: MiserState) -> bool:
         return state.over
+
+    def placings(self, state: MiserState) -> list[Placing] | None:
+        """"One player is considered to have won and the rest to have lost.
+        There is no second place": the one with most pennies first, the
+        rest second; a tie for most has no single winner, so none wins."""
+        if not state.over:
+            return None
+        winners = [state.seats[p] for p in state.winners] if len(state.winners) == 1 else []
+        return winners_first(state.seats, winners)
 
     # -- the turn -------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from referee.games.base import (
     Notice,
     OptionError,
     Pending,
+    Placing,
     Result,
     Scope,
     SeatInfo,
@@ -704,6 +705,13 @@ class SpadesRules(Game[SpadesState]):
 
     def is_over(self, state: SpadesState) -> bool:
         return state.phase == OVER
+
+    def placings(self, state: SpadesState) -> list[Placing] | None:
+        """The winning team (both partners) first, the other second."""
+        if state.phase != OVER or state.winner is None:
+            return None
+        return [Placing(tuple(state.order[p] for p in team_members(team)),
+                        1 if team == state.winner - 1 else 2) for team in (0, 1)]
 
     def turn_name(self, turn: int, now: int | None = None) -> str:
         """The players' mails never number a turn: the bidding of a round, or

@@ -2,7 +2,7 @@
 :class:`~referee.service.club.tables.Done` and the table as it is after
 it, a :class:`~referee.service.club.tables.TableView`), who gets which of
 the ``templates/common/club_*.txt`` mails and with what data; and the
-answers to ``tables`` and to a line refused; the request to confirm
+answers to ``tables``, to ``standings`` and to a line refused; the request to confirm
 lines nothing vouches for. Pure: no I/O, no database;
 the caller renders each letter (``Composer.render("common", ...)``) and
 sends it in its own transaction.
@@ -92,6 +92,15 @@ def listing(to: str, tables: Sequence[TableView], subject: str,
     """The answer to ``tables``: every open table, and how to open one."""
     return Letter(to, "club_tables", {"tables": list(tables), "subject": subject,
                                       "kinds": list(kinds), "example": _example(kinds)})
+
+
+def standings(to: str, subject: str, tables: str = "", hide: bool | None = None,
+              off: bool = False) -> Letter:
+    """The answer to ``standings``: the club's ``tables`` as text (players
+    who hide left out); or to ``standings hide`` / ``show`` (``hide``);
+    ``off``: the club keeps no standings."""
+    return Letter(to, "club_standings", {"subject": subject, "tables": tables, "hide": hide,
+                                         "off": off})
 
 
 def refusal(to: str, line: str, why: str, subject: str) -> Letter:

@@ -15,8 +15,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from referee.config import Config
 from referee.service.club import letters
 from referee.service.club.sending import send
-from referee.service.club.tables import Done, Tables, TableView
+from referee.service.club.tables import Done, Refused, Tables, TableView
 from referee.service.outgoing.delivery import Delivery
+from referee.service.play import results
+from referee.service.play.ratings import ALL_TIME
 from referee.store import models as m
 from referee.store.db import now_utc
 
@@ -67,6 +69,29 @@ class ClubOffice:
             log.info("%d open table(s) expired: %s", len(closed),
                      ", ".join(d.table for d in closed))
         return len(closed)
+
+    def standings(self, kind: str | None = None, season: str | None = None,
+                  now: datetime | None = None, rebuild: bool = False) -> list[results.Table]:
+        """The club's stored standings of ``kind`` (every kind rated, by
+        default) for ``season`` ("all" for all time; by default the season
+        ``now`` falls in, or all time where the club keeps none), as the
+        operator sees them (players who hide marked, every line);
+        ``rebuild``: worked out again from every finished game first.
+        Raises :class:`~referee.service.club.tables.Refused` while the club
+        keeps no standings."""
+        if not self.config.club.standings:
+            raise Refused("The club keeps no standings: set [club] standings = true.")
+        wanted = self._season(season, now or now_utc())
+        with self.sessions.begin() as db:
+            if rebuild:
+                rated = results.rebuild_all(db, self.config)
+                log.info("standings rebuilt from %d rated game(s)", rated)
+            return results.tables(db, self.config, kind, wanted, published=False)
+
+    def _season(self, season: str | None, now: datetime) -> str:
+        if season is None:
+            return results.current_season(self.config, now) or ALL_TIME
+        return ALL_TIME if season.casefold() in ("all", "all-time", "") else season.upper()
 
     def _tell(self, db: Session, done: Done, now: datetime) -> TableView:
         """Queue the ``club_closed`` mails of a table the operator or the

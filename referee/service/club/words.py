@@ -7,6 +7,7 @@ The grammar (issue 36; synonyms in :data:`VERBS`)::
     new KIND [with NAME, NAME ...] [KEY=VALUE ...] [teams A+B C+D] [players=N]
     join TAG          leave TAG          start TAG
     accept [TAG]      decline [TAG]      rematch          tables
+    standings [KIND] [SEASON | all]      standings hide   standings show
 
 ``KIND`` is a kind of the games' registry (a packaged game's too); the
 options are checked by the game's own ``parse_options``, so a bad one is
@@ -42,6 +43,7 @@ VERBS: dict[str, frozenset[str]] = {
     "start": frozenset({"start", "begin"}),
     "rematch": frozenset({"rematch"}),
     "tables": frozenset({"tables"}),
+    "standings": frozenset({"standings", "standing", "ratings", "ladder", "rankings"}),
 }
 _VERB = {word: verb for verb, words in VERBS.items() for word in words}
 #: The verbs whose table's tag may be left out (in a reply to an invitation).
@@ -88,7 +90,23 @@ class TableLine:
     tag: str | None = None
 
 
-ClubLine = NewTable | TableLine
+@dataclass(frozen=True)
+class StandingsLine:
+    """``standings [KIND] [SEASON | all]``: the club's tables (every kind,
+    by default; a season's key like ``2026-Q4`` or ``2026``, or ``all``
+    for the all-time table alone); or ``standings hide`` / ``show``
+    (``hide`` True / False): the writer left out of published tables, or
+    in them again."""
+
+    kind: str | None = None
+    season: str | None = None
+    hide: bool | None = None
+
+
+ClubLine = NewTable | TableLine | StandingsLine
+#: A season as written after ``standings``: a year, or a year's quarter.
+_STANDINGS_FILLER = _FILLER | {"for", "the", "me", "please", "thanks"}
+_SEASON = re.compile(r"(\d{4})(?:-?q([1-4]))?", re.IGNORECASE)
 
 
 def is_table_tag(text: str) -> bool:
@@ -116,6 +134,8 @@ def parse_line(line: str) -> ClubLine | None:
         return None
     if verb == "new":
         return _new(rest, line)
+    if verb == "standings":
+        return _standings([w for w in rest if w != ","], line)
     if verb in ("rematch", "tables"):
         return TableLine(verb) if not [w for w in rest if w != ","] else None
     tags = [_tag(w) for w in rest if w != ","]
@@ -232,6 +252,33 @@ def _new(rest: list[str], line: str) -> NewTable:
         raise Unreadable(f"At most {MAX_NAMES} players may be invited at once.")
     checked, seats = _options(engine, options, teams)
     return NewTable(kind, checked, tuple(names), tuple(teams), seats)
+
+
+def _standings(rest: list[str], line: str) -> StandingsLine:
+    """What ``standings`` asks, from the words after it."""
+    words = [w.strip("[]<>()\"'.,;:!?") for w in rest]
+    words = [w for w in words if w and w.casefold() not in _STANDINGS_FILLER]
+    low = [w.casefold() for w in words]
+    if low in (["hide"], ["show"]):
+        return StandingsLine(hide=low[0] == "hide")
+    season: str | None = None
+    if words and (low[-1] in ("all", "all-time", "alltime")
+                  or _SEASON.fullmatch(words[-1])):
+        last = words.pop()
+        found = _SEASON.fullmatch(last)
+        season = "all" if found is None else (
+            f"{found[1]}-Q{found[2]}" if found[2] else found[1])
+    kind = None
+    if words:
+        kind, left = _kind(words)
+        if left:
+            raise Unreadable(f"'{line.strip()}' cannot be read: write 'standings', "
+                             "'standings spades', 'standings spades 2026-Q4' or "
+                             "'standings hide'.")
+        if kind not in kinds():
+            raise Unreadable(f"There is no game '{kind}' here; the games are "
+                             f"{', '.join(kinds())}.")
+    return StandingsLine(kind, season)
 
 
 def _pairs(words: list[str]) -> list[tuple[str, ...]]:

@@ -1,6 +1,7 @@
 """The club's GamesMaster by mail (issue 36): a mail whose command lines
 are the club's (``club/words.py``: ``new KIND``, ``join TAG``, ``leave
-TAG``, ``start TAG``, ``accept``, ``decline``, ``rematch``, ``tables``) and
+TAG``, ``start TAG``, ``accept``, ``decline``, ``rematch``, ``tables``,
+``standings``) and
 that names no game in progress is the club's. Its lines are done through
 ``club/tables.py`` and answered with the club's letters
 (``club/letters.py``, queued by ``club/sending.py`` as the play step queues
@@ -27,7 +28,8 @@ reply address; or, with ``[auth] require = "none"``, the From of an
 address the referee knows, for all but ``accept`` and ``decline``. Else
 nothing is done and the From address is asked to confirm (once a day,
 within the day's replies to strangers): a forger never sees the request.
-``tables`` needs no vouching.
+``tables`` and ``standings`` need no vouching (``standings hide`` and
+``show`` do: they change what is shown of someone).
 
 What it costs: the mail is charged to its sender's reply budget (the
 verified one, or the budget of mail in their name); over it, or the same
@@ -42,7 +44,7 @@ a line refused changes nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, datetime
 from email.utils import formataddr
 
 from sqlalchemy import exists, select
@@ -54,7 +56,7 @@ from referee.service.club import letters, words
 from referee.service.club.letters import Letter
 from referee.service.club.sending import send
 from referee.service.club.tables import Done, Refused, Tables
-from referee.service.club.words import NewTable, TableLine, Unreadable
+from referee.service.club.words import NewTable, StandingsLine, TableLine, Unreadable
 from referee.service.intake.budgets import (
     ADDRESS_MAX,
     UNVERIFIED,
@@ -68,8 +70,12 @@ from referee.service.intake.letter import GO_ON, Judgement
 from referee.service.intake.letter import Letter as Mail
 from referee.service.intake.senders import Senders
 from referee.service.outgoing.delivery import Delivery
+from referee.service.play import results
+from referee.service.play.ratings import ALL_TIME
 from referee.store import models as m
 
+#: A club line as read, or why it cannot be.
+Line = NewTable | TableLine | StandingsLine | Unreadable
 #: The club's verbs that change nothing: answered whoever wrote.
 READING = frozenset({"tables"})
 #: The verbs only an invitation's reply address (or what vouches for the
@@ -114,7 +120,7 @@ class GamesMaster:
         return self._do_all(db, letter, lines, player, claim, invitation)
 
     def _do_all(self, db: Session, letter: Mail,
-                lines: Sequence[tuple[str, NewTable | TableLine | Unreadable]],
+                lines: Sequence[tuple[str, Line]],
                 player: m.Player | None, claim: tuple[date, str] | None,
                 invitation: m.TableSeat | None) -> Judgement:
         """Do the club ``lines`` of a mail the club takes, and queue what
@@ -147,6 +153,14 @@ class GamesMaster:
         for raw, found in lines:
             if isinstance(found, Unreadable):
                 out.append(letters.refusal(msg.sender, raw, str(found), subject))
+                continue
+            if isinstance(found, StandingsLine):
+                if found.hide is not None and not (vouched or known):
+                    unconfirmed.append(raw)
+                    continue
+                out.append(self._standings(db, raw, found, player, msg.sender, subject, now))
+                done.append("standings" + ("" if found.hide is None else
+                                           " hide" if found.hide else " show"))
                 continue
             verb = "new" if isinstance(found, NewTable) else found.verb
             if verb in READING:
@@ -204,6 +218,28 @@ class GamesMaster:
                   "start": self.tables.start}[verb]
         return action(db, writer, tag, now)
 
+    def _standings(self, db: Session, raw: str, found: StandingsLine,
+                   player: m.Player | None, to: str, subject: str, now: datetime) -> Letter:
+        """The answer to ``standings``: the club's published tables; or the
+        writer left out of them (``standings hide``), or in them again."""
+        if not self.config.club.standings:
+            return letters.standings(to, subject, off=True)
+        if found.hide is not None:
+            if player is None:
+                return letters.refusal(
+                    to, raw, "You have played no game here, so no table shows you.", subject)
+            results.set_hidden(db, player, found.hide)
+            return letters.standings(to, subject, hide=found.hide)
+        if found.season is not None:
+            wanted = [ALL_TIME if found.season == "all" else found.season]
+        else:
+            wanted = [s for s in (results.current_season(self.config, now), ALL_TIME)
+                      if s is not None]
+        tables = [t for season in wanted
+                  for t in results.tables(db, self.config, found.kind, season)]
+        text = results.as_text(tables) if tables else "  No game has been rated yet."
+        return letters.standings(to, subject, tables=text)
+
     @staticmethod
     def _name(db: Session, address: str) -> str:
         player = db.scalar(select(m.Player).where(m.Player.address == address))
@@ -212,9 +248,9 @@ class GamesMaster:
         return address.partition("@")[0].capitalize()
 
 
-def _club_lines(lines: Sequence[str]) -> list[tuple[str, NewTable | TableLine | Unreadable]]:
+def _club_lines(lines: Sequence[str]) -> list[tuple[str, Line]]:
     """Each club line of a mail, as written and as read (or why not)."""
-    out: list[tuple[str, NewTable | TableLine | Unreadable]] = []
+    out: list[tuple[str, Line]] = []
     for line in lines:
         try:
             found = words.parse_line(line)

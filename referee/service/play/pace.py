@@ -1,6 +1,7 @@
 """The options of a game's pace that the referee keeps, not the game's
 rules (issue 37): ``weekends=off`` (its deadlines stand still on Saturday
-and Sunday, UTC) and ``away=no`` (no absence in it: a tournament's).
+and Sunday, UTC) and ``away=no`` (no absence in it: a tournament's); and
+``rated=no``, a game left out of the club's standings (issue 40).
 Taken out of the options before the game reads its own. Pure.
 """
 
@@ -12,12 +13,15 @@ from referee.service.play import weekends
 
 #: The game option that refuses absence, and its values.
 AWAY = "away"
+#: The game option that leaves a game out of the club's standings.
+RATED = "rated"
 YES, NO = "yes", "no"
 #: Each pace option, the values it takes (the default first), and what it does.
 OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     weekends.OPTION: ((weekends.ON, weekends.OFF),
                       "off: deadlines stand still on Saturday and Sunday (UTC)"),
     AWAY: ((YES, NO), "no: players may not be away from this game (a tournament's)"),
+    RATED: ((YES, NO), "no: the game does not count in the club's standings"),
 }
 
 
@@ -38,6 +42,11 @@ def table_options(raw: MutableMapping[str, str]) -> dict[str, str]:
         if value != values[0]:
             out[key] = value
     return out
+
+
+def rated(options: dict[str, object]) -> bool:
+    """Whether a game with these options counts in the standings (not ``rated=no``)."""
+    return options.get(RATED) != NO
 
 
 def refuses_absence(options: dict[str, object]) -> bool:

@@ -12,7 +12,7 @@ and the operator's actions each load a game in theirs and finish it there.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any
@@ -35,7 +35,7 @@ from referee.games.draws import KEYED, draws_for, seed_fingerprint
 from referee.games.names import local_part
 from referee.mail.compose import Composer, format_when
 from referee.service.outgoing.delivery import DEADLINE_MOVE, Answer, Decision
-from referee.service.play import standing, weekends
+from referee.service.play import results, standing, weekends
 from referee.service.play.guests import engine_of
 from referee.service.play.standing import AUTO
 from referee.store import models as m
@@ -90,6 +90,9 @@ class GameSession:
         #: The moves players' mails made in this session, by seat, in order:
         #: what a receipt answers (``Game.receipt``).
         self.moves: list[tuple[int, Action]] = []
+        #: How the game's result moved its players in the standings, once
+        #: it ended in this session (:meth:`rate`).
+        self.standings_moved: dict[str, Any] | None = None
 
     def changed(self) -> None:
         """Count a change to what the game's page shows (``referee.service.pages``)."""
@@ -327,10 +330,19 @@ class GameSession:
         if self.engine.is_over(self.state) and self.row.status == "active":
             self.row.status = "finished"
             self.row.finished_at = self.now
+            self.rate()
         if self.row.step != self.loaded_step:
             self.changed()
             self.loaded_step = self.row.step
         self.reconcile_deadlines()
+
+    def rate(self) -> None:
+        """The game just ended: its result taken into the club's standings,
+        and how it moved its players kept for its last mail (issue 40)."""
+        label, moves = results.game_ended(self.db, self.config, self.row)
+        self.standings_moved = ({"label": label, "title": self.engine.title,
+                                 "moves": [asdict(move) for move in moves]}
+                                if moves else None)
 
     def decide(self, answer: Answer | None = None) -> Decision:
         """What this batch decided, as one value for delivery: its notices,
@@ -522,6 +534,9 @@ class GameSession:
                 "seed_sha256": fingerprint,
                 "seed": seed,
                 "reveals_seed": self.engine.reveals_seed,
+                # How the result moved the players in the club's standings,
+                # for the game's last mail; None: no standings, or not over.
+                "standings_moved": self.standings_moved,
             }
         return out
 

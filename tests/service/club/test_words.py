@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from referee.service.club.words import NewTable, TableLine, Unreadable, parse_line, read
+from referee.service.club.words import (
+    NewTable,
+    StandingsLine,
+    TableLine,
+    Unreadable,
+    parse_line,
+    read,
+)
 
 
 @pytest.mark.parametrize(("line", "read_as"), [
@@ -99,3 +106,34 @@ def test_a_pace_option_with_a_value_it_does_not_take_is_refused() -> None:
     with pytest.raises(Unreadable) as e:
         parse_line("new goofspiel weekends=sometimes")
     assert "Option weekends: one of on, off; got 'sometimes'." in str(e.value)
+
+
+@pytest.mark.parametrize(("line", "read_as"), [
+    ("standings", StandingsLine()),
+    ("Standings spades", StandingsLine("spades")),
+    ("standings pure skill 2026-q4", StandingsLine("pure-skill", "2026-Q4")),
+    ("standings miser 2026Q1", StandingsLine("miser", "2026-Q1")),
+    ("standings goofspiel 2026", StandingsLine("goofspiel", "2026")),
+    ("standings all", StandingsLine(season="all")),
+    ("ratings for spades please", StandingsLine("spades")),
+    ("standings hide", StandingsLine(hide=True)),
+    ("standings hide me please", StandingsLine(hide=True)),
+    ("standings show", StandingsLine(hide=False)),
+])
+def test_standings_asks_for_a_kind_a_season_or_to_hide(line: str,
+                                                       read_as: StandingsLine) -> None:
+    assert parse_line(line) == read_as
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("standings chess", "There is no game 'chess' here; the games are goofspiel, loatcg, "
+                        "miser, pure-skill, spades."),
+    ("standings spades hearts", "'standings spades hearts' cannot be read: write "
+                                "'standings', 'standings spades', 'standings spades 2026-Q4' "
+                                "or 'standings hide'."),
+])
+def test_standings_refuses_what_it_cannot_read_saying_what_is_right(line: str,
+                                                                    said: str) -> None:
+    with pytest.raises(Unreadable) as e:
+        parse_line(line)
+    assert str(e.value) == said

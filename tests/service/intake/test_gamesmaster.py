@@ -208,3 +208,39 @@ def test_tables_lists_the_open_tables_to_anyone_and_a_bad_line_says_what_is_righ
     assert (str(listing["To"]), str(listing["Subject"])) == ("erin@else.test",
                                                               "Re: what is open?")
     assert "join pure-skill-t1" in body(listing)
+
+
+def test_standings_while_the_club_keeps_none_says_so(club: Club) -> None:
+    club.send(ALICE, "standings\n", subject="who leads?")
+    (answer,) = club.poll()
+    assert str(answer["Subject"]) == "Re: who leads?"
+    assert "This club keeps no standings: nobody's results are rated here." in body(answer)
+
+
+def test_standings_hide_and_show_are_kept_and_a_stranger_is_refused(tmp_path: Path) -> None:
+    c = members(Club(tmp_path, club={"standings": True}, auth={"authserv_id": "mx.club.test"}))
+    try:
+        # A stranger's hide is done only once confirmed: it changes a table.
+        c.send("Erin <erin@else.test>", "standings hide\n", subject="hide")
+        (answer,) = c.poll()
+        assert "A mail from this address asked the club" in " ".join(body(answer).split())
+        c.vouch = True  # her domain vouches for her: done, but she is in no table
+        c.send("Erin <erin@else.test>", "standings hide please\n", subject="hide")
+        c.vouch = False
+        (answer,) = c.poll()
+        text = " ".join(body(answer).split())
+        assert ("Your line standings hide please was not done: You have played no game here, "
+                "so "
+                "no table shows you.") in text
+        c.send(ALICE, "standings hide\n", subject="hide")
+        (answer,) = c.poll()
+        assert "You are now left out of the club's standings" in body(answer)
+        with c.referee.sessions() as db:
+            hidden = [p.address for p in db.query(m.Player) if p.standings_hidden]
+            assert hidden == ["alice@club.test"]
+        c.send(ALICE, "standings show\n", subject="show")
+        (answer,) = c.poll()
+        assert "You are now shown in the club's standings again." in " ".join(
+            body(answer).split())
+    finally:
+        c.referee.close()

@@ -24,6 +24,7 @@ from pathlib import Path
 from referee.games import GAMES, GameUnavailable, PackageFault
 from referee.games.mailcheck import Check, Mail
 from referee.mail.headers import find_tag
+from referee.verify_entropy import check_entropy
 
 __all__ = ["Mail", "MailboxError", "game_mails", "main", "read_mailbox", "verify_mailbox"]
 
@@ -80,10 +81,12 @@ def _date(value: str) -> datetime | None:
 
 # -- the whole check ------------------------------------------------------------------
 
-def verify_mailbox(tag: str, path: Path) -> list[str]:
+def verify_mailbox(tag: str, path: Path, notes: list[str] | None = None) -> list[str]:
     """What does not match in game ``tag``'s mails in the mailbox at
     ``path``, the first mismatch first; an empty list: verified. The
-    game's kind reads its mails (``Game.mail_check``).
+    game's kind reads its mails (``Game.mail_check``), after the players'
+    entropy its opening lists (:func:`~referee.verify_entropy.check_entropy`);
+    ``notes`` gets what held of the player's own.
 
     :raises MailboxError: when ``path`` is no mbox file or Maildir folder.
     """
@@ -92,10 +95,14 @@ def verify_mailbox(tag: str, path: Path) -> list[str]:
     if kind not in GAMES:
         known = ", ".join(sorted(GAMES))
         return [f"{tag}: not a game tag a referee gives (games: {known})"]
-    mails = game_mails(tag, read_mailbox(path))
+    messages = list(read_mailbox(path))
+    mails = game_mails(tag, iter(messages))
     if not mails:
         return [f"no mail of {tag} is in the mailbox {path}"]
     check = Check(tag, mails)
+    check_entropy(check, messages)
+    if notes is not None:
+        notes.extend(check.notes)
     try:
         GAMES[kind].mail_check(check)
     except (GameUnavailable, PackageFault) as e:
@@ -112,12 +119,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) != 2:
         print("usage: python -m referee.verify_mail TAG --mail MBOX-OR-MAILDIR", file=sys.stderr)
         return 2
+    notes: list[str] = []
     try:
-        problems = verify_mailbox(args[0], Path(args[1]))
+        problems = verify_mailbox(args[0], Path(args[1]), notes)
     except MailboxError as e:
         print(e, file=sys.stderr)
         return 1
     if not problems:
+        for note in notes:
+            print(note)
         print("verified")
         return 0
     for problem in problems:

@@ -42,10 +42,13 @@ def _verify_mail(tag: str, path: Path) -> int:
         from referee.verify_mail import verify_mailbox
     except ImportError:
         raise RefereeError("verify --mail is not part of this installation") from None
-    problems = verify_mailbox(tag, path)
+    notes: list[str] = []
+    problems = verify_mailbox(tag, path, notes)
     if problems:
         print(problems[0])
         return 1
+    for note in notes:
+        print(note)
     print("verified")
     return 0
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from referee.games.draws import seed_fingerprint
 from referee.store import models as m
+from referee.web import write_pages
 from tests.test_referee import Club, body
 
 ALICE, BOB, CAROL, DAVE = (f"{n.capitalize()} <{n}@club.test>"
@@ -220,8 +222,6 @@ def _your_entropy(mail: EmailMessage) -> str:
 
 def test_each_seat_gives_its_mails_message_id_or_its_own_words_to_the_draws(
         club: Club) -> None:
-    from referee.games.draws import mixed_seed, seed_fingerprint
-
     opened_by = club.send(ALICE, "new goofspiel with Bob\n", subject="a game?",
                           message_id="<alice.1@club.test>")
     opened, invite = club.poll()
@@ -256,11 +256,16 @@ def test_each_seat_gives_its_mails_message_id_or_its_own_words_to_the_draws(
         record = db.query(m.Event).filter(m.Event.game_id == game.id,
                                           m.Event.kind == m.SEED_EVENT).one()
         assert "Seat 2 (Bob) adds entropy Tibbles, 1987 (words of their own)." in record.text
-        assert mixed_seed(seed, [(1, "<alice.1@club.test>"), (2, "Tibbles, 1987")])
     assert club.referee.reading.examine("goofspiel-3").problems == []
     held = "; ".join(club.referee.reading.examine("goofspiel-3").held)
     assert "mix the seed with 2 players' entropy" in held
     assert "goofspiel-t1 published the same fingerprint when it opened" in held
+    # The game's page lists them too.
+    write_pages(club.referee, club.root / "site")
+    page = (club.root / "site" / "goofspiel-3.html").read_text()
+    assert ('<li>Alice, seat 1: <span class="hash">entropy 1: &lt;alice.1@club.test&gt;'
+            '</span></li><li>Bob, seat 2: <span class="hash">entropy 2: Tibbles, 1987'
+            '</span></li>') in page
 
 
 def test_entropy_later_by_tag_or_in_a_reply_and_what_is_refused(club: Club) -> None:

@@ -55,6 +55,7 @@ def check_entropy(check: Check, messages: Sequence[EmailMessage]) -> None:
                                       "when the table opened")
     quoted = [(mail, msg, m.group(1)) for mail, msg in mails for m in YOURS.finditer(mail.text)]
     if not quoted:
+        check.notes.append(_own_mail(messages, listed))
         return
     mail, msg, mine = quoted[-1]  # words given later replace what the seat gave
     seats = [position for position, value in listed if value == mine]
@@ -73,6 +74,20 @@ def check_entropy(check: Check, messages: Sequence[EmailMessage]) -> None:
         said += " (the Message-ID of your mail" + (
             ", which is in the mailbox)" if sent else ")")
     check.notes.append(said)
+
+
+def _own_mail(messages: Sequence[EmailMessage], listed: Sequence[tuple[int, str]]) -> str:
+    """What the mailbox shows of the player's entropy where no answer
+    quoted it back (the mail that took their seat started the game): a
+    mail of theirs (a sent folder) whose Message-ID the opening lists."""
+    seat_of = {value: position for position, value in listed}
+    for msg in messages:
+        if (mine := words(str(msg["Message-ID"] or ""))) in seat_of:
+            return (f"the Message-ID {mine} of your mail \"{words(str(msg['Subject'] or ''))}"
+                    f"\" is seat {seat_of[mine]}'s entropy in the opening's mix")
+    return ("no answer quoting your entropy back (your-entropy:) and no mail of yours whose "
+            "Message-ID the opening lists is in the mailbox: compare the opening's entropy "
+            "lines with your own sent mail")
 
 
 def _table_of(check: Check) -> str | None:

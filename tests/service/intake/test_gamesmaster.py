@@ -298,3 +298,30 @@ def test_entropy_later_by_tag_or_in_a_reply_and_what_is_refused(club: Club) -> N
                  for s in db.query(m.TableSeat).all()}
     assert seats == {"Alice": ("second thoughts", "words"),
                      "Bob": ("the quick brown fox", "words")}
+
+
+def test_the_operators_verify_refuses_a_seed_other_than_the_tables(club: Club) -> None:
+    club.send(ALICE, "new goofspiel with Bob\n")
+    invite = club.poll()[1]
+    club.send(BOB, "accept\n", to=invite["Reply-To"].addresses[0].addr_spec)
+    club.poll()
+    assert club.referee.reading.examine("goofspiel-3").problems == []
+    # A seed chosen after the contributions, its fingerprint published
+    # in the opening's place: the table committed to another when it opened.
+    with club.referee.sessions.begin() as db:
+        game = db.query(m.Game).filter(m.Game.tag == "goofspiel-3").one()
+        table = db.query(m.OpenTable).one()
+        game.seed = "0" * 32
+        record = db.query(m.Event).filter(m.Event.game_id == game.id,
+                                          m.Event.kind == m.SEED_EVENT).one()
+        record.data = {**record.data, "seed_sha256": seed_fingerprint(game.seed)}
+        committed = seed_fingerprint(table.seed or "")
+    problems = club.referee.reading.examine("goofspiel-3").problems
+    assert problems[0] == ("goofspiel-3: the seed is not the one goofspiel-t1 committed to "
+                           f"when it opened (seed-sha256 {committed})")
+    # The opening's list altered: refused too.
+    with club.referee.sessions.begin() as db:
+        record = db.query(m.Event).filter(m.Event.kind == m.SEED_EVENT).all()[-1]
+        record.data = {**record.data, "entropy": []}
+    assert "the opening lists the players' entropy []" in (
+        club.referee.reading.examine("goofspiel-3").problems[0])

@@ -117,9 +117,9 @@ def parse_line(line: str) -> ClubLine | None:
     :raises Unreadable: it starts like a club command but cannot be done
         as written (an unknown kind, a bad option, no tag).
     """
-    head, _, after = line.strip().partition(" ")
-    if head.casefold() == ENTROPY:
-        return _entropy(after)
+    head = line.split(None, 1)
+    if head and head[0].casefold() == ENTROPY:
+        return _entropy(head[1] if len(head) > 1 else "")
     words = [part for word in line.split()
              for part in ([word] if "=" in word else word.replace(",", " , ").split())]
     if not words:
@@ -169,9 +169,9 @@ def read(lines: Iterable[str]) -> list[ClubLine | Unreadable]:
 
 def _entropy(after: str) -> EntropyLine:
     """``entropy [TAG] WORDS`` after its first word."""
-    first, _, rest = after.strip().partition(" ")
+    first, *rest = after.split(None, 1) or [""]
     tag = _tag(first) if first else None
-    text = " ".join((rest if tag else after).split())
+    text = " ".join((rest[0] if rest else "").split() if tag else after.split())
     if not text:
         raise Unreadable("Write your words after 'entropy', like 'entropy my cat "
                          "Tibbles, 1987'; with a table's tag where the mail takes no "

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from referee.service.club.words import NewTable, TableLine, Unreadable, parse_line, read
+from referee.service.club.words import (
+    EntropyLine,
+    NewTable,
+    TableLine,
+    Unreadable,
+    parse_line,
+    read,
+)
 
 
 @pytest.mark.parametrize(("line", "read_as"), [
@@ -99,3 +106,14 @@ def test_a_pace_option_with_a_value_it_does_not_take_is_refused() -> None:
     with pytest.raises(Unreadable) as e:
         parse_line("new goofspiel weekends=sometimes")
     assert "Option weekends: one of on, off; got 'sometimes'." in str(e.value)
+
+
+def test_entropy_takes_the_words_with_or_without_a_tag_in_single_spaces() -> None:
+    assert parse_line("entropy  my\tcat  Tibbles ") == EntropyLine("my cat Tibbles")
+    assert parse_line("Entropy [spades-t12] my cat") == EntropyLine("my cat", "spades-t12")
+    for line, why in (("entropy", "Write your words after 'entropy'"),
+                      ("entropy spades-t12", "Write your words after 'entropy'"),
+                      ("entropy " + "é" * 201, "at most 200 printable characters"),
+                      ("entropy a\x07b", "some not printable")):
+        with pytest.raises(Unreadable, match=why):
+            parse_line(line)

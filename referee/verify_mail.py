@@ -34,14 +34,16 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from email import policy
-from email.message import Message
+from email.message import EmailMessage, Message
 from pathlib import Path
 
 from referee.games import GAMES, GameUnavailable, PackageFault
 from referee.games.mailcheck import Check, Mail
 from referee.mail import headers, mime
+from referee.mail.compose import NO_GAME
 from referee.mail.htmltext import html_text
 from referee.problems import EX_NOPERM, Problem
+from referee.verify_entropy import TABLE_SUBJECT, check_entropy
 
 __all__ = ["Mail", "MailboxError", "Verdict", "check_mailbox", "game_mails", "main",
            "read_mailbox", "verify_mailbox"]
@@ -172,7 +174,9 @@ def received(tag: str, raw: bytes) -> Received | None:
             _, sender = headers.sender(fields.get("from", []))
         except headers.Unreadable:
             sender = ""
-        if (mid and mid.group(2) == tag and sender.rpartition("@")[2] == mid.group(3)
+        # A game's mail, or the club's about the game (its start: Message-ID
+        # tagged NO_GAME) that carries the game's tag in its subject.
+        if (mid and mid.group(2) in (tag, NO_GAME) and sender.rpartition("@")[2] == mid.group(3)
                 and mime.nesting(msg) <= mime.MAX_MIME_DEPTH):
             referee, number = sender, int(mid.group(1))
         if referee is None:
@@ -249,10 +253,13 @@ class Verdict:
     referee: str | None = None
     ignored: int = 0
     others: list[str] = field(default_factory=list)  # other referees' mails that do not hold
+    #: What held of the player's own entropy (issue 38), said before ``verified``.
+    notes: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
-        """What the command prints: ``verified`` or the first mismatch, then notes."""
-        out = [self.problems[0]] if self.problems else ["verified"]
+        """What the command prints: ``verified`` (after what held of the
+        player's entropy) or the first mismatch, then notes."""
+        out = [self.problems[0]] if self.problems else [*self.notes, "verified"]
         if self.ignored:
             mails = "mail" if self.ignored == 1 else "mails"
             out.append(f"{self.ignored} {mails} with the tag not from the referee"
@@ -275,7 +282,8 @@ def check_mailbox(tag: str, path: Path, referee: str | None = None) -> Verdict:
     if kind not in GAMES:
         known = ", ".join(sorted(GAMES))
         return Verdict([f"{tag}: not a game tag a referee gives (games: {known})"])
-    found = collect(tag, read_mailbox(path))
+    raws = list(read_mailbox(path))
+    found = collect(tag, iter(raws))
     groups = found.by_referee
     ignored = found.ignored
     if referee is not None:
@@ -285,7 +293,10 @@ def check_mailbox(tag: str, path: Path, referee: str | None = None) -> Verdict:
     if not groups:
         who = f" from {referee}" if referee else ""
         return Verdict([f"no mail of {tag}{who} is in the mailbox {path}"], referee, ignored)
-    results = {r: _check(tag, kind, mails) for r, mails in groups.items()}
+    messages = _parsed(raws)
+    checked = {r: _check(tag, kind, mails, _of_referee(messages, r))
+               for r, mails in groups.items()}
+    results = {r: problems for r, (problems, _) in checked.items()}
     good = [r for r, problems in results.items() if not problems]
     if good:
         chosen = max(good, key=lambda r: len(groups[r]))
@@ -296,30 +307,76 @@ def check_mailbox(tag: str, path: Path, referee: str | None = None) -> Verdict:
     others += [f"the mails of {tag} from {r} ({len(groups[r])}) hold too"
                for r, problems in results.items() if r != chosen and not problems]
     return Verdict(results[chosen], chosen if len(groups) > 1 or ignored else None,
-                   ignored, others)
+                   ignored, others, checked[chosen][1])
 
 
-def _check(tag: str, kind: str, mails: list[Mail]) -> list[str]:
+def _parsed(raws: Sequence[bytes]) -> list[EmailMessage]:
+    """The mails the players' entropy is looked for in (a table's mails, the
+    player's own sent mail): each parsed within the same bounds as the
+    game's (its size, its MIME nesting); one the parser cannot take is left
+    out."""
+    out: list[EmailMessage] = []
+    for raw in raws:
+        if len(raw) > MAX_MAIL:
+            continue
+        try:
+            msg = email.message_from_bytes(raw, policy=policy.default)
+            if isinstance(msg, EmailMessage) and mime.nesting(msg) <= mime.MAX_MIME_DEPTH:
+                out.append(msg)
+        except (RecursionError, LookupError, ValueError, TypeError, AttributeError,
+                IndexError, UnicodeError, AssertionError):
+            continue
+    return out
+
+
+def _of_referee(messages: Sequence[EmailMessage], referee: str) -> list[EmailMessage]:
+    """``messages`` without the table mails (``[spades-t12]``) of anyone
+    but ``referee``: a stranger's table mail cannot blame an honest game."""
+    out = []
+    for msg in messages:
+        try:
+            if TABLE_SUBJECT.search(str(msg["Subject"] or "")[:MAX_LINE]):
+                _, sender = headers.sender([str(msg["From"] or "")])
+                if sender.lower() != referee.lower():
+                    continue
+        except (headers.Unreadable, ValueError, TypeError, IndexError, UnicodeError):
+            continue
+        out.append(msg)
+    return out
+
+
+def _check(tag: str, kind: str, mails: list[Mail],
+           messages: Sequence[EmailMessage]) -> tuple[list[str], list[str]]:
+    """The mismatches of one referee's mails of the game, and what held of
+    the player's entropy: the contributions the opening lists first
+    (:func:`~referee.verify_entropy.check_entropy`), then the game's own
+    check (``Game.mail_check``) from the seed mixed with them."""
     check = Check(tag, mails)
     try:
+        check_entropy(check, messages)
         GAMES[kind].mail_check(check)
     except (GameUnavailable, PackageFault) as e:
-        return [str(e)]
-    except (ValueError, LookupError, TypeError, ArithmeticError, RecursionError) as e:
-        # A game's check met what its patterns let through but cannot use:
-        # never a traceback, and never "verified".
-        return [f"the mails of {tag} cannot be read: {type(e).__name__} in the game's check"]
+        return [str(e)], check.notes
+    except (ValueError, LookupError, TypeError, ArithmeticError, RecursionError,
+            AttributeError, UnicodeError) as e:
+        # A check met what its patterns let through but cannot use: never
+        # a traceback, and never "verified".
+        return [f"the mails of {tag} cannot be read: {type(e).__name__} in the game's check"], []
     check.check_parts()
-    return check.result()
+    return check.result(), check.notes
 
 
-def verify_mailbox(tag: str, path: Path) -> list[str]:
+def verify_mailbox(tag: str, path: Path, notes: list[str] | None = None) -> list[str]:
     """What does not match in game ``tag``'s mails in the mailbox at
-    ``path``, the first mismatch first; an empty list: verified.
+    ``path``, the first mismatch first; an empty list: verified. ``notes``
+    gets what held of the player's own entropy.
 
     :raises MailboxError: when ``path`` is no mbox file or Maildir folder.
     """
-    return check_mailbox(tag, path).problems
+    verdict = check_mailbox(tag, path)
+    if notes is not None:
+        notes.extend(verdict.notes)
+    return verdict.problems
 
 
 def main(argv: Sequence[str] | None = None) -> int:

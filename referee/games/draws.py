@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import MutableSequence, Sequence
+from collections.abc import Iterable, Mapping, MutableSequence, Sequence
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 
 #: The draw schemes a stored game may use (``games.draws`` in the database).
 #: ``counter``: one :class:`random.Random` per action, seeded from the seed
-#: and the action's number (:func:`rng_for`); ``keyed``: :class:`KeyedDraws`.
-COUNTER, KEYED = "counter", "keyed"
-SCHEMES = (COUNTER, KEYED)
+#: and the action's number (:func:`rng_for`); ``keyed``: :class:`KeyedDraws`;
+#: ``mixed``: :class:`KeyedDraws` of the seed mixed with the players' own
+#: entropy (:func:`mixed_seed`), for a game started from a table by mail.
+COUNTER, KEYED, MIXED = "counter", "keyed", "mixed"
+SCHEMES = (COUNTER, KEYED, MIXED)
 
 _WORD = 1 << 64
 
@@ -160,6 +162,46 @@ def seed_fingerprint(seed: str) -> str:
     return hashlib.sha256(f"seed: {seed}\n".encode()).hexdigest()
 
 
+def mixed_seed(seed: str, entropy: Iterable[tuple[int, str]]) -> str:
+    """The seed every draw of a ``mixed`` game is keyed by: SHA-256, in
+    lower-case hex, of the UTF-8 text ``seed: SEED`` and a newline, then one
+    line ``entropy POSITION: VALUE`` and a newline for each player's
+    contribution, by seat position from the lowest (a seat that gave none
+    has no line). ``printf 'seed: %s\nentropy 1: %s\n' SEED VALUE | sha256sum``.
+    A value is one line of printable text (:func:`valid_entropy`)."""
+    text = f"seed: {seed}\n"
+    for position, value in sorted(entropy, key=lambda pv: pv[0]):
+        if not valid_entropy(value):
+            raise ValueError(f"entropy of seat {position} is not one line of printable text")
+        text += f"entropy {position}: {value}\n"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+#: How a player's contribution came, as the opening and the record say it.
+MESSAGE_ID, WORDS = "message-id", "words"
+ENTROPY_HOW = {MESSAGE_ID: "the Message-ID of the mail that took the seat",
+               WORDS: "words of their own"}
+#: The longest contribution (in characters) a player may give.
+ENTROPY_MAX = 200
+
+
+def valid_entropy(value: str) -> bool:
+    """Whether ``value`` may be a contribution: 1 to :data:`ENTROPY_MAX`
+    printable characters, no line break, no space at either end."""
+    return (0 < len(value) <= ENTROPY_MAX and value.isprintable() and value == value.strip())
+
+
+def contributions(entropy: Sequence[Mapping[str, Any]] | None) -> list[tuple[int, str]]:
+    """(position, value) of each contribution a game stores (``Game.entropy``)."""
+    return [(int(c["position"]), str(c["value"])) for c in entropy or ()]
+
+
+def draw_seed(scheme: str, seed: str, entropy: Sequence[Mapping[str, Any]] | None) -> str:
+    """The seed a game's keyed draws are keyed by: the ``mixed`` game's
+    :func:`mixed_seed`, any other's own seed."""
+    return mixed_seed(seed, contributions(entropy)) if scheme == MIXED else seed
+
+
 def rng_for(seed: str, step: int) -> random.Random:
     """The ``counter`` scheme's generator for action number ``step`` of the
     game with ``seed`` (step 0 is :meth:`Game.new`)."""
@@ -167,13 +209,17 @@ def rng_for(seed: str, step: int) -> random.Random:
     return random.Random(int.from_bytes(digest[:16], "big"))
 
 
-def draws_for(scheme: str, seed: str, step: int, source: str = "") -> Draws:
+def draws_for(scheme: str, seed: str, step: int, source: str = "",
+              entropy: Sequence[Mapping[str, Any]] | None = None) -> Draws:
     """The draws of action ``step`` of a game stored with ``scheme``:
     ``source`` is ``bot`` or ``timeout`` for the move the referee chooses for
     a seat before it is taken as step ``step`` (in the ``counter`` scheme
-    those had generators of their own; keyed draws name it in the purpose)."""
+    those had generators of their own; keyed draws name it in the purpose).
+    ``entropy``: the ``mixed`` game's contributions (``Game.entropy``)."""
     if scheme == KEYED:
         return KeyedDraws(seed)
+    if scheme == MIXED:
+        return KeyedDraws(mixed_seed(seed, contributions(entropy)))
     if scheme == COUNTER:
         return SequentialDraws(rng_for(f"{seed}:{source}" if source else seed, step))
     raise ValueError(f"unknown draw scheme {scheme!r}")

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from referee.games.draws import seed_fingerprint
+from referee.games.draws import mixed_seed, seed_fingerprint
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,9 @@ def late_moves(text: str) -> list[tuple[str, str]]:
 
 #: The opening's commitment to the seed: SHA-256 of ``seed: SEED\n``.
 SEED_SHA = re.compile(r"^[ \t]*seed-sha256:[ \t]*([0-9a-fA-F]{64})[ \t]*$", re.M)
+#: A player's contribution the opening of a game from a table lists
+#: (issue 38), as the derivation hashes it: ``  entropy 2: VALUE``.
+ENTROPY = re.compile(r"^  entropy ([0-9]{1,3}): ([^\n]{1,200}?)[ \t\r]*$", re.M)
 #: The seed, revealed by the game's last public mail.
 SEED = re.compile(r"^[ \t]*seed:[ \t]*(\S+)[ \t]*$", re.M)
 
@@ -111,6 +114,10 @@ class Check:
         #: Every pattern a game's check read its mails with: what a mail's
         #: HTML part must state as its plain text does (:meth:`check_parts`).
         self.read: list[re.Pattern[str]] = []
+        #: The players' contributions the opening lists (position, value),
+        #: which the draws mix in (:meth:`draw_seed`); what held, to print.
+        self.entropy: list[tuple[int, str]] = []
+        self.notes: list[str] = []
 
     def find(self, pattern: re.Pattern[str]) -> list[Found]:
         """Each place a mail's text states what ``pattern`` reads."""
@@ -147,6 +154,15 @@ class Check:
                                   f"shows) \"{differ[1][:200]}\"")
                     break
 
+    def draw_seed(self, seed: str) -> str:
+        """The seed the draws are keyed by: ``seed`` mixed with the
+        contributions the opening lists, where it lists any."""
+        return mixed_seed(seed, self.entropy) if self.entropy else seed
+
+    def elsewhere(self, mail: Mail, text: str) -> None:
+        """A mismatch in a mail that is not the game's (a table's)."""
+        self.found.append((-1, f"{mail}: {text}"))
+
     def missing(self, what: str) -> None:
         self.found.append((-1, f"{what} of {self.tag} is not in the mailbox"))
 
@@ -168,6 +184,17 @@ class Check:
     def result(self) -> list[str]:
         """The mismatches, a missing mail first, then in the order of the mails."""
         return [text for _, text in sorted(self.found, key=lambda f: f[0])]
+
+
+def opening_entropy(check: Check) -> tuple[int, str, list[tuple[int, str]]] | None:
+    """The opening (its place), its seed fingerprint, and the players'
+    contributions it lists by seat position; None if no mail commits to a seed."""
+    committed = find(check.mails, SEED_SHA)
+    if not committed:
+        return None
+    first = committed[0]
+    listed = [(int(m.group(1)), m.group(2)) for m in ENTROPY.finditer(check.mails[first.mail].text)]
+    return first.mail, first.match.group(1).lower(), listed
 
 
 def check_seed(check: Check) -> str | None:
@@ -204,7 +231,7 @@ class MailCheck:
 
     def __call__(self, check: Check) -> None:
         if (seed := check_seed(check)) is not None:
-            self.draws(check, seed)
+            self.draws(check, check.draw_seed(seed))
 
     def draws(self, check: Check, seed: str) -> None:
         """The mismatches between the draws the mails show and ``seed``'s."""

@@ -25,7 +25,14 @@ from referee.games.base import (
     SeatInfo,
     shown_publicly,
 )
-from referee.games.draws import KEYED, draws_for, seed_fingerprint
+from referee.games.draws import (
+    KEYED,
+    MIXED,
+    contributions,
+    draws_for,
+    mixed_seed,
+    seed_fingerprint,
+)
 from referee.service.errors import RefereeError
 from referee.service.play import guests, pace
 from referee.service.play.standing import STANDING_OPTIONS
@@ -120,7 +127,8 @@ class Reading:
                 except guests.Unserved:
                     continue
                 loaded = engine.load(state)
-                told = engine.reveals_seed and draws == KEYED and engine.is_over(loaded)
+                told = (engine.reveals_seed and draws in (KEYED, MIXED)
+                        and engine.is_over(loaded))
                 out[tag] = {"view": engine.view(loaded, None), "seed": seed if told else None}
         return out
 
@@ -178,6 +186,8 @@ class Reading:
                                       f"the stored seed ({expected})")
             else:
                 found.held.append("the seed fingerprint matches")
+            if game.draws == MIXED:
+                self._examine_entropy(db, game, opening, found)
             loaded = engine.load(game.state)
             if (edition := engine.edition_of(loaded)) != engine.edition:
                 found.held.append(f"begun under edition {edition} of its rules (now "
@@ -202,6 +212,36 @@ class Reading:
             _compare_commitments(found, published, replayed, older=opening is None)
             return found
 
+    @staticmethod
+    def _examine_entropy(db: Session, game: m.Game, opening: m.Event | None,
+                         found: Audit) -> None:
+        """A ``mixed`` game (issue 38): the opening lists the contributions
+        the draws mix in, and the table it came from committed, when it
+        opened, to the seed the game keeps."""
+        tag, entropy = game.tag, list(game.entropy or ())
+        listed = None if opening is None else opening.data.get("entropy")
+        if listed != entropy:
+            found.problems.append(f"{tag}: the opening lists the players' entropy "
+                                  f"{listed!r}, not the {entropy!r} the draws mix in")
+            return
+        try:
+            mixed = mixed_seed(game.seed, contributions(entropy))
+        except ValueError as e:
+            found.problems.append(f"{tag}: {e}")
+            return
+        found.held.append(f"the draws mix the seed with {len(entropy)} player"
+                          f"{'' if len(entropy) == 1 else 's'}' entropy, as the opening "
+                          f"lists it (the draws' seed is {mixed[:12]}...)")
+        table = db.scalar(select(m.OpenTable).where(m.OpenTable.game_id == game.id))
+        if table is None or table.seed is None:
+            return
+        if table.seed != game.seed:
+            found.problems.append(f"{tag}: the seed is not the one {table.tag} committed to "
+                                  f"when it opened (seed-sha256 {seed_fingerprint(table.seed)})")
+        else:
+            found.held.append(f"{table.tag} published the same fingerprint when it opened, "
+                              "before any player's entropy")
+
     def _replay(self, db: Session, game: m.Game) -> tuple[Any, list[tuple[int, Event]]]:
         """The state the seed and the action log give, and every event of
         the replay with its step."""
@@ -223,7 +263,8 @@ class Reading:
             # A seat whose member joined by mail was not there at the start.
             joined = {a.seat for a in actions if a.action.get("verb") == "join"}
             infos = [i for i in infos if i.position not in joined]
-        result = engine.new(opts, infos, draws_for(game.draws, game.seed, 0))
+        result = engine.new(opts, infos, draws_for(game.draws, game.seed, 0,
+                                                   entropy=game.entropy))
         state = result.state
         events = [(0, e) for e in result.events]
         for a in actions:
@@ -232,7 +273,8 @@ class Reading:
                 result = engine.replace_with_bot(state, a.seat)
             else:
                 result = engine.apply(state, a.seat, act,
-                                      draws_for(game.draws, game.seed, a.step))
+                                      draws_for(game.draws, game.seed, a.step,
+                                                entropy=game.entropy))
             state = result.state
             events.extend((a.step, e) for e in result.events)
         return engine.dump(state), events

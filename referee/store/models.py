@@ -59,6 +59,11 @@ class Game(Base):
     #: for a game made now, ``counter`` for one made before keyed draws,
     #: which replays only with the generator per action it was played with.
     draws: Mapped[str] = mapped_column(String(16), default=KEYED, server_default=COUNTER)
+    #: The players' own entropy the ``mixed`` scheme mixes into the seed
+    #: (``referee.games.draws.mixed_seed``), by seat: a list of
+    #: ``{"position", "name", "value", "how"}`` (``how``: ``message-id`` or
+    #: ``words``); None for a game of another scheme.
+    entropy: Mapped[list[Any] | None] = mapped_column(default=None)
     state: Mapped[dict[str, Any]]
     #: What ``status`` shows of the state (``Game.public_view``), stored with
     #: it; None in a row from before it was kept (read from the state then).
@@ -345,6 +350,10 @@ class OpenTable(Base):
     game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"), default=None)
     #: The finished game it plays again (``rematch``).
     rematch_of_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"), default=None)
+    #: The secret seed of the game it becomes, drawn when it opened (its
+    #: fingerprint is in every mail about the table, before any seat's
+    #: entropy); None for a table opened before, which draws it at the start.
+    seed: Mapped[str | None] = mapped_column(String(64), default=None)
 
     opener: Mapped[Player] = relationship()
     seats: Mapped[list[TableSeat]] = relationship(
@@ -376,6 +385,11 @@ class TableSeat(Base):
     token: Mapped[str | None] = mapped_column(String(32), unique=True, default=None)
     #: When they took the seat, or declined.
     answered_at: Mapped[datetime | None] = mapped_column(default=None)
+    #: The player's own entropy for the draws (issue 38), and how it came:
+    #: ``message-id`` (of the mail that took the seat, as written) or
+    #: ``words`` (their ``entropy WORDS``); None: none given.
+    entropy: Mapped[str | None] = mapped_column(Text, default=None)
+    entropy_how: Mapped[str | None] = mapped_column(String(16), default=None)
 
     table: Mapped[OpenTable] = relationship(back_populates="seats")
     player: Mapped[Player] = relationship(foreign_keys=[player_id])

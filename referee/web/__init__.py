@@ -234,6 +234,9 @@ def _write_game(referee: Referee, folder: Path, engine: Game[Any], game: dict[st
     # one has none).
     seed_sha256 = next((e["data"]["seed_sha256"] for e in events
                         if isinstance(e["data"], dict) and "seed_sha256" in e["data"]), None)
+    # The players' own entropy the draws mix in (a game from a table, issue 38).
+    entropy = next((e["data"]["entropy"] for e in events
+                    if isinstance(e["data"], dict) and "entropy" in e["data"]), None)
     # Made whole before a file is written: what a game package's code
     # raises here is its fault (PackageFault), an OSError the disk's.
     with GAMES.guard(game["kind"], "its page"):
@@ -241,7 +244,8 @@ def _write_game(referee: Referee, folder: Path, engine: Game[Any], game: dict[st
         page = _page("game.html",
             game=game, title=title, table=shown, history=fold(engine, events),
             waiting=_waiting(game),
-            seed_sha256=seed_sha256, seed=public["seed"], referee=config.name, now=now)
+            seed_sha256=seed_sha256, seed=public["seed"], entropy=entropy,
+            referee=config.name, now=now)
     feed = game_feed(game, title, events, config.address.rpartition("@")[2], config.name, now)
     _write(folder / f"{tag}.html", page)
     _write(folder / f"{tag}.atom", feed)

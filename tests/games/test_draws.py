@@ -13,7 +13,18 @@ import pytest
 
 from referee.games import get_game
 from referee.games.base import Action, SeatInfo
-from referee.games.draws import COUNTER, KEYED, KeyedDraws, SequentialDraws, Stream, draws_for
+from referee.games.draws import (
+    COUNTER,
+    KEYED,
+    MIXED,
+    KeyedDraws,
+    SequentialDraws,
+    Stream,
+    draw_seed,
+    draws_for,
+    mixed_seed,
+    valid_entropy,
+)
 from referee.games.loatcg.instructions import canonicalize
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -98,6 +109,37 @@ def test_the_schemes() -> None:
     assert counter.rng("deal", 2) is one
     with pytest.raises(ValueError, match="unknown draw scheme"):
         draws_for("dice", "s", 0)
+
+
+def test_the_mixed_seed_is_sha256_of_the_seed_line_and_each_entropy_line() -> None:
+    # printf 'seed: %s\nentropy 1: %s\nentropy 3: %s\n' 5eed '<a@b>' 'my cat' | sha256sum
+    text = "seed: 5eed\nentropy 1: <a@b>\nentropy 3: my cat\n"
+    expected = hashlib.sha256(text.encode()).hexdigest()
+    assert mixed_seed("5eed", [(3, "my cat"), (1, "<a@b>")]) == expected  # by position
+    assert expected == "ae6db2639397f5eb4522cab9362965fa57351364bf2724921c3b4b211810108b"
+    # No contribution: the seed's own line alone, which is its fingerprint's text.
+    assert mixed_seed("5eed", []) == hashlib.sha256(b"seed: 5eed\n").hexdigest()
+    # Any one contribution changed changes every draw.
+    assert mixed_seed("5eed", [(1, "<a@c>"), (3, "my cat")]) != expected
+
+
+def test_a_mixed_game_draws_from_keyed_draws_of_the_mixed_seed() -> None:
+    entropy = [{"position": 2, "name": "Bob", "value": "x y", "how": "words"},
+               {"position": 1, "name": "Ann", "value": "<m@id>", "how": "message-id"}]
+    derived = mixed_seed("s", [(1, "<m@id>"), (2, "x y")])
+    draws = draws_for(MIXED, "s", 4, "timeout", entropy=entropy)
+    assert isinstance(draws, KeyedDraws) and draws.seed == derived
+    assert draws.rng("prize", 1).random() == KeyedDraws(derived).rng("prize", 1).random()
+    assert draw_seed(MIXED, "s", entropy) == derived
+    assert draw_seed(KEYED, "s", entropy) == "s"  # another scheme: the seed itself
+
+
+def test_a_contribution_is_one_line_of_printable_text() -> None:
+    assert valid_entropy("<CAF=x+1@mail.gmail.com>") and valid_entropy("Tibbles, 1987 🐈")
+    for bad in ("", "two\nlines", "tab\there", " padded", "x" * 201):
+        assert not valid_entropy(bad)
+    with pytest.raises(ValueError, match="entropy of seat 2"):
+        mixed_seed("s", [(2, "a\nentropy 1: forged")])
 
 
 # -- games played before keyed draws -----------------------------------------------

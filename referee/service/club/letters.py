@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from referee.service.club.tables import Done, Invitation, TableView
+from referee.service.club.tables import Done, Entropy, Invitation, TableView
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,8 @@ def letters(done: Done, table: TableView, writer: str, who: str,
     there (to those seated where there is no list). ``table_days``: how
     long an expired table waited."""
     if done.what == "opened":
-        out = [Letter(writer, "club_opened", {"t": table, "list": public_list})]
+        out = [Letter(writer, "club_opened", {"t": table, "list": public_list,
+                                              **_entropy(done.entropy)})]
         out += [invitation(i, table) for i in done.invitations]
     elif done.what == "started":
         started = {"t": table, "game": done.game}
@@ -61,12 +62,15 @@ def letters(done: Done, table: TableView, writer: str, who: str,
         closed = {"t": table, "what": done.what, "days": table_days,
                   "by_opener": who == table.opener}
         return [Letter(address, "club_closed", closed) for address in done.tell]
+    elif done.what == "entropy":
+        return [Letter(writer, "club_entropy", {"t": table, **_entropy(done.entropy)})]
     else:  # joined, accepted, left, declined: the opener is told last
         opener = done.tell[-1] if done.tell else ""
         out = [Letter(address, "club_seat",
                       {"t": table, "what": done.what,
                        "who": "You" if address == writer else who,
-                       "opener": address == opener})
+                       "opener": address == opener,
+                       **_entropy(done.entropy if address == writer else None)})
                for address in done.tell]
     if done.post and public_list:
         out.append(posted(table, public_list))
@@ -117,6 +121,13 @@ def confirmation(to: str, lines: Sequence[str], subject: str, until: datetime,
     return Letter(to, "club_confirm", {"lines": [line.strip() for line in lines],
                                        "subject": subject, "until": until},
                   reply_to=reply_to)
+
+
+def _entropy(given: Entropy) -> dict[str, Any]:
+    """The writer's own entropy, as the answer to their mail quotes it back."""
+    if given is None:
+        return {"entropy": None}
+    return {"entropy": given[0], "entropy_how": given[1]}
 
 
 def _example(kinds: Sequence[str]) -> str:

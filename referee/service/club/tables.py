@@ -22,6 +22,7 @@ seed (Spades keeps partners apart, by the seats' teams).
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -34,6 +35,7 @@ from sqlalchemy.orm import Session
 from referee.config import Config
 from referee.games import PackageFault
 from referee.games.base import IllegalAction, OptionError
+from referee.games.draws import MESSAGE_ID, WORDS, seed_fingerprint
 from referee.games.names import Nameable, find_seat, local_part
 from referee.service.club.words import NewTable, Unreadable, engine_of
 from referee.service.errors import RefereeError
@@ -52,6 +54,11 @@ DAY = timedelta(days=1)
 #: from it: those its game lists (``option_help``), as written again.
 _NOT_OPTIONS = frozenset({"deadline", "reminder", "aliases", "mail", "edition",
                           *STANDING_OPTIONS})
+
+
+#: A player's own entropy for the draws (issue 38): the value and how it
+#: came (``draws.MESSAGE_ID`` or ``draws.WORDS``); None: none given.
+Entropy = tuple[str, str] | None
 
 
 class Refused(Exception):
@@ -84,6 +91,9 @@ class Done:
     tell: tuple[str, ...] = ()
     invitations: tuple[Invitation, ...] = ()
     post: bool = False
+    #: The writer's own entropy as the table keeps it now (issue 38),
+    #: quoted back in the answer to them.
+    entropy: Entropy = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +113,9 @@ class TableView:
     #: The options as written (``cards=13``).
     options: tuple[tuple[str, str], ...] = ()
     opened_at: datetime | None = None
+    #: The commitment to the seed of the game it becomes, published from
+    #: its opening on (None: a table opened before tables kept one).
+    seed_sha256: str | None = None
 
     @property
     def seats_left(self) -> int:
@@ -157,9 +170,10 @@ class Tables:
     # -- opening ---------------------------------------------------------------
 
     def open(self, db: Session, writer: str, asked: NewTable, now: datetime,
-             by_operator: bool = False) -> Done:
-        """Open a table for ``asked`` (the writer seated), invite those it
-        names, and say whom to mail."""
+             by_operator: bool = False, entropy: Entropy = None) -> Done:
+        """Open a table for ``asked`` (the writer seated, with their
+        ``entropy``), invite those it names, and say whom to mail. The seed
+        of its game is drawn now, before anyone's entropy is known."""
         addr, name = _address(writer)
         player = db.scalar(select(m.Player).where(m.Player.address == addr))
         who = self.config.club.open_tables
@@ -193,18 +207,21 @@ class Tables:
         table = m.OpenTable(tag="", kind=asked.kind, options=dict(asked.options),
                             opener=player, seats_min=seats_min, seats_max=seats_max,
                             status=m.TABLE_OPEN, created_at=now,
-                            expires_at=now + timedelta(days=self.config.club.table_days))
+                            expires_at=now + timedelta(days=self.config.club.table_days),
+                            seed=secrets.token_hex(16))
         db.add(table)
         db.flush()
         table.tag = f"{asked.kind}-t{table.id}"
         table.seats.append(m.TableSeat(player=player, state=m.SEATED, answered_at=now,
                                        team=team_of.get(player.id)))
+        _give(table.seats[-1], entropy)
         invitations = self._invite(db, table, player, invited, team_of, now)
         db.flush()
         return Done("opened", table.tag, tell=(player.address,), invitations=invitations,
-                    post=seats_max > 1 + len(invited))
+                    post=seats_max > 1 + len(invited), entropy=entropy)
 
-    def rematch(self, db: Session, writer: str, game_tag: str, now: datetime) -> Done:
+    def rematch(self, db: Session, writer: str, game_tag: str, now: datetime,
+                entropy: Entropy = None) -> Done:
         """Open the same table again for the players of the finished game
         ``game_tag``: the writer seated, the others invited; it starts when
         all have accepted. Open to any of its players whoever may open
@@ -228,22 +245,24 @@ class Tables:
         table = m.OpenTable(tag="", kind=game.kind, options=options, opener=player,
                             seats_min=n, seats_max=n, status=m.TABLE_OPEN, created_at=now,
                             expires_at=now + timedelta(days=self.config.club.table_days),
-                            rematch_of_id=game.id)
+                            rematch_of_id=game.id, seed=secrets.token_hex(16))
         db.add(table)
         db.flush()
         table.tag = f"{game.kind}-t{table.id}"
         team_of = {p.id: s.team for s, p in humans if s.team}
         table.seats.append(m.TableSeat(player=player, state=m.SEATED, answered_at=now,
                                        team=team_of.get(player.id)))
+        _give(table.seats[-1], entropy)
         others = [p for _, p in humans if p is not player]
         invitations = self._invite(db, table, player, others, team_of, now)
         db.flush()
         return Done("opened", table.tag, tell=(player.address,), invitations=invitations,
-                    post=n > len(humans))
+                    post=n > len(humans), entropy=entropy)
 
     # -- seats -----------------------------------------------------------------
 
-    def join(self, db: Session, writer: str, tag: str, now: datetime) -> Done:
+    def join(self, db: Session, writer: str, tag: str, now: datetime,
+             entropy: Entropy = None) -> Done:
         """Take a seat at ``tag`` (an invitation to it is accepted so);
         the game starts if that fills the table. A start the game's rules
         refuse (teams that cannot be formed) raises :class:`Refused` after
@@ -255,7 +274,7 @@ class Tables:
         if seat is not None and seat.state == m.SEATED:
             raise Refused(f"You have a seat at {tag} already.")
         if seat is not None and seat.state == m.INVITED:
-            return self._take(db, table, seat, "accepted", now)
+            return self._take(db, table, seat, "accepted", now, entropy)
         people = _people(table)
         if len(people.seated) + len(people.invited) >= table.seats_max:
             raise Refused(f"{tag} is full; 'tables' lists the tables with seats left, and "
@@ -263,7 +282,7 @@ class Tables:
         if seat is None:
             seat = m.TableSeat(player=player or _player(db, addr, name, now), state=m.SEATED)
             table.seats.append(seat)
-        return self._take(db, table, seat, "joined", now)
+        return self._take(db, table, seat, "joined", now, entropy)
 
     def leave(self, db: Session, writer: str, tag: str, now: datetime) -> Done:
         """Give up a seat before the start; the opener leaving closes the
@@ -280,11 +299,29 @@ class Tables:
         return Done("left", tag, tell=_once(addr, table.opener.address))
 
     def accept(self, db: Session, writer: str, tag: str | None, now: datetime,
-               token: str | None = None) -> Done:
+               token: str | None = None, entropy: Entropy = None) -> Done:
         """Accept an invitation: the one whose reply address ``token`` is,
         or the one to ``tag``, or the writer's only one."""
         table, seat = self._invitation(db, writer, tag, token)
-        return self._take(db, table, seat, "accepted", now)
+        return self._take(db, table, seat, "accepted", now, entropy)
+
+    def give_entropy(self, db: Session, writer: str, tag: str, words: str) -> Done:
+        """The writer's ``entropy TAG WORDS``: their own words for the
+        draws, in place of what their seat at the open table ``tag`` gave."""
+        addr, _ = _address(writer)
+        table = self._open_table(db, tag)
+        seat = _seat_of(table, db.scalar(select(m.Player).where(m.Player.address == addr)))
+        if seat is None or seat.state != m.SEATED:
+            raise Refused(f"You have no seat at {table.tag}, so no entropy to give there; "
+                          f"'join {table.tag}' takes one (an 'entropy WORDS' line in that "
+                          "mail gives your words).")
+        if table.seed is None:
+            raise Refused(f"{table.tag} was opened before players gave entropy; its game "
+                          "draws from the referee's seed alone.")
+        given: Entropy = (words, WORDS)
+        _give(seat, given)
+        db.flush()
+        return Done("entropy", table.tag, tell=(addr,), entropy=given)
 
     def decline(self, db: Session, writer: str, tag: str | None, now: datetime,
                 token: str | None = None) -> Done:
@@ -345,15 +382,17 @@ class Tables:
     # -- inside ----------------------------------------------------------------
 
     def _take(self, db: Session, table: m.OpenTable, seat: m.TableSeat, what: str,
-              now: datetime) -> Done:
+              now: datetime, entropy: Entropy = None) -> Done:
         seated = _people(table).seated
         if seat not in seated and len(seated) + 1 >= table.seats_max:
             _startable([*seated, seat])
         seat.state, seat.answered_at, seat.token = m.SEATED, now, None
+        _give(seat, entropy)
         db.flush()
         if len(_people(table).seated) >= table.seats_max:
             return self._start(db, table, now)
-        return Done(what, table.tag, tell=_once(seat.player.address, table.opener.address))
+        return Done(what, table.tag, tell=_once(seat.player.address, table.opener.address),
+                    entropy=entropy)
 
     def _start(self, db: Session, table: m.OpenTable, now: datetime) -> Done:
         seated = _people(table).seated
@@ -361,8 +400,14 @@ class Tables:
         players = [formataddr((_name(s.player), s.player.address)) for s in seated]
         teams = [s.team for s in seated] if any(s.team for s in seated) else []
         try:
+            # The table's seed, committed to when it opened, mixed with the
+            # seats' entropy (issue 38); a table from before keeps neither.
+            entropy = (None if table.seed is None else
+                       [(s.entropy, s.entropy_how or MESSAGE_ID) if s.entropy else None
+                        for s in seated])
             game = self.operator.create_in(db, table.kind, players, options=dict(table.options),
-                                           now=now, teams=teams)
+                                           now=now, teams=teams, seed=table.seed,
+                                           entropy=entropy)
         except RefereeError as e:
             raise Refused(f"{table.tag} cannot start: {e}") from None
         table.status, table.ended_at = m.TABLE_STARTED, now
@@ -545,7 +590,14 @@ def _view(db: Session, table: m.OpenTable) -> TableView:
         tuple(_name(s.player) for s in people.seated),
         tuple(_name(s.player) for s in people.invited),
         table.seats_min, table.seats_max, table.expires_at, rematch,
-        tuple((str(k), str(v)) for k, v in table.options.items()), table.created_at)
+        tuple((str(k), str(v)) for k, v in table.options.items()), table.created_at,
+        None if table.seed is None else seed_fingerprint(table.seed))
+
+
+def _give(seat: m.TableSeat, entropy: Entropy) -> None:
+    """Keep a seat's entropy (none given: what it had stays)."""
+    if entropy is not None:
+        seat.entropy, seat.entropy_how = entropy
 
 
 def _address(writer: str) -> tuple[str, str]:

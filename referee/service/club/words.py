@@ -8,6 +8,7 @@ The grammar (issue 36; synonyms in :data:`VERBS`)::
     join TAG          leave TAG          start TAG
     accept [TAG]      decline [TAG]      rematch          tables
     standings [KIND] [SEASON | all]      standings hide   standings show
+    entropy [TAG] WORDS
 
 ``KIND`` is a kind of the games' registry (a packaged game's too); the
 options are checked by the game's own ``parse_options``, so a bad one is
@@ -16,7 +17,9 @@ game's option where it has one (Goofspiel, Pure Skill), else the number of
 seats wanted, within the game's range (``new miser players=5``). ``teams``
 names the partners (where the game takes a ``teams`` option); its names
 are invited like those after ``with``. ``TAG`` is a table's, ``KIND-tN``
-(:data:`TABLE_TAG`), written bare or in brackets.
+(:data:`TABLE_TAG`), written bare or in brackets. ``entropy WORDS`` gives
+the writer's own entropy for the draws (issue 38): in the mail that takes
+their seat, or later with the table's tag (or in a reply about it).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 
 from referee.games import GAMES, GameUnavailable, PackageFault, get_game
 from referee.games.base import Game, OptionError
+from referee.games.draws import ENTROPY_MAX, valid_entropy
 from referee.service.play.pace import PaceError, table_options
 
 #: A table's tag: its game's kind, "-t", and its number ("spades-t12"). A
@@ -56,6 +60,8 @@ GAME_WORDS = frozenset({"join", "withdraw", "accept", "decline"})
 #: The option that says how many seats a table wants, where the game has
 #: no option of that name.
 SEATS_OPTION = "players"
+#: The word of a player's own entropy line.
+ENTROPY = "entropy"
 #: Filler after ``new KIND``: "new spades game", "new goofspiel against Bob".
 _WITH = frozenset({"with", "against", "vs", "invite", "inviting"})
 _FILLER = frozenset({"game", "a", "of", "table"})
@@ -103,10 +109,20 @@ class StandingsLine:
     hide: bool | None = None
 
 
-ClubLine = NewTable | TableLine | StandingsLine
 #: A season as written after ``standings``: a year, or a year's quarter.
 _STANDINGS_FILLER = _FILLER | {"for", "the", "me", "please", "thanks"}
 _SEASON = re.compile(r"(\d{4})(?:-?q([1-4]))?", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class EntropyLine:
+    """``entropy [TAG] WORDS``: the words, whitespace made single spaces."""
+
+    words: str
+    tag: str | None = None
+
+
+ClubLine = NewTable | TableLine | StandingsLine | EntropyLine
 
 
 def is_table_tag(text: str) -> bool:
@@ -121,6 +137,9 @@ def parse_line(line: str) -> ClubLine | None:
     :raises Unreadable: it starts like a club command but cannot be done
         as written (an unknown kind, a bad option, no tag).
     """
+    head = line.split(None, 1)
+    if head and head[0].casefold() == ENTROPY:
+        return _entropy(head[1] if len(head) > 1 else "")
     words = [part for word in line.split()
              for part in ([word] if "=" in word else word.replace(",", " , ").split())]
     if not words:
@@ -168,6 +187,22 @@ def read(lines: Iterable[str]) -> list[ClubLine | Unreadable]:
         if found is not None:
             out.append(found)
     return out
+
+
+def _entropy(after: str) -> EntropyLine:
+    """``entropy [TAG] WORDS`` after its first word."""
+    first, *rest = after.split(None, 1) or [""]
+    tag = _tag(first) if first else None
+    text = " ".join((rest[0] if rest else "").split() if tag else after.split())
+    if not text:
+        raise Unreadable("Write your words after 'entropy', like 'entropy my cat "
+                         "Tibbles, 1987'; with a table's tag where the mail takes no "
+                         "seat: 'entropy spades-t12 my cat Tibbles'.")
+    if not valid_entropy(text):
+        raise Unreadable(f"Your entropy must be at most {ENTROPY_MAX} printable "
+                         f"characters on one line; yours has {len(text)}"
+                         + ("." if len(text) > ENTROPY_MAX else ", some not printable."))
+    return EntropyLine(text, tag)
 
 
 def _tag(word: str) -> str | None:

@@ -43,6 +43,7 @@ a line refused changes nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import date, datetime
 from email.utils import formataddr
@@ -51,12 +52,19 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from referee.config import Config
+from referee.games.draws import MESSAGE_ID, WORDS, valid_entropy
 from referee.mail.compose import echo_subject
 from referee.service.club import letters, words
 from referee.service.club.letters import Letter
 from referee.service.club.sending import send
-from referee.service.club.tables import Done, Refused, Tables
-from referee.service.club.words import NewTable, StandingsLine, TableLine, Unreadable
+from referee.service.club.tables import Done, Entropy, Refused, Tables
+from referee.service.club.words import (
+    EntropyLine,
+    NewTable,
+    StandingsLine,
+    TableLine,
+    Unreadable,
+)
 from referee.service.intake.budgets import (
     ADDRESS_MAX,
     UNVERIFIED,
@@ -75,12 +83,14 @@ from referee.service.play.ratings import ALL_TIME
 from referee.store import models as m
 
 #: A club line as read, or why it cannot be.
-Line = NewTable | TableLine | StandingsLine | Unreadable
+Line = NewTable | TableLine | StandingsLine | EntropyLine | Unreadable
 #: The club's verbs that change nothing: answered whoever wrote.
 READING = frozenset({"tables"})
 #: The verbs only an invitation's reply address (or what vouches for the
 #: domain, or a confirmation) may say: a seat taken in someone's name.
 ANSWERING = frozenset({"accept", "decline"})
+#: The verbs that seat the writer: the seat takes the mail's entropy.
+SEATING = frozenset({"new", "join", "accept", "rematch"})
 
 
 class GamesMaster:
@@ -150,6 +160,7 @@ class GamesMaster:
         out: list[Letter] = []
         unconfirmed: list[str] = []
         done: list[str] = []
+        seating = any(_verb(f) in SEATING for _, f in lines)
         for raw, found in lines:
             if isinstance(found, Unreadable):
                 out.append(letters.refusal(msg.sender, raw, str(found), subject))
@@ -162,7 +173,9 @@ class GamesMaster:
                 done.append("standings" + ("" if found.hide is None else
                                            " hide" if found.hide else " show"))
                 continue
-            verb = "new" if isinstance(found, NewTable) else found.verb
+            if isinstance(found, EntropyLine) and found.tag is None and seating:
+                continue  # the words of the seat this mail takes
+            verb = _verb(found)
             if verb in READING:
                 out.append(letters.listing(msg.sender, self.tables.listing(db), subject,
                                            words.kinds()))
@@ -175,7 +188,8 @@ class GamesMaster:
             try:
                 with db.begin_nested():
                     did = self._do(db, letter, found, writer,
-                                   invitation.token if by_token and invitation else None)
+                                   invitation.token if by_token and invitation else None,
+                                   _entropy_of(letter, lines))
             except Refused as e:
                 out.append(letters.refusal(msg.sender, raw, str(e), subject))
                 continue
@@ -198,24 +212,32 @@ class GamesMaster:
         status = "processed" if done else ("to confirm" if unconfirmed else "refused")
         return Judgement(status, note)
 
-    def _do(self, db: Session, letter: Mail, found: NewTable | TableLine, writer: str,
-            token: str | None) -> Done:
+    def _do(self, db: Session, letter: Mail, found: NewTable | TableLine | EntropyLine, writer: str,
+            token: str | None, entropy: Entropy) -> Done:
         now = letter.now
         if isinstance(found, NewTable):
-            return self.tables.open(db, writer, found, now)
+            return self.tables.open(db, writer, found, now, entropy=entropy)
+        if isinstance(found, EntropyLine):
+            tag = found.tag or _table_tag(letter.msg.subject)
+            if tag is None:
+                raise Refused("Write the table's tag after 'entropy', like 'entropy "
+                              "spades-t12 my own words', or write it in a reply to a mail "
+                              "about the table.")
+            return self.tables.give_entropy(db, writer, tag, found.words)
         verb, tag = found.verb, found.tag
         if verb == "rematch":
             if letter.tag is None:
                 raise Refused("Write 'rematch' in a reply to the last mail of the game to "
                               "play again.")
-            return self.tables.rematch(db, writer, letter.tag, now)
+            return self.tables.rematch(db, writer, letter.tag, now, entropy=entropy)
         if verb == "accept":
-            return self.tables.accept(db, writer, tag, now, token=token)
+            return self.tables.accept(db, writer, tag, now, token=token, entropy=entropy)
         if verb == "decline":
             return self.tables.decline(db, writer, tag, now, token=token)
         assert tag is not None  # the grammar gives join, leave and start their tag
-        action = {"join": self.tables.join, "leave": self.tables.leave,
-                  "start": self.tables.start}[verb]
+        if verb == "join":
+            return self.tables.join(db, writer, tag, now, entropy=entropy)
+        action = {"leave": self.tables.leave, "start": self.tables.start}[verb]
         return action(db, writer, tag, now)
 
     def _standings(self, db: Session, raw: str, found: StandingsLine,
@@ -246,6 +268,36 @@ class GamesMaster:
         if player is not None and player.name:
             return player.name
         return address.partition("@")[0].capitalize()
+
+
+def _verb(found: Line) -> str:
+    if isinstance(found, NewTable):
+        return "new"
+    if isinstance(found, EntropyLine):
+        return words.ENTROPY
+    return found.verb if isinstance(found, TableLine) else ""
+
+
+def _entropy_of(letter: Mail, lines: Sequence[tuple[str, Line]]) -> Entropy:
+    """The entropy a seat this mail takes gives (issue 38): the words of its
+    ``entropy WORDS`` line (no tag), else its own Message-ID as the
+    writer's client wrote it (with its angle brackets), else none (a mail
+    without one, or one the referee could not keep as written)."""
+    said = next((f.words for _, f in lines if isinstance(f, EntropyLine) and f.tag is None),
+                None)
+    if said is not None:
+        return (said, WORDS)
+    message_id = letter.msg.message_id
+    if message_id and not message_id.endswith("@digest.invalid") and valid_entropy(
+            value := f"<{message_id}>"):
+        return (value, MESSAGE_ID)
+    return None
+
+
+def _table_tag(subject: str) -> str | None:
+    """The table's tag a subject carries (``Re: [spades-t12] ...``)."""
+    found = re.search(rf"\[\s*({words.TABLE_TAG.pattern})\s*\]", subject.casefold())
+    return found.group(1) if found else None
 
 
 def _club_lines(lines: Sequence[str]) -> list[tuple[str, Line]]:

@@ -25,7 +25,7 @@ from referee.config import (
 )
 from referee.games import get_game
 from referee.games.base import Action, Audience, Notice, OptionError, SeatInfo
-from referee.games.draws import KEYED, draws_for, seed_fingerprint
+from referee.games.draws import ENTROPY_HOW, KEYED, MIXED, draws_for, seed_fingerprint
 from referee.games.names import local_part
 from referee.service.errors import RefereeError
 from referee.service.outgoing.addresses import new_token
@@ -66,10 +66,14 @@ class Operator:
         self, db: Session, kind: str, players: Sequence[str], bots: int = 0,
         options: dict[str, str] | None = None, now: datetime | None = None,
         seed: str | None = None, teams: Sequence[str | None] = (),
+        entropy: Sequence[tuple[str, str] | None] | None = None,
     ) -> str:
         """:meth:`create_game` in the caller's transaction (a table of the
         club filled by mail, ``referee.service.club``): the seats in the
-        order given, the game's own rules drawing the seating from them."""
+        order given, the game's own rules drawing the seating from them.
+        ``entropy``: each player's own contribution (value, how) or None, in
+        the order of ``players``: the game draws with the ``mixed`` scheme
+        (issue 38); without it, from the referee's seed alone (``keyed``)."""
         now = now or now_utc()
         try:
             engine = get_game(kind)
@@ -127,7 +131,12 @@ class Operator:
             options={**opts, **({"mail": mail} if mail else {}), **standing, **pace,
                      "deadline": str(deadline),
                      "reminder": str(reminder), "aliases": aliases},
-            seed=seed or secrets.token_hex(16), draws=KEYED, state={}, step=0, status="active",
+            seed=seed or secrets.token_hex(16), draws=KEYED if entropy is None else MIXED,
+            entropy=None if entropy is None else [
+                {"position": i, "name": name, "value": given[0], "how": given[1]}
+                for i, ((_, name), given) in enumerate(zip(parsed, entropy, strict=False),
+                                                       start=1) if given is not None],
+            state={}, step=0, status="active",
             deadline_seconds=int(deadline.total_seconds()),
             reminder_seconds=int(reminder.total_seconds()), created_at=now,
         )
@@ -144,17 +153,25 @@ class Operator:
             infos.append(SeatInfo(pos, f"Bot {pos}", True))
         db.flush()
         try:
-            result = engine.new(opts, infos, draws_for(game.draws, game.seed, 0))
+            result = engine.new(opts, infos, draws_for(game.draws, game.seed, 0,
+                                                       entropy=game.entropy))
         except OptionError as e:
             raise RefereeError(str(e)) from None
         game.state = engine.dump(result.state)
         # The public record of the commitment the opening publishes, for
         # the operator's audit (``referee verify``) and the game's page.
         fingerprint = seed_fingerprint(game.seed)
+        mixed = "".join(f" Seat {c['position']} ({c['name']}) adds entropy {c['value']} "
+                        f"({ENTROPY_HOW[c['how']]})." for c in game.entropy or ())
+        if game.draws == MIXED:
+            mixed = (" Every draw is keyed by the seed mixed with the players' own entropy."
+                     + (mixed or " No player gave any."))
         db.add(m.Event(game_id=game.id, step=0, kind=m.SEED_EVENT,
                        text=f"The secret seed of every draw is fixed; its SHA-256 "
-                            f"fingerprint is {fingerprint}.",
-                       public=True, data={"seed_sha256": fingerprint}, at=now))
+                            f"fingerprint is {fingerprint}.{mixed}",
+                       public=True, data={"seed_sha256": fingerprint,
+                                          **({"entropy": game.entropy}
+                                             if game.draws == MIXED else {})}, at=now))
         gs = GameSession(self.config, self.delivery.composer, db, game, now)
         gs.owed_before = frozenset()  # what the opening asks for is news to all
         for ev in result.events:

@@ -31,7 +31,15 @@ from referee.games.base import (
     Notice,
     Result,
 )
-from referee.games.draws import KEYED, draws_for, seed_fingerprint
+from referee.games.draws import (
+    ENTROPY_HOW,
+    KEYED,
+    MIXED,
+    contributions,
+    draws_for,
+    mixed_seed,
+    seed_fingerprint,
+)
 from referee.games.names import local_part
 from referee.mail.compose import Composer, format_when
 from referee.service.outgoing.delivery import DEADLINE_MOVE, Answer, Decision
@@ -179,7 +187,8 @@ class GameSession:
             self.row.seats[seat - 1].bot = True
             return self.engine.replace_with_bot(self.state, seat)
         result = self.engine.apply(self.state, seat, action,
-                                   draws_for(self.row.draws, self.row.seed, self.row.step + 1))
+                                   draws_for(self.row.draws, self.row.seed, self.row.step + 1,
+                                             entropy=self.row.entropy))
         if action.verb == "join" and len(action.args) > 3:
             for position, name in action.args[3]:  # see ``join_args``
                 self.row.seats[int(position) - 1].name = str(name)
@@ -233,7 +242,8 @@ class GameSession:
             bots = [p for p in pending if self.row.seats[p.seat - 1].bot]
             if bots:
                 seat = bots[0].seat
-                draws = draws_for(self.row.draws, self.row.seed, self.row.step + 1, "bot")
+                draws = draws_for(self.row.draws, self.row.seed, self.row.step + 1, "bot",
+                                  entropy=self.row.entropy)
                 self.apply(seat, self.engine.bot_action(self.state, seat, draws), "bot", None)
                 continue
             owing = {p.seat for p in pending}
@@ -292,7 +302,8 @@ class GameSession:
         those who saw the request left unanswered), that the move was the
         referee's, in the game's words (``Game.deadline_move``): in the
         game's history and in a mail before those the move caused."""
-        draws = draws_for(self.row.draws, self.row.seed, self.row.step + 1, "timeout")
+        draws = draws_for(self.row.draws, self.row.seed, self.row.step + 1, "timeout",
+                          entropy=self.row.entropy)
         bot = bool(seat) and self.row.seats[seat - 1].bot
         action = self.engine.timeout_action(self.state, seat, draws)
         if not seat or bot:
@@ -511,6 +522,10 @@ class GameSession:
                  if timetable else None)
         fingerprint = seed_fingerprint(self.row.seed)
         seed = self.row.seed if self.reveals_seed() else None
+        entropy = ([{**c, "said": ENTROPY_HOW.get(c["how"], c["how"])}
+                    for c in self.row.entropy or ()] if self.row.draws == MIXED else None)
+        draw_seed = (mixed_seed(self.row.seed, contributions(self.row.entropy))
+                     if seed and entropy is not None else None)
         out: dict[int | None, dict[str, Any]] = {}
         for seat in seats:
             due = soonest.get(seat)
@@ -533,6 +548,10 @@ class GameSession:
                 # before keyed draws, whose opening committed to nothing).
                 "seed_sha256": fingerprint,
                 "seed": seed,
+                # The players' own entropy a ``mixed`` game's draws take
+                # (issue 38), each with how it came; None: the seed alone.
+                "entropy": entropy,
+                "draw_seed": draw_seed,
                 "reveals_seed": self.engine.reveals_seed,
                 # How the result moved the players in the club's standings,
                 # for the game's last mail; None: no standings, or not over.
@@ -542,5 +561,5 @@ class GameSession:
 
     def reveals_seed(self) -> bool:
         """The game is over and its last mail may tell the seed."""
-        return (self.engine.reveals_seed and self.row.draws == KEYED
+        return (self.engine.reveals_seed and self.row.draws in (KEYED, MIXED)
                 and self.engine.is_over(self.state))

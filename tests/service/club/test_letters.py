@@ -65,6 +65,13 @@ Your table is open:
 
   Spades [{t.tag}], opened by Alice: Alice seated; 3 seats left
 
+Every random draw of its game will come from a secret seed, fixed when
+the table opened, before anyone's entropy was known, mixed with each
+player's own entropy. The seed's SHA-256 fingerprint (the game's first
+mail gives it again):
+
+  seed-sha256: {t.seed_sha256}
+
 Anyone may take a seat by writing
 
   join {t.tag}
@@ -82,12 +89,21 @@ it closes on {t.expires_at:%a %d %b %Y %H:%M UTC}.
 Seated: Alice
 Seats left: 3
 
+Every random draw of its game will come from a secret seed, fixed when
+the table opened, before anyone's entropy was known, mixed with each
+player's own entropy. The seed's SHA-256 fingerprint (the game's first
+mail gives it again):
+
+  seed-sha256: {t.seed_sha256}
+
 To take a seat, write
 
   join {t.tag}
 
 in a mail to referee@club.test or to this list. The game starts when
 4 players are seated; the table closes on {t.expires_at:%a %d %b %Y %H:%M UTC}.
+The Message-ID of your mail becomes your entropy for the draws; to
+choose your own, write a line "entropy YOUR WORDS" in it too.
 
 {SIG}"""
 
@@ -109,9 +125,19 @@ Alice invites you to a game of Goofspiel (cards=5):
 
   Goofspiel [{t.tag}], opened by Alice: Alice seated; Bob invited
 
+Every random draw of its game will come from a secret seed, fixed when
+the table opened, before anyone's entropy was known, mixed with each
+player's own entropy. The seed's SHA-256 fingerprint (the game's first
+mail gives it again):
+
+  seed-sha256: {t.seed_sha256}
+
 To play, reply to this mail with the word
 
   accept
+
+(Your reply's Message-ID becomes your entropy for the draws; to choose
+your own, write a line "entropy YOUR WORDS" in it too.)
 
 To say no, reply with
 

@@ -13,6 +13,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from referee.config import ClubSection
+from referee.games import get_game
+from referee.games.base import SeatInfo
+from referee.games.draws import KeyedDraws, mixed_seed, seed_fingerprint
 from referee.service.club.tables import Done, Refused, Tables
 from referee.service.club.words import NewTable, parse_line
 from referee.store import models as m
@@ -267,3 +270,57 @@ def test_an_invitations_reply_address_counts_only_for_its_invitee_while_open(
     with pytest.raises(Refused, match="This invitation is no longer open"):
         club.accept(db, BOB, None, members.now, token=invitation.token)
     assert count(db, m.Game) == 2  # the members' two, no more
+
+
+# -- the players' own entropy (issue 38) ------------------------------------------
+
+
+def test_a_table_keeps_its_seed_from_the_opening_and_each_seats_entropy(
+        members: Club, db: Session) -> None:
+    club = tables(members)
+    opened = club.open(db, ALICE, new("new spades with Dave"), members.now,
+                       entropy=("<a@club.test>", "message-id"))
+    assert opened.entropy == ("<a@club.test>", "message-id")
+    table = db.scalar(select(m.OpenTable).where(m.OpenTable.tag == opened.table))
+    assert table is not None and table.seed is not None and len(table.seed) == 32
+    seed = table.seed
+    view = club.view(db, opened.table)
+    assert view is not None and view.seed_sha256 == seed_fingerprint(seed)
+    joined = club.join(db, BOB, opened.table, members.now, entropy=("Bob's words", "words"))
+    assert joined.entropy == ("Bob's words", "words")
+    # Words given later replace what the seat gave; the seed never changes.
+    assert club.give_entropy(db, ALICE, opened.table, "Alice's words").entropy == (
+        "Alice's words", "words")
+    club.join(db, CAROL, opened.table, members.now)  # a seat with none
+    started = club.accept(db, DAVE, None, members.now, entropy=("<d@club.test>", "message-id"))
+    game = db.scalar(select(m.Game).where(m.Game.tag == started.game))
+    assert game is not None and (game.seed, game.draws) == (seed, "mixed")
+    # By seat position: the seats in the order of the table's rows (Dave's
+    # was held for him from the opening).
+    assert [(c["position"], c["name"], c["value"], c["how"]) for c in game.entropy or []] == [
+        (1, "Alice", "Alice's words", "words"), (2, "Dave", "<d@club.test>", "message-id"),
+        (3, "Bob", "Bob's words", "words")]
+    assert game.state == get_game("spades").dump(get_game("spades").new(
+        get_game("spades").parse_options({}),
+        [SeatInfo(i, n, False, None, (n.lower(),))
+         for i, n in enumerate(("Alice", "Dave", "Bob", "Carol"), start=1)],
+        KeyedDraws(mixed_seed(seed, [(1, "Alice's words"), (2, "<d@club.test>"),
+                                     (3, "Bob's words")]))).state)
+    with pytest.raises(Refused, match=f"{opened.table} is started as {game.tag}"):
+        club.give_entropy(db, BOB, opened.table, "too late")
+
+
+def test_entropy_is_refused_without_a_seat_and_at_a_table_from_before(
+        members: Club, db: Session) -> None:
+    club = tables(members)
+    tag = club.open(db, ALICE, new("new goofspiel"), members.now).table
+    with pytest.raises(Refused, match=f"You have no seat at {tag}"):
+        club.give_entropy(db, BOB, tag, "mine")
+    table = db.scalar(select(m.OpenTable).where(m.OpenTable.tag == tag))
+    assert table is not None
+    table.seed = None  # opened before tables kept a seed
+    with pytest.raises(Refused, match="draws from the referee's seed alone"):
+        club.give_entropy(db, ALICE, tag, "mine")
+    started = club.join(db, BOB, tag, members.now, entropy=("<b@club.test>", "message-id"))
+    game = db.scalar(select(m.Game).where(m.Game.tag == started.game))
+    assert game is not None and (game.draws, game.entropy) == ("keyed", None)

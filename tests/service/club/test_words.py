@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from referee.service.club.words import (
+    EntropyLine,
     NewTable,
     StandingsLine,
     TableLine,
@@ -137,3 +138,14 @@ def test_standings_refuses_what_it_cannot_read_saying_what_is_right(line: str,
     with pytest.raises(Unreadable) as e:
         parse_line(line)
     assert str(e.value) == said
+
+
+def test_entropy_takes_the_words_with_or_without_a_tag_in_single_spaces() -> None:
+    assert parse_line("entropy  my\tcat  Tibbles ") == EntropyLine("my cat Tibbles")
+    assert parse_line("Entropy [spades-t12] my cat") == EntropyLine("my cat", "spades-t12")
+    for line, why in (("entropy", "Write your words after 'entropy'"),
+                      ("entropy spades-t12", "Write your words after 'entropy'"),
+                      ("entropy " + "é" * 201, "at most 200 printable characters"),
+                      ("entropy a\x07b", "some not printable")):
+        with pytest.raises(Unreadable, match=why):
+            parse_line(line)

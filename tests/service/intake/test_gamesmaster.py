@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from referee.games.draws import seed_fingerprint
 from referee.store import models as m
+from referee.web import write_pages
 from tests.test_referee import Club, body
 
 ALICE, BOB, CAROL, DAVE = (f"{n.capitalize()} <{n}@club.test>"
@@ -244,3 +246,118 @@ def test_standings_hide_and_show_are_kept_and_a_stranger_is_refused(tmp_path: Pa
             body(answer).split())
     finally:
         c.referee.close()
+
+
+# -- the players' own entropy (issue 38) ------------------------------------------
+
+
+def _your_entropy(mail: EmailMessage) -> str:
+    line = next(x for x in body(mail).splitlines() if x.startswith("  your-entropy: "))
+    return line.removeprefix("  your-entropy: ")
+
+
+def test_each_seat_gives_its_mails_message_id_or_its_own_words_to_the_draws(
+        club: Club) -> None:
+    opened_by = club.send(ALICE, "new goofspiel with Bob\n", subject="a game?",
+                          message_id="<alice.1@club.test>")
+    opened, invite = club.poll()
+    assert opened_by == "<alice.1@club.test>"
+    assert _your_entropy(opened) == "<alice.1@club.test>"
+    assert "the Message-ID of this mail of yours" in body(opened)
+    with club.referee.sessions() as db:
+        table = db.query(m.OpenTable).one()
+        seed = table.seed
+        assert seed is not None
+    # The seed is fixed when the table opens: every mail about it says so.
+    fingerprint = f"  seed-sha256: {seed_fingerprint(seed)}\n"
+    assert fingerprint in body(opened) and fingerprint in body(invite)
+    # Bob's accept chooses his own words; whitespace is made single spaces.
+    reply_to = invite["Reply-To"].addresses[0].addr_spec
+    club.send(BOB, "accept\nentropy   Tibbles,\t1987 \n", subject="Re: [goofspiel-t1] invite",
+              to=reply_to)
+    out = club.poll()
+    starts = [x for x in out if "Goofspiel begins" in str(x["Subject"])]
+    assert len(starts) == 2
+    opening = body(starts[0])
+    assert fingerprint in opening
+    assert ("  Alice, seat 1, the Message-ID of the mail that took the seat:\n"
+            "  entropy 1: <alice.1@club.test>\n"
+            "  Bob, seat 2, words of their own:\n"
+            "  entropy 2: Tibbles, 1987\n") in opening
+    with club.referee.sessions() as db:
+        game = db.query(m.Game).filter(m.Game.tag == "goofspiel-3").one()
+        assert (game.seed, game.draws) == (seed, "mixed")
+        assert [(c["position"], c["value"], c["how"]) for c in game.entropy or []] == [
+            (1, "<alice.1@club.test>", "message-id"), (2, "Tibbles, 1987", "words")]
+        record = db.query(m.Event).filter(m.Event.game_id == game.id,
+                                          m.Event.kind == m.SEED_EVENT).one()
+        assert "Seat 2 (Bob) adds entropy Tibbles, 1987 (words of their own)." in record.text
+    assert club.referee.reading.examine("goofspiel-3").problems == []
+    held = "; ".join(club.referee.reading.examine("goofspiel-3").held)
+    assert "mix the seed with 2 players' entropy" in held
+    assert "goofspiel-t1 published the same fingerprint when it opened" in held
+    # The game's page lists them too.
+    write_pages(club.referee, club.root / "site")
+    page = (club.root / "site" / "goofspiel-3.html").read_text()
+    assert ('<li>Alice, seat 1: <span class="hash">entropy 1: &lt;alice.1@club.test&gt;'
+            '</span></li><li>Bob, seat 2: <span class="hash">entropy 2: Tibbles, 1987'
+            '</span></li>') in page
+
+
+def test_entropy_later_by_tag_or_in_a_reply_and_what_is_refused(club: Club) -> None:
+    club.send(ALICE, "new pure-skill\n", message_id="<a.1@club.test>")
+    club.poll()
+    club.send(BOB, "join pure-skill-t1\n", message_id="<b.1@club.test>")
+    (joined, _) = club.poll()
+    assert _your_entropy(joined) == "<b.1@club.test>"
+    # Later, with the tag: the words replace the Message-ID.
+    club.send(BOB, "entropy pure-skill-t1 the quick brown fox\n", subject="words")
+    (answer,) = club.poll()
+    assert str(answer["Subject"]) == "[pure-skill-t1] Your entropy for Game of Pure Skill"
+    assert _your_entropy(answer) == "the quick brown fox"
+    assert "your own words" in body(answer)
+    # In a reply about the table, the subject's tag is enough.
+    club.send(ALICE, "entropy second thoughts\n", subject="Re: [pure-skill-t1] Bob took a seat")
+    (answer,) = club.poll()
+    assert _your_entropy(answer) == "second thoughts"
+    # Refused, each saying what would be right; nothing changes.
+    for line, why in (
+            ("entropy pure-skill-t1 " + "x" * 201, "at most 200 printable characters"),
+            ("entropy", "Write your words after 'entropy'"),
+            ("entropy no tag here", "Write the table's tag after 'entropy'"),
+            ("entropy pure-skill-t1 mine", "You have no seat at pure-skill-t1")):
+        club.send(CAROL, f"{line}\n", subject="words")
+        (refused,) = club.poll()
+        assert why in body(refused), line
+    with club.referee.sessions() as db:
+        seats = {s.player.name: (s.entropy, s.entropy_how)
+                 for s in db.query(m.TableSeat).all()}
+    assert seats == {"Alice": ("second thoughts", "words"),
+                     "Bob": ("the quick brown fox", "words")}
+
+
+def test_the_operators_verify_refuses_a_seed_other_than_the_tables(club: Club) -> None:
+    club.send(ALICE, "new goofspiel with Bob\n")
+    invite = club.poll()[1]
+    club.send(BOB, "accept\n", to=invite["Reply-To"].addresses[0].addr_spec)
+    club.poll()
+    assert club.referee.reading.examine("goofspiel-3").problems == []
+    # A seed chosen after the contributions, its fingerprint published
+    # in the opening's place: the table committed to another when it opened.
+    with club.referee.sessions.begin() as db:
+        game = db.query(m.Game).filter(m.Game.tag == "goofspiel-3").one()
+        table = db.query(m.OpenTable).one()
+        game.seed = "0" * 32
+        record = db.query(m.Event).filter(m.Event.game_id == game.id,
+                                          m.Event.kind == m.SEED_EVENT).one()
+        record.data = {**record.data, "seed_sha256": seed_fingerprint(game.seed)}
+        committed = seed_fingerprint(table.seed or "")
+    problems = club.referee.reading.examine("goofspiel-3").problems
+    assert problems[0] == ("goofspiel-3: the seed is not the one goofspiel-t1 committed to "
+                           f"when it opened (seed-sha256 {committed})")
+    # The opening's list altered: refused too.
+    with club.referee.sessions.begin() as db:
+        record = db.query(m.Event).filter(m.Event.kind == m.SEED_EVENT).all()[-1]
+        record.data = {**record.data, "entropy": []}
+    assert "the opening lists the players' entropy []" in (
+        club.referee.reading.examine("goofspiel-3").problems[0])

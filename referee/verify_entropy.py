@@ -1,0 +1,131 @@
+"""``referee verify TAG --mail PATH``, for a game started from a table by
+mail (issue 38): the player's own entropy is in the mix. The mail that
+answered the one that took their seat quoted it back (``your-entropy:``);
+the game's opening must list it, the table's mails must commit to the
+fingerprint the opening gives (fixed when the table opened, before any
+contribution), and the draws are checked from the seed mixed with every
+contribution the opening lists (``Check.entropy``; docs/fairness.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from email.message import EmailMessage
+from email.utils import parsedate_to_datetime
+
+from referee.games.draws import valid_entropy
+from referee.games.mailcheck import SEED_SHA, Check, Mail, opening_entropy, words
+
+#: A table's tag in a subject: ``[spades-t12]``.
+TABLE_SUBJECT = re.compile(r"\[\s*([a-z][a-z0-9-]{0,30}?-t[0-9]{1,9})\s*\]", re.I)
+#: What the answer to the mail that took a seat quotes back.
+YOURS = re.compile(r"^[ \t]*your-entropy: ([^\n]{1,200}?)[ \t\r]*$", re.M)
+#: The table's start, as its mail about the game says it.
+STARTED = re.compile(r"The table ([a-z][a-z0-9-]{0,30}?-t[0-9]{1,9}) is full, and its game "
+                     r"of [^\[\]]{1,80} starts as \[([a-z][a-z0-9-]{0,40}-[0-9]{1,9})\]")
+
+
+def check_entropy(check: Check, messages: Sequence[EmailMessage]) -> None:
+    """Set ``check.entropy`` to the contributions the opening lists, and
+    record what does not hold of the player's own (or a note of what did)."""
+    opening = opening_entropy(check)
+    if opening is None:
+        return
+    at, fingerprint, listed = opening
+    check.entropy = listed
+    for position, value in listed:
+        if not valid_entropy(value):
+            check.mismatch(at, f"seat {position}'s entropy {value!r} is not one line of "
+                               "printable text, as the derivation takes it")
+    table = _table_of(check)
+    mails = _table_mails(messages, table, fingerprint, listed)
+    if not mails:
+        if listed:
+            check.notes.append("no mail of the table this game came from is in the mailbox: "
+                               "your own entropy is not checked")
+        return
+    for mail, _ in mails:
+        for found in SEED_SHA.finditer(mail.text):
+            if found.group(1).lower() != fingerprint:
+                check.elsewhere(mail, f"the table committed to the seed-sha256 "
+                                      f"{found.group(1).lower()}, but the game's opening "
+                                      f"gives {fingerprint}: the seed is not the one fixed "
+                                      "when the table opened")
+    quoted = [(mail, msg, m.group(1)) for mail, msg in mails for m in YOURS.finditer(mail.text)]
+    if not quoted:
+        check.notes.append(_own_mail(messages, listed))
+        return
+    mail, msg, mine = quoted[-1]  # words given later replace what the seat gave
+    seats = [position for position, value in listed if value == mine]
+    if not seats:
+        check.mismatch(at, f"the opening does not list your entropy {mine}, which "
+                           f"{mail} quoted back to you")
+        return
+    said = f"your entropy {mine} is seat {seats[0]}'s in the opening's mix"
+    if mine.startswith("<") and mine.endswith(">"):
+        answered = words(str(msg["In-Reply-To"] or ""))
+        if answered and answered != mine:
+            check.elsewhere(mail, f"quotes your entropy as {mine}, but answers your mail "
+                                  f"{answered}")
+            return
+        sent = [m for m in messages if words(str(m["Message-ID"] or "")) == mine]
+        said += " (the Message-ID of your mail" + (
+            ", which is in the mailbox)" if sent else ")")
+    check.notes.append(said)
+
+
+def _own_mail(messages: Sequence[EmailMessage], listed: Sequence[tuple[int, str]]) -> str:
+    """What the mailbox shows of the player's entropy where no answer
+    quoted it back (the mail that took their seat started the game): a
+    mail of theirs (a sent folder) whose Message-ID the opening lists."""
+    seat_of = {value: position for position, value in listed}
+    for msg in messages:
+        if (mine := words(str(msg["Message-ID"] or ""))) in seat_of:
+            return (f"the Message-ID {mine} of your mail \"{words(str(msg['Subject'] or ''))}"
+                    f"\" is seat {seat_of[mine]}'s entropy in the opening's mix")
+    return ("no answer quoting your entropy back (your-entropy:) and no mail of yours whose "
+            "Message-ID the opening lists is in the mailbox: compare the opening's entropy "
+            "lines with your own sent mail")
+
+
+def _table_of(check: Check) -> str | None:
+    """The table the game came from, as its start's mail says."""
+    for mail in check.mails:
+        if (found := STARTED.search(words(mail.text))) and found.group(2) == check.tag:
+            return found.group(1).lower()
+    return None
+
+
+def _table_mails(messages: Sequence[EmailMessage], table: str | None, fingerprint: str,
+                 listed: Sequence[tuple[int, str]]) -> list[tuple[Mail, EmailMessage]]:
+    """The mails of ``table``, by date; with no mail saying which table
+    the game came from, of the tables whose mails commit to ``fingerprint``
+    or quote back entropy the opening lists."""
+    every: list[tuple[str, Mail, EmailMessage]] = []
+    for msg in messages:
+        subject = " ".join(str(msg["Subject"] or "").split())
+        found = TABLE_SUBJECT.search(subject)
+        part = msg.get_body(("plain",)) if found else None
+        if found is None or not isinstance(part, EmailMessage):
+            continue
+        text = str(part.get_content()).replace("\r\n", "\n")
+        every.append((found.group(1).lower(), Mail(subject, _date(msg), text), msg))
+    if table is not None:
+        tags = {table}
+    else:
+        values = {value for _, value in listed}
+        tags = {tag for tag, mail, _ in every
+                if any(f.group(1).lower() == fingerprint for f in SEED_SHA.finditer(mail.text))
+                or any(y.group(1) in values for y in YOURS.finditer(mail.text))}
+    chosen = [(mail, msg) for tag, mail, msg in every if tag in tags]
+    chosen.sort(key=lambda mm: mm[0].date.timestamp() if mm[0].date else 0.0)
+    return chosen
+
+
+def _date(msg: EmailMessage) -> datetime | None:
+    try:
+        return parsedate_to_datetime(str(msg["Date"])) if msg["Date"] else None
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,101 @@
+"""``referee verify TAG --mail`` of a game started from a table by mail
+(referee/verify_entropy.py): the player's own entropy found in the
+opening's mix, whether an answer quoted it back (Alice's) or only their
+own sent mail shows it (Bob's accept started the game); a quote altered,
+refused naming the opening and the table's mail. On the Maildir harness; the whole game
+over the real servers is tests/test_e2e_entropy.py."""
+
+from __future__ import annotations
+
+import mailbox
+from datetime import timedelta
+from email import message_from_bytes
+from email.message import EmailMessage
+from email.policy import default
+from pathlib import Path
+
+import pytest
+
+from referee.verify_mail import verify_mailbox
+from tests.service.intake.test_gamesmaster import ALICE, BOB, members
+from tests.test_referee import Club
+
+
+def mailbox_of(root: Path, who: str, folder: str,
+               extra: tuple[bytes, ...] = (), alter: tuple[str, str] | None = None) -> Path:
+    """The referee's outbox mail to ``who`` (and ``extra``, their sent
+    mail) as a Maildir; ``alter``: a text replaced in each mail first."""
+    path = root / folder
+    box = mailbox.Maildir(path, create=True)
+    out = mailbox.Maildir(root / "out", create=False)
+    for key in out.iterkeys():
+        data = out.get_bytes(key)
+        msg = message_from_bytes(data, policy=default)
+        assert isinstance(msg, EmailMessage)
+        if who not in f"{msg['To']}":
+            continue
+        if alter is not None:
+            part = msg.get_body(("plain",))
+            assert isinstance(part, EmailMessage)
+            part.set_content(part.get_content().replace(*alter))
+            data = msg.as_bytes()
+        box.add(data)
+    for data in extra:
+        box.add(data)
+    return path
+
+
+@pytest.fixture
+def played(tmp_path: Path) -> tuple[Club, str, bytes]:
+    """A Goofspiel table opened by Alice's mail, started by Bob's accept,
+    played to its end; the tag, and Bob's accept as he sent it."""
+    club = members(Club(tmp_path))
+    club.send(ALICE, "new goofspiel with Bob cards=3\n", message_id="<a.open@club.test>")
+    invite = next(x for x in club.poll() if "invites you" in str(x["Subject"]))
+    club.send(BOB, "accept\n", subject="Re: invite", message_id="<b.accept@club.test>",
+              to=invite["Reply-To"].addresses[0].addr_spec)
+    club.poll()
+    tag = "goofspiel-3"
+    now = club.now
+    for n in (1, 2):
+        now += timedelta(hours=1)
+        club.send(ALICE, f"bid {n}", subject=f"[{tag}] bid")
+        club.send(BOB, f"bid {n}", subject=f"[{tag}] bid")
+        club.poll(now)
+    status = club.referee.reading.status(tag)[0]
+    assert status["status"] == "finished"
+    sent = EmailMessage()
+    sent["From"], sent["To"], sent["Subject"] = BOB, "referee@club.test", "Re: invite"
+    sent["Message-ID"] = "<b.accept@club.test>"
+    sent.set_content("accept\n")
+    club.referee.close()
+    return club, tag, sent.as_bytes()
+
+
+def test_the_players_entropy_is_found_quoted_back_or_in_their_sent_mail(
+        played: tuple[Club, str, bytes], tmp_path: Path) -> None:
+    _, tag, bobs_accept = played
+    notes: list[str] = []
+    assert verify_mailbox(tag, mailbox_of(tmp_path, "alice@club.test", "alice"), notes) == []
+    assert notes == ["your entropy <a.open@club.test> is seat 1's in the opening's mix "
+                     "(the Message-ID of your mail)"]
+    notes = []
+    bob = mailbox_of(tmp_path, "bob@club.test", "bob", extra=(bobs_accept,))
+    assert verify_mailbox(tag, bob, notes) == []
+    assert notes == ['the Message-ID <b.accept@club.test> of your mail "Re: invite" is seat '
+                     "2's entropy in the opening's mix"]
+    notes = []
+    assert verify_mailbox(tag, mailbox_of(tmp_path, "bob@club.test", "bob-inbox"), notes) == []
+    assert notes[0].startswith("no answer quoting your entropy back")
+
+
+def test_an_altered_quote_of_the_players_entropy_is_refused(
+        played: tuple[Club, str, bytes], tmp_path: Path) -> None:
+    _, tag, _ = played
+    altered = mailbox_of(tmp_path, "alice@club.test", "quote",
+                         alter=("your-entropy: <a.open@club.test>",
+                                "your-entropy: <other@club.test>"))
+    problems = verify_mailbox(tag, altered)
+    assert problems[0].startswith('the mail "[goofspiel-3] Goofspiel begins') and (
+        "does not list your entropy <other@club.test>, which the mail "
+        '"[goofspiel-t1] Your table for Goofspiel is open"') in problems[0], problems

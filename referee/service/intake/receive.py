@@ -359,17 +359,13 @@ class Intake:
         # again after a mailbox reset or replayed under a new Message-ID, the
         # same sender, Date and commands. A mail read again is not its own
         # duplicate, nor a copy of it that came while it had failed.
-        same = [m.Inbound.source_key == source_key, m.Inbound.digest == record.digest]
-        if msg.message_id:
-            same.append(and_(m.Inbound.message_id == msg.message_id,
-                             m.Inbound.sender == msg.sender,
-                             or_(m.Inbound.body_digest == record.body_digest,
-                                 m.Inbound.body_digest.is_(None))))
-        q = select(m.Inbound.id, m.Inbound.source_key).where(or_(*same))
+        q = SEEN_AS_SENT if msg.message_id else SEEN
         if failed is not None:
             q = q.where(m.Inbound.id != failed.id,
                         m.Inbound.note != f"duplicate of inbound {failed.id}")
-        seen_rows = db.connection().execute(q.order_by(m.Inbound.id).limit(5)).all()
+        seen_rows = db.connection().execute(q, {
+            "key": source_key, "digest": record.digest, "mid": msg.message_id,
+            "sender": msg.sender, "body": record.body_digest}).all()
         if any(key == source_key for _, key in seen_rows):
             return Outcome("duplicate")
         if seen_rows:
@@ -494,6 +490,18 @@ class Intake:
 INBOUND = m.table_of(m.Inbound)
 INSERT_RECORD = insert(INBOUND)
 UPDATE_RECORD = update(INBOUND).where(INBOUND.c.id == bindparam("record"))
+#: The records of a mail seen before (``Intake._process``): by its mailbox
+#: position or its digest, and with a Message-ID, by it from the same
+#: sender saying the same (or a record from before bodies were kept).
+_SEEN_WHERE = (INBOUND.c.source_key == bindparam("key"), INBOUND.c.digest == bindparam("digest"))
+SEEN = (select(INBOUND.c.id, INBOUND.c.source_key).where(or_(*_SEEN_WHERE))
+        .order_by(INBOUND.c.id).limit(5))
+SEEN_AS_SENT = (select(INBOUND.c.id, INBOUND.c.source_key).where(or_(
+    *_SEEN_WHERE, and_(INBOUND.c.message_id == bindparam("mid"),
+                       INBOUND.c.sender == bindparam("sender"),
+                       or_(INBOUND.c.body_digest == bindparam("body"),
+                           INBOUND.c.body_digest.is_(None)))))
+    .order_by(INBOUND.c.id).limit(5))
 
 
 def _record_row(record: m.Inbound) -> dict[str, Any]:

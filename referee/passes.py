@@ -2,8 +2,9 @@
 close the club's open tables past ``[club] table_days``), send.
 
 ``referee poll`` runs one pass (for cron); the daemon runs the same steps on
-its schedule. Each message is processed in its own transaction, and the
-mailbox is marked only after that commit.
+its schedule. Each message is processed in a savepoint of its own, the
+messages commit in short batches, and the mailbox is marked only after
+the commit of a message's batch.
 """
 
 from __future__ import annotations
@@ -109,13 +110,16 @@ def intake(referee: Referee, now: datetime | None = None,
            after_players: Callable[[], None] | None = None) -> tuple[int, int, int]:
     """Read and process every new message; returns (read, processed, failed).
 
-    Each message commits in its own transaction; ``\\Seen`` is set after
-    those commits, in batches. With several workers each message is claimed
-    by the one that reads it first, and the cursor moves past what is done.
-    ``after_each`` runs after each message's commit (the pass sends its mail);
-    ``stop`` is asked after each too (the daemon or ``poll`` was told to
-    stop: the mail being read finishes and commits, the rest waits for the
-    next pass).
+    Each message is refereed in a savepoint of its own, and the messages
+    commit in batches (``intake.receive.Batch``: a few dozen, or a quarter
+    of a second's, and before each FETCH, look for news and ``\\Seen``, so
+    no lock is held while a server answers); a message is marked read in
+    the mailbox only after its batch committed. With several workers each
+    message is claimed by the one that reads it first, in a transaction of
+    its own, and the cursor moves past what is done. ``after_each`` runs
+    after each commit (the pass sends its mail); ``stop`` is asked after
+    each message (the daemon or ``poll`` was told to stop: the mail being
+    read finishes and commits, the rest waits for the next pass).
 
     From an IMAP mailbox, players' mail is read first, and senders take
     turns of :data:`TURN` mails (:class:`Backlog`); every
@@ -136,16 +140,31 @@ def intake(referee: Referee, now: datetime | None = None,
         source = MaildirSource(path)
         if fresh and (foreign := look(source.headings())):
             raise ForeignMailbox(foreign.refusal(f"the Maildir {path}"), EX_CONFIG)
-        for key, raw in source.messages():
-            read += 1
-            outcome = referee.process(raw, key, now=now or now_utc())
-            processed += outcome.status not in ("duplicate", "elsewhere")
-            failed += outcome.status == "failed"
-            source.mark_done(key)
-            if after_each is not None:
-                after_each()
-            if stop is not None and stop():
-                break
+        pass_batch = referee.intake.batch()
+        keys: list[str] = []
+
+        def commit_maildir() -> None:
+            if pass_batch.commit():
+                for key in keys:
+                    source.mark_done(key)
+                keys.clear()
+                if after_each is not None:
+                    after_each()
+
+        try:
+            for key, raw in source.messages():
+                read += 1
+                outcome = referee.process(raw, key, now=now or now_utc(), batch=pass_batch)
+                processed += outcome.status not in ("duplicate", "elsewhere")
+                failed += outcome.status == "failed"
+                keys.append(key)
+                if pass_batch.full():
+                    commit_maildir()
+                if stop is not None and stop():
+                    break
+            commit_maildir()
+        finally:
+            pass_batch.close()
         _saw_mail(referee, source.newest, source.newest_arrival, f"maildir:{path}")
         return read, processed, failed
     own = imap is None
@@ -155,6 +174,14 @@ def intake(referee: Referee, now: datetime | None = None,
     backlog = Backlog(referee.intake.triage.players_mail)
     stopped = False
     newest: datetime | None = None  # when the newest mail found arrived
+    # Several workers each commit a mail at once: a batch's locks (a game's
+    # row, held until its commit) would keep the others waiting.
+    batch = None if shared else referee.intake.batch()
+
+    def commit() -> None:
+        if batch is not None and batch.commit() and after_each is not None:
+            after_each()
+
     try:
         src.connect()
         src.left = False  # this pass's SEARCH finds what the last one left
@@ -167,41 +194,46 @@ def intake(referee: Referee, now: datetime | None = None,
         if fresh and (foreign := look(headings)):
             raise ForeignMailbox(foreign.refusal(f"the mailbox {src.mailbox}"), EX_CONFIG)
         del headings
-        while not stopped and (batch := backlog.take(LOOK_EVERY)):
+        while not stopped and (taken := backlog.take(LOOK_EVERY)):
             brought: set[int] = set()
-            reached = len(batch)  # the mails of the batch the FETCHes got to
+            reached = len(taken)  # the mails the FETCHes got to
             began = time.monotonic()
-            for f in src.fetch(batch):
+            for f in src.fetch(taken, before=commit):
                 read += 1
                 brought.add(f.uid)
                 position = None if shared else backlog.position(f.uid)
                 cursor = None if position is None else (src.mailbox, f.uidvalidity, position)
                 outcome = referee.process(f.raw, f.source_key, now=now or now_utc(),
-                                          cursor=cursor, size=f.size)
+                                          cursor=cursor, size=f.size, batch=batch)
                 processed += outcome.status not in ("duplicate", "elsewhere")
                 failed += outcome.status == "failed"
                 if outcome.status != "elsewhere":
                     backlog.settle(f.uid)
                     done.append(f.uid)
+                if batch is None:
+                    if after_each is not None:
+                        after_each()
+                elif batch.full():
+                    commit()
                 if len(done) >= SEEN_BATCH:
+                    commit()
                     src.mark_seen(done)
                     done = []
-                if after_each is not None:
-                    after_each()
                 if stop is not None and stop():
                     stopped = True
                     break
                 if time.monotonic() - began >= LOOK_SECONDS:
-                    # Slow going: look for news now; the rest of the batch
-                    # takes its turn again.
-                    reached = next(i for i, w in enumerate(batch) if w.uid == f.uid) + 1
+                    # Slow going: look for news now; the rest of the mails
+                    # taken take their turn again.
+                    reached = next(i for i, w in enumerate(taken) if w.uid == f.uid) + 1
                     break
+            commit()
             if stopped:
                 break
-            backlog.gone([w.uid for w in batch[:reached] if w.uid not in brought])
-            backlog.put_back(batch[reached:])
+            backlog.gone([w.uid for w in taken[:reached] if w.uid not in brought])
+            backlog.put_back(taken[reached:])
             if after_players is not None and any(
-                    w.uid in backlog.players for w in batch[:reached]):
+                    w.uid in backlog.players for w in taken[:reached]):
                 after_players()
             if src.news():
                 for mails in src.waiting(None, after=backlog.last):
@@ -214,6 +246,8 @@ def intake(referee: Referee, now: datetime | None = None,
                 (uid, src.key_of(uid)) for uid in backlog.found if uid not in backlog.expunged])
         _saw_mail(referee, newest, src.newest_arrival, src.mailbox)
     finally:
+        if batch is not None:
+            batch.close()
         if own:
             src.close()
     return read, processed, failed

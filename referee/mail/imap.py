@@ -258,14 +258,19 @@ class ImapSource:
         return max((w for w in (_utc(v.get(b"INTERNALDATE")) for v in answer.values()) if w),
                    default=None)
 
-    def fetch(self, mails: Sequence[Waiting]) -> Iterator[Fetched]:
+    def fetch(self, mails: Sequence[Waiting],
+              before: Callable[[], object] | None = None) -> Iterator[Fetched]:
         """The bodies of ``mails``, in the order given (a mail expunged
         meanwhile is left out). Lazy: at most one FETCH's worth of bodies
-        (:data:`FETCH_BYTES`, or one bigger mail) is held at a time."""
+        (:data:`FETCH_BYTES`, or one bigger mail) is held at a time.
+        ``before`` runs before each FETCH (the pass commits what it did,
+        holding no lock while the server answers)."""
         client = self.connect()
         size_of = {w.uid: w.size for w in mails}
         for part, batch in fetch_plan([(w.uid, w.size) for w in mails], self.max_size,
                                       FETCH_BYTES):
+            if before is not None:
+                before()
             for uid, raw in self._fetch(client, part, batch):
                 yield Fetched(self.key_of(uid), raw, self.uidvalidity, uid, size_of[uid])
 

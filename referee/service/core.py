@@ -29,7 +29,7 @@ from referee.service.club.office import ClubOffice
 from referee.service.club.tables import Tables
 from referee.service.health import Health
 from referee.service.intake.letter import Outcome
-from referee.service.intake.receive import Cursor, Intake
+from referee.service.intake.receive import Batch, Cursor, Intake
 from referee.service.lease import Lease
 from referee.service.outgoing.delivery import Delivery
 from referee.service.outgoing.outbox import OutboxSender, composer_for
@@ -86,11 +86,14 @@ class Referee:
         self.db_engine.dispose()
 
     def process(self, raw: bytes, source_key: str, now: datetime | None = None,
-                cursor: Cursor | None = None, size: int | None = None) -> Outcome:
-        """Referee one inbound message (see :meth:`Intake.process`), and log
+                cursor: Cursor | None = None, size: int | None = None,
+                batch: Batch | None = None) -> Outcome:
+        """Referee one inbound message (see :meth:`Intake.process`; with
+        ``batch``, in a savepoint of it, which the caller commits), and log
         one line of it: who, which game, what was done (counts, never the
         command lines: a bid is a secret)."""
-        outcome = self.intake.process(raw, source_key, now or now_utc(), cursor, size)
+        outcome = self.intake.process(raw, source_key, now or now_utc(), cursor, size,
+                                      batch=batch)
         sender = _sender(raw)
         done = Counter(t.result for t in outcome.transcript)
         what = ", ".join(f"{n} {result}" for result, n in sorted(done.items()))

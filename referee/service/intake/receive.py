@@ -10,8 +10,10 @@ says the same (the same command lines: a list's headers, subject prefix and
 footer change none). Any other is a mail of its own, read and answered.
 
 ``Intake.process`` opens the message's transaction and commits it with the
-mailbox cursor; a fault of ours rolls it back and records the message as
-failed in a transaction of its own, so it never blocks the mail behind it.
+mailbox cursor, or, in a pass, a savepoint of the pass's :class:`Batch`,
+which commits a few dozen mails at once; a fault of ours rolls the mail
+back (alone) and records it as failed in a transaction (or savepoint) of
+its own, so it never blocks the mail behind it.
 
 A failed mail is not kept, only its record (the mailbox keeps the mail). The
 operator may ask for it to be read again (``referee inbound --retry``): its
@@ -32,11 +34,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import CursorResult, and_, func, or_, select, update
+from sqlalchemy import CursorResult, and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -57,6 +61,7 @@ from referee.service.play.guests import WAITING, Unserved, serves_again
 from referee.service.play.operator import Operator
 from referee.store import models as m
 from referee.store.db import DATABASE_AWAY
+from referee.store.ids import next_id
 
 if TYPE_CHECKING:
     from sqlalchemy.dialects import postgresql, sqlite
@@ -73,6 +78,82 @@ RETRY = "retry"
 #: How many game packages may raise while one mail is read (each is then
 #: left out, and the mail read again) before it counts as failed.
 FAULTS = 3
+#: A :class:`Batch` commits once it holds this many mails...
+BATCH_MAILS = 20
+#: ... or once its first mail is this many seconds old, so that the mail it
+#: queued goes out (and the write lock is let go) soon after.
+BATCH_SECONDS = 0.25
+
+
+class Batch:
+    """Mails of one pass refereed in one transaction, each in a savepoint of
+    its own: a mail that fails rolls back alone, and the batch commits every
+    :data:`BATCH_MAILS` mails (or :data:`BATCH_SECONDS`). The pass marks
+    the mails read in the mailbox only after :meth:`commit`, so a pass
+    killed before it reads them all again, and each is then a duplicate of
+    what was committed or refereed anew: none lost, none doubled.
+
+    While the batch is open no other session of this process may write
+    (SQLite has one writer: it would wait for the batch's lock): the pass
+    commits before it does anything else with the database or the network.
+    On SQLite the transaction begins with ``BEGIN IMMEDIATE``: the write
+    lock is taken at once (waiting for another process's, as a write
+    would), and the savepoints nest inside it (the driver would otherwise
+    let the first savepoint begin, and its release end, the transaction)."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self.sessions = sessions
+        self._db: Session | None = None
+        self.mails = 0
+        self._began = 0.0
+
+    @property
+    def db(self) -> Session:
+        """The batch's session, its transaction begun."""
+        if self._db is None:
+            db = self.sessions()
+            if db.get_bind().dialect.name == "sqlite":
+                db.connection().exec_driver_sql("BEGIN IMMEDIATE")
+            else:
+                db.begin()
+            self._db, self.mails, self._began = db, 0, time.monotonic()
+        return self._db
+
+    @contextmanager
+    def mail(self) -> Iterator[Session]:
+        """One mail's savepoint: released when the block ends, rolled back
+        (the mail alone) when it raises. The session forgets the mail's
+        objects after it, as a session of its own would."""
+        db = self.db
+        try:
+            with db.begin_nested():
+                yield db
+        finally:
+            self.mails += 1
+            db.expunge_all()
+
+    def full(self) -> bool:
+        """Whether the batch should commit now."""
+        return self._db is not None and (
+            self.mails >= BATCH_MAILS or time.monotonic() - self._began >= BATCH_SECONDS)
+
+    def commit(self) -> bool:
+        """Commit what the batch holds (nothing: nothing done); whether it held any."""
+        if self._db is None:
+            return False
+        db, self._db = self._db, None
+        try:
+            db.commit()
+        finally:
+            db.close()
+        return True
+
+    def close(self) -> None:
+        """Roll back what was not committed (the pass failed, or was killed
+        between two commits): its mails are read again by the next pass."""
+        if self._db is not None:
+            db, self._db = self._db, None
+            db.close()
 
 
 class Intake:
@@ -92,8 +173,9 @@ class Intake:
 
     def process(self, raw: bytes, source_key: str, now: datetime,
                 cursor: Cursor | None = None, size: int | None = None,
-                again: int | None = None) -> Outcome:
-        """Process one raw message in one transaction.
+                again: int | None = None, batch: Batch | None = None) -> Outcome:
+        """Process one raw message in one transaction (with ``batch``, in a
+        savepoint of the batch's: the caller commits it, :class:`Batch`).
 
         ``cursor`` (mailbox, UIDVALIDITY, UID) is stored in the same
         transaction, so the mailbox position and the game never disagree.
@@ -103,24 +185,34 @@ class Intake:
         """
         for faults in range(FAULTS + 1):
             try:
-                return self._attempt(raw, source_key, now, cursor, size, again)
+                return self._attempt(raw, source_key, now, cursor, size, again, batch)
             except PackageFault as e:
                 # Rolled back; the package's kind is unavailable now (its
                 # line logged): read again, a mail about one of its games
                 # waits, and any other goes on without it.
                 if faults == FAULTS:
-                    return self._failed(raw, source_key, now, cursor, e, again)
+                    return self._failed(raw, source_key, now, cursor, e, again, batch)
                 log.warning("message %s read again without the game package that raised: %s",
                             source_key, e.package)
         raise AssertionError("unreachable")
 
+    @contextmanager
+    def _transaction(self, batch: Batch | None) -> Iterator[Session]:
+        """A transaction of its own, or a savepoint of ``batch``'s."""
+        if batch is None:
+            with self.sessions.begin() as db:
+                yield db
+        else:
+            with batch.mail() as db:
+                yield db
+
     def _attempt(self, raw: bytes, source_key: str, now: datetime, cursor: Cursor | None,
-                 size: int | None, again: int | None) -> Outcome:
+                 size: int | None, again: int | None, batch: Batch | None) -> Outcome:
         """One reading of a message (:meth:`process`)."""
         try:
             for attempt in range(RACE_RETRIES + 1):
                 try:
-                    with self.sessions.begin() as db:
+                    with self._transaction(batch) as db:
                         return self._process(db, raw, source_key, now, cursor, size, again)
                 except IntegrityError:
                     # Another worker committed the same mail, or a row this
@@ -135,7 +227,7 @@ class Intake:
         except Unserved as e:
             # Neither the player's fault nor a fault of ours: the game's
             # package cannot serve it now. Rolled back; the mail waits.
-            return self._waiting(raw, source_key, now, cursor, e, again)
+            return self._waiting(raw, source_key, now, cursor, e, again, batch)
         except PackageFault:
             raise  # read again without it (process)
         except Exception as e:
@@ -144,7 +236,11 @@ class Intake:
             # block the mail behind it, so it is recorded as failed in a
             # transaction of its own.
             log.exception("processing message %s failed", source_key)
-            return self._failed(raw, source_key, now, cursor, e, again)
+            return self._failed(raw, source_key, now, cursor, e, again, batch)
+
+    def batch(self) -> Batch:
+        """A batch of mails to referee in one transaction (:class:`Batch`)."""
+        return Batch(self.sessions)
 
     def wake(self) -> int:
         """Make the mail that waits for a game's package ready to be read
@@ -246,7 +342,8 @@ class Intake:
             if db.scalar(select(m.Inbound.id).where(m.Inbound.source_key == source_key)):
                 return Outcome("duplicate")
             log.warning("unreadable message %s: %s", source_key, e)
-            db.add(m.Inbound(source_key=source_key, sender="", status="failed",
+            db.add(m.Inbound(id=next_id(db, INBOUND), source_key=source_key, sender="",
+                             status="failed",
                              note=f"unreadable: {e}", received_at=now))
             return Outcome("failed")
         if size is not None and size > msg.size:
@@ -262,37 +359,51 @@ class Intake:
         # again after a mailbox reset or replayed under a new Message-ID, the
         # same sender, Date and commands. A mail read again is not its own
         # duplicate, nor a copy of it that came while it had failed.
-        same = [m.Inbound.source_key == source_key, m.Inbound.digest == record.digest]
-        if msg.message_id:
-            same.append(and_(m.Inbound.message_id == msg.message_id,
-                             m.Inbound.sender == msg.sender,
-                             or_(m.Inbound.body_digest == record.body_digest,
-                                 m.Inbound.body_digest.is_(None))))
-        q = select(m.Inbound.id, m.Inbound.source_key).where(or_(*same))
+        q = SEEN_AS_SENT if msg.message_id else SEEN
         if failed is not None:
             q = q.where(m.Inbound.id != failed.id,
                         m.Inbound.note != f"duplicate of inbound {failed.id}")
-        seen_rows = db.connection().execute(q.order_by(m.Inbound.id).limit(5)).all()
+        seen_rows = db.connection().execute(q, {
+            "key": source_key, "digest": record.digest, "mid": msg.message_id,
+            "sender": msg.sender, "body": record.body_digest}).all()
         if any(key == source_key for _, key in seen_rows):
             return Outcome("duplicate")
         if seen_rows:
             record.status, record.note = "ignored", f"duplicate of inbound {seen_rows[0][0]}"
-            db.add(record)
+            if failed is None:
+                record.id = next_id(db, INBOUND)
+                _insert_record(db, record)
             return Outcome("duplicate")
-        db.add(record)
-        db.flush()
+        if failed is None:
+            # The record is one row, inserted once what it says is known: at
+            # the end, or, for a mail the chain lets through, before its moves
+            # (which name it) as a played mail's record says; it is written
+            # again only when the play ends otherwise.
+            record.id = next_id(db, INBOUND)
         letter = Letter.read(msg, record, now, self.config, self.delivery.addresses,
                              self.delivery.composer)
         judged = self.chain.run(db, letter)
-        # A mail the chain let through is played, after it.
-        outcome = (self.chain.play(db, letter, judged) if isinstance(judged, ToPlay)
-                   else judged)
+        inserted = None
+        if isinstance(judged, ToPlay):
+            if failed is None:
+                record.status, record.note = "processed", record.note or "processed"
+                inserted = _insert_record(db, record)
+            # A mail the chain let through is played, after it.
+            outcome = self.chain.play(db, letter, judged)
+        else:
+            outcome = judged
         record.status = outcome.status
         record.note = record.note or outcome.status
+        if failed is None:
+            if inserted is None:
+                _insert_record(db, record)
+            elif (changed := {k: v for k, v in _record_row(record).items()
+                              if inserted[k] != v}):
+                db.connection().execute(UPDATE_RECORD, [{"record": record.id, **changed}])
         return outcome
 
     def _waiting(self, raw: bytes, source_key: str, now: datetime, cursor: Cursor | None,
-                 unserved: Unserved, again: int | None) -> Outcome:
+                 unserved: Unserved, again: int | None, batch: Batch | None) -> Outcome:
         """Record a mail whose game's package cannot serve it now as
         :data:`WAITING` (its game, and why), unanswered: :meth:`wake` has
         it read again once the package is back. One line of the log."""
@@ -304,7 +415,7 @@ class Intake:
         log.warning("mail from %s waits: %s", msg.sender if msg else "(no sender)", unserved,
                     extra={"game": unserved.tag, "source": source_key})
         try:
-            with self.sessions.begin() as db:
+            with self._transaction(batch) as db:
                 if again is not None:
                     row = db.get(m.Inbound, again)
                     if row is not None and row.status == RETRY:
@@ -321,7 +432,8 @@ class Intake:
                 if cursor is not None:
                     _advance_cursor(db, *cursor)
                 db.add(m.Inbound(
-                    source_key=source_key, message_id=msg and msg.message_id,
+                    id=next_id(db, INBOUND), source_key=source_key,
+                    message_id=msg and msg.message_id,
                     digest=mail_digest(msg, raw) if msg else None,
                     body_digest=content_digest(msg) if msg else None,
                     sender=msg.sender if msg else "", subject=msg.subject if msg else "",
@@ -331,7 +443,8 @@ class Intake:
         return Outcome(WAITING, unserved.tag)
 
     def _failed(self, raw: bytes, source_key: str, now: datetime,
-                cursor: Cursor | None, error: Exception, again: int | None = None) -> Outcome:
+                cursor: Cursor | None, error: Exception, again: int | None = None,
+                batch: Batch | None = None) -> Outcome:
         """Record a message whose processing failed, then tell a player who
         wrote it. The record comes first and alone: if even the answer
         fails, the message is still recorded and the mailbox moves on. A
@@ -339,7 +452,7 @@ class Intake:
         the first time."""
         note = f"internal error: {type(error).__name__}: {error}"[:1000]
         if again is not None:
-            with self.sessions.begin() as db:
+            with self._transaction(batch) as db:
                 row = db.get(m.Inbound, again)
                 if row is not None and row.status == RETRY:
                     row.status, row.note = "failed", note
@@ -349,10 +462,11 @@ class Intake:
         except Exception:
             msg = None
         try:
-            with self.sessions.begin() as db:
+            with self._transaction(batch) as db:
                 if cursor is not None:
                     _advance_cursor(db, *cursor)
-                db.add(m.Inbound(source_key=source_key, message_id=msg and msg.message_id,
+                db.add(m.Inbound(id=next_id(db, INBOUND), source_key=source_key,
+                                 message_id=msg and msg.message_id,
                                  body_digest=content_digest(msg) if msg else None,
                                  sender=msg.sender if msg else "",
                                  subject=msg.subject if msg else "", status="failed",
@@ -362,7 +476,7 @@ class Intake:
         if msg is None or msg.automation is not Automation.NONE:
             return Outcome("failed")
         try:
-            with self.sessions.begin() as db:
+            with self._transaction(batch) as db:
                 player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
                 if player is not None:
                     self.delivery.reply(db, player, msg, "internal_error", {}, now)
@@ -371,6 +485,37 @@ class Intake:
         except Exception:
             log.exception("answering failed message %s failed too", source_key)
         return Outcome("failed")
+
+#: The records' table, and the statements that write a mail's record, built once.
+INBOUND = m.table_of(m.Inbound)
+INSERT_RECORD = insert(INBOUND)
+UPDATE_RECORD = update(INBOUND).where(INBOUND.c.id == bindparam("record"))
+#: The records of a mail seen before (``Intake._process``): by its mailbox
+#: position or its digest, and with a Message-ID, by it from the same
+#: sender saying the same (or a record from before bodies were kept).
+_SEEN_WHERE = (INBOUND.c.source_key == bindparam("key"), INBOUND.c.digest == bindparam("digest"))
+SEEN = (select(INBOUND.c.id, INBOUND.c.source_key).where(or_(*_SEEN_WHERE))
+        .order_by(INBOUND.c.id).limit(5))
+SEEN_AS_SENT = (select(INBOUND.c.id, INBOUND.c.source_key).where(or_(
+    *_SEEN_WHERE, and_(INBOUND.c.message_id == bindparam("mid"),
+                       INBOUND.c.sender == bindparam("sender"),
+                       or_(INBOUND.c.body_digest == bindparam("body"),
+                           INBOUND.c.body_digest.is_(None)))))
+    .order_by(INBOUND.c.id).limit(5))
+
+
+def _record_row(record: m.Inbound) -> dict[str, Any]:
+    """The columns of a mail's record, as the row to insert."""
+    return {c.key: getattr(record, c.key) for c in INBOUND.columns}
+
+
+def _insert_record(db: Session, record: m.Inbound) -> dict[str, Any]:
+    """Insert a new mail's record (its id taken, ``store.ids``), one
+    statement past the session's unit of work; returns the row inserted."""
+    row = _record_row(record)
+    db.connection().execute(INSERT_RECORD, [row])
+    return row
+
 
 def mail_digest(msg: InboundMessage, raw: bytes) -> str:
     """Which mail this is, whatever its Message-ID: for a person's dated mail

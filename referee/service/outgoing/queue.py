@@ -9,15 +9,13 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, insert, select, text
+from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from referee.mail.compose import Composer
 from referee.service.outgoing.addresses import Addresses, seat_of
 from referee.store import models as m
-
-#: Outbox ids counted on from one ``max(id)`` on SQLite.
-OUTBOX_IDS_PER_BLOCK = 64
+from referee.store.ids import next_id
 
 #: The first line of every mail for one player's eyes.
 SECRET_NOTE = ("SECRET: for you alone. Do not forward it or quote it to the list or\n"
@@ -113,23 +111,5 @@ def dated(game: m.Game | None, now: datetime) -> datetime:
 def next_outbox_id(db: Session) -> int:
     """The id of the next outbox row, known before it is inserted, so its
     mail (the id is in the Message-ID) is composed first and the row is one
-    INSERT, not an INSERT and an UPDATE of its whole text.
-
-    On PostgreSQL the ``outbox`` sequence's next value; on SQLite ``max(id)``
-    once per transaction, then counted on (the transaction holds the write
-    lock from its first insert, so the next ids are its own; the rows queued
-    in one transaction all come through here)."""
-    # Asked of the connection: nothing the session holds bears on it, so
-    # nothing need be flushed first.
-    conn = db.connection()  # begins the transaction if nothing has yet
-    if conn.dialect.name == "postgresql":
-        return int(conn.execute(text(
-            "select nextval(pg_get_serial_sequence('outbox', 'id'))")).scalar_one())
-    tx = db.get_transaction()
-    held = db.info.get("outbox_ids")
-    if held is None or held[0] is not tx or not held[1]:
-        first = conn.execute(select(func.coalesce(func.max(m.Outbox.id), 0))).scalar_one() + 1
-        held = (tx, list(range(first, first + OUTBOX_IDS_PER_BLOCK)))
-        db.info["outbox_ids"] = held
-    taken: int = held[1].pop(0)
-    return taken
+    INSERT, not an INSERT and an UPDATE of its whole text (``store.ids``)."""
+    return next_id(db, m.table_of(m.Outbox))

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
-from sqlalchemy import insert, inspect, select
+from sqlalchemy import bindparam, insert, inspect, select
 from sqlalchemy.orm import Session
 
 from referee.config import Config, format_duration
@@ -69,6 +69,13 @@ def unique_name(name: str, taken: set[str], mark: str = "") -> str:
         if found.casefold() not in taken:
             return found
         n += 1
+
+
+#: The absences from all their games of some players (``players``) at ``now``.
+AWAY_NOW = select(m.Absence.player_id, m.Absence.end_at, m.Absence.games).where(
+    m.Absence.player_id.in_(bindparam("players", expanding=True)),
+    m.Absence.game_id.is_(None), m.Absence.ended_at.is_(None),
+    m.Absence.start_at <= bindparam("now"), m.Absence.end_at > bindparam("now"))
 
 
 class GameSession:
@@ -412,33 +419,43 @@ class GameSession:
                 self.db.delete(row)
             else:
                 kept.append(row)
-        for k, p in wanted.items():
-            if k not in rows:
-                delay = self.row.deadline_seconds if p.due_in is None else p.due_in
-                row = m.Deadline(
-                    game_id=self.row.id, seat=p.seat, key=p.key, what=p.what,
-                    since=self.now, due_at=self.due(p.seat, timedelta(seconds=delay)),
-                )
-                self.schedule_reminder(row)
-                self.db.add(row)
-                kept.append(row)
+        new = [p for k, p in wanted.items() if k not in rows]
+        back = self._back_from_absences({p.seat for p in new})
+        for p in new:
+            delay = self.row.deadline_seconds if p.due_in is None else p.due_in
+            row = m.Deadline(
+                game_id=self.row.id, seat=p.seat, key=p.key, what=p.what,
+                since=self.now, due_at=self.due(p.seat, timedelta(seconds=delay), back),
+            )
+            self.schedule_reminder(row)
+            self.db.add(row)
+            kept.append(row)
         self.db.flush()
         self._deadline_rows = kept
 
-    def due(self, seat: int, time: timedelta) -> datetime:
+    def _back_from_absences(self, seats: set[int]) -> dict[int, datetime]:
+        """When the player of each of ``seats`` is back from an absence from
+        all their games (``away`` said to no game) that covers this game,
+        for those away now: one statement for them all."""
+        players = {self.row.seats[s - 1].player_id: s for s in seats if s}
+        players.pop(None, None)
+        if not players:
+            return {}
+        back: dict[int, datetime] = {}
+        for player, end, games in self.db.execute(AWAY_NOW, {
+                "players": list(players), "now": self.now}):
+            if self.row.id in games:
+                seat = players[player]
+                back[seat] = max(back.get(seat, end), end)
+        return back
+
+    def due(self, seat: int, time: timedelta, back: dict[int, datetime]) -> datetime:
         """When a deadline made now for ``seat`` (0: the referee's
         timetable) falls, ``time`` from its start: its clock starts when
-        the seat's player is back from an absence from all their games
-        (``away`` said to no game), and stands still at weekends in a game
-        that pauses them (``weekends=off``)."""
-        start = self.now
-        player = self.row.seats[seat - 1].player_id if seat else None
-        if player is not None:
-            away = self.db.execute(select(m.Absence.end_at, m.Absence.games).where(
-                m.Absence.player_id == player, m.Absence.game_id.is_(None),
-                m.Absence.ended_at.is_(None), m.Absence.start_at <= self.now,
-                m.Absence.end_at > self.now))
-            start = max([start, *(end for end, games in away if self.row.id in games)])
+        the seat's player is ``back`` from an absence from all their games
+        (:meth:`_back_from_absences`), and stands still at weekends in a
+        game that pauses them (``weekends=off``)."""
+        start = max(self.now, back.get(seat, self.now))
         if weekends.paused(self.row.options):
             return weekends.run_clock(start, time)
         return start + time

@@ -14,7 +14,7 @@ inside intake's transaction, on the ``GameSession`` of the mail.
 from __future__ import annotations
 
 from datetime import timedelta
-from email import message_from_string
+from email import message_from_bytes
 from email.parser import HeaderParser
 from email.policy import default
 from typing import Any
@@ -251,7 +251,8 @@ def _resend(gs: GameSession, seat: int) -> str:
     context: dict[str, Any] = {"report_subject": "", "report_body": "",
                                "yours": gs.engine.help(gs.state, seat)}
     if report is not None:
-        msg = message_from_string(report.raw, policy=default)
+        # Its UTF-8 bytes, as sent: a body in 8bit reads back only so.
+        msg = message_from_bytes(report.raw.encode("utf-8"), policy=default)
         context["report_subject"] = str(msg["Subject"] or "")
         part = msg.get_body(("plain",))
         text = part.get_content() if part is not None else ""

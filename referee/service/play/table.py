@@ -256,8 +256,11 @@ def _resend(gs: GameSession, seat: int) -> str:
         context["report_subject"] = str(msg["Subject"] or "")
         part = msg.get_body(("plain",))
         text = part.get_content() if part is not None else ""
-        # The resent mail is marked secret itself; the report's note would be twice.
-        context["report_body"] = text.removeprefix(f"{SECRET_NOTE}\n\n")
+        # The resent mail is marked secret itself; the report's note would be
+        # twice. (A body in 7bit or 8bit reads back with CRLF line ends.)
+        note = f"{SECRET_NOTE}\n\n"
+        context["report_body"] = text.removeprefix(note).removeprefix(
+            note.replace("\n", "\r\n"))
     gs.notices.append(Notice(Audience.only(seat), "resent", context))
     said = "The last report and what you hold are below."
     try:

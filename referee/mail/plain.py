@@ -49,6 +49,8 @@ def raw_header(name: str, value: str) -> str:
     """A header set as it is (``set_raw``; folds as ``"\\n "``), as the
     generator writes it, CRLF included: as it is when its lines fit, else
     refolded by the registry."""
+    if len(name) + 2 + len(value) <= WIDTH and value.isascii() and value.isprintable():
+        return f"{name}: {value}\r\n"  # what the policy writes, without asking it
     folded: str = SMTP.fold(name, value)
     return folded
 

@@ -32,7 +32,15 @@ are wall clock on this machine, printed with its CPU count and model.
 Usage (as root, from the checkout)::
 
     .venv/bin/python bench/throughput.py [--games 500] [--samples 20] [--big 10000]
-        [--db sqlite,postgresql] [--workers 2] [--only status]
+        [--db sqlite,postgresql] [--workers 2] [--only status] [--against REV]
+        [--only-backlogs]
+
+``--against REV`` times each backlog with the referee of git revision REV
+too (its files from ``git archive`` in a temporary folder, its own schema,
+run by this virtualenv), and prints a table side by side: moves/s, that
+over raw, the ceiling (the raw delivery rate over the mails a move sends)
+and the share of it reached, the referee's CPU (user + system) per move;
+``--only-backlogs`` skips everything after the backlogs.
 
 ``--only status`` times just ``referee status --json`` at ``--big`` games
 (a maildir referee, no mail stack, not as root); ``--only sending`` just
@@ -130,8 +138,14 @@ class Run:
     machine_cpu: float = 0.0
 
 
-def cli(config: Path, *args: str) -> Run:
-    """One ``referee`` command in a process of its own: wall time and peak RSS."""
+def in_checkout(checkout: Path) -> dict[str, str]:
+    """The environment of a process that runs the referee of ``checkout``."""
+    return {**os.environ, "PYTHONPATH": str(checkout)}
+
+
+def cli(config: Path, *args: str, checkout: Path = ROOT) -> Run:
+    """One ``referee`` command (of ``checkout``) in a process of its own:
+    wall time, peak RSS and CPU."""
     cmd = [sys.executable, "-m", "referee.cli", "--config", str(config), *args]
     # The kernel's peak RSS of a child forked from this (large) process
     # counts this process's memory at the fork; GNU time, small, forks it.
@@ -141,7 +155,8 @@ def cli(config: Path, *args: str) -> Run:
             cmd = [str(gnu_time), "-f", "%M", "-o", rss.name, *cmd]
         busy = machine_busy()
         start = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=checkout, env=in_checkout(checkout),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         assert proc.stdout is not None
         out = proc.stdout.read()
         # Linux counts in a child's usage that of the children it waited
@@ -181,21 +196,14 @@ def games_for(stack: MailStack, scenario: str, games: int) -> list[tuple[str, st
 
 
 def backlog(stack: MailStack, config: Path, scenario: str, games: int,
-            workers: int = 1) -> tuple[Run, int, int]:
+            workers: int = 1, checkout: Path = ROOT) -> tuple[Run, int, int]:
     """Create the games, send their openings, then queue one round of bids
     and time one ``referee poll`` over them (``workers`` of them at once, on
     PostgreSQL). Returns the run, the moves, each checked applied once, and
     the mails the pass sent."""
     cfg = load_config(config)
-    ref = Referee(cfg)
-    try:
-        seats = games_for(stack, scenario, games)
-        create = ref.operator.create_game
-        tags = [create("goofspiel", list(pair), options={"prize_order": "ascending"},
-                       now=T0, seed=f"{scenario}-{i}") for i, pair in enumerate(seats)]
-        ref.send_outbox(T0)
-    finally:
-        ref.close()
+    seats = games_for(stack, scenario, games)
+    tags = setup_games(config, seats, scenario, checkout)
     stack.clear_all()
     queued = count_rows(cfg.database_url, "outbox", "sent_at is not null")
     moves = [mail(pair[k], f"[{tag}] round 1", f"bid {1 if k == 0 else 6}\n")
@@ -203,7 +211,7 @@ def backlog(stack: MailStack, config: Path, scenario: str, games: int,
     submit(stack, moves)
     wait_inbox(stack, "referee", len(moves))
     when = (T0 + timedelta(hours=1)).isoformat()
-    run = (cli(config, "poll", "--now", when) if workers == 1
+    run = (cli(config, "poll", "--now", when, checkout=checkout) if workers == 1
            else cli_together(config, workers, "poll", "--now", when))
     assert run.code == 0, run.output
     applied = count_rows(cfg.database_url, "actions")
@@ -211,6 +219,61 @@ def backlog(stack: MailStack, config: Path, scenario: str, games: int,
     sent = count_rows(cfg.database_url, "outbox", "sent_at is not null") - queued
     stack.clear_all()
     return run, len(moves), sent
+
+
+#: Run by the Python of a checkout (its referee on PYTHONPATH): its schema,
+#: then the games of argv's JSON, their openings sent; prints their tags.
+SETUP = """
+import json, sys
+from datetime import datetime
+from referee.config import load_config
+from referee.service import Referee
+from referee.store.db import upgrade
+config, seats, scenario, t0 = json.loads(sys.argv[1])
+cfg = load_config(config)
+upgrade(cfg.database_url)
+ref = Referee(cfg)
+try:
+    t0 = datetime.fromisoformat(t0)
+    tags = [ref.operator.create_game("goofspiel", list(pair),
+                                     options={"prize_order": "ascending"}, now=t0,
+                                     seed=f"{scenario}-{i}") for i, pair in enumerate(seats)]
+    ref.send_outbox(t0)
+finally:
+    ref.close()
+print(json.dumps(tags))
+"""
+
+
+def setup_games(config: Path, seats: list[tuple[str, str]], scenario: str,
+                checkout: Path) -> list[str]:
+    """The schema and games of a backlog, made by the referee of ``checkout``
+    (whose schema may be older), their openings sent; their tags."""
+    out = subprocess.run([sys.executable, "-c", SETUP,
+                          json.dumps([str(config), seats, scenario, T0.isoformat()])],
+                         cwd=checkout, env=in_checkout(checkout), capture_output=True,
+                         text=True, check=False)
+    if out.returncode:
+        raise RuntimeError(f"setting up the games in {checkout} failed:\n{out.stderr[-3000:]}")
+    tags: list[str] = json.loads(out.stdout.strip().splitlines()[-1])
+    return tags
+
+
+@contextlib.contextmanager
+def older(rev: str) -> Iterator[tuple[str, Path]]:
+    """The files of ``rev`` (``git archive``: the repository's worktrees and
+    refs untouched) in a temporary folder, run by this Python (the same
+    virtualenv) with it on PYTHONPATH; removed after."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-against-"))
+    try:
+        short = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev],
+                               check=True, capture_output=True, text=True).stdout.strip()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+        yield short, folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def latency(stack: MailStack, config: Path, samples: int) -> list[float]:
@@ -289,8 +352,11 @@ def clone_games(url: str, count: int) -> None:
                 conn.execute(insert(m.table_of(m.Game)), [
                     {**{k: v for k, v in game.items()}, "id": i, "tag": f"sweep-{i}",
                      "seed": f"sweep-{i}"} for i in ids])
+                # A seat's token is UNIQUE (its private address): each clone
+                # gets one of its own.
                 conn.execute(insert(m.table_of(m.Seat)), [
-                    {**{k: v for k, v in s.items() if k != "id"}, "game_id": i}
+                    {**{k: v for k, v in s.items() if k != "id"}, "game_id": i,
+                     "token": uuid.uuid4().hex if s.get("token") else s.get("token")}
                     for i in ids for s in seats])
                 conn.execute(insert(m.table_of(m.Deadline)), [
                     {**{k: v for k, v in d.items() if k != "id"}, "game_id": i}
@@ -392,28 +458,78 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
+@dataclass
+class Backlog:
+    """One backlog's pass by the referee of one checkout."""
+
+    referee: str
+    scenario: str
+    run: Run
+    moves: int
+    mails: int
+
+
+def backlog_table(rows: list[Backlog], raw: float) -> list[str]:
+    """The backlogs side by side: moves/s and that over the raw delivery
+    rate; the ceiling (the raw delivery rate over the mails a move sends:
+    the rate of a referee that cost nothing) and the share of it reached;
+    the referee's CPU (user + system of its process) per move."""
+    head = (f"{'referee':<10} {'players':<8} {'moves':>6} {'moves/s':>8} {'of raw':>7} "
+            f"{'mails/move':>10} {'ceiling':>8} {'of ceiling':>10} {'CPU/move':>9} {'RSS':>7}")
+    lines = [head]
+    for r in rows:
+        rate = r.moves / r.run.seconds
+        per_move = r.mails / r.moves if r.moves else 0.0
+        ceiling = raw / per_move if per_move else float("inf")
+        lines.append(f"{r.referee:<10} {r.scenario:<8} {r.moves:>6} {rate:>8.1f} "
+                     f"{rate / raw:>7.2f} {per_move:>10.2f} {ceiling:>8.1f} "
+                     f"{rate / ceiling:>10.2f} {1000 * r.run.cpu / r.moves:>6.1f} ms "
+                     f"{r.run.rss_mb:>4.0f} MB")
+    now = {r.scenario: r for r in rows if r.referee == "now"}
+    for r in rows:
+        if r.referee != "now" and r.scenario in now:
+            ours, theirs = now[r.scenario], r
+            ratio = (ours.run.cpu / ours.moves) / (theirs.run.cpu / theirs.moves)
+            lines.append(f"CPU per move now / at {r.referee}, players in {r.scenario}: "
+                         f"{ratio:.2f}")
+    return lines
+
+
 def bench_database(stack: MailStack, kind: str, args: argparse.Namespace,
-                   raw: float, per_message: float) -> dict[str, Any]:
+                   raw: float, per_message: float,
+                   against: tuple[str, Path] | None = None) -> dict[str, Any]:
     say(f"\n== {kind} ==")
     result: dict[str, Any] = {}
+    rows: list[Backlog] = []
+    checkouts = [("now", ROOT), *([against] if against else [])]
     for scenario, label in (("many", f"players in {args.games // 3} games each"),
                             ("one", "players in one game each")):
-        folder = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
-        try:
-            with database(kind, folder) as url:
-                if url is None:
-                    return result
-                config = write_config(folder, stack, url)
-                upgrade(url)
-                run, moves, mails = backlog(stack, config, scenario, args.games)
-                rate = moves / run.seconds
-                result[scenario] = rate / raw
-                say(f"poll over a backlog, {label}: {moves} moves in {run.seconds:.2f} s = "
-                    f"{rate:.1f} moves/s = {rate / raw:.2f} of raw; peak RSS {run.rss_mb:.0f} MB")
-                for line in cpu_split(run, moves, mails, per_message, raw):
-                    say(f"  {line}")
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
+        for name, checkout in checkouts:
+            folder = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
+            try:
+                with database(kind, folder) as url:
+                    if url is None:
+                        return result
+                    config = write_config(folder, stack, url)
+                    run, moves, mails = backlog(stack, config, scenario, args.games,
+                                                checkout=checkout)
+                    rate = moves / run.seconds
+                    if name == "now":
+                        result[scenario] = rate / raw
+                    rows.append(Backlog(name, scenario, run, moves, mails))
+                    say(f"[{name}] poll over a backlog, {label}: {moves} moves in "
+                        f"{run.seconds:.2f} s = {rate:.1f} moves/s = {rate / raw:.2f} of raw; "
+                        f"peak RSS {run.rss_mb:.0f} MB")
+                    for line in cpu_split(run, moves, mails, per_message, raw):
+                        say(f"  {line}")
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+    say(f"\nbacklogs on {kind} (raw delivery {raw:.1f} msg/s):")
+    for line in backlog_table(rows, raw):
+        say(f"  {line}")
+    say()
+    if args.only_backlogs:
+        return result
     # A database of its own, without the backlogs' games (dated in March,
     # their deadlines long past under the daemon's real clock).
     folder = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
@@ -477,13 +593,13 @@ def status_only(kind: str, size: int) -> None:
             upgrade(url)
             ref = Referee(load_config(config))
             try:
-                ref.operator.create_game("goofspiel", [PLAYERS[0] + "@example.test",
+                tag = ref.operator.create_game("goofspiel", [PLAYERS[0] + "@example.test",
                                               PLAYERS[1] + "@example.test"],
                                 options={"prize_order": "ascending"}, now=T0, seed="status")
             finally:
                 ref.close()
             clone_games(url, size - 1)
-            for args in (("status", "--json"), ("status",)):
+            for args in (("status", "--json"), ("status",), ("status", tag)):
                 run = cli(config, *args)
                 assert run.code == 0, run.output[-2000:]
                 say(f"{' '.join(args)}, {active_games(url)} games: {run.seconds:.2f} s; "
@@ -545,6 +661,11 @@ def main() -> None:
     p.add_argument("--only", choices=["status", "sending"], help="run just this step")
     p.add_argument("--connections", type=int, default=4,
                    help="[smtp] connections of --only sending (4)")
+    p.add_argument("--against", metavar="REV",
+                   help="also time the backlogs with the referee of git revision REV "
+                        "(its files in a temporary folder, this virtualenv), side by side")
+    p.add_argument("--only-backlogs", action="store_true",
+                   help="skip latency, sweeps, status and pages")
     args = p.parse_args()
     say(f"machine: {machine()}")
     if args.only == "status":
@@ -563,8 +684,10 @@ def main() -> None:
         say(f"raw: Postfix -> Dovecot delivery {delivery:.1f} msg/s "
             f"({args.raw} messages, one SMTP connection); IMAP fetch {fetch:.0f} msg/s")
         say(f"  the mail servers' CPU per message delivered: {1000 * per_message:.1f} ms")
-        for kind in args.db.split(","):
-            bench_database(stack, kind, args, delivery, per_message)
+        with contextlib.ExitStack() as stay:
+            against = stay.enter_context(older(args.against)) if args.against else None
+            for kind in args.db.split(","):
+                bench_database(stack, kind, args, delivery, per_message, against)
     finally:
         stack.stop()
         shutil.rmtree(path, ignore_errors=True)

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from email import message_from_string
+from email import message_from_bytes
 from email.message import EmailMessage
 from email.policy import default
 from pathlib import Path
@@ -182,7 +182,7 @@ def _encoded(raw: str) -> str:
 
 
 def _text(raw: str) -> str:
-    msg = message_from_string(raw, policy=default)
+    msg = message_from_bytes(raw.encode("utf-8"), policy=default)
     assert isinstance(msg, EmailMessage)
     return body(msg)
 

@@ -185,30 +185,24 @@ class Composer:
                 _set(msg, name, value)
             if name == "X-Auto-Response-Suppress" and not to_list:
                 msg["Reply-To"] = Address(self.name, addr_spec=reply_to or self.address)
-        msg.set_content(body, charset="utf-8")
+        msg.set_content(body, charset="utf-8", cte=plain.transfer_encoding(body))
         return msg
 
     def text(self, *, to: Sequence[tuple[str, str]], subject: str, body: str,
              reply_to: str | None = None, **kw: Any) -> str:
-        """The text of :meth:`message`, as the outbox stores it: written
-        directly when every part is short plain ASCII, else flattened."""
-        sender = plain.address(self.name, self.address)
-        answer = plain.address(self.name, reply_to or self.address)
-        recipients = plain.addresses([(n, a) for a, n in to])
-        if sender and answer and recipients:
-            head = [("From", sender), ("To", recipients), ("Subject", subject_value(subject))]
-            for name, value, raw in self._headers(**kw):
-                if not raw and not _plain_value(name, value):
-                    break
-                head.append((name, value))
-                if name == "X-Auto-Response-Suppress" and not kw.get("to_list"):
-                    head.append(("Reply-To", answer))
-            else:
-                written = plain.flatten(head, body)
-                if written is not None:
-                    return written
-        return self.message(to=to, subject=subject, body=body, reply_to=reply_to,
-                            **kw).as_string()
+        """The text of :meth:`message` as it goes out (``as_bytes``, decoded
+        from UTF-8), as the outbox stores it: written directly, whatever
+        characters its names, subject and body hold."""
+        head = [plain.address_header("From", [(self.name, self.address)]),
+                plain.address_header("To", [(n, a) for a, n in to]),
+                plain.raw_header("Subject", subject_value(subject))]
+        for name, value, raw in self._headers(**kw):
+            head.append(plain.raw_header(name, value) if raw or _plain_value(name, value)
+                        else plain.parsed_header(name, value))
+            if name == "X-Auto-Response-Suppress" and not kw.get("to_list"):
+                head.append(plain.address_header("Reply-To",
+                                                 [(self.name, reply_to or self.address)]))
+        return plain.flatten(head, body)
 
     def _headers(self, outbox_id: int, tag: str | None, auto: str, in_reply_to: str | None,
                  references: Sequence[str], now: datetime, kind: str | None,

@@ -1,16 +1,23 @@
-"""Plain mail written directly: the text ``EmailMessage`` would flatten
-to, for a mail whose every part is short plain ASCII (most of the
-referee's mail), at a fraction of the cost of building and flattening it.
+"""Plain mail written directly: the text ``EmailMessage`` would flatten to
+(``as_bytes``, as it goes out by SMTP), at a fraction of the cost of building
+and flattening it, for every text mail the referee writes.
 
-Anything else (a non-ASCII name or body, a line to fold, a name to quote)
-gets ``None``, and the caller takes the ``email`` package's way.
-``tests/mail/test_plain.py`` holds the two ways to the same bytes.
+Headers of short plain ASCII are written as they are; any other header (a
+non-ASCII or quoted display name, a long line to fold) is folded by the
+``email`` package's header registry, one header at a time, so its RFC 2047
+encoded-words are the package's own. The body is UTF-8 text: 7bit or 8bit
+when every line fits, quoted-printable when a line is too long (never
+base64, which a reader cannot read in the raw mail). ``tests/mail/test_plain.py``
+holds the two ways to the same bytes.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from email.headerregistry import Address
+from email.policy import SMTP
+from email.quoprimime import body_encode
 
 #: A display name that needs no quoting: atoms (RFC 5322 atext) and single spaces.
 _ATOMS = re.compile(r"[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+(?: [A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+)*")
@@ -18,11 +25,8 @@ _ATOMS = re.compile(r"[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+(?: [A-Za-z0-9!#$%&'*+\-/=
 #: or twice) at a domain of plain labels.
 _ADDRESS = re.compile(r"[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+(?:\.[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+)*"
                       r"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*")
-#: What the fast way leaves to the ``email`` package: any character but
-#: printable ASCII, tab and newline.
-_ODD = re.compile(r"[^\t\n\x20-\x7e]")
 #: The line length under which the ``email`` package writes a header as it is
-#: and a body in 7bit (``policy.SMTP.max_line_length``).
+#: and a body in 7bit or 8bit (``policy.SMTP.max_line_length``).
 WIDTH = 78
 
 
@@ -41,25 +45,54 @@ def addresses(pairs: Sequence[tuple[str, str]]) -> str | None:
     return None if not out or None in out else ", ".join(a for a in out if a)
 
 
-def flatten(headers: Sequence[tuple[str, str]], body: str) -> str | None:
-    """The mail of ``headers`` (values as ``set_raw`` takes them, folds as
-    ``"\\n "``) and a text/plain UTF-8 ``body``, with CRLF line ends; None
-    when a header or a line is too long or not plain ASCII."""
-    if not body.endswith("\n") or _ODD.search(body):
-        return None
-    lines = body[:-1].split("\n")
-    if any(len(line) > WIDTH for line in lines):
-        return None
-    out = []
-    for name, value in headers:
-        parts = value.split("\n")
-        if (_ODD.search(value) or not value
-                or any(not p.strip() or p[0] not in " \t" for p in parts[1:])
-                or len(name) + 2 + len(parts[0]) > WIDTH
-                or any(len(p) > WIDTH for p in parts[1:])):
-            return None
-        out.append(f"{name}: " + "\r\n".join(parts) + "\r\n")
-    out.append('Content-Type: text/plain; charset="utf-8"\r\n'
-               "Content-Transfer-Encoding: 7bit\r\nMIME-Version: 1.0\r\n\r\n")
-    out.append("".join(line + "\r\n" for line in lines))
+def raw_header(name: str, value: str) -> str:
+    """A header set as it is (``set_raw``; folds as ``"\\n "``), as the
+    generator writes it, CRLF included: as it is when its lines fit, else
+    refolded by the registry."""
+    if len(name) + 2 + len(value) <= WIDTH and value.isascii() and value.isprintable():
+        return f"{name}: {value}\r\n"  # what the policy writes, without asking it
+    folded: str = SMTP.fold(name, value)
+    return folded
+
+
+def parsed_header(name: str, value: object) -> str:
+    """A header set through the registry (``msg[name] = value``), as the
+    generator writes it: encoded-words and folds of the ``email`` package."""
+    folded: str = SMTP.fold(name, SMTP.header_store_parse(name, value)[1])
+    return folded
+
+
+def address_header(name: str, pairs: Sequence[tuple[str, str]]) -> str:
+    """``name`` of (display name, address) pairs, as the generator writes it."""
+    value = addresses(pairs)
+    if value is not None and len(name) + 2 + len(value) <= WIDTH:
+        return f"{name}: {value}\r\n"
+    return parsed_header(name, [Address(n, addr_spec=a) for n, a in pairs])
+
+
+def _lines(body: str) -> list[bytes]:
+    return body.encode("utf-8").splitlines()
+
+
+def transfer_encoding(body: str) -> str:
+    """How a UTF-8 text body goes out: ``7bit`` or ``8bit`` when no line
+    passes :data:`WIDTH` bytes (as the ``email`` package chooses), else
+    ``quoted-printable``."""
+    lines = _lines(body)
+    if max((len(line) for line in lines), default=0) > WIDTH:
+        return "quoted-printable"
+    return "7bit" if body.isascii() else "8bit"
+
+
+def flatten(headers: Sequence[str], body: str) -> str:
+    """The mail of ``headers`` (each as written, CRLF included) and a
+    text/plain UTF-8 ``body``, with CRLF line ends, as ``as_bytes`` writes it
+    (decoded from UTF-8)."""
+    cte = transfer_encoding(body)
+    text = b"\n".join(_lines(body)).decode("utf-8") + "\n"
+    if cte == "quoted-printable":
+        text = body_encode(text.encode("utf-8").decode("latin-1"), WIDTH)
+    out = [*headers, 'Content-Type: text/plain; charset="utf-8"\r\n'
+           f"Content-Transfer-Encoding: {cte}\r\nMIME-Version: 1.0\r\n\r\n"]
+    out.append(text.replace("\n", "\r\n"))
     return "".join(out)

@@ -11,7 +11,7 @@ keeping (which rows, when to retry) is ``referee.service.outgoing.outbox``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from email import message_from_string
+from email import message_from_bytes, message_from_string
 from email.policy import SMTP
 
 import aiosmtplib
@@ -123,8 +123,10 @@ class SmtpRelay:
             options.append("BODY=8BITMIME")
         elif not raw.isascii():
             # 8-bit headers need SMTPUTF8, which stored mail never asks for:
-            # parsing and flattening says so (the row fails alone).
-            msg = message_from_string(raw, policy=SMTP)
+            # parsing and flattening says so (the row fails alone). An 8bit
+            # body is parsed from its bytes, and so flattens to base64.
+            msg = (message_from_bytes(raw.encode("utf-8"), policy=SMTP) if ascii_head
+                   else message_from_string(raw, policy=SMTP))
             errors, _ = await client.send_message(msg, sender=sender, recipients=recipients)
             return errors
         if not (sender.isascii() and all(r.isascii() for r in recipients)):

@@ -63,9 +63,10 @@ class Reading:
             after = 0
             found = False
             while True:
-                q = GAMES.where(_g.id > after).order_by(_g.id).limit(batch)
-                if tag:
-                    q = q.where(_g.tag == tag)
+                # One game by its tag's index; else a batch by the ids' range
+                # (a tag asked with the range was read in id order: every game).
+                q = (GAMES.where(_g.tag == tag) if tag
+                     else GAMES.where(_g.id > after).order_by(_g.id).limit(batch))
                 games = conn.execute(q).all()
                 if not games:
                     break
@@ -77,7 +78,7 @@ class Reading:
                 low = games[0].id - 1 if tag else after
                 yield from _entries(conn, games, low)
                 after = games[-1].id
-                if len(games) < batch:
+                if tag or len(games) < batch:
                     break
             if tag and not found:
                 raise RefereeError(f"There is no game {tag}.")

@@ -10,7 +10,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, ForeignKey, Index, String, Table, Text, UniqueConstraint, false
+from sqlalchemy import (
+    JSON,
+    ForeignKey,
+    Index,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    false,
+    text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from referee.games.draws import COUNTER, KEYED
@@ -52,7 +62,8 @@ class Game(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     tag: Mapped[str] = mapped_column(String(64), unique=True)
-    kind: Mapped[str] = mapped_column(String(32))
+    #: Indexed: the kinds there are are found a seek each (``Guests.stalled``).
+    kind: Mapped[str] = mapped_column(String(32), index=True)
     options: Mapped[dict[str, Any]]
     seed: Mapped[str] = mapped_column(String(64))
     #: How the game draws from its seed (``referee.games.draws``): ``keyed``
@@ -189,7 +200,10 @@ class Outbox(Base):
     crash is the same message."""
 
     __tablename__ = "outbox"
-    __table_args__ = (Index("ix_outbox_unsent", "sent_at", "next_attempt_at"),)
+    __table_args__ = (Index("ix_outbox_unsent", "sent_at", "next_attempt_at"),
+                      Index("ix_outbox_failed", "failed_at",
+                            sqlite_where=text("failed_at IS NOT NULL"),
+                            postgresql_where=text("failed_at IS NOT NULL")))
 
     id: Mapped[int] = mapped_column(primary_key=True)
     game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"))
@@ -199,7 +213,10 @@ class Outbox(Base):
     attempts: Mapped[int] = mapped_column(default=0)
     next_attempt_at: Mapped[datetime]
     sent_at: Mapped[datetime | None]
-    failed_at: Mapped[datetime | None]  # permanent failure: no more attempts
+    #: A permanent failure: no more attempts. ``ix_outbox_failed`` holds the
+    #: failed alone: ``status`` and each pass count them by a seek, not by
+    #: a read of every mail sent.
+    failed_at: Mapped[datetime | None]
     last_error: Mapped[str] = mapped_column(Text, default="")
     #: The game's turn (``Game.turn``) when the mail was queued: a move
     #: answering this mail is tied to that turn.

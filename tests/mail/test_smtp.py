@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from email import message_from_bytes
+from email.message import EmailMessage
+from email.policy import default
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +209,27 @@ def test_a_row_that_cannot_be_sent_fails_alone_and_the_rows_behind_it_go_out(
     assert bad.failed_at == T0 and "cannot be sent" in bad.last_error
     assert opening.sent_at == T0 and len(handler.received) == 1
     assert sender.send(T0 + timedelta(hours=1)) == 0  # and it is not tried again
+
+
+def test_an_8bit_body_to_a_relay_without_8bitmime_goes_out_in_7bit_and_reads_the_same(
+        tmp_path: Path) -> None:
+    handler = Handler()
+    with smtpd(handler, decode_data=True) as port:  # no 8BITMIME offered
+        ref = _referee(tmp_path, port)
+        ref.operator.create_game("goofspiel", ["alice@club.test", "bob@club.test"], now=T0,
+                                 seed="q")
+        with ref.sessions.begin() as db:
+            game = db.query(m.Game).one()
+            db.query(m.Outbox).filter(m.Outbox.game_id == game.id).delete()
+            ref.delivery.queue.put(db, game, [("alice@club.test", "Zoë")],
+                                   "[goofspiel-1] Zoë — ♥", "Zoë takes ♥ 6 — well bid.\n",
+                                   auto="auto-generated", now=T0)
+        assert "Content-Transfer-Encoding: 8bit" in _rows(ref)[0].raw  # as stored
+        assert OutboxSender(ref.config, ref.sessions).send(T0) == 1
+    (env,) = handler.received
+    content: Any = env.content
+    assert isinstance(content, str) and content.isascii()
+    msg = message_from_bytes(content.encode("ascii"), policy=default)
+    assert isinstance(msg, EmailMessage)
+    assert str(msg["Subject"]) == "[goofspiel-1] Zoë — ♥"
+    assert msg.get_content().replace("\r\n", "\n") == "Zoë takes ♥ 6 — well bid.\n"

@@ -18,6 +18,7 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from referee.games.bidding.openings import OPENINGS
 from referee.games.draws import Rng
 
 #: The noise added to each card's worth, as a share of the round's prize:
@@ -78,10 +79,39 @@ def chances(view: BidderView, card: int) -> float:
     longer, for little)."""
     (other,) = view.others
     rules = (view.take_bids, view.carries)
+    if _is_opening(view):
+        # The first round of a game of six cards: worked out once per
+        # install (scripts/bidding_openings.py), not in every new process.
+        shipped = OPENINGS.get((*rules, view.prize))
+        if shipped is not None:
+            return shipped[card - 1]
     return _bid_margin(rules, view.own, other, view.pot, view.prize, sum(view.carry), card)
 
 
 Rules = tuple[bool, bool]
+#: Both packs whole in a game of :data:`LOOKAHEAD_CARDS` cards.
+OPENING_PACK = tuple(range(1, LOOKAHEAD_CARDS + 1))
+
+
+def _is_opening(view: BidderView) -> bool:
+    """Whether ``view`` is the first round of a two-player game of six
+    cards: both packs whole, nothing carried, the pot all but the prize."""
+    return (view.own == OPENING_PACK and view.others == (OPENING_PACK,) and not view.carry
+            and view.pot == tuple(c for c in OPENING_PACK if c != view.prize))
+
+
+def opening_chances(rules: Rules, prize: int) -> tuple[float, ...]:
+    """:func:`chances` of each card (1 to six) in the first round for
+    ``prize``, worked out (what ``openings.py`` ships)."""
+    pot = tuple(c for c in OPENING_PACK if c != prize)
+    return tuple(_bid_margin(rules, OPENING_PACK, OPENING_PACK, pot, prize, 0, c)
+                 for c in OPENING_PACK)
+
+
+def all_openings() -> dict[tuple[bool, bool, int], tuple[float, ...]]:
+    """Every first round's :func:`opening_chances`, by (take_bids, carries, prize)."""
+    return {(take, carry, prize): opening_chances((take, carry), prize)
+            for take in (False, True) for carry in (False, True) for prize in OPENING_PACK}
 
 
 @functools.lru_cache(maxsize=400_000)

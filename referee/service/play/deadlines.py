@@ -48,12 +48,14 @@ class DeadlineSweep:
     def due_games(self, now: datetime) -> list[int]:
         """The active games with a deadline or a reminder due at ``now``:
         one query, through the indexes on ``due_at`` and ``remind_at``."""
-        active = select(m.Game.id).where(m.Game.status == "active")
+        # Joined, not ``IN (the active games)``: that read the id of every
+        # active game; this reads the due deadlines and their games alone.
+        active = m.Game.status == "active"
         q = union(
-            select(m.Deadline.game_id).where(m.Deadline.due_at <= now,
-                                             m.Deadline.game_id.in_(active)),
-            select(m.Deadline.game_id).where(m.Deadline.remind_at <= now,
-                                             m.Deadline.game_id.in_(active)),
+            select(m.Deadline.game_id).join(m.Game, m.Game.id == m.Deadline.game_id)
+            .where(m.Deadline.due_at <= now, active),
+            select(m.Deadline.game_id).join(m.Game, m.Game.id == m.Deadline.game_id)
+            .where(m.Deadline.remind_at <= now, active),
         )
         with self.sessions() as db:
             return sorted(db.scalars(q))

@@ -243,12 +243,8 @@ class Guests:
         is found; no engine is imported unless ``load`` (see
         :func:`cannot_serve`)."""
         with self.sessions() as db:
-            counts: dict[str, dict[str, int]] = {}
-            for kind, status, n in db.execute(
-                    select(m.Game.kind, m.Game.status, func.count())
-                    .group_by(m.Game.kind, m.Game.status)):
-                counts.setdefault(kind, {})[status] = n
-            found = unserved_kinds(counts, db, load)
+            kinds = stored_kinds(db)
+            found = unserved_kinds(kinds, db, load)
             # A kind whose package loads but raised at a pass before: its
             # mail waits, until a pass reads it again without a fault.
             mails: dict[str, int] = {}
@@ -264,13 +260,29 @@ class Guests:
             for name, line in db.execute(select(m.Lease.name, m.Lease.holder).where(
                     m.Lease.name.startswith(FAULT, autoescape=True))):
                 kind = name.removeprefix(FAULT)
-                if kind in counts and kind not in found:
+                if kind in kinds and kind not in found:
                     found[kind] = Unserved(kind, _declared_by(kind), line)
             if not found:
                 return []
+            # Counted only for a kind that waits: the games of that kind.
+            counts: dict[str, dict[str, int]] = {kind: {} for kind in found}
+            for kind, status, n in db.execute(
+                    select(m.Game.kind, m.Game.status, func.count())
+                    .where(m.Game.kind.in_(found)).group_by(m.Game.kind, m.Game.status)):
+                counts[kind][status] = n
         return [Stall(u, counts[kind].get("active", 0),
                       sum(n for s, n in counts[kind].items() if s != "active"),
                       mails.get(kind, 0)) for kind, u in found.items()]
+
+
+def stored_kinds(db: Session | Connection) -> list[str]:
+    """The kinds of the stored games: a seek on ``ix_games_kind`` a kind
+    (the next kind after the last), never a read of every game."""
+    kinds: list[str] = []
+    while (kind := db.scalar(select(func.min(m.Game.kind)).where(
+            m.Game.kind > kinds[-1]) if kinds else select(func.min(m.Game.kind)))) is not None:
+        kinds.append(kind)
+    return kinds
 
 
 def _why(kind: str, note: str) -> str:

@@ -14,7 +14,7 @@ inside intake's transaction, on the ``GameSession`` of the mail.
 from __future__ import annotations
 
 from datetime import timedelta
-from email import message_from_string
+from email import message_from_bytes
 from email.parser import HeaderParser
 from email.policy import default
 from typing import Any
@@ -251,12 +251,16 @@ def _resend(gs: GameSession, seat: int) -> str:
     context: dict[str, Any] = {"report_subject": "", "report_body": "",
                                "yours": gs.engine.help(gs.state, seat)}
     if report is not None:
-        msg = message_from_string(report.raw, policy=default)
+        # Its UTF-8 bytes, as sent: a body in 8bit reads back only so.
+        msg = message_from_bytes(report.raw.encode("utf-8"), policy=default)
         context["report_subject"] = str(msg["Subject"] or "")
         part = msg.get_body(("plain",))
         text = part.get_content() if part is not None else ""
-        # The resent mail is marked secret itself; the report's note would be twice.
-        context["report_body"] = text.removeprefix(f"{SECRET_NOTE}\n\n")
+        # The resent mail is marked secret itself; the report's note would be
+        # twice. (A body in 7bit or 8bit reads back with CRLF line ends.)
+        note = f"{SECRET_NOTE}\n\n"
+        context["report_body"] = text.removeprefix(note).removeprefix(
+            note.replace("\n", "\r\n"))
     gs.notices.append(Notice(Audience.only(seat), "resent", context))
     said = "The last report and what you hold are below."
     try:

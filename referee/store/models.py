@@ -202,8 +202,7 @@ class Outbox(Base):
     __tablename__ = "outbox"
     __table_args__ = (Index("ix_outbox_unsent", "sent_at", "next_attempt_at"),
                       Index("ix_outbox_failed", "failed_at",
-                            sqlite_where=text("failed_at IS NOT NULL"),
-                            postgresql_where=text("failed_at IS NOT NULL")))
+                            sqlite_where=text("failed_at IS NOT NULL")))
 
     id: Mapped[int] = mapped_column(primary_key=True)
     game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"))

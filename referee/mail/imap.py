@@ -19,6 +19,7 @@ raises :class:`ConnectionLost`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -136,6 +137,14 @@ def socket_at_eof(sock: socket.socket) -> bool:
             return True  # reset
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """The TLS context of every connection this process makes: made once,
+    as loading the system's certificates costs some 25 ms of CPU, and only
+    when a connection asks for TLS."""
+    return ssl.create_default_context()
+
+
 def _keepalive(sock: socket.socket) -> None:
     """TCP keepalive, so that a peer gone without a word (a NAT that forgot us,
     a host switched off) shows as a dead socket during IDLE in about 90 s."""
@@ -174,12 +183,11 @@ class ImapSource:
         if self.client is not None:
             return self.client
         cfg = self.cfg
-        context = ssl.create_default_context()
         client = IMAPClient(cfg.host, port=cfg.port, ssl=cfg.security == "ssl",
-                            ssl_context=context if cfg.security == "ssl" else None, timeout=60)
+                            ssl_context=_tls() if cfg.security == "ssl" else None, timeout=60)
         try:
             if cfg.security == "starttls":
-                client.starttls(context)
+                client.starttls(_tls())
             client.login(cfg.username, cfg.password)
             info = client.select_folder(cfg.folder)
         except BaseException:

@@ -102,9 +102,10 @@ def check_miser(check: Check, seed: str) -> None:
                      draws, list(hands.values()))
 
 
-#: The opening's subject (and its heading, where mails are bundled).
-OPENING_FIRST = re.compile(r"^(?:\[[^\]\n]{1,80}\] )?Miser begins: ([^\n]{1,200}?) goes first$",
-                           re.M)
+#: The opening's subject (and its heading, where mails are bundled), alone
+#: or with what the mail bundles after it ("...: your turn (secret)").
+OPENING_FIRST = re.compile(r"^(?:\[[^\]\n]{1,80}\] )?Miser begins: ([^\n]{1,200}?) goes first"
+                           r"(?=$|[:;,] | \()", re.M)
 
 
 def check_first_in_subjects(check: Check, first: str) -> None:

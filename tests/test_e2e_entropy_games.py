@@ -125,11 +125,12 @@ def refused(said: tuple[int, str], mail: str, *why: str) -> None:
 def test_a_spades_table_by_mail_verifies_from_alices_mailbox_and_refuses_each_tampering(
         post: Post) -> None:
     tag, fingerprint, alices_id = open_table(post, "spades", ["bob", "carol", "dave"])
-    opening = arrived(post, "alice", f"[{tag}] ")
-    assert f"  seed-sha256: {fingerprint}\n" in body(opening)
-    # No one moves: the referee bids 2 for each (rule 7) and plays a random
+    # Alice has every mail as it happens, each with a subject saying what
+    # happened ("Trick 4: Bob plays Q♥"); no one moves: the referee bids 2 for each (rule 7) and plays a random
     # legal card for each, deadline after deadline, until one is Alice's.
-    now = T0 + timedelta(minutes=5)
+    post.write("alice", "mail all\n", subject=f"[{tag}] mail")
+    now = T0 + timedelta(minutes=10)
+    post.poll(now)
     for _ in range(12):
         if late(post, "alice", " for you, chosen at random") is not None:
             break
@@ -137,29 +138,33 @@ def test_a_spades_table_by_mail_verifies_from_alices_mailbox_and_refuses_each_ta
         post.poll(now)
     moved = late(post, "alice", " for you, chosen at random")
     assert moved is not None, [str(x["Subject"]) for x in post.stack.fetch_all("alice")]
+    opening = next(x for x in post.stack.fetch_all("alice")
+                   if "  entropy 1: " in body(x) and f"[{tag}]" in str(x["Subject"]))
+    assert f"  seed-sha256: {fingerprint}\n" in body(opening)
+    opening_subject = str(opening["Subject"])
+    seat = re.search(rf"^  entropy (\d): {re.escape(alices_id)}$", body(opening), re.M)
+    assert seat is not None
     code, said = verify(post, "alice", tag)
     print(said)
     assert (code, said) == (
-        0, f"your entropy {alices_id} is seat 1's in the opening's mix (the Message-ID of "
-           "your mail)\nverified\n")
-    opening_subject = next(str(x["Subject"]) for x in post.stack.fetch_all("alice")
-                           if re.search(r"^  entropy 1: ", body(x), re.M)
-                           and f"[{tag}]" in str(x["Subject"]))
+        0, f"your entropy {alices_id} is seat {seat.group(1)}'s in the opening's mix (the "
+           "Message-ID of your mail)\nverified\n")
 
     # (a) Her contribution altered in the opening: refused, naming it.
     def hers(subject: str, text: str) -> tuple[str, str]:
-        return subject, text.replace(f"entropy 1: {alices_id}",
-                                     "entropy 1: <forged@mua.example.test>")
+        return subject, text.replace(f"entropy {seat.group(1)}: {alices_id}",
+                                     f"entropy {seat.group(1)}: <forged@mua.example.test>")
 
     said_a = verify(post, "alice", tag, hers)
     print(said_a[1])
     refused(said_a, opening_subject, f"does not list your entropy {alices_id}")
 
-    # (b) A subject altered: the late card the subject of the public mail
-    # names, as another card.
+    # (b) A subject altered: the mail telling her of the card drawn for her
+    # says in its subject that she played another.
     card = re.search(r"played (10|[2-9JQKA])([♠♥♦♣]) for you", body(moved))
     assert card is not None
     mine = card.group(1) + card.group(2)
+    assert f"Alice plays {mine}" in str(moved["Subject"]), moved["Subject"]
     hand_mail = next(x for x in post.stack.fetch_all("alice") if HAND.search(body(x)))
     hand = HAND.search(body(hand_mail))
     assert hand is not None
@@ -167,14 +172,12 @@ def test_a_spades_table_by_mail_verifies_from_alices_mailbox_and_refuses_each_ta
     other = next(card_text(str(c)) for c in full_deck() if card_text(str(c)) not in held)
 
     def subject_altered(subject: str, text: str) -> tuple[str, str]:
-        return subject.replace(mine, other), text
+        return subject.replace(f"Alice plays {mine}", f"Alice plays {other}"), text
 
     said_b = verify(post, "alice", tag, subject_altered)
     print(said_b[1])
-    altered = [str(x["Subject"]) for x in post.stack.fetch_all("alice")
-               if mine in str(x["Subject"])]
-    assert altered, [str(x["Subject"]) for x in post.stack.fetch_all("alice")]
-    refused(said_b, altered[0].replace(mine, other))
+    refused(said_b, str(moved["Subject"]).replace(mine, other),
+            f"its subject says Alice plays {other}, but the referee played {mine} for you")
 
     # (c) The card the referee drew for her, altered to one she did not hold.
     def draw_altered(subject: str, text: str) -> tuple[str, str]:
@@ -182,7 +185,8 @@ def test_a_spades_table_by_mail_verifies_from_alices_mailbox_and_refuses_each_ta
 
     said_c = verify(post, "alice", tag, draw_altered)
     print(said_c[1])
-    refused(said_c, str(moved["Subject"]), f"the referee played {other} for you")
+    refused(said_c, str(moved["Subject"]),
+            f"the referee played {other} for you, a card you did not hold")
 
     # (d) A seed changed after the contributions: the game's mails commit
     # to another fingerprint than the table's.

@@ -126,8 +126,9 @@ def test_a_spades_table_by_mail_verifies_from_alices_mailbox_and_refuses_each_ta
         post: Post) -> None:
     tag, fingerprint, alices_id = open_table(post, "spades", ["bob", "carol", "dave"])
     # Alice has every mail as it happens, each with a subject saying what
-    # happened ("Trick 4: Bob plays Q♥"); no one moves: the referee bids 2 for each (rule 7) and plays a random
-    # legal card for each, deadline after deadline, until one is Alice's.
+    # happened ("Trick 4: Bob plays Q♥"). No one moves: the referee bids 2
+    # for each (rule 7) and plays a random legal card for each, deadline
+    # after deadline, until one is Alice's.
     post.write("alice", "mail all\n", subject=f"[{tag}] mail")
     now = T0 + timedelta(minutes=10)
     post.poll(now)
@@ -199,13 +200,14 @@ def test_a_spades_table_by_mail_verifies_from_alices_mailbox_and_refuses_each_ta
 
     said_d = verify(post, "alice", tag, seed_changed)
     print(said_d[1])
-    refused(said_d, f"[{tag.replace('-', '-t', 1).split('-t')[0]}-t1]",
+    refused(said_d, "[spades-t1]",
             f"but the game's opening gives {changed}")
 
 
 def test_a_miser_table_by_mail_verifies_from_the_first_players_mailbox_and_refuses_tampering(
         post: Post) -> None:
-    tag, fingerprint, alices_id = open_table(post, "miser", ["bob", "carol"], " players=3 pennies=3")
+    tag, fingerprint, alices_id = open_table(post, "miser", ["bob", "carol"],
+                                             " players=3 pennies=3")
     opening = arrived(post, "alice", "Miser begins: ")
     first = re.search(r"Miser begins: (\w+) goes first", str(opening["Subject"]))
     assert first is not None
@@ -240,6 +242,9 @@ def test_a_miser_table_by_mail_verifies_from_the_first_players_mailbox_and_refus
     mine = re.search(rf"^  entropy {position}: (.+)$", body(opening), re.M)
     assert mine is not None
     assert said.startswith(f"your entropy {mine.group(1)} is seat {position}'s"), said
+    # Alice's is her mail's Message-ID, Bob's his words, Carol's her accept's.
+    assert mine.group(1) == {"Alice": alices_id, "Bob": "Rain on the roof"}.get(
+        player, mine.group(1))
 
     # (a) Their contribution altered in the opening.
     def theirs(subject: str, text: str) -> tuple[str, str]:
@@ -293,4 +298,3 @@ def test_a_miser_table_by_mail_verifies_from_the_first_players_mailbox_and_refus
     said_d = verify(post, user, tag, seed_changed)
     print(said_d[1])
     refused(said_d, "[miser-t1]", f"but the game's opening gives {seed_fingerprint(new_seed)}")
-    assert alices_id

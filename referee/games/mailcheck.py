@@ -72,6 +72,18 @@ _LATE = " came from you by the deadline, "
 _LATE_DONE = ": the referee "
 
 
+def _full_stop(text: str, start: int, end: int) -> int:
+    """Where the sentence from ``start`` ends: a full stop before a space
+    or the end of ``text`` (a draw's key, ``contract-7.2``, holds a dot),
+    within ``end``; -1 if none."""
+    at = start
+    while (stop := text.find(".", at, end)) >= 0:
+        if stop + 1 == len(text) or text[stop + 1] == " ":
+            return stop
+        at = stop + 1
+    return -1
+
+
 def late_moves(text: str) -> list[tuple[str, str]]:
     """What the referee did for the player past a deadline, as a mail to
     them says it ("No card came from you by the deadline, DUE: the referee
@@ -88,7 +100,7 @@ def late_moves(text: str) -> list[tuple[str, str]]:
         if start < 0 or done < 0:
             continue
         done += len(_LATE_DONE)
-        end = flat.find(".", done, done + 400)
+        end = _full_stop(flat, done, done + 400)
         sentence = flat[done:end if end >= 0 else done + 400]
         cut = max(sentence.rfind(", as "), sentence.rfind(", by "))
         out.append((flat[start + 3:mid], sentence[:cut] if cut >= 0 else sentence))

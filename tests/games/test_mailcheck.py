@@ -57,6 +57,12 @@ def test_a_late_move_is_read_from_its_sentence_wrapped_as_the_mail_has_it() -> N
         ("card", "put 5♦ face down for you, drawn at random from your hand")]
     assert late_moves("No bid came from you by the deadline, Thu: the referee bid 2 for "
                       "you, as rule 7 says.") == [("bid", "bid 2 for you")]
+    # A draw's key with a dot in it (a second offer in a turn) ends no sentence.
+    assert late_moves("No card came from you by the deadline, Thu: the referee put 5♦ face "
+                      "down for you, drawn at random from your hand (the draw "
+                      "timeout/2/contract-7.2:card:2), by the house rule.") == [
+        ("card", "put 5♦ face down for you, drawn at random from your hand (the draw "
+                 "timeout/2/contract-7.2:card:2)")]
     # A stranger's run of half sentences: each read within its window, none matched.
     assert late_moves(" came from you by the deadline, " * 10_000) == []
 

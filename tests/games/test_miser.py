@@ -729,8 +729,8 @@ def test_mi_15_a_silent_attackers_random_first_card_is_reported_as_a_card_not_a_
         "No card came from Ann by the deadline: the referee put a card drawn at random from "
         "their hand face down for them, by the house rule for silent players.")
     assert said.done_for_you() == (
-        "the referee put 5♠ face down for you, drawn at random from your hand, by the house "
-        "rule for silent players")
+        "the referee put 5♠ face down for you, drawn at random from your hand (the draw "
+        "timeout/1/attack-1:0), by the house rule for silent players")
     _, body = Composer("referee@example.org", "Referee").render(
         "miser", "round_report", context_for(notice))
     assert "flip" not in body

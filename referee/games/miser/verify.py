@@ -8,6 +8,7 @@ their hand put face down at random)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from referee.games.cards import full_deck
 from referee.games.draws import KeyedDraws
@@ -35,7 +36,8 @@ CARD = re.compile(r"(?<![0-9A-Za-z])(10|[2-9JQKA])([♠♥♦♣])")
 LATE_DONE = ("passed for you", "let the offer lapse", 'wrote "flip" for you',
              'wrote "done" for you')
 LATE_CARD = re.compile(r"put (10|[2-9JQKA])([♠♥♦♣]) face down for you, drawn at random from "
-                       r"your hand")
+                       r"your hand(?: \(the draw timeout/([0-9]{1,3})/((?:contract-[0-9]{1,6}"
+                       r"(?:\.[0-9]{1,3})?:card:[0-9]{1,3})|(?:attack-[0-9]{1,6}:[0-9]{1,3}))\))?")
 #: A card the player put down or bid, as their transcript says it.
 OWN_CARD = re.compile(r"^  DONE \([^\n]{0,80}\): [^\n]{0,200}$", re.M)
 
@@ -96,12 +98,14 @@ def check_miser(check: Check, seed: str) -> None:
         if words(f.match.group(3)) != dealt:
             check.mismatch(f.mail, f"the hand dealt to {name} is {words(f.match.group(3))[:300]}, "
                            f"but the seed deals {dealt}")
-    check_late_moves(check, [card_text(c) for hand in hands.values() for c in hand])
+    check_late_moves(check, [card_text(c) for hand in hands.values() for c in hand],
+                     draws, list(hands.values()))
 
 
-#: The opening's subject (and its heading, where mails are bundled).
-OPENING_FIRST = re.compile(r"^(?:\[[^\]\n]{1,80}\] )?Miser begins: ([^\n]{1,200}?) goes first$",
-                           re.M)
+#: The opening's subject (and its heading, where mails are bundled), alone
+#: or with what the mail bundles after it ("...: your turn (secret)").
+OPENING_FIRST = re.compile(r"^(?:\[[^\]\n]{1,80}\] )?Miser begins: ([^\n]{1,200}?) goes first"
+                           r"(?=$|[:;,] | \()", re.M)
 
 
 def check_first_in_subjects(check: Check, first: str) -> None:
@@ -142,24 +146,39 @@ def check_removed(check: Check, removed: list[str],
                 break
 
 
-def check_late_moves(check: Check, held: list[str]) -> None:
+@dataclass
+class Hands:
+    """What the player's mails show of their cards: the hands dealt (as
+    codes, ``KD``), the cards they put down or bid so far (as the mails
+    show them, ``K♦``), and the draws' keys already used."""
+
+    draws: KeyedDraws | None
+    dealt: list[list[str]]
+    played: set[str] = field(default_factory=set)
+    keys: set[str] = field(default_factory=set)
+
+
+def check_late_moves(check: Check, held: list[str], draws: KeyedDraws | None = None,
+                     dealt: list[list[str]] | None = None) -> None:
     """Each move the referee made for the player when they were late
     (ruling MI-15): a pass for a turn, a lapsed offer for an answer,
     "flip" in an attack, "done" in the bidding; for a card owed, one of
-    the cards dealt to them that they had not put down or bid before.
-    Which card the seed draws is not checked: its key names the turn's
-    number, which no mail gives."""
-    played: set[str] = set()
+    the cards dealt to them that they had not put down or bid before,
+    and, where the mail names the draw (``(the draw timeout/SEAT/KEY)``),
+    the card that draw takes from the hand they held then, sorted as the
+    engine sorts it (:meth:`Miser.timeout_action`)."""
+    hands = Hands(draws, dealt or [])
     for i, mail in enumerate(check.mails):
         for f in OWN_CARD.finditer(mail.text):
-            played.update(m.group(0) for m in CARD.finditer(f.group(0)))
+            hands.played.update(m.group(0) for m in CARD.finditer(f.group(0)))
         for missing, done in late_moves(mail.text):
-            check_late_move(check, i, missing, done, held, played)
+            check_late_move(check, i, missing, done, held, hands)
 
 
 def check_late_move(check: Check, i: int, missing: str, done: str, held: list[str],
-                    played: set[str]) -> None:
+                    hands: Hands) -> None:
     """One move the referee made for the late player (:func:`check_late_moves`)."""
+    played = hands.played
     card = LATE_CARD.fullmatch(done)
     if card is not None:
         shown = card.group(1) + card.group(2)
@@ -169,6 +188,8 @@ def check_late_move(check: Check, i: int, missing: str, done: str, held: list[st
         elif shown not in held or shown in played:
             check.mismatch(i, f"the referee put {shown} face down for you, a card you did "
                            "not hold")
+        elif card.group(3) is not None:
+            check_late_draw(check, i, shown, f"{int(card.group(3))}/{card.group(4)}", hands)
         played.add(shown)
         return
     allowed = ("let the offer lapse",) if missing.startswith("answer to") else LATE_DONE
@@ -176,6 +197,28 @@ def check_late_move(check: Check, i: int, missing: str, done: str, held: list[st
         check.mismatch(i, f"for your late {missing[:100]} the referee {done[:100]}, which "
                        "is not a move the house rule for silent players makes (it makes: "
                        f"{'; '.join(allowed)})")
+
+
+def check_late_draw(check: Check, i: int, shown: str, key: str, hands: Hands) -> None:
+    """The card put down for the late player is the one the draw
+    ``timeout/SEAT/KEY`` takes from the hand they held then: the hand dealt
+    to them less the cards their mails show put down or bid before."""
+    if key in hands.keys:
+        check.mismatch(i, f"the draw timeout/{key} is named twice: each step the referee "
+                       "takes for a late player has its own draw")
+        return
+    hands.keys.add(key)
+    if hands.draws is None:
+        return
+    hand = next((h for h in hands.dealt if shown in {card_text(c) for c in h}), None)
+    if hand is None:
+        return
+    left = sorted(c for c in hand if card_text(c) not in hands.played)
+    drawn = card_text(hands.draws.rng("timeout", *key.split("/", 1)).choice(left))
+    if drawn != shown:
+        check.mismatch(i, f"the referee put {shown} face down for you, but the draw "
+                       f"timeout/{key} takes {drawn} from the {len(left)} cards you held "
+                       f"({hand_text(sort_hand(left))})")
 
 
 class MiserMailCheck(MailCheck):

@@ -510,10 +510,14 @@ class MiserWords(MiserRules):
             return DeadlineMove(f"answer to {by}'s contract offer", "let the offer lapse",
                                 audience=offer_audience(before))
         if action.verb == "down":
+            # The draw's stream (Game.move_rng), so the player can draw it
+            # again from the seed (referee/games/miser/verify.py).
+            key = next((p.key for p in self.pending(before) if p.seat == seat), "-")
             return DeadlineMove(
                 "card", "put a card drawn at random from {their} hand face down for {them}",
                 did_secret=f"put {card_text(str(action.args[0]))} face down for {{them}}, "
-                           "drawn at random from {their} hand")
+                           f"drawn at random from {{their}} hand (the draw "
+                           f"timeout/{seat}/{slot_safe(key)})")
         if owes == "turn":
             return DeadlineMove(did="passed for {them}")
         if owes == "auction_join":

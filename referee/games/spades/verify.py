@@ -73,15 +73,37 @@ def hand_cards(hand: str) -> set[str]:
     return out
 
 
+#: A card said played, in a subject or a heading: ``Trick 4: Bob plays Q♥``.
+PLAYS = re.compile(r"Trick \d{1,2}: ([^\n]{1,80}?) plays (10|[2-9JQKA])([♠♥♦♣])")
+
+
+def check_said_played(check: Check, i: int, name: str | None, card: str) -> None:
+    """Where the mail telling the player which card the referee played for
+    them says, in its subject or a heading, that they played one, it is
+    that card."""
+    if name is None:
+        return
+    said = [("subject", m) for m in PLAYS.finditer(check.mails[i].subject)]
+    said += [("text", m) for m in check.find_in(i, PLAYS)]
+    for where, m in said:
+        if m.group(1).strip() == name and m.group(2) + m.group(3) != card:
+            check.mismatch(i, f"its {where} says {name} plays {m.group(2)}{m.group(3)}, but "
+                           f"the referee played {card} for you")
+            return
+
+
 def check_late_moves(check: Check) -> None:
     """Each move the referee made for the player past a deadline (rule 7):
     for a bid, 2; for a card, one the mail that asked for it said they may
     play, of the hand it showed them, of the suit led if that hand held it
-    (rule 3)."""
+    (rule 3), and the card the mail's subject and headings say they played."""
+    hands = check.find(HAND)
+    name = hands[0].match.group(1).strip() if hands else None
     asked: dict[str, object] = {}
     for i, mail in enumerate(check.mails):
         for missing, done in late_moves(mail.text):
             card = LATE_CARD.fullmatch(done)
+            found = len(check.found)
             if missing == "bid" and done != LATE_BID:
                 check.mismatch(i, f"for your late bid the referee {done[:100]}, but rule 7 "
                                "makes a bid of 2")
@@ -103,6 +125,8 @@ def check_late_moves(check: Check) -> None:
                       and any(c.endswith(led) for c in held)):
                     check.mismatch(i, f"the referee played {shown} for you, but {led} was led "
                                    f"and you held {led}: rule 3 did not allow it")
+            if card is not None and len(check.found) == found:
+                check_said_played(check, i, name, card.group(1) + card.group(2))
             asked = {}
         # What this mail asks for, if it asks the player for a card.
         if (may := list(check.find_in(i, MAY_PLAY))):

@@ -7,7 +7,8 @@ most the mails in flight, each under the Message-ID it went out with.
 The kill comes after a random number of mails recorded, of mails marked
 sent, or a random time after the daemon starts: inside a batch, between a
 batch's commit and the mailbox's flags, between a relay's 250 and the row
-marked sent, and anywhere between."""
+marked sent, and anywhere between. (The daemon sends by its outbox job,
+after each pass that read mail; it never streams as a poll may.)"""
 
 from __future__ import annotations
 

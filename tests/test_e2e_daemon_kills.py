@@ -12,6 +12,7 @@ after each pass that read mail; it never streams as a poll may.)"""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import signal
 import subprocess
@@ -25,6 +26,7 @@ from sqlalchemy import func, select
 
 from referee.service import now_utc
 from referee.store import models as m
+from tests.databases import KINDS, postgres_url
 from tests.mailstack import GIVE_UP, PLAYERS, REPO_ROOT, MailStack
 from tests.test_e2e import (
     CRASH_GAMES,
@@ -34,16 +36,28 @@ from tests.test_e2e import (
     Resends,
     kinds,
     person,
-    progress,
     referee_command,
 )
 
 
-@pytest.fixture
-def post(mailstack: MailStack, tmp_path: Path) -> Iterator[Post]:
-    p = Post(mailstack, tmp_path)
-    yield p
-    p.close()
+@pytest.fixture(params=KINDS)
+def post(mailstack: MailStack, tmp_path: Path, request: pytest.FixtureRequest
+         ) -> Iterator[Post]:
+    with contextlib.ExitStack() as stack:
+        url = (stack.enter_context(contextlib.contextmanager(postgres_url)())
+               if request.param == "postgresql" else None)
+        p = Post(mailstack, tmp_path, **({"database": url} if url else {}))
+        stack.callback(p.close)
+        yield p
+
+
+def progress(post: Post) -> tuple[int, int]:
+    """(inbound rows, outbox rows sent), read beside the running daemon."""
+    with post.referee.sessions() as db:
+        inbound = db.scalar(select(func.count()).select_from(m.Inbound))
+        sent = db.scalar(select(func.count()).select_from(m.Outbox)
+                         .where(m.Outbox.sent_at.is_not(None)))
+        return int(inbound or 0), int(sent or 0)
 
 
 #: What the daemon says once it runs.
@@ -72,7 +86,7 @@ def start(post: Post, log: Path) -> subprocess.Popen[bytes]:
 def kill_at_random(post: Post, log: Path, rng: random.Random, startup: float) -> bool:
     """Start the daemon and SIGKILL it at a random point; whether it had
     changed anything by then."""
-    before = progress(post.db_path)
+    before = progress(post)
     proc = start(post, log)
     trigger = rng.choice(("intake", "outbox", "clock"))
     target = (before[0] + rng.randint(1, 10), before[1] + rng.randint(1, 12))
@@ -83,7 +97,7 @@ def kill_at_random(post: Post, log: Path, rng: random.Random, startup: float) ->
     give_up = time.monotonic() + GIVE_UP
     try:
         while proc.poll() is None:
-            now = progress(post.db_path)
+            now = progress(post)
             # A batch shows its mails at its commit only, and a round may
             # be done before a target is seen: the clock strikes then.
             if ((trigger == "intake" and now[0] >= target[0])
@@ -99,7 +113,7 @@ def kill_at_random(post: Post, log: Path, rng: random.Random, startup: float) ->
             proc.kill()
         code = proc.wait()
     assert code == -signal.SIGKILL, log.read_text()
-    return progress(post.db_path) != before
+    return progress(post) != before
 
 
 def run_until_settled(post: Post, log: Path, mails: int) -> None:
@@ -198,7 +212,8 @@ def test_a_daemon_killed_at_random_loses_no_move_applies_none_twice_and_resends_
     took = Counter(i for i in relay.ids if i in ours)
     figures.resent = sum(n - 1 for n in took.values())
     figures.doubled = sum(n - 1 for n in copies.values())
-    print(f"crash figures (daemon): {figures}, {mid_pass} of them mid-pass")
+    kind = post.config.database_url.split(":")[0]
+    print(f"crash figures (daemon, {kind}): {figures}, {mid_pass} of them mid-pass")
     # A kill resends at most what was in flight: one mail a connection,
     # each time under the same Message-ID (no mail the relay took twice
     # under two ids: the count of distinct ids is exact above).

@@ -26,6 +26,7 @@ from sqlalchemy import select
 from referee.store import models as m
 from tests.mailstack import PLAYERS, MailStack
 from tests.test_e2e import REF, T0, Post, body, person
+from tests.test_e2e_budgets import OUT_OF_OFFICE, raw_mail
 
 MX = "mail.example.test"
 #: What the players' mail server says of an honest mail (verified mode).
@@ -183,6 +184,38 @@ def test_in_verified_mode_a_forged_accept_starts_nothing(
         assert post.count(m.Game) == 1
     finally:
         post.close()
+
+
+def test_an_out_of_office_reply_to_an_invitation_accepts_nothing(post: Post) -> None:
+    """Issue 34: Bob's autoresponder answers Alice's invitation, at its
+    private address, in each common shape, each with "accept" on a line of
+    its own after its text (an autoresponder that copies what it answers):
+    none accepts, none is answered; Bob's own "accept" then starts the
+    game. (A first line "accept" is a person's answer, whatever follows.)"""
+    post.write("alice", "new goofspiel with Bob\n", subject="a game, Bob?")
+    post.poll(T0)
+    post.new_mail("alice", 1)
+    (invited,) = post.new_mail("bob", 1)
+    address = invited["Reply-To"].addresses[0].addr_spec
+    subject = str(invited["Subject"])
+    for headers, said, text in OUT_OF_OFFICE:
+        post.stack.send(raw_mail(post, person("bob"), address, said.format(s=subject),
+                                 text.format(s=subject) + "\r\n\r\naccept",
+                                 headers=headers, in_reply_to=str(invited["Message-ID"])),
+                        "bob", address)
+        post.in_referee_inbox += 1
+    post.poll(T0 + timedelta(minutes=5))
+    assert post.count(m.Game) == 0, sorted(post.inbound_notes().values())
+    (table,) = post.referee.club.listing()
+    assert (table.seated, table.invited) == (("Alice",), ("Bob",))
+    assert sorted(post.inbound_notes().values()) == [
+        "club: opened goofspiel-t1", *["not answered: auto-reply"] * len(OUT_OF_OFFICE)]
+    post.poll(T0 + timedelta(days=1))
+    post.assert_no_more_mail(*PLAYERS)
+    post.write("bob", "accept\n", subject=f"Re: {subject}", to=[address], reply_to=invited)
+    post.poll(T0 + timedelta(days=1, minutes=5))
+    assert "[goofspiel-1] Goofspiel starts: Alice, Bob" in subjects(post.new_mail("alice", 2))
+    assert seats(post, "goofspiel-1") == ["Alice", "Bob"]
 
 
 def test_a_goofspiel_challenge_declined_by_reply_starts_nothing(post: Post) -> None:

@@ -1,6 +1,6 @@
 """A game package is a guest: whatever a faulty one does (raise or
-``sys.exit`` at import, raise in ``parse``, ``apply``, its page or its bot)
-stops its own games and no other. Over the real Postfix and Dovecot, beside
+``sys.exit`` at import, raise in ``parse``, ``apply``, its views, its page or
+its bot) stops its own games and no other. Over the real Postfix and Dovecot, beside
 a live Goofspiel game that plays on.
 
 The guest is a package built here, on the path of each ``referee`` run: a
@@ -63,6 +63,11 @@ class Guest(Goofspiel):
             raise ValueError("the guest cannot play")
         return super().apply(state, seat, action, draws)
 
+    def view(self, state, seat):
+        if FAULT == "view":
+            raise ValueError("the guest cannot be seen")
+        return super().view(state, seat)
+
     def page_table(self, view, events):
         if FAULT == "page":
             raise ValueError("the guest cannot show itself")
@@ -82,6 +87,8 @@ SAID = {
              "ValueError: the guest cannot read",
     "apply": "raised in apply (kind 'guest', pbm_guest:Guest): "
              "ValueError: the guest cannot play",
+    "view": "raised in view (kind 'guest', pbm_guest:Guest): "
+            "ValueError: the guest cannot be seen",
     "page": "raised in page_table (kind 'guest', pbm_guest:Guest): "
             "ValueError: the guest cannot show itself",
     "bot": "raised in timeout_action (kind 'guest', pbm_guest:Guest): "

@@ -12,6 +12,8 @@ and ``test_join_confirmation.py`` hold the same on Maildir."""
 from __future__ import annotations
 
 import base64
+import subprocess
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from datetime import timedelta
 from email.utils import formatdate, make_msgid
@@ -23,12 +25,14 @@ from sqlalchemy import select
 from referee.service.play.session import MAX_SEAT_NAME
 from referee.store import models as m
 from tests.databases import KINDS, database_url
-from tests.mailstack import MailStack
-from tests.test_e2e import REF, T0, Post, body, kind, person
+from tests.mailstack import REPO_ROOT, MailStack
+from tests.test_e2e import REF, T0, Post, body, kind, person, referee_command
 
 #: A name as long as a From's display name is read (``headers.MAX_NAME``).
 LONG = ("Maximilian Alexander Bartholomew von Habsburg-Lothringen " * 4)[:200].strip()
 DAY = timedelta(days=1)
+#: Characters XML forbids.
+FORBIDDEN = ("\ufffe", "\uffff", "\x08")
 #: The authserv-id of the players' mail server in the tests that trust one.
 MX = "mail.example.test"
 
@@ -243,3 +247,33 @@ def test_names_that_read_as_a_seated_players_are_refused_and_alice_still_moves(
         names = {p.address: p.name for p in db.scalars(select(m.Player))}
     assert names[post.stack.address("bob")] == "Bob Lee"
     assert names[post.stack.address("carol")] == ""  # the name refused is not kept
+
+
+def test_a_joiner_named_with_characters_xml_forbids_leaves_every_feed_well_formed(
+        vouched: Post) -> None:
+    """Issue 34: a name with U+FFFE (or U+FFFF, a lone control) made
+    index.atom and the game's feed ill-formed XML, which feed readers drop
+    whole. Carol deals herself in under such a name, over the real servers;
+    ``referee poll`` writes the pages: she is seated, and every feed parses
+    and no page holds such a character."""
+    post = vouched
+    tag = tournament(post)
+    with post.config_path.open("a", encoding="utf-8") as f:
+        f.write('[web]\npath = "web"\n')
+    name = "Car\ufffeol\uffff D\x08ee"
+    encoded = base64.b64encode(name.encode()).decode()
+    join(post, "carol", f"=?utf-8?b?{encoded}?= <{post.stack.address('carol')}>", tag)
+    post.stack.wait_for("referee", post.in_referee_inbox)
+    done = subprocess.run(referee_command(post, "poll", "--now", (T0 + DAY).isoformat()),
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    seated = [(n, a) for n, a, _ in seats(post) if a == post.stack.address("carol")]
+    assert len(seated) == 1 and not any(c in seated[0][0] for c in FORBIDDEN), seated
+    web = post.config_path.parent / "web"
+    feeds = sorted(p.name for p in web.glob("*.atom"))
+    assert feeds == ["index.atom", f"{tag}.atom"], feeds
+    for feed in feeds:
+        ET.fromstring((web / feed).read_bytes())  # expat refuses what XML forbids
+    for page in web.iterdir():
+        text = page.read_text(encoding="utf-8")
+        assert not any(c in text for c in FORBIDDEN), page.name

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from referee.games import PackageFault
 from referee.games.base import (
     EDITION,
     REFEREE_SEAT_NAME,
@@ -117,7 +118,8 @@ class Reading:
         engine's view for no seat (``view``), and the seed once the rules let
         it be told (``seed``: the game is over, its kind reveals it, and its
         opening committed to it; else None), as the game's last mail tells it.
-        A game whose package cannot serve it now has none (``guests``)."""
+        A game whose package cannot serve it now, or raises here, has none
+        (``guests``)."""
         g = m.table_of(m.Game).c
         out: dict[str, dict[str, Any]] = {}
         with self.sessions() as db:
@@ -127,10 +129,17 @@ class Reading:
                     engine = guests.engine(kind)
                 except guests.Unserved:
                     continue
-                loaded = engine.load(state)
-                told = (engine.reveals_seed and draws in (KEYED, MIXED)
-                        and engine.is_over(loaded))
-                out[tag] = {"view": engine.view(loaded, None), "seed": seed if told else None}
+                try:
+                    loaded = engine.load(state)
+                    told = (engine.reveals_seed and draws in (KEYED, MIXED)
+                            and engine.is_over(loaded))
+                    out[tag] = {"view": engine.view(loaded, None),
+                                "seed": seed if told else None}
+                except PackageFault:
+                    # Its package raised (its line logged): its kind is
+                    # unavailable from now on, its page waits, the others
+                    # are written.
+                    continue
         return out
 
     def secret(self, name: str) -> str:
@@ -417,11 +426,13 @@ def _entries(conn: Connection, games: Sequence[Any], low: int | None = None
                                            .where(_g.id.in_(old))):
             try:
                 engine = guests.engine(kind, conn)
+                views[i] = engine.public_view(engine.load(state))
             except guests.Unserved as e:
                 unserved.setdefault(kind, e)
                 views[i] = {"summary": {}, "shown": []}
-                continue
-            views[i] = engine.public_view(engine.load(state))
+            except PackageFault as e:  # its package raised: its games wait
+                unserved.setdefault(kind, guests.faulted(e))
+                views[i] = {"summary": {}, "shown": []}
     for gid, game_tag, kind, status, _ in games:
         view = views[gid]
         seat_names = names[gid]

@@ -211,7 +211,10 @@ def _write_games(referee: Referee, folder: Path, games: Iterable[dict[str, Any]]
             try:
                 engine = guests.engine(entry["kind"])
             except Unserved as e:
-                waits = waits or e.what  # failed since the status was read
+                # Failed since the status was read (its view raised, for one).
+                waits = waits or e.what
+            if waits is None and entry["tag"] not in views:
+                waits = "its game package cannot serve it"  # gone since its view was read
             if waits is not None:
                 yield entry, {**_listing(entry, events), "waits": True}, waits
                 continue

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, select, tuple_
+from sqlalchemy import delete, select, tuple_, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from referee.config import Config
@@ -41,6 +42,14 @@ log = logging.getLogger(__name__)
 
 #: Most players a table shows by mail and on the index page.
 SHOWN = 20
+#: How many times a game is rated again after another worker wrote the
+#: same standings rows at the same time.
+TRIES = 5
+
+
+class Raced(Exception):
+    """Another transaction changed a standings row between this one's read
+    and its write: the game is rated again from what is stored now."""
 
 
 @dataclass(frozen=True)
@@ -140,22 +149,21 @@ def game_ended(db: Session, config: Config, game: m.Game) -> tuple[str, list[Mov
     where the club keeps no standings or the game does not count."""
     if not config.club.standings or (outcome := outcome_of(db, game)) is None:
         return "", []
-    table = _stored(db, game.kind)
-    later = [r for r in table.values() if r.last_at is not None
-             and (r.last_at, r.last_game_id) > (outcome.at, outcome.game_id)]
-    if later or not table:
-        # Rebuilt when out of order, and when the kind has no table yet
-        # (standings just turned on): games already over count too.
-        before: dict[Key, Rating] = table
-        rebuild_all(db, config)
-        table = _stored(db, game.kind)
-        ours = _ids(outcome)
-        moved: dict[Key, tuple[Rating | None, Rating]] = {
-            k: (before.get(k), table[k]) for k in table if k[2] in ours}
-    else:
-        changed = rate(table, outcome, config.club.season)
-        moved = dict(changed)
-        _store(db, changed)
+    # Two games of the same players may end at once in two workers (on
+    # PostgreSQL): both read a row not there yet, or the same row, and the
+    # second write would clash on the row's key or undo the first. Each try
+    # runs in a savepoint: the second is rolled back and tried again on what
+    # the first committed (READ COMMITTED: each statement reads the latest).
+    for tries in range(1, TRIES + 1):
+        try:
+            with db.begin_nested():
+                moved = _rate(db, config, game.kind, outcome)
+            break
+        except (IntegrityError, Raced) as e:
+            if tries == TRIES:
+                raise
+            log.info("%s: standings written by another worker meanwhile (%s); rating again",
+                     game.tag, type(e).__name__)
     season = season_of(outcome.at, config.club.season) or ALL_TIME
     shown = tables(db, config, game.kind, season)
     places = {line.player: (line.place, len(t.lines)) for t in shown for line in t.lines}
@@ -168,6 +176,30 @@ def game_ended(db: Session, config: Config, game: m.Game) -> tuple[str, list[Mov
         place, of = places.get(pid, (0, 0))
         moves.append(Move(names[pid], old.points if old else 0.0, new.points, place, of))
     return (shown[0].label if shown else ""), moves
+
+
+def _rate(db: Session, config: Config, kind: str,
+          outcome: Outcome) -> dict[Key, tuple[Rating | None, Rating]]:
+    """One try at rating ``outcome`` into the stored tables of ``kind``:
+    each row it moved, before and after."""
+    table = _stored(db, kind)
+    later = [r for r in table.values() if r.last_at is not None
+             and (r.last_at, r.last_game_id) >= (outcome.at, outcome.game_id)]
+    if later or not table:
+        # Rebuilt when out of order, when the game is rated already (a
+        # rebuild by another worker took it in), and when the kind has no
+        # table yet (standings just turned on): games already over count too.
+        before: dict[Key, Rating] = table
+        rebuild_all(db, config)
+        table = _stored(db, kind)
+        ours = _ids(outcome)
+        moved: dict[Key, tuple[Rating | None, Rating]] = {
+            k: (before.get(k), table[k]) for k in table if k[2] in ours}
+    else:
+        changed = rate(table, outcome, config.club.season)
+        _store(db, changed)
+        moved = dict(changed)
+    return moved
 
 
 def tables(db: Session, config: Config, kind: str | None = None, season: str | None = None,
@@ -244,22 +276,36 @@ def _ids(outcome: Outcome) -> set[int]:
 
 
 def _stored(db: Session, kind: str) -> dict[Key, Rating]:
+    # Read afresh: a try rolled back left the rows as an earlier read saw them.
     return {(r.kind, r.season, r.player_id): _rating(r)
-            for r in db.scalars(select(m.Standing).where(m.Standing.kind == kind))}
+            for r in db.scalars(select(m.Standing).where(m.Standing.kind == kind)
+                                .execution_options(populate_existing=True))}
 
 
 def _store(db: Session, changed: dict[Key, tuple[Rating, Rating]]) -> None:
-    rows = {(r.kind, r.season, r.player_id): r for r in db.scalars(
+    """Write the rows ``changed``: a row read is updated only as it was read
+    (its games and last game), else :class:`Raced`; a row not read is added,
+    an :class:`IntegrityError` where another transaction added it first."""
+    rows = {(r.kind, r.season, r.player_id): r.id for r in db.scalars(
         select(m.Standing).where(tuple_(m.Standing.kind, m.Standing.season,
                                         m.Standing.player_id).in_(list(changed))))}
-    for key, (_, new) in changed.items():
+    for key, (old, new) in changed.items():
+        assert new.last_at is not None
         row = rows.get(key)
         if row is None:
+            if old.games:
+                raise Raced(key)
             db.add(_row(*key, new))
             continue
-        row.mu, row.sigma, row.games, row.wins = new.mu, new.sigma, new.games, new.wins
-        assert new.last_at is not None
-        row.last_game_id, row.last_at = new.last_game_id, new.last_at
+        done = db.execute(
+            update(m.Standing)
+            .where(m.Standing.id == row, m.Standing.games == old.games,
+                   m.Standing.last_game_id == old.last_game_id)
+            .values(mu=new.mu, sigma=new.sigma, games=new.games, wins=new.wins,
+                    last_game_id=new.last_game_id, last_at=new.last_at)
+            .execution_options(synchronize_session=False))
+        if done.rowcount != 1:  # type: ignore[attr-defined]
+            raise Raced(key)
     db.flush()
 
 

@@ -48,6 +48,9 @@ def run_status(args: argparse.Namespace) -> int:
             write_json_list(games, sys.stdout)
         else:
             print(format_health(health))
+            if (why := referee.club.standings_stale()) is not None:
+                print(f"standings: out of date ({why}); the next pass works them out again, "
+                      "or now: referee standings --rebuild")
             for line in status_lines(games):
                 print(line)
         return _fresh(health, args.max_age)
@@ -143,6 +146,9 @@ def status_lines(games: Iterable[dict[str, Any]]) -> Iterator[str]:
             if p.get("bounced"):
                 out.append(f"  mail to {p['name']} <{p['address']}> bounced at "
                            f"{p['bounced']['at']}: {p['bounced']['said']}")
+        for p in g["players"]:
+            if p.get("away_until") and g["status"] == "active":
+                out.append(f"  {p['name']} is away until {p['away_until']}")
         for d in g["deadlines"]:
             out.append(f"  waiting for {d['name']}: {d['what']}, due {d['due_at']}")
         if g.get("result"):

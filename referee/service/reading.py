@@ -37,6 +37,7 @@ from referee.service.errors import RefereeError
 from referee.service.play import guests, pace
 from referee.service.play.standing import STANDING_OPTIONS
 from referee.store import models as m
+from referee.store.db import now_utc
 
 #: Games ``status`` reads at a time.
 STATUS_BATCH = 500
@@ -394,13 +395,25 @@ def _entries(conn: Connection, games: Sequence[Any], low: int | None = None
     # row a seat, unpacked once.
     players: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
     names: dict[int, dict[int, str]] = {i: {} for i in ids}
-    for gid, position, name, bot, address, bounced_at, bounce in conn.execute(
-            select(s.game_id, s.position, s.name, s.bot, p.address, p.bounced_at, p.bounce)
+    # The absences running now (few: a row a player away), the games each
+    # covers: an ``away`` said in a game's mail, or one that moved its deadlines.
+    a, now = m.table_of(m.Absence).c, now_utc()
+    away: dict[tuple[int, int], datetime] = {}
+    for player, game, covered, until in conn.execute(
+            select(a.player_id, a.game_id, a.games, a.end_at)
+            .where(a.ended_at.is_(None), a.start_at <= now, a.end_at > now)).all():
+        for gid in ([game] if game is not None else covered or []):
+            away[gid, player] = max(away.get((gid, player), until), until)
+    for gid, position, name, bot, address, bounced_at, bounce, player in conn.execute(
+            select(s.game_id, s.position, s.name, s.bot, p.address, p.bounced_at, p.bounce,
+                   s.player_id)
             .select_from(m.table_of(m.Seat).outerjoin(m.table_of(m.Player),
                                                       s.player_id == p.id))
             .where(of(s.game_id)).order_by(s.game_id, s.position)).all():
+        until = away.get((gid, player)) if not bot else None
         players[gid].append({"seat": position, "name": name, "bot": bot, "address": address,
-                             "bounced": _bounced(bounced_at, bounce)})
+                             "bounced": _bounced(bounced_at, bounce),
+                             **({"away_until": until.isoformat() + "Z"} if until else {})})
         names[gid][position] = name
     deadlines: dict[int, list[Any]] = {i: [] for i in ids}
     for line in conn.execute(select(d.game_id, d.seat, d.key, d.what, d.due_at)

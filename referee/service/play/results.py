@@ -12,10 +12,12 @@ bots alone is left out; a game with fewer than two sides left is not rated.
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
@@ -25,7 +27,7 @@ from referee.config import Config
 from referee.games import title_of
 from referee.games.names import local_part
 from referee.service.play import pace
-from referee.service.play.guests import Unserved, engine_of
+from referee.service.play.guests import Unserved, engine_of, serves_again
 from referee.service.play.ratings import (
     ALL_TIME,
     Key,
@@ -128,17 +130,92 @@ def outcome_of(db: Session, game: m.Game) -> Outcome | None:
 
 def rebuild_all(db: Session, config: Config) -> int:
     """Every table worked out again from every finished game, stored in place
-    of what was; how many games were rated."""
+    of what was, with the settings it was worked out under (:func:`stale`);
+    how many games were rated."""
     db.execute(delete(m.Standing))
     if not config.club.standings:
+        _record(db, {"standings": False})
         return 0
     games = db.scalars(select(m.Game).where(m.Game.status == "finished")
                        .order_by(m.Game.finished_at, m.Game.id))
-    outcomes = [o for g in games if (o := outcome_of(db, g)) is not None]
+    outcomes = []
+    left: dict[str, dict[str, Any]] = {}
+    for game in games:
+        try:
+            engine_of(db, game)
+        except Unserved as e:
+            if pace.rated(game.options):
+                was = left.setdefault(game.kind, {"games": 0, "package": e.package})
+                was["games"] += 1
+            continue
+        if (o := outcome_of(db, game)) is not None:
+            outcomes.append(o)
     for (kind, season, player), r in rebuild(outcomes, config.club.season).items():
         db.add(_row(kind, season, player, r))
+    _record(db, {"standings": True, "season": config.club.season, "left_out": left})
     db.flush()
     return len(outcomes)
+
+
+#: The :class:`~referee.store.models.Setting` that says what the stored
+#: tables were worked out under.
+BASIS = "standings"
+
+
+def stale(db: Session, config: Config) -> str | None:
+    """Why the stored tables are not what the config gives now, if they are
+    not: ``[club] standings`` turned on or off, ``[club] season`` changed,
+    a package whose finished games were left out installed again, or tables
+    never worked out whole under any recorded settings. None where they
+    hold (they are then kept up game by game)."""
+    row = db.get(m.Setting, BASIS)
+    if row is None:
+        if not config.club.standings:
+            return None
+        if db.scalar(select(m.Game.id).where(m.Game.status == "finished").limit(1)) is None:
+            return None
+        return "the tables were not worked out under the settings of this release"
+    was = json.loads(row.value)
+    if not config.club.standings:
+        return "[club] standings was turned off" if was.get("standings") else None
+    if not was.get("standings"):
+        return "[club] standings was turned on: games finished before are not in the tables"
+    if was.get("season") != config.club.season:
+        return (f'the tables were worked out with [club] season = "{was.get("season")}", '
+                f'and the config now says "{config.club.season}"')
+    back = sorted(k for k in was.get("left_out", {}) if serves_again(k))
+    if back:
+        return (f"the games of {', '.join(back)} were left out for want of their package, "
+                "installed since")
+    return None
+
+
+def refresh(db: Session, config: Config) -> str | None:
+    """The tables worked out again where :func:`stale` says so; why, if they were."""
+    why = stale(db, config)
+    if why is not None:
+        rated = rebuild_all(db, config)
+        log.info("standings rebuilt from %d rated game(s): %s", rated, why)
+    return why
+
+
+def left_out(db: Session) -> dict[str, tuple[int, str | None]]:
+    """The finished games the tables leave out for want of their package, as
+    of the last rebuild: per kind, how many and the package's name."""
+    row = db.get(m.Setting, BASIS)
+    if row is None:
+        return {}
+    found = json.loads(row.value).get("left_out", {})
+    return {k: (int(v["games"]), v.get("package")) for k, v in sorted(found.items())}
+
+
+def _record(db: Session, basis: Mapping[str, object]) -> None:
+    value = json.dumps(basis, sort_keys=True)
+    row = db.get(m.Setting, BASIS)
+    if row is None:
+        db.add(m.Setting(name=BASIS, value=value))
+    else:
+        row.value = value
 
 
 def game_ended(db: Session, config: Config, game: m.Game) -> tuple[str, list[Move]]:
@@ -250,8 +327,11 @@ def set_hidden(db: Session, player: m.Player, hidden: bool) -> None:
     player.standings_hidden = hidden
 
 
-def as_text(found: Sequence[Table]) -> str:
-    """Tables as plain text, for a mail and the command line."""
+def as_text(found: Sequence[Table],
+            left: Mapping[str, tuple[int, str | None]] | None = None) -> str:
+    """Tables as plain text, for a mail and the command line; ``left``
+    (:func:`left_out`): the games not counted for want of their package,
+    said after the tables."""
     out = []
     for t in found:
         out.append(f"{t.title}, {t.label}:")
@@ -268,6 +348,10 @@ def as_text(found: Sequence[Table]) -> str:
         if t.more:
             out.append(f"  and {t.more} more")
         out.append("")
+    for kind, (games, package) in (left or {}).items():
+        whose = f" ({package})" if package else ""
+        out.append(f"Not counted: {games} finished game{'s' if games != 1 else ''} of {kind}, "
+                   f"whose package{whose} the referee cannot load.")
     return "\n".join(out).rstrip("\n")
 
 

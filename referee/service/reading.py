@@ -35,7 +35,6 @@ from referee.games.draws import (
 )
 from referee.service.errors import RefereeError
 from referee.service.play import guests, pace
-from referee.service.play.standing import STANDING_OPTIONS
 from referee.store import models as m
 from referee.store.db import now_utc
 
@@ -249,8 +248,7 @@ class Reading:
         the replay with its step."""
         engine = guests.engine_of(db, game)
         opts = {k: v for k, v in game.options.items()  # the service's, not the game's
-                if k not in ("deadline", "reminder", "mail", "aliases", *STANDING_OPTIONS,
-                              *pace.OPTIONS)}
+                if k not in ("deadline", "reminder", "mail", "aliases", *pace.OPTIONS)}
         # The game plays by the edition of the rules it began under.
         if (edition := engine.edition_of(engine.load(game.state))) != engine.edition:
             opts[EDITION] = edition

@@ -278,3 +278,26 @@ def test_standings_turned_off_and_on_again_are_worked_out_again(tmp_path: Path) 
                                                                  "Dave"}
     finally:
         club.referee.close()
+
+
+def test_check_warns_of_tables_worked_out_under_another_season(tmp_path: Path) -> None:
+    """``referee check`` says the stored tables are out of date after the
+    season changed; once a pass has worked them out again, nothing."""
+    from referee.check import check_standings_current
+
+    club = Club(tmp_path, club={"standings": True, "season": "quarter"})
+    try:
+        tag = club.referee.operator.create_game("goofspiel", PLAYERS[:2], now=club.now)
+        finish(club, tag, ALICE, BOB)
+        assert check_standings_current(club.config) == []
+        club.referee.close()
+        club = Club(tmp_path, club={"standings": True, "season": "year"})
+        (line,) = check_standings_current(club.config)
+        assert (line.part, line.verdict, line.text) == (
+            "standings", "WARN", 'the tables are out of date: the tables were worked out with '
+            '[club] season = "quarter", and the config now says "year"; the next pass works '
+            "them out again, or now: referee standings --rebuild")
+        club.poll()
+        assert check_standings_current(club.config) == []
+    finally:
+        club.referee.close()

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, select, text
+from sqlalchemy.orm import Session
 
 from referee.service.play import results
 from referee.store import models as m
 from tests.databases import postgres_url
-from tests.service.play.test_results import ALICE, BOB, CAROL, DAVE, PLAYERS, finish, stored
-from tests.test_referee import Club
+from tests.service.play.test_results import DAVE, PLAYERS, finish, stored
+from tests.test_referee import ALICE, BOB, CAROL, Club
 
 
 @pytest.fixture
@@ -74,8 +75,8 @@ def test_two_games_ending_at_once_are_both_rated(club: Club, first: bool,
     finish(club, two, ALICE, CAROL)
     monkeypatch.undo()
 
-    def game(db: object, tag: str) -> m.Game:
-        found = db.scalar(select(m.Game).where(m.Game.tag == tag))  # type: ignore[attr-defined]
+    def game(db: Session, tag: str) -> m.Game:
+        found = db.scalar(select(m.Game).where(m.Game.tag == tag))
         assert found is not None and found.status == "finished"
         return found
 

@@ -43,6 +43,7 @@ def run_status(args: argparse.Namespace) -> int:
         # One game is read whole (an unknown tag fails before any output);
         # all games stream, a batch at a time, so memory stays flat.
         games = referee.reading.status(args.tag) if args.tag else referee.reading.iter_status()
+        games = with_away(games, referee.reading.away())
         health = {**referee.health.summary(), "clock": referee.clock.warning()}
         if args.json:
             write_json_list(games, sys.stdout)
@@ -127,6 +128,18 @@ def write_json_list(items: Iterable[Any], out: IO[str]) -> None:
 
 def format_status(games: Iterable[dict[str, Any]]) -> str:
     return "\n".join(status_lines(games))
+
+
+def with_away(games: Iterable[dict[str, Any]],
+              away: dict[tuple[str, int], str]) -> Iterator[dict[str, Any]]:
+    """``games`` with each player away now marked (``away_until``)."""
+    tags = {tag for tag, _ in away}
+    for g in games:
+        if g["tag"] in tags:
+            g = {**g, "players": [{**p, "away_until": away[g["tag"], p["seat"]]}
+                                  if (g["tag"], p["seat"]) in away else p
+                                  for p in g["players"]]}
+        yield g
 
 
 def status_lines(games: Iterable[dict[str, Any]]) -> Iterator[str]:

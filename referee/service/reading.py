@@ -83,6 +83,32 @@ class Reading:
             if tag and not found:
                 raise RefereeError(f"There is no game {tag}.")
 
+    def away(self, now: datetime | None = None) -> dict[tuple[str, int], str]:
+        """Who is away now, by game tag and seat, until when (ISO-8601, UTC):
+        an ``away`` said in a game's mail, or one from all games that moved
+        its deadlines. One statement when nobody is away, two else."""
+        a, s, g = (m.table_of(t).c for t in (m.Absence, m.Seat, m.Game))
+        now = now or now_utc()
+        with self.sessions() as db:
+            conn = db.connection()
+            running = conn.execute(select(a.player_id, a.game_id, a.games, a.end_at).where(
+                a.ended_at.is_(None), a.start_at <= now, a.end_at > now)).all()
+            if not running:
+                return {}
+            covers: dict[tuple[int, int], datetime] = {}
+            for player, game, covered, until in running:
+                for gid in ([game] if game is not None else covered or []):
+                    covers[gid, player] = max(covers.get((gid, player), until), until)
+            out = {}
+            for gid, tag, position, player in conn.execute(
+                    select(s.game_id, g.tag, s.position, s.player_id)
+                    .select_from(m.table_of(m.Seat).join(m.table_of(m.Game), s.game_id == g.id))
+                    .where(s.player_id.in_({p for p, *_ in running}), s.bot.is_(False),
+                           g.status == "active")).all():
+                if (until := covers.get((gid, player))) is not None:
+                    out[tag, position] = until.isoformat() + "Z"
+            return out
+
     def status_of(self, ids: Sequence[int], batch: int = STATUS_BATCH
                   ) -> Iterator[dict[str, Any]]:
         """``status`` of the games ``ids`` alone (those whose page is behind),
@@ -393,25 +419,13 @@ def _entries(conn: Connection, games: Sequence[Any], low: int | None = None
     # row a seat, unpacked once.
     players: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
     names: dict[int, dict[int, str]] = {i: {} for i in ids}
-    # The absences running now (few: a row a player away), the games each
-    # covers: an ``away`` said in a game's mail, or one that moved its deadlines.
-    a, now = m.table_of(m.Absence).c, now_utc()
-    away: dict[tuple[int, int], datetime] = {}
-    for player, game, covered, until in conn.execute(
-            select(a.player_id, a.game_id, a.games, a.end_at)
-            .where(a.ended_at.is_(None), a.start_at <= now, a.end_at > now)).all():
-        for gid in ([game] if game is not None else covered or []):
-            away[gid, player] = max(away.get((gid, player), until), until)
-    for gid, position, name, bot, address, bounced_at, bounce, player in conn.execute(
-            select(s.game_id, s.position, s.name, s.bot, p.address, p.bounced_at, p.bounce,
-                   s.player_id)
+    for gid, position, name, bot, address, bounced_at, bounce in conn.execute(
+            select(s.game_id, s.position, s.name, s.bot, p.address, p.bounced_at, p.bounce)
             .select_from(m.table_of(m.Seat).outerjoin(m.table_of(m.Player),
                                                       s.player_id == p.id))
             .where(of(s.game_id)).order_by(s.game_id, s.position)).all():
-        until = away.get((gid, player)) if not bot else None
         players[gid].append({"seat": position, "name": name, "bot": bot, "address": address,
-                             "bounced": _bounced(bounced_at, bounce),
-                             **({"away_until": until.isoformat() + "Z"} if until else {})})
+                             "bounced": _bounced(bounced_at, bounce)})
         names[gid][position] = name
     deadlines: dict[int, list[Any]] = {i: [] for i in ids}
     for line in conn.execute(select(d.game_id, d.seat, d.key, d.what, d.due_at)

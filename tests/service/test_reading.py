@@ -101,7 +101,7 @@ def test_status_says_who_is_away_until_when(tmp_path: Path) -> None:
     """The operator's ``status`` names a player away from a game (an
     ``away`` in its mail, or one from all games that moved its deadlines),
     until when; an absence over, or of another game, is not shown."""
-    from referee.cli.status import status_lines
+    from referee.cli.status import status_lines, with_away
     from referee.store.db import now_utc
 
     club = Club(tmp_path)
@@ -115,7 +115,7 @@ def test_status_says_who_is_away_until_when(tmp_path: Path) -> None:
                       end_at=now + timedelta(days=3), days=3, games=[game.id]),
             m.Absence(player_id=bob, game_id=game.id, start_at=now - timedelta(days=9),
                       end_at=now - timedelta(days=1), days=8, games=[game.id])])
-    (status,) = club.referee.reading.status(goof)
+    (status,) = with_away(club.referee.reading.status(goof), club.referee.reading.away())
     until = (now + timedelta(days=3)).isoformat() + "Z"
     assert [p.get("away_until") for p in status["players"]] == [until, None]
     assert f"  {status['players'][0]['name']} is away until {until}" in list(

@@ -164,22 +164,22 @@ BASIS = "standings"
 
 def stale(db: Session, config: Config) -> str | None:
     """Why the stored tables are not what the config gives now, if they are
-    not: ``[club] standings`` turned on or off, ``[club] season`` changed,
-    a package whose finished games were left out installed again, or tables
-    never worked out whole under any recorded settings. None where they
-    hold (they are then kept up game by game)."""
+    not: ``[club] standings`` turned on again after a game ended unrated,
+    ``[club] season`` changed, a package whose finished games were left out
+    installed again, or tables never worked out whole under any recorded
+    settings. None where they hold (they are then kept up game by game),
+    and while the club keeps no standings (nothing is shown; nothing is read)."""
+    if not config.club.standings:
+        return None
     row = db.get(m.Setting, BASIS)
     if row is None:
-        if not config.club.standings:
-            return None
         if db.scalar(select(m.Game.id).where(m.Game.status == "finished").limit(1)) is None:
             return None
         return "the tables were not worked out under the settings of this release"
     was = json.loads(row.value)
-    if not config.club.standings:
-        return "[club] standings was turned off" if was.get("standings") else None
     if not was.get("standings"):
-        return "[club] standings was turned on: games finished before are not in the tables"
+        return ("[club] standings was turned on again: games that ended while it was off "
+                "are not in the tables")
     if was.get("season") != config.club.season:
         return (f'the tables were worked out with [club] season = "{was.get("season")}", '
                 f'and the config now says "{config.club.season}"')
@@ -209,6 +209,15 @@ def left_out(db: Session) -> dict[str, tuple[int, str | None]]:
     return {k: (int(v["games"]), v.get("package")) for k, v in sorted(found.items())}
 
 
+def _ended_unrated(db: Session) -> None:
+    """A game ended while the club keeps no standings: the tables kept from
+    before miss it, so they are recorded as no longer whole (:func:`stale`
+    says so once standings are on again)."""
+    row = db.get(m.Setting, BASIS)
+    if row is not None and json.loads(row.value).get("standings"):
+        _record(db, {"standings": False})
+
+
 def _record(db: Session, basis: Mapping[str, object]) -> None:
     value = json.dumps(basis, sort_keys=True)
     row = db.get(m.Setting, BASIS)
@@ -224,7 +233,10 @@ def game_ended(db: Session, config: Config, game: m.Game) -> tuple[str, list[Mov
     moved its players, in the table its last mail shows (its season's, else
     all time) and that table's label, players who hide left out. Nothing
     where the club keeps no standings or the game does not count."""
-    if not config.club.standings or (outcome := outcome_of(db, game)) is None:
+    if not config.club.standings:
+        _ended_unrated(db)
+        return "", []
+    if (outcome := outcome_of(db, game)) is None:
         return "", []
     # Two games of the same players may end at once in two workers (on
     # PostgreSQL): both read a row not there yet, or the same row, and the

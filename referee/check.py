@@ -306,6 +306,27 @@ def check_standings(config: Config) -> list[Line]:
                  f"(openskill {found})")]
 
 
+def check_standings_current(config: Config) -> list[Line]:
+    """A WARN line when the stored standings were worked out under other
+    settings than the config's (``results.stale``): the next pass works
+    them out again. Run once the database is known to be usable."""
+    if not config.club.standings:
+        return []
+    from referee.service.play.results import stale
+    from referee.store.db import make_engine, sessions
+
+    db_engine = make_engine(config.database_url)
+    try:
+        with sessions(db_engine)() as db:
+            why = stale(db, config)
+    finally:
+        db_engine.dispose()
+    if why is None:
+        return []
+    return [Line("standings", "WARN", f"the tables are out of date: {why}; the next pass works "
+                 "them out again, or now: referee standings --rebuild")]
+
+
 def _lock(path: Path) -> str:
     with writing(path, "[referee] lock_file", LOCK_FIX), open(path, "a"):
         pass

@@ -527,6 +527,9 @@ def run_pass(referee: Referee, now: datetime | None = None,
         stream = referee.outbox_stream(now)
     try:
         report.reread = len(reread(referee, now, imap))
+        # Standings worked out under settings the config has changed since
+        # (``[club] season``, ``standings``) are worked out again first.
+        referee.club.refresh_standings()
 
         def after_each() -> None:
             referee.lease.keep()

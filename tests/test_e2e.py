@@ -492,6 +492,9 @@ def test_a_pure_skill_game_with_a_bot_and_a_missed_deadline_is_won_by_a_human(
             "No bid from Bob by the deadline", "No bid came from Bob by the deadline: the "
             "referee drew a card at random from their pack as their bid, as rule 4e says.")
         assert yours[0] == "The deadline passed: the referee moved for you"
+        # It names the card drawn for Bob's sealed bid: marked secret (a
+        # Spades bid made at a deadline, told to the table whole, is not).
+        assert str(bobs["Subject"]).endswith(" (secret)") and body(bobs).startswith(SECRET_NOTE)
         assert "a card drawn at random from your pack, as rule 4e says." in " ".join(
             yours[1].split())
         line = next(x for x in reported[1].splitlines() if x.startswith("  Bob "))

@@ -179,3 +179,30 @@ def test_weekends_off_keeps_a_deadline_off_the_weekend(post: Post) -> None:
     post.poll(T0 + timedelta(days=5, hours=6))
     assert post.actions(paused) == before[0]
     assert post.actions(plain) != before[1]
+
+
+def test_status_shows_who_is_away_and_until_when(post: Post) -> None:
+    """``status`` in a game says who at the table is away, and until when
+    (the table was told so, publicly); the one away reads "You are";
+    after ``back`` it says nothing of it."""
+    one, two = two_games(post)
+    post.write("alice", "away 10d", subject="holiday")
+    post.poll(T0 + timedelta(hours=1))
+    for user in ("alice", "bob", "carol"):
+        arrived(post, user)
+    post.write("bob", "status", subject=f"[{one}] where are we?")
+    post.write("alice", "status", subject=f"[{two}] and here?")
+    post.poll(T0 + timedelta(hours=2))
+    (bobs,) = arrived(post, "bob")
+    (alices,) = arrived(post, "alice")
+    assert "  Alice is away until Thu 12 Mar 2026 13:00 UTC.\n" in body(bobs)
+    assert "  You are away until Thu 12 Mar 2026 13:00 UTC.\n" in body(alices)
+    post.write("alice", "back", subject="home early")
+    post.poll(T0 + timedelta(days=2))
+    for user in ("alice", "bob", "carol"):
+        arrived(post, user)
+    post.write("bob", "status", subject=f"[{one}] and now?")
+    post.poll(T0 + timedelta(days=2, hours=1))
+    (bobs,) = arrived(post, "bob")
+    assert "Alice is away until Thu 12 Mar 2026 13:00 UTC.\n" not in body(bobs)
+    assert "Lately:" in body(bobs)

@@ -74,8 +74,11 @@ HANDS = {name: hand.split() for name, hand in {
 DRAW = ("KS", "9C", "5H")  # Alice draws highest and goes first
 SECRET_KINDS = {"hand", "your_move", "transcript", "reminder", "deadline_yours"}
 #: Those that show a hand or what the player may do: a mail that carries
-#: one says it is secret (a reminder shows neither).
-MARKED_SECRET = SECRET_KINDS - {"reminder"}
+#: one says it is secret (a reminder shows neither, nor a move the referee
+#: made at a deadline that the table is told whole: a pass, "done").
+MARKED_SECRET = SECRET_KINDS - {"reminder", "deadline_yours"}
+#: A deadline move told its seat alone: a card put face down, an offer lapsed.
+SECRET_DEADLINE = re.compile(r"face down|offer")
 #: What each part of a mail of several is, by its headline (in mail all
 #: every part comes whole, under its subject less the tag); the first that fits.
 PART_KINDS = (
@@ -233,7 +236,9 @@ class Table:
         # with what is theirs alone (a reply-all reaches the referee alone).
         assert to == [ADDRESS[name]], (kind(msg), to)
         mine = parts(msg)
-        secret = any(k in MARKED_SECRET for k, _, _ in mine)
+        secret = any(k in MARKED_SECRET or (k == "deadline_yours"
+                                            and SECRET_DEADLINE.search(" ".join(t.split())))
+                     for k, _, t in mine)
         assert (str(msg["Subject"]).endswith(" (secret)"), body(msg).startswith(SECRET_NOTE)
                 ) == (secret, secret), (msg["Subject"], [k for k, _, _ in mine])
         for what, headline, text in mine:

@@ -57,8 +57,10 @@ ADDRESS = {name: f"{USER[name]}@example.test" for name in NAMES}
 EVERYONE = [ADDRESS[n] for n in NAMES]
 SECRET_KINDS = {"hand", "your_turn", "transcript", "reminder", "deadline_yours"}
 #: Those that show a hand or say what the player may play: a mail that
-#: carries one says it is secret (a reminder shows neither).
-MARKED_SECRET = SECRET_KINDS - {"reminder"}
+#: carries one says it is secret (a reminder shows neither, nor does the
+#: bid or card the referee made for a seat at its deadline: the table is
+#: told it whole).
+MARKED_SECRET = SECRET_KINDS - {"reminder", "deadline_yours"}
 #: What each part of a mail of several is, by its headline (in mail all
 #: every part comes whole, under its subject less the tag); the first that fits.
 PART_KINDS = (
@@ -535,6 +537,9 @@ def test_a_deadline_bid_and_card_are_said_on_the_list_and_to_the_seat_and_a_late
                                          "for them, as\nrule 7 says.")
         bobs = alone(mail, "Bob")
         assert "deadline_yours" in kinds(bobs)
+        # It tells Bob nothing the table was not told: not marked secret.
+        assert not str(bobs["Subject"]).endswith("(secret)"), bobs["Subject"]
+        assert not body(bobs).startswith(SECRET_NOTE)
         assert ("No bid came from you by the deadline, Thu 05 Mar 2026 13:00 UTC: the\n"
                 "referee bid 2 for you, as rule 7 says.") in body(bobs)
         assert post.state(tag)["bids"] == [4, 2, None, None]

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from referee.config import load_config
+from referee.service import Referee
 from referee.service.play import results
 from tests.mailstack import MailStack
-from tests.test_e2e import NAME, REF, T0, Post, body, person
+from tests.test_e2e import NAME, REF, T0, Post, body, person, write_config
 
 
 @pytest.fixture
@@ -86,3 +88,45 @@ def test_standings_by_mail_the_last_mail_the_table_and_hide(post: Post) -> None:
     again = body(mail_until(post, "alice", lambda x: str(x["Subject"]) == "Re: again"))
     assert "Goofspiel, all time:\n" in again and "Alice" in again
     assert "Bob" not in again and "season" not in again.split("Points are")[0]
+
+
+def finished_goofspiel(post: Post) -> str:
+    """A game of Alice's and Bob's played to its end (Bob resigned, a bot
+    plays his seat; the referee bids for silent Alice at each deadline)."""
+    tag = post.referee.operator.create_game(
+        "goofspiel", [person("alice"), person("bob")], now=T0, seed="s")
+    post.poll(T0)
+    post.write("bob", "resign\n", subject=f"[{tag}] resign")
+    post.poll(T0 + timedelta(minutes=1))
+    for day in range(1, 8):
+        post.poll(T0 + timedelta(days=4 * day))
+        if post.referee.reading.status(tag)[0]["status"] != "active":
+            break
+    assert post.referee.reading.status(tag)[0]["status"] == "finished"
+    return tag
+
+
+def test_a_changed_season_is_noticed_and_the_tables_worked_out_again(post: Post) -> None:
+    """The operator changes ``[club] season`` from quarters to years: the
+    operator's ``standings`` says the tables are out of date, the next pass
+    works them out again, and ``standings`` by mail answers with the year's
+    table at once, no ``standings --rebuild`` needed."""
+    finished_goofspiel(post)
+    with post.referee.sessions() as db:
+        assert results.stale(db, post.config) is None
+        assert [t.season for t in results.tables(db, post.config, "goofspiel", "2026-Q1")]
+    post.referee.close()
+    write_config(post.config_path, post.stack, club={"standings": True, "season": "year"})
+    post.config = load_config(post.config_path)
+    post.referee = Referee(post.config)
+    assert post.referee.club.standings_stale() == (
+        'the tables were worked out with [club] season = "quarter", '
+        'and the config now says "year"')
+
+    post.write("alice", "standings\n", subject="the year?")
+    post.poll(T0 + timedelta(days=40))
+    assert post.referee.club.standings_stale() is None
+    answer = body(mail_until(post, "alice", lambda x: str(x["Subject"]) == "Re: the year?"))
+    assert "Goofspiel, season 2026:\n" in answer and "2026-Q1" not in answer
+    with post.referee.sessions() as db:
+        assert results.seasons(db, "goofspiel") == ["2026", ""]

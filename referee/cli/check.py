@@ -34,7 +34,13 @@ def run(args: argparse.Namespace) -> int:
 
 def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
     """``referee check``: one line per part; the exit code of the first failure."""
-    from referee.check import Line, check_files, check_games, check_standings
+    from referee.check import (
+        Line,
+        check_files,
+        check_games,
+        check_standings,
+        check_standings_current,
+    )
 
     lines = [Line("config", "OK", f"{path}: the referee is {config.referee.address}"),
              _check_database(config, path)]
@@ -43,6 +49,8 @@ def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
     lines += check_standings(config)
     if database_ok:
         lines += check_games(config)
+        if all(ln.verdict == "OK" for ln in lines if ln.part == "standings"):
+            lines += check_standings_current(config)
     lines += _servers(config)
     if all(ln.verdict == "OK" for ln in lines if ln.part in ("database", "mailbox")):
         lines += _whose_mailbox(config)

@@ -9,6 +9,7 @@ from typing import Any
 
 from referee.cli.common import Command, Subparsers
 from referee.games import PackageFault
+from referee.service.play.pace import help_lines
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -31,7 +32,10 @@ def run(args: argparse.Namespace) -> int:
             said = f"  {key}={_option_text(option['default'])}"
             print(f"{said:<34} {option['help']}".rstrip())
     if not args.json:
-        print("Every game also takes deadline=, reminder= and mail= (all, turns or digest).")
+        print("Every game also takes deadline=, reminder= and mail= (all, turns or digest),")
+        print("and the referee's own options (the first value is the default):")
+        for line in help_lines():
+            print(line)
     return 1 if any("title" not in g for g in games) else 0
 
 

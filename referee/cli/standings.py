@@ -41,7 +41,11 @@ def run(args: argparse.Namespace) -> int:
         elif not found:
             print("no game rated yet" + (f" ({args.kind})" if args.kind else ""))
         else:
-            print(as_text(found))
+            left = referee.club.standings_left_out()
+            print(as_text(found, {k: v for k, v in left.items() if args.kind in (None, k)}))
+        if not args.json and (why := referee.club.standings_stale()) is not None:
+            print(f"These tables are out of date: {why}. The next pass works them out "
+                  "again, or now: referee standings --rebuild")
         return 0
 
 

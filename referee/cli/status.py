@@ -43,11 +43,15 @@ def run_status(args: argparse.Namespace) -> int:
         # One game is read whole (an unknown tag fails before any output);
         # all games stream, a batch at a time, so memory stays flat.
         games = referee.reading.status(args.tag) if args.tag else referee.reading.iter_status()
+        games = with_away(games, referee.reading.away())
         health = {**referee.health.summary(), "clock": referee.clock.warning()}
         if args.json:
             write_json_list(games, sys.stdout)
         else:
             print(format_health(health))
+            if (why := referee.club.standings_stale()) is not None:
+                print(f"standings: out of date ({why}); the next pass works them out again, "
+                      "or now: referee standings --rebuild")
             for line in status_lines(games):
                 print(line)
         return _fresh(health, args.max_age)
@@ -126,6 +130,18 @@ def format_status(games: Iterable[dict[str, Any]]) -> str:
     return "\n".join(status_lines(games))
 
 
+def with_away(games: Iterable[dict[str, Any]],
+              away: dict[tuple[str, int], str]) -> Iterator[dict[str, Any]]:
+    """``games`` with each player away now marked (``away_until``)."""
+    tags = {tag for tag, _ in away}
+    for g in games:
+        if g["tag"] in tags:
+            g = {**g, "players": [{**p, "away_until": away[g["tag"], p["seat"]]}
+                                  if (g["tag"], p["seat"]) in away else p
+                                  for p in g["players"]]}
+        yield g
+
+
 def status_lines(games: Iterable[dict[str, Any]]) -> Iterator[str]:
     """The lines of ``status`` for ``games``, a game at a time."""
     empty = True
@@ -143,6 +159,9 @@ def status_lines(games: Iterable[dict[str, Any]]) -> Iterator[str]:
             if p.get("bounced"):
                 out.append(f"  mail to {p['name']} <{p['address']}> bounced at "
                            f"{p['bounced']['at']}: {p['bounced']['said']}")
+        for p in g["players"]:
+            if p.get("away_until") and g["status"] == "active":
+                out.append(f"  {p['name']} is away until {p['away_until']}")
         for d in g["deadlines"]:
             out.append(f"  waiting for {d['name']}: {d['what']}, due {d['due_at']}")
         if g.get("result"):

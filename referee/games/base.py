@@ -134,6 +134,12 @@ class Notice:
     audience: Audience
     template: str
     context: Mapping[str, JSON] = field(default_factory=dict)
+    #: Whether the mail that carries it is marked secret ("SECRET: for you
+    #: alone"); None: when it goes to one seat alone. False for a notice to
+    #: one seat that tells nothing the table may not know (a public move
+    #: the referee made for them): a secret part beside it still marks the
+    #: mail.
+    secret: bool | None = None
 
 
 @dataclass(frozen=True)

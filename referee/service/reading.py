@@ -36,8 +36,8 @@ from referee.games.draws import (
 )
 from referee.service.errors import RefereeError
 from referee.service.play import guests, pace
-from referee.service.play.standing import STANDING_OPTIONS
 from referee.store import models as m
+from referee.store.db import now_utc
 
 #: Games ``status`` reads at a time.
 STATUS_BATCH = 500
@@ -83,6 +83,32 @@ class Reading:
                     break
             if tag and not found:
                 raise RefereeError(f"There is no game {tag}.")
+
+    def away(self, now: datetime | None = None) -> dict[tuple[str, int], str]:
+        """Who is away now, by game tag and seat, until when (ISO-8601, UTC):
+        an ``away`` said in a game's mail, or one from all games that moved
+        its deadlines. One statement when nobody is away, two else."""
+        a, s, g = (m.table_of(t).c for t in (m.Absence, m.Seat, m.Game))
+        now = now or now_utc()
+        with self.sessions() as db:
+            conn = db.connection()
+            running = conn.execute(select(a.player_id, a.game_id, a.games, a.end_at).where(
+                a.ended_at.is_(None), a.start_at <= now, a.end_at > now)).all()
+            if not running:
+                return {}
+            covers: dict[tuple[int, int], datetime] = {}
+            for player, game, covered, until in running:
+                for gid in ([game] if game is not None else covered or []):
+                    covers[gid, player] = max(covers.get((gid, player), until), until)
+            out = {}
+            for gid, tag, position, player in conn.execute(
+                    select(s.game_id, g.tag, s.position, s.player_id)
+                    .select_from(m.table_of(m.Seat).join(m.table_of(m.Game), s.game_id == g.id))
+                    .where(s.player_id.in_({p for p, *_ in running}), s.bot.is_(False),
+                           g.status == "active")).all():
+                if (until := covers.get((gid, player))) is not None:
+                    out[tag, position] = until.isoformat() + "Z"
+            return out
 
     def status_of(self, ids: Sequence[int], batch: int = STATUS_BATCH
                   ) -> Iterator[dict[str, Any]]:
@@ -257,8 +283,7 @@ class Reading:
         the replay with its step."""
         engine = guests.engine_of(db, game)
         opts = {k: v for k, v in game.options.items()  # the service's, not the game's
-                if k not in ("deadline", "reminder", "mail", "aliases", *STANDING_OPTIONS,
-                              *pace.OPTIONS)}
+                if k not in ("deadline", "reminder", "mail", "aliases", *pace.OPTIONS)}
         # The game plays by the edition of the rules it began under.
         if (edition := engine.edition_of(engine.load(game.state))) != engine.edition:
             opts[EDITION] = edition

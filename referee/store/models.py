@@ -470,3 +470,14 @@ class Standing(Base):
     last_at: Mapped[datetime]
 
     player: Mapped[Player] = relationship()
+
+
+class Setting(Base):
+    """What the referee's derived records were worked out under, to tell
+    when the config has changed since: ``standings``, the club settings and
+    the game kinds left out that its tables were computed with (JSON)."""
+
+    __tablename__ = "settings"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(2000))

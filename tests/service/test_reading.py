@@ -95,3 +95,28 @@ def test_every_difference_from_the_stored_state_is_named_a_key_left_out_too() ->
         'state.hands[1][0]: replayed "QD", stored "KD"')
     assert first_difference({**stored, "hands": [["AS"]]}, stored) == (
         "state.hands: 1 items replayed, 2 stored")
+
+
+def test_status_says_who_is_away_until_when(tmp_path: Path) -> None:
+    """The operator's ``status`` names a player away from a game (an
+    ``away`` in its mail, or one from all games that moved its deadlines),
+    until when; an absence over, or of another game, is not shown."""
+    from referee.cli.status import status_lines, with_away
+    from referee.store.db import now_utc
+
+    club = Club(tmp_path)
+    goof = new_goofspiel(club)
+    now = now_utc()
+    with club.referee.sessions() as db, db.begin():
+        game = db.scalars(select(m.Game).where(m.Game.tag == goof)).one()
+        alice, bob = (s.player_id for s in game.seats[:2])
+        db.add_all([
+            m.Absence(player_id=alice, game_id=None, start_at=now - timedelta(hours=1),
+                      end_at=now + timedelta(days=3), days=3, games=[game.id]),
+            m.Absence(player_id=bob, game_id=game.id, start_at=now - timedelta(days=9),
+                      end_at=now - timedelta(days=1), days=8, games=[game.id])])
+    (status,) = with_away(club.referee.reading.status(goof), club.referee.reading.away())
+    until = (now + timedelta(days=3)).isoformat() + "Z"
+    assert [p.get("away_until") for p in status["players"]] == [until, None]
+    assert f"  {status['players'][0]['name']} is away until {until}" in list(
+        status_lines([status]))

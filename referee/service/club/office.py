@@ -88,6 +88,25 @@ class ClubOffice:
                 log.info("standings rebuilt from %d rated game(s)", rated)
             return results.tables(db, self.config, kind, wanted, published=False)
 
+    def standings_stale(self) -> str | None:
+        """Why the stored standings are not what the config gives now (a
+        changed ``[club] season``, standings turned on or off, a package
+        back whose games were left out), if they are not: the next pass
+        works them out again, or ``referee standings --rebuild`` now."""
+        with self.sessions() as db:
+            return results.stale(db, self.config)
+
+    def refresh_standings(self) -> str | None:
+        """The standings worked out again where :meth:`standings_stale`
+        says so (each pass, before its mail); why, if they were."""
+        with self.sessions.begin() as db:
+            return results.refresh(db, self.config)
+
+    def standings_left_out(self) -> dict[str, tuple[int, str | None]]:
+        """The finished games not counted for want of their package, per kind."""
+        with self.sessions() as db:
+            return results.left_out(db) if self.config.club.standings else {}
+
     def _season(self, season: str | None, now: datetime) -> str:
         if season is None:
             return results.current_season(self.config, now) or ALL_TIME

@@ -42,7 +42,6 @@ from referee.service.errors import RefereeError
 from referee.service.outgoing.addresses import new_token
 from referee.service.play import pace, player_names
 from referee.service.play.operator import Operator, parse_player
-from referee.service.play.standing import STANDING_OPTIONS
 from referee.store import models as m
 
 #: An address that has not answered an invitation gets at most one
@@ -53,7 +52,7 @@ DAY = timedelta(days=1)
 #: The game options a rematch of a game made at the command line takes
 #: from it: those its game lists (``option_help``), as written again.
 _NOT_OPTIONS = frozenset({"deadline", "reminder", "aliases", "mail", "edition",
-                          *STANDING_OPTIONS})
+                          *pace.OPTIONS})
 
 
 #: A player's own entropy for the draws (issue 38): the value and how it
@@ -573,7 +572,8 @@ class Tables:
             engine.parse_options(options)
         except Exception:  # written otherwise than read: the defaults
             options = {}
-        # The referee's options of the game's pace (weekends=off, away=no) too.
+        # The referee's own options (pace.OPTIONS: autoplay=off, weekends=off,
+        # away=no, ...) too.
         return {**options, **{k: str(v) for k, v in game.options.items() if k in pace.OPTIONS}}
 
 

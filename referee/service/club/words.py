@@ -32,7 +32,7 @@ from typing import Any
 from referee.games import GAMES, GameUnavailable, PackageFault, get_game
 from referee.games.base import Game, OptionError
 from referee.games.draws import ENTROPY_MAX, valid_entropy
-from referee.service.play.pace import PaceError, table_options
+from referee.service.play.pace import PaceError, in_short, table_options
 
 #: A table's tag: its game's kind, "-t", and its number ("spades-t12"). A
 #: game's tag never has this form (``KIND-N``), so the two never mix.
@@ -332,8 +332,8 @@ def _options(engine: Game[Any], options: dict[str, str],
     """The options as written, checked by the game, and the seats wanted
     where ``players`` is no option of the game's."""
     raw = {k: v for k, v in options.items() if k != SEATS_OPTION}
-    # The referee's own options of a game's pace (weekends=off, away=no)
-    # are checked here and kept as written; the game reads the rest.
+    # The referee's own options (pace.OPTIONS: autoplay, orders, weekends,
+    # away, rated) are checked here and kept as written; the game reads the rest.
     ours = dict(raw)
     try:
         table_options(ours)
@@ -367,7 +367,9 @@ def _option_refusal(engine: Game[Any], said: str) -> str:
     """The game's refusal of an option, and what each option takes."""
     said = said.rstrip(".") + "."
     helps = "; ".join(f"{k}: {v}" for k, v in engine.option_help.items())
-    return f"{said} The options of {engine.title}: {helps}." if helps else said
+    ours = f" Every game takes {in_short()} too."
+    return (f"{said} The options of {engine.title}: {helps}.{ours}" if helps
+            else f"{said}{ours}")
 
 
 def _example(engine: Game[Any]) -> str:

@@ -259,7 +259,9 @@ class GamesMaster:
                       if s is not None]
         tables = [t for season in wanted
                   for t in results.tables(db, self.config, found.kind, season)]
-        text = results.as_text(tables) if tables else "  No game has been rated yet."
+        left = {k: v for k, v in results.left_out(db).items() if found.kind in (None, k)}
+        text = (results.as_text(tables, left) if tables
+                else "  No game has been rated yet.")
         return letters.standings(to, subject, tables=text)
 
     @staticmethod

@@ -105,7 +105,8 @@ class Item:
         personal = not notice.audience.public
         return cls(headline, strip_signature(body), personal,
                    not personal and notice.template in routine, notice.template,
-                   secret=personal and len(notice.audience.seats) == 1,
+                   secret=personal and (len(notice.audience.seats) == 1
+                                        if notice.secret is None else notice.secret),
                    subject=subject, text=body)
 
 

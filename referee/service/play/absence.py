@@ -83,6 +83,24 @@ def summary(db: Session, config: Config, player: m.Player, now: datetime) -> str
     return "\n".join(lines)
 
 
+def in_game(db: Session, game: m.Game, now: datetime) -> dict[int, datetime]:
+    """The seats of ``game`` whose player is away from it at ``now`` (an
+    ``away`` said in its mail, or one from all games that moved its
+    deadlines), each until when: public, as the table was told of each."""
+    seats = {s.player_id: s.position for s in game.seats if s.player_id is not None
+             and not s.bot}
+    if not seats:
+        return {}
+    out: dict[int, datetime] = {}
+    for a in db.scalars(select(m.Absence).where(
+            m.Absence.player_id.in_(list(seats)), m.Absence.ended_at.is_(None),
+            m.Absence.start_at <= now, m.Absence.end_at > now)):
+        if a.game_id == game.id or (a.whole and game.id in (a.games or [])):
+            seat = seats[a.player_id]
+            out[seat] = max(out.get(seat, a.end_at), a.end_at)
+    return dict(sorted(out.items()))
+
+
 def draw(db: Session, config: Config, player: m.Player, game: m.Game, by: timedelta,
          now: datetime) -> None:
     """Book ``away`` in one game's mail (``by`` from ``now``) against the

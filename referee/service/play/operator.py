@@ -35,7 +35,6 @@ from referee.service.play import player_names
 from referee.service.play.guests import WAITING
 from referee.service.play.pace import PaceError, table_options
 from referee.service.play.session import GameSession
-from referee.service.play.standing import STANDING_OPTIONS
 from referee.store import models as m
 from referee.store.db import now_utc
 
@@ -92,14 +91,9 @@ class Operator:
         mail = raw.pop("mail", None)
         if mail is not None and mail not in MODES:
             raise RefereeError(f"Option mail: one of {', '.join(MODES)}; got {mail!r}.")
-        # The referee's moves for a player, in every game (issue 37): off
-        # for a whole game (a benchmark's "before", a strict tournament).
-        standing = {}
-        for key in STANDING_OPTIONS:
-            if (value := raw.pop(key, None)) is not None:
-                if value.lower() not in ("on", "off"):
-                    raise RefereeError(f"Option {key}: on or off; got {value!r}.")
-                standing[key] = value.lower()
+        # The referee's own options (pace.OPTIONS): autoplay=off and
+        # orders=off for a whole game (a benchmark's "before", a strict
+        # tournament), weekends=off, away=no, rated=no.
         try:
             pace = table_options(raw)
         except PaceError as e:
@@ -128,7 +122,7 @@ class Operator:
         number = (db.scalar(select(m.Game.id).order_by(m.Game.id.desc()).limit(1)) or 0) + 1
         game = m.Game(
             tag=f"{kind}-{number}", kind=kind,
-            options={**opts, **({"mail": mail} if mail else {}), **standing, **pace,
+            options={**opts, **({"mail": mail} if mail else {}), **pace,
                      "deadline": str(deadline),
                      "reminder": str(reminder), "aliases": aliases},
             seed=seed or secrets.token_hex(16), draws=KEYED if entropy is None else MIXED,

@@ -1,8 +1,11 @@
-"""The options of a game's pace that the referee keeps, not the game's
-rules (issue 37): ``weekends=off`` (its deadlines stand still on Saturday
-and Sunday, UTC) and ``away=no`` (no absence in it: a tournament's); and
-``rated=no``, a game left out of the club's standings (issue 40).
-Taken out of the options before the game reads its own. Pure.
+"""The referee's own options of a game, not the game's rules: the one
+table (:data:`OPTIONS`) that ``game new --option``, ``new KIND`` by mail,
+a rematch, ``referee games``, a refused option's answer and the README
+read. ``autoplay=off`` and ``orders=off`` (no move plays itself, no
+standing order: issue 37), ``weekends=off`` (its deadlines stand still on
+Saturday and Sunday, UTC), ``away=no`` (no absence in it: a
+tournament's), and ``rated=no``, a game left out of the club's standings
+(issue 40). Taken out of the options before the game reads its own. Pure.
 """
 
 from __future__ import annotations
@@ -11,13 +14,19 @@ from collections.abc import MutableMapping
 
 from referee.service.play import weekends
 
+#: The game options that turn the referee's moves for a player off.
+AUTOPLAY, ORDERS = "autoplay", "orders"
+ON, OFF = "on", "off"
 #: The game option that refuses absence, and its values.
 AWAY = "away"
 #: The game option that leaves a game out of the club's standings.
 RATED = "rated"
 YES, NO = "yes", "no"
-#: Each pace option, the values it takes (the default first), and what it does.
+#: Each of the referee's own options of a game, the values it takes (the
+#: default first), and what the other value does.
 OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    AUTOPLAY: ((ON, OFF), "off: no forced move plays itself, for any seat"),
+    ORDERS: ((ON, OFF), "off: the game takes no standing orders"),
     weekends.OPTION: ((weekends.ON, weekends.OFF),
                       "off: deadlines stand still on Saturday and Sunday (UTC)"),
     AWAY: ((YES, NO), "no: players may not be away from this game (a tournament's)"),
@@ -42,6 +51,18 @@ def table_options(raw: MutableMapping[str, str]) -> dict[str, str]:
         if value != values[0]:
             out[key] = value
     return out
+
+
+def help_lines() -> list[str]:
+    """Each option as ``referee games`` and the README list it:
+    "  weekends=on|off   off: deadlines stand still ..."."""
+    return [f"  {f'{key}={chr(124).join(values)}':<18} {said}"
+            for key, (values, said) in OPTIONS.items()]
+
+
+def in_short() -> str:
+    """The options in one line, for an answer: "autoplay=on|off, ..."."""
+    return ", ".join(f"{key}={'|'.join(values)}" for key, (values, _) in OPTIONS.items())
 
 
 def rated(options: dict[str, object]) -> bool:

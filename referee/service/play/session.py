@@ -330,8 +330,11 @@ class GameSession:
         self.notices[first:first] = [
             Notice(move.audience, DEADLINE_MOVE, {**told, "name": name,
                                                    "said": move.told(name)}),
-            Notice(Audience.only(seat), DEADLINE_MOVE_YOURS, {**told,
-                                                              "done": move.done_for_you()})]
+            # Secret where the move was (a sealed bid's card); a move the
+            # table is told of whole (a Spades bid or card) is no secret.
+            Notice(Audience.only(seat), DEADLINE_MOVE_YOURS,
+                   {**told, "done": move.done_for_you()},
+                   secret=move.did_secret is not None or not move.audience.public)]
         for notice in self.notices[first:]:
             self.timeout_for[id(notice)] = name
 

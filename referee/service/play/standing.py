@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from referee.service.play.pace import AUTOPLAY, ORDERS
 from referee.store import models as m
 
-#: The game options of the service's own that turn these off for a game.
-STANDING_OPTIONS = ("autoplay", "orders")
+#: The game options of the service's own that turn these off for a game
+#: (in :data:`referee.service.play.pace.OPTIONS`, with the others).
+STANDING_OPTIONS = (AUTOPLAY, ORDERS)
 #: How the action log marks a move of each (``ActionLog.source``).
 AUTO = "auto"
 ORDER = "order"

@@ -75,6 +75,10 @@ def _status(gs: GameSession, seat: int) -> str:
                      "winner. It stood so:")
     lines += gs.engine.status(gs.state).splitlines()
     lines += waiting(gs, seat)
+    if not _ended(gs):
+        lines += [f"{'You are' if s == seat else gs.seat_name(s) + ' is'} away until "
+                  f"{format_when(until)}."
+                  for s, until in absence.in_game(gs.db, gs.row, gs.now).items()]
     # The seed's fingerprint is the opening's: the history shows it.
     texts, _ = latest_events(gs, STATUS_EVENTS, skip=m.SEED_EVENT)
     if texts:

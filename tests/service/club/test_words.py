@@ -149,3 +149,27 @@ def test_entropy_takes_the_words_with_or_without_a_tag_in_single_spaces() -> Non
                       ("entropy a\x07b", "some not printable")):
         with pytest.raises(Unreadable, match=why):
             parse_line(line)
+
+
+def test_the_referee_s_own_options_come_from_one_table() -> None:
+    """autoplay, orders, weekends, away and rated: read by ``new KIND`` by
+    mail as by ``game new`` (kept as written, not given to the game), named
+    in a refused option's answer, and listed in the README as
+    ``referee games`` lists them."""
+    from pathlib import Path
+
+    from referee.service.play import pace
+
+    assert list(pace.OPTIONS) == ["autoplay", "orders", "weekends", "away", "rated"]
+    found = parse_line("new spades autoplay=off orders=off weekends=off away=no rated=no")
+    assert isinstance(found, NewTable)
+    assert {k: found.options[k] for k in pace.OPTIONS} == {
+        "autoplay": "off", "orders": "off", "weekends": "off", "away": "no", "rated": "no"}
+    with pytest.raises(Unreadable) as e:
+        parse_line("new goofspiel autoplay=sometimes")
+    assert "Option autoplay: one of on, off; got 'sometimes'." in str(e.value)
+    with pytest.raises(Unreadable) as e:
+        parse_line("new goofspiel tie=sometimes")
+    assert str(e.value).endswith(f" Every game takes {pace.in_short()} too.")
+    readme = (Path(__file__).parents[3] / "README.md").read_text()
+    assert "\n".join(f"  {line}" for line in pace.help_lines()) in readme

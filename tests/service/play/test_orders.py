@@ -81,7 +81,7 @@ def test_a_game_made_with_orders_off_takes_none_and_autoplay_off_stays_off(
 
 
 def test_a_bad_autoplay_option_is_refused(club: Club) -> None:
-    with pytest.raises(RefereeError, match="Option autoplay: on or off; got 'maybe'"):
+    with pytest.raises(RefereeError, match="Option autoplay: one of on, off; got 'maybe'"):
         new_goofspiel(club, autoplay="maybe")
 
 

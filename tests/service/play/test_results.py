@@ -213,3 +213,92 @@ def test_no_standings_are_kept_while_the_club_keeps_none(tmp_path: Path) -> None
         assert not any("STANDINGS" in body(x) for x in club.poll())
     finally:
         club.referee.close()
+
+
+def test_games_left_out_for_want_of_their_package_are_said_and_taken_back(
+        rated: Club, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild while a kind's package is missing leaves its games out and
+    says so under the tables; once it serves again the tables are stale,
+    and the next pass works them out with its games in."""
+    one = rated.referee.operator.create_game("goofspiel", PLAYERS[:2], now=rated.now, seed="a")
+    finish(rated, one, ALICE, BOB)
+    two = rated.referee.operator.create_game("pure-skill", PLAYERS[:3], now=rated.now)
+    finish(rated, two, ALICE, BOB, CAROL)
+    whole = stored(rated)
+    real = results.engine_of
+
+    def missing(db: Any, game: m.Game) -> Any:
+        if game.kind == "goofspiel":
+            raise results.Unserved("goofspiel", "pbm-goofspiel")
+        return real(db, game)
+
+    monkeypatch.setattr(results, "engine_of", missing)
+    with rated.referee.sessions() as db, db.begin():
+        results.rebuild_all(db, rated.config)
+    monkeypatch.undo()
+    with rated.referee.sessions() as db:
+        assert results.left_out(db) == {"goofspiel": (1, "pbm-goofspiel")}
+        text = results.as_text(results.tables(db, rated.config))
+        left = results.as_text(results.tables(db, rated.config), results.left_out(db))
+    assert "Goofspiel" not in text, text
+    assert left == text + (
+        "\n\nNot counted: 1 finished game of goofspiel, whose package (pbm-goofspiel) "
+        "the referee cannot load.")
+    assert rated.referee.club.standings_stale() == (
+        "the games of goofspiel were left out for want of their package, installed since")
+    rated.poll()
+    assert rated.referee.club.standings_stale() is None
+    assert stored(rated) == whole
+    with rated.referee.sessions() as db:
+        assert results.left_out(db) == {}
+
+
+def test_standings_turned_off_and_on_again_are_worked_out_again(tmp_path: Path) -> None:
+    """A game that ends while the club keeps no standings counts once they
+    are on again: the tables are stale until the next pass rebuilds them."""
+    on = {"standings": True, "season": "quarter"}
+    club = Club(tmp_path, club=on)
+    try:
+        tag = club.referee.operator.create_game("goofspiel", PLAYERS[:2], now=club.now)
+        finish(club, tag, ALICE, BOB)
+        club.referee.close()
+        club = Club(tmp_path, club={"standings": False})
+        assert club.referee.club.standings_stale() is None
+        kept = stored(club)
+        tag = club.referee.operator.create_game("goofspiel", PLAYERS[2:], now=club.now)
+        finish(club, tag, CAROL, DAVE)
+        assert stored(club) == kept
+        club.referee.close()
+        club = Club(tmp_path, club=on)
+        assert club.referee.club.standings_stale() == (
+            "[club] standings was turned on again: games that ended while it was off are "
+            "not in the tables")
+        club.poll()
+        assert club.referee.club.standings_stale() is None
+        assert {name for name, *_ in table(club, "goofspiel")} == {"Alice", "Bob", "Carol",
+                                                                 "Dave"}
+    finally:
+        club.referee.close()
+
+
+def test_check_warns_of_tables_worked_out_under_another_season(tmp_path: Path) -> None:
+    """``referee check`` says the stored tables are out of date after the
+    season changed; once a pass has worked them out again, nothing."""
+    from referee.check import check_standings_current
+
+    club = Club(tmp_path, club={"standings": True, "season": "quarter"})
+    try:
+        tag = club.referee.operator.create_game("goofspiel", PLAYERS[:2], now=club.now)
+        finish(club, tag, ALICE, BOB)
+        assert check_standings_current(club.config) == []
+        club.referee.close()
+        club = Club(tmp_path, club={"standings": True, "season": "year"})
+        (line,) = check_standings_current(club.config)
+        assert (line.part, line.verdict, line.text) == (
+            "standings", "WARN", 'the tables are out of date: the tables were worked out with '
+            '[club] season = "quarter", and the config now says "year"; the next pass works '
+            "them out again, or now: referee standings --rebuild")
+        club.poll()
+        assert check_standings_current(club.config) == []
+    finally:
+        club.referee.close()

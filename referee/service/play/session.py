@@ -462,10 +462,10 @@ class GameSession:
         back: dict[int, datetime] = {}
         # An absence this mail made is flushed first; nothing else need be
         # (the game's row is written once, after its mails are dated).
-        pending = any(isinstance(o, m.Absence) for o in (*self.db.new, *self.db.dirty))
-        for player, end, games in self.db.execute(AWAY_NOW, {
-                "players": list(players), "now": self.now},
-                execution_options={"autoflush": pending}):
+        if any(isinstance(o, m.Absence) for o in (*self.db.new, *self.db.dirty)):
+            self.db.flush()
+        for player, end, games in self.db.connection().execute(AWAY_NOW, {
+                "players": list(players), "now": self.now}):
             if self.row.id in games:
                 seat = players[player]
                 back[seat] = max(back.get(seat, end), end)

@@ -131,7 +131,7 @@ class Seat(Base):
     orders: Mapped[list[Any] | None] = mapped_column(default=None)
 
     game: Mapped[Game] = relationship(back_populates="seats")
-    player: Mapped[Player | None] = relationship()
+    player: Mapped[Player | None] = relationship(lazy="joined")
 
 
 class ActionLog(Base):

@@ -25,7 +25,8 @@ from sqlalchemy.orm import Session
 from referee.config import LimitsSection
 from referee.mail.inbound import InboundMessage
 from referee.service.intake.letter import Letter
-from referee.store import models as m
+from referee.store import correspondents
+from referee.store.correspondents import Budget
 
 log = logging.getLogger(__name__)
 
@@ -70,15 +71,21 @@ class Budgets:
         else:
             row.last_digest, row.repeats = content, 1
         if row.repeats > self.limits.same_mail:
-            return Allowance.LOOP
-        return Allowance.ANSWER if self._spend(row, now) else Allowance.OVER
+            allowance = Allowance.LOOP
+        else:
+            allowance = Allowance.ANSWER if self._spend(row, now) else Allowance.OVER
+        correspondents.write(db, row)
+        return allowance
 
     def answer_move(self, db: Session, address: str, now: datetime) -> bool:
         """Whether the answer to a mail over ``address``'s budget whose move
         a game accepted may go: within a budget of the same size that only
         such answers spend, so mail that moves nothing (a forged flood)
         never uses it up. Counts the answer."""
-        return self._spend(self._row(db, f"{MOVES}{address}"[:ADDRESS_MAX], now), now)
+        row = self._row(db, f"{MOVES}{address}"[:ADDRESS_MAX], now)
+        spent = self._spend(row, now)
+        correspondents.write(db, row)
+        return spent
 
     def tell(self, db: Session, address: str, now: datetime) -> bool:
         """Whether to tell ``address`` now that its budget is spent: once
@@ -86,8 +93,10 @@ class Budgets:
         row = self._row(db, address, now)
         window = row.day_start if row.day_count >= self.limits.replies_per_day else row.hour_start
         if row.told_at is not None and row.told_at >= window:
+            correspondents.write(db, row)  # a row new is kept all the same
             return False
         row.told_at = now
+        correspondents.write(db, row)
         return True
 
     def talk_answered(self, db: Session, address: str, now: datetime) -> bool:
@@ -100,17 +109,19 @@ class Budgets:
         if row.not_verified_at is not None and now - row.not_verified_at < DAY:
             return False
         row.not_verified_at = now
+        correspondents.write(db, row)
         return True
 
     def refund(self, db: Session, address: str) -> None:
         """Take back the answer :meth:`charge` counted for the mail just
         read from ``address``: it was not answered after all."""
-        row = db.get(m.Correspondent, address)
-        if row is not None:
+        row = correspondents.read(db, address, datetime.min)
+        if not row.new:
             row.hour_count = max(row.hour_count - 1, 0)
             row.day_count = max(row.day_count - 1, 0)
+            correspondents.write(db, row)
 
-    def _spend(self, row: m.Correspondent, now: datetime) -> bool:
+    def _spend(self, row: Budget, now: datetime) -> bool:
         """Count one answer on ``row`` if its hour and day have room."""
         if now - row.hour_start >= HOUR:
             row.hour_start, row.hour_count = now, 0
@@ -125,8 +136,8 @@ class Budgets:
 
     def reopens_at(self, db: Session, address: str) -> datetime:
         """When all of the mail from an address over its budget is read again."""
-        row = db.get(m.Correspondent, address)
-        assert row is not None
+        row = correspondents.read(db, address, datetime.min)
+        assert not row.new
         if row.day_count >= self.limits.replies_per_day:
             return row.day_start + DAY
         return row.hour_start + HOUR
@@ -138,6 +149,7 @@ class Budgets:
         if row.not_verified_at is not None and now - row.not_verified_at < DAY:
             return False
         row.not_verified_at = now
+        correspondents.write(db, row)
         return True
 
     def tell_stranger(self, db: Session, what: str, address: str, now: datetime) -> bool:
@@ -149,8 +161,10 @@ class Budgets:
         if row.not_verified_at is not None and now - row.not_verified_at < DAY:
             return False
         if not self.stranger_reply(db, address, now):
+            correspondents.write(db, row)  # a row new is kept all the same
             return False
         row.not_verified_at = now
+        correspondents.write(db, row)
         return True
 
     def stranger_reply(self, db: Session, address: str, now: datetime) -> bool:
@@ -164,17 +178,19 @@ class Budgets:
         domain = address.rpartition("@")[2].lower()
         per_domain = self._row(db, f"{STRANGERS} @{domain}"[:ADDRESS_MAX], now)
         in_all = self._row(db, STRANGERS, now)
-        if not (self._room(per_domain, self.limits.stranger_replies_per_domain, now,
+        room = (self._room(per_domain, self.limits.stranger_replies_per_domain, now,
                            f" at {domain}", "stranger_replies_per_domain")
                 and self._room(in_all, self.limits.stranger_replies_per_day, now,
-                               "", "stranger_replies_per_day")):
-            return False
-        per_domain.day_count += 1
-        in_all.day_count += 1
-        return True
+                               "", "stranger_replies_per_day"))
+        if room:
+            per_domain.day_count += 1
+            in_all.day_count += 1
+        correspondents.write(db, per_domain)
+        correspondents.write(db, in_all)
+        return room
 
     @staticmethod
-    def _room(row: m.Correspondent, limit: int, now: datetime, what: str, key: str) -> bool:
+    def _room(row: Budget, limit: int, now: datetime, what: str, key: str) -> bool:
         """Whether the day's count on ``row`` is below ``limit``; the first
         time a day it is not, a line in the log says so."""
         if now - row.day_start >= DAY:
@@ -190,13 +206,10 @@ class Budgets:
         return False
 
     @staticmethod
-    def _row(db: Session, address: str, now: datetime) -> m.Correspondent:
-        row = db.get(m.Correspondent, address)
-        if row is None:
-            row = m.Correspondent(address=address, hour_start=now, hour_count=0,
-                                  day_start=now, day_count=0, last_digest="", repeats=0)
-            db.add(row)
-        return row
+    def _row(db: Session, address: str, now: datetime) -> Budget:
+        """The row of ``address`` (a new one, written by its first
+        :func:`correspondents.write`)."""
+        return correspondents.read(db, address, now)
 
 
 def budget_key(letter: Letter) -> str:

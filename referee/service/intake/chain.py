@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Protocol
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, inspect, select
 from sqlalchemy.orm import Session
 
 from referee.config import Config
@@ -177,6 +177,9 @@ class NoSender:
         return Judgement("ignored", "not answered: no sender address")
 
 
+#: The player row of an address (``address``), built once.
+PLAYER_BY_ADDRESS = select(m.Player).where(m.Player.address == bindparam("address"))
+
 class Sender:
     """The sender's player row and games. Anyone, a stranger too, may deal
     themselves in where a game takes members by mail (rule text 002, rule
@@ -191,7 +194,7 @@ class Sender:
 
     def judge(self, db: Session, letter: Letter) -> Judgement:
         msg = letter.msg
-        player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
+        player = db.scalar(PLAYER_BY_ADDRESS, {"address": msg.sender})
         claim = self.joining.confirmations.claim((*msg.to, *msg.cc))
         joining: m.Game | None
         if claim is not None:
@@ -392,13 +395,24 @@ class Route:
         # The whole row in one statement (the sender's games were listed
         # without their states). On PostgreSQL it is locked: another worker
         # refereeing a mail of this game is waited for, and read as it left it.
-        q = (select(m.Game).where(m.Game.id == game.id)
-             .execution_options(populate_existing=True))
+        # On SQLite the pass holds the write lock from its batch's start: a
+        # game the mail named, read whole in this mail, is as it is.
         if db.get_bind().dialect.name == "postgresql":
-            q = q.with_for_update()
-        loaded = db.scalars(q).one()
+            loaded = db.scalars(GAME_LOCKED, {"game": game.id}).one()
+        elif not inspect(game).unloaded.isdisjoint(GAME_COLUMNS):
+            loaded = db.scalars(GAME_WHOLE, {"game": game.id}).one()
+        else:
+            loaded = game
         letter.record.game_id = loaded.id
         return ToPlay(known.player, loaded)
+
+
+#: A game's whole row, read afresh (``game``); locked on PostgreSQL. Built once.
+GAME_WHOLE = (select(m.Game).where(m.Game.id == bindparam("game"))
+              .execution_options(populate_existing=True))
+GAME_LOCKED = GAME_WHOLE.with_for_update()
+#: The attributes of a game's own row (not its seats).
+GAME_COLUMNS = frozenset(a.key for a in inspect(m.Game).column_attrs)
 
 
 class Chain:

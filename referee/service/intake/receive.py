@@ -35,13 +35,12 @@ import dataclasses
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import CursorResult, and_, bindparam, func, insert, or_, select, update
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -59,12 +58,10 @@ from referee.service.outgoing.bounces import Bounces
 from referee.service.outgoing.delivery import Delivery
 from referee.service.play.guests import WAITING, Unserved, serves_again
 from referee.service.play.operator import Operator
+from referee.store import cursors
 from referee.store import models as m
 from referee.store.db import DATABASE_AWAY
 from referee.store.ids import next_id
-
-if TYPE_CHECKING:
-    from sqlalchemy.dialects import postgresql, sqlite
 
 log = logging.getLogger(__name__)
 
@@ -310,7 +307,7 @@ class Intake:
                     break
                 last = uid
             if last is not None:
-                _advance_cursor(db, mailbox, uidvalidity, last)
+                cursors.advance(db, mailbox, uidvalidity, last)
 
     def _parse(self, raw: bytes) -> InboundMessage:
         ref = self.config.referee
@@ -332,7 +329,7 @@ class Intake:
             if failed is None or failed.status != RETRY or failed.source_key != source_key:
                 return Outcome("duplicate")  # read again meanwhile, or not this mail
         if cursor is not None:
-            _advance_cursor(db, *cursor)
+            cursors.advance(db, *cursor)
         try:
             msg = self._parse(raw)
         except Exception as e:  # a message we cannot read must not block the queue
@@ -430,7 +427,7 @@ class Intake:
                         .values(status=WAITING))
                     return Outcome(WAITING, unserved.tag)
                 if cursor is not None:
-                    _advance_cursor(db, *cursor)
+                    cursors.advance(db, *cursor)
                 db.add(m.Inbound(
                     id=next_id(db, INBOUND), source_key=source_key,
                     message_id=msg and msg.message_id,
@@ -464,7 +461,7 @@ class Intake:
         try:
             with self._transaction(batch) as db:
                 if cursor is not None:
-                    _advance_cursor(db, *cursor)
+                    cursors.advance(db, *cursor)
                 db.add(m.Inbound(id=next_id(db, INBOUND), source_key=source_key,
                                  message_id=msg and msg.message_id,
                                  body_digest=content_digest(msg) if msg else None,
@@ -528,19 +525,3 @@ def mail_digest(msg: InboundMessage, raw: bytes) -> str:
                           content_digest(msg)))
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return hashlib.sha256(raw).hexdigest()
-
-
-def _advance_cursor(db: Session, mailbox: str, uidvalidity: int, uid: int) -> None:
-    """Move the mailbox's cursor to ``uid`` (never back, but to a new
-    UIDVALIDITY): one statement, an upsert."""
-    insert_: Callable[[type[m.Cursor]], sqlite.Insert | postgresql.Insert] = sqlite_insert
-    if db.get_bind().dialect.name == "postgresql":
-        # Imported here: the PostgreSQL dialects cost each start on SQLite 35-50 ms.
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        insert_ = pg_insert
-    stmt = insert_(m.Cursor).values(mailbox=mailbox, uidvalidity=uidvalidity, last_uid=uid)
-    db.execute(stmt.on_conflict_do_update(
-        index_elements=["mailbox"],
-        set_={"uidvalidity": uidvalidity, "last_uid": uid},
-        where=(m.Cursor.uidvalidity != uidvalidity) | (m.Cursor.last_uid < uid)))

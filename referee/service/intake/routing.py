@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session, load_only
 
 from referee.config import Config
@@ -22,6 +22,14 @@ from referee.store import models as m
 
 #: An address in no game is answered at most this often.
 STRANGER_INTERVAL = timedelta(days=1)
+_SEATED = m.Game.id.in_(select(m.Seat.game_id).where(m.Seat.player_id == bindparam("player")))
+#: Every game a player (``player``) has sat in, oldest first, neither state
+#: nor options loaded. Built once.
+GAMES_OF = (select(m.Game).where(_SEATED).order_by(m.Game.id)
+            .options(load_only(m.Game.id, m.Game.tag, m.Game.kind, m.Game.status)))
+#: Of them the one a mail names (``tag``), whole: it is the game the mail
+#: is played in, loaded in this one statement.
+GAME_NAMED = select(m.Game).where(_SEATED, m.Game.tag == bindparam("tag")).order_by(m.Game.id)
 
 
 class Routing:
@@ -57,14 +65,11 @@ class Routing:
         that names a game of theirs (its subject's tag, or the thread of one
         of our mails: ``tag``), that game alone: a player in fifty games
         costs no more per move than one in one."""
-        seated = select(m.Seat.game_id).where(m.Seat.player_id == player.id)
-        q = (select(m.Game).where(m.Game.id.in_(seated)).order_by(m.Game.id)
-             .options(load_only(m.Game.id, m.Game.tag, m.Game.kind, m.Game.status)))
         if tag:
-            named = list(db.scalars(q.where(m.Game.tag == tag)))
+            named = list(db.scalars(GAME_NAMED, {"player": player.id, "tag": tag}))
             if named:
                 return named
-        return list(db.scalars(q))
+        return list(db.scalars(GAMES_OF, {"player": player.id}))
 
     def stranger(self, db: Session, letter: Letter,
                  open_games: Callable[[], list[dict[str, str]]] = list) -> Judgement:

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.config import Config
@@ -51,6 +51,8 @@ MAX_RETRY = timedelta(minutes=5)
 #: connections, so it is enough to keep them all busy); each 250 is in the
 #: sent journal before that.
 ROWS_PER_TRANSACTION = 200
+#: The tags of some games (``ids``), built once.
+TAGS = select(m.Game.id, m.Game.tag).where(m.Game.id.in_(bindparam("ids", expanding=True)))
 
 
 def backoff(attempts: int, rng: random.Random | None = None) -> timedelta:
@@ -88,9 +90,16 @@ class OutboxSender:
         if row.game_id is None:
             return ""
         if row.game_id not in self._tags:
-            tag = db.scalar(select(m.Game.tag).where(m.Game.id == row.game_id))
-            self._tags[row.game_id] = tag or ""
+            self.learn_tags(db, [row])
         return self._tags[row.game_id]
+
+    def learn_tags(self, db: Session, rows: Sequence[m.Outbox]) -> None:
+        """The tags of the games of ``rows`` not known yet, in one query
+        (for the log lines of their sending)."""
+        wanted = {r.game_id for r in rows if r.game_id is not None} - self._tags.keys()
+        if wanted and log.isEnabledFor(logging.INFO):
+            found = dict(db.execute(TAGS, {"ids": sorted(wanted)}).tuples().all())
+            self._tags.update({i: found.get(i) or "" for i in wanted})
 
     def log_row(self, db: Session, level: int, row: m.Outbox, text: str, *args: object,
                 exc_info: bool = False) -> None:
@@ -230,6 +239,7 @@ class OutboxSender:
             for chunk in _chunks(list(ids), ROWS_PER_TRANSACTION):
                 with self.sessions.begin() as db:
                     rows = self._claim(db, chunk)
+                    self.learn_tags(db, rows)
                     # A game's rows share a lane too: a player reads the
                     # list's posts and their own mails of a game in order.
                     planned = lanes([[*row.recipients, f"game {row.game_id}"]

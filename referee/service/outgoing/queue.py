@@ -32,6 +32,9 @@ def mark_secret(subject: str, body: str) -> tuple[str, str]:
         body = f"{SECRET_NOTE}\n\n{body}"
     return subject, body
 
+#: An outbox row, its id known (built once).
+INSERT_OUTBOX = insert(m.table_of(m.Outbox))
+
 
 class MailQueue:
     """Puts the referee's mails into the outbox."""
@@ -89,7 +92,7 @@ class MailQueue:
         )
         # A row of its own, inserted at once: no object for the session to
         # track and flush (the rows are read back by id, never changed here).
-        db.connection().execute(insert(m.table_of(m.Outbox)), [{
+        db.connection().execute(INSERT_OUTBOX, [{
             "id": outbox_id, "game_id": game.id if game else None,
             "recipients": [a for a, _ in to], "raw": raw, "created_at": now,
             "next_attempt_at": now, "attempts": 0, "turn": turn, "secret": secret}])

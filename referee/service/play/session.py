@@ -46,6 +46,7 @@ from referee.service.outgoing.delivery import DEADLINE_MOVE, Answer, Decision
 from referee.service.play import results, standing, weekends
 from referee.service.play.guests import engine_of
 from referee.service.play.standing import AUTO
+from referee.store import deadlines as stored
 from referee.store import models as m
 
 #: The event and the mail of a move the referee made for a silent seat past
@@ -76,6 +77,10 @@ AWAY_NOW = select(m.Absence.player_id, m.Absence.end_at, m.Absence.games).where(
     m.Absence.player_id.in_(bindparam("players", expanding=True)),
     m.Absence.game_id.is_(None), m.Absence.ended_at.is_(None),
     m.Absence.start_at <= bindparam("now"), m.Absence.end_at > bindparam("now"))
+
+#: A step's action and its events, rows only ever added to (built once).
+INSERT_ACTION = insert(m.table_of(m.ActionLog))
+INSERT_EVENT = insert(m.table_of(m.Event))
 
 
 class GameSession:
@@ -212,7 +217,7 @@ class GameSession:
         self.row.step = step
         # Logged at once, as rows of their own: they are only ever added to,
         # and an object per row was a third of the cost of a move's flush.
-        self.db.connection().execute(insert(m.table_of(m.ActionLog)), [{
+        self.db.connection().execute(INSERT_ACTION, [{
             "game_id": self.row.id, "step": step, "seat": seat, "action": action.to_json(),
             "source": source, "inbound_id": inbound_id, "at": self.now}])
         events, notices = [*said, *result.events], result.notices
@@ -226,7 +231,7 @@ class GameSession:
             notices = [replace(n, context={**n.context, "autoplayed": autoplayed})
                        for n in notices]
         if events:
-            self.db.connection().execute(insert(m.table_of(m.Event)), [{
+            self.db.connection().execute(INSERT_EVENT, [{
                 "game_id": self.row.id, "step": step, "kind": ev.kind, "text": ev.text,
                 "public": ev.public, "data": dict(ev.data), "at": self.now}
                 for ev in events])
@@ -407,34 +412,47 @@ class GameSession:
 
     def reconcile_deadlines(self) -> None:
         """One deadline per pending obligation: a new key starts its clock,
-        a key that stays keeps its deadline, a key gone takes its row."""
-        rows = {
-            (d.seat, d.key): d
-            for d in self.db.scalars(select(m.Deadline).where(m.Deadline.game_id == self.row.id))
-        }
+        a key that stays keeps its deadline, a key gone takes its row.
+
+        The rows gone and the rows new are written at once (Core, statements
+        built once): the new ones with their ids known before (``store.ids``),
+        taken into the session as rows read, so nothing here is left for a
+        flush, and the game's row is written once, with its mail's date."""
+        rows = {(d.seat, d.key): d for d in self._deadlines_read()}
         # A game that ended (finished, or cancelled by the operator) owes nothing,
         # whatever its state still lists: a late mail must not restart a clock.
         wanted = ({(p.seat, p.key): p for p in self.engine.pending(self.state)}
                   if self.row.status == "active" else {})
-        kept = []
+        kept, gone = [], []
         for k, row in rows.items():
             if k not in wanted:
-                self.db.delete(row)
+                gone.append(row)
             else:
                 kept.append(row)
+        if gone:
+            stored.forget(self.db, gone)
         new = [p for k, p in wanted.items() if k not in rows]
         back = self._back_from_absences({p.seat for p in new})
+        made = []
         for p in new:
             delay = self.row.deadline_seconds if p.due_in is None else p.due_in
             row = m.Deadline(
+                id=stored.next_id(self.db),
                 game_id=self.row.id, seat=p.seat, key=p.key, what=p.what,
                 since=self.now, due_at=self.due(p.seat, timedelta(seconds=delay), back),
+                reminded_at=None,
             )
             self.schedule_reminder(row)
-            self.db.add(row)
-            kept.append(row)
-        self.db.flush()
-        self._deadline_rows = kept
+            made.append(row)
+        if made:
+            stored.insert_rows(self.db, made)
+        self._deadline_rows = kept + made
+
+    def _deadlines_read(self) -> list[m.Deadline]:
+        """The game's deadline rows as the session holds them: read once."""
+        if self._deadline_rows is None:
+            self._deadline_rows = stored.of_game(self.db, self.row.id)
+        return self.deadlines()
 
     def _back_from_absences(self, seats: set[int]) -> dict[int, datetime]:
         """When the player of each of ``seats`` is back from an absence from
@@ -445,7 +463,11 @@ class GameSession:
         if not players:
             return {}
         back: dict[int, datetime] = {}
-        for player, end, games in self.db.execute(AWAY_NOW, {
+        # An absence this mail made is flushed first; nothing else need be
+        # (the game's row is written once, after its mails are dated).
+        if any(isinstance(o, m.Absence) for o in (*self.db.new, *self.db.dirty)):
+            self.db.flush()
+        for player, end, games in self.db.connection().execute(AWAY_NOW, {
                 "players": list(players), "now": self.now}):
             if self.row.id in games:
                 seat = players[player]
@@ -509,8 +531,7 @@ class GameSession:
         """The game's deadlines, the soonest first (rows deleted since the
         last reconcile left out; rows are only added there)."""
         if self._deadline_rows is None:
-            q = select(m.Deadline).where(m.Deadline.game_id == self.row.id)
-            self._deadline_rows = list(self.db.scalars(q))
+            self._deadline_rows = stored.of_game(self.db, self.row.id)
         self._deadline_rows = [d for d in self._deadline_rows
                                if not (inspect(d).deleted or inspect(d).was_deleted
                                        or d in self.db.deleted)]

@@ -312,15 +312,9 @@ def check_standings_current(config: Config) -> list[Line]:
     them out again. Run once the database is known to be usable."""
     if not config.club.standings:
         return []
-    from referee.service.play.results import stale
-    from referee.store.db import make_engine, sessions
+    from referee.service.play.results import stale_in
 
-    db_engine = make_engine(config.database_url)
-    try:
-        with sessions(db_engine)() as db:
-            why = stale(db, config)
-    finally:
-        db_engine.dispose()
+    why = stale_in(config)
     if why is None:
         return []
     return [Line("standings", "WARN", f"the tables are out of date: {why}; the next pass works "

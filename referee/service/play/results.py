@@ -39,6 +39,7 @@ from referee.service.play.ratings import (
     season_of,
 )
 from referee.store import models as m
+from referee.store.db import make_engine, sessions
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +189,17 @@ def stale(db: Session, config: Config) -> str | None:
         return (f"the games of {', '.join(back)} were left out for want of their package, "
                 "installed since")
     return None
+
+
+def stale_in(config: Config) -> str | None:
+    """:func:`stale` of the database ``config`` names, opened for it alone
+    (``check``, which runs no referee)."""
+    db_engine = make_engine(config.database_url)
+    try:
+        with sessions(db_engine)() as db:
+            return stale(db, config)
+    finally:
+        db_engine.dispose()
 
 
 def refresh(db: Session, config: Config) -> str | None:

@@ -49,9 +49,17 @@ from referee.passes import (
     reread,
     send_outbox,
 )
-from referee.problems import EX_CONFIG, EX_NOPERM, ForeignMailbox, Problem, ServerProblem
+from referee.problems import (
+    EX_CONFIG,
+    EX_NOPERM,
+    EX_TEMPFAIL,
+    EX_UNAVAILABLE,
+    ForeignMailbox,
+    Problem,
+    ServerProblem,
+)
 from referee.service import Referee, now_utc
-from referee.store.db import DATABASE_AWAY
+from referee.store.db import cannot_use, damaged, database_problem
 
 log = logging.getLogger(__name__)
 
@@ -133,19 +141,36 @@ class Daemon:
         self.stop.set()
         return True
 
+    def database_fault(self, error: BaseException) -> str | None:
+        """What to log of a database the daemon cannot use now (``error``,
+        :func:`cannot_use`), in one line: busy or away, or the line every
+        command gives (a full disk, a permission). None for a damaged file,
+        which no retry mends: said as the daemon's problem, and it stops
+        (74, as every command says it)."""
+        problem = database_problem(error, self.referee.config.database_url)
+        if damaged(error):
+            if self.problem is None:
+                log.error("%s; stopping", problem)
+                self.problem = problem
+            self.stop.set()
+            return None
+        if problem.exit_code in (EX_TEMPFAIL, EX_UNAVAILABLE):
+            return f"the database is busy or away ({database_reason(error)})"
+        return str(problem)
+
     def _guarded(self, what: str, fn: Callable[[], object]) -> None:
         with self.lock:
             if self.stop.is_set():
                 return  # stopping: it waits for the next start
             try:
                 fn()
-            except DATABASE_AWAY as e:
-                # Busy or away: nothing to record it in, and the job runs again soon.
-                log.warning("%s: the database is busy or away (%s); will try again", what,
-                            database_reason(e))
             except Exception as e:
-                log.exception("%s failed; will try again", what)
-                self._note_error(f"{what} failed: {type(e).__name__}: {e}")
+                if not cannot_use(e):
+                    log.exception("%s failed; will try again", what)
+                    self._note_error(f"{what} failed: {type(e).__name__}: {e}")
+                elif said := self.database_fault(e):
+                    # Nothing to record it in, and the job runs again soon.
+                    log.warning("%s: %s; will try again", what, said)
 
     def _note_error(self, text: str) -> None:
         """The last error, for ``referee status`` (if the database takes it)."""
@@ -276,12 +301,11 @@ class Daemon:
         than send the same mail twice."""
         try:
             held = self.referee.lease.renew()
-        except DATABASE_AWAY as e:
-            log.warning("renewing the pass lease: the database is busy or away (%s); will try "
-                        "again", database_reason(e))
-            return
-        except Exception:
-            log.exception("renewing the pass lease failed; will try again")
+        except Exception as e:
+            if not cannot_use(e):
+                log.exception("renewing the pass lease failed; will try again")
+            elif said := self.database_fault(e):
+                log.warning("renewing the pass lease: %s; will try again", said)
             return
         if not held:
             log.error("another referee process holds the pass lease (%s); stopping",
@@ -362,28 +386,30 @@ class Daemon:
                 self.problem = e
                 self.stop.set()
                 break
-            except DATABASE_AWAY as e:
-                # A locked SQLite file, a database restarting: one line, not a
-                # traceback, and the mail is read again within seconds. The
-                # mailbox connection is fine and kept.
+            except Exception as e:
+                if not cannot_use(e):
+                    # A fault of ours: the watcher must live on, or the
+                    # daemon would stop reading mail unseen.
+                    log.exception("reading mail failed; trying again in %.0f s", delay)
+                    if source is not None:
+                        source.close()
+                    self._rest(delay)
+                    delay = min(delay * 2, MAX_BACKOFF)
+                    continue
+                # A locked SQLite file, a database restarting, a full disk:
+                # one line, not a traceback, and the mail is read again
+                # within seconds. The mailbox connection is fine and kept.
+                # A damaged file stops the daemon.
+                if (said := self.database_fault(e)) is None:
+                    break
                 delay = min(delay, DATABASE_RETRY_MAX)
                 if busy_since is None:
                     busy_since = time.monotonic()
-                    log.warning("the database is busy or away (%s); reading mail again in "
-                                "%.0f s", database_reason(e), delay)
+                    log.warning("%s; reading mail again in %.0f s", said, delay)
                 else:
-                    log.info("the database is still busy or away (%s); next try in %.0f s",
-                             database_reason(e), delay)
+                    log.info("still: %s; next try in %.0f s", said, delay)
                 self._rest(delay)
                 delay = min(delay * 2, DATABASE_RETRY_MAX)
-            except Exception:
-                # The database away or locked, or a fault of ours: the watcher
-                # must live on, or the daemon would stop reading mail unseen.
-                log.exception("reading mail failed; trying again in %.0f s", delay)
-                if source is not None:
-                    source.close()
-                self._rest(delay)
-                delay = min(delay * 2, MAX_BACKOFF)
         if source is not None:
             source.close()
 

@@ -5,6 +5,7 @@ and the exit code of sysexits.h that tells the faults apart."""
 from __future__ import annotations
 
 import functools
+import mailbox
 import os
 import shutil
 import signal
@@ -622,6 +623,74 @@ def test_check_reads_every_page_a_command_may_not_reach(club: Path) -> None:
     (line,) = [ln for ln in check.stdout.splitlines() if ln.startswith("database")]
     assert line.startswith("database FAIL " + database_line(club, " is damaged ("))
     assert line.endswith("); restore it from a backup or point [referee] database elsewhere")
+
+
+def _mail(club: Path, n: int, who: str = "alice") -> str:
+    """A player's mail about goofspiel-1 in the referee's Maildir; its Message-ID."""
+    for sub in ("tmp", "new", "cur"):
+        (club / "in" / sub).mkdir(parents=True, exist_ok=True)
+    (club / "in" / "new" / f"{n}.mail").write_text(
+        f"From: {who}@club.test\nTo: referee@club.test\nSubject: [goofspiel-1] {n}\n"
+        f"Message-ID: <{n}@club.test>\n\nstatus\n", encoding="utf-8")
+    return f"<{n}@club.test>"
+
+
+def _answers(club: Path, message_id: str) -> int:
+    """How many mails of the dry run answer ``message_id``."""
+    return sum(msg["In-Reply-To"] == message_id for msg in mailbox.Maildir(club / "out"))
+
+
+DAMAGED = (" is damaged (database disk image is malformed); restore it from a backup or "
+           "point [referee] database elsewhere")
+
+
+def test_poll_meeting_a_damaged_page_is_one_line_and_the_mail_waits_for_the_backup(
+        club: Path) -> None:
+    """The players' table garbled (a page status does not read): it was a
+    58-line traceback, and the mail was recorded as a fault of ours."""
+    whole = _played(club)
+    garbled = bytearray(whole)
+    with sqlite3.connect(club / "referee.db") as db:
+        (page,) = db.execute("PRAGMA page_size").fetchone()
+        (root,) = db.execute("SELECT rootpage FROM sqlite_master "
+                             "WHERE name = 'players'").fetchone()
+    garbled[(root - 1) * page:root * page] = b"\xff" * page
+    (club / "referee.db").write_bytes(bytes(garbled))
+    asked = _mail(club, 1)
+    one_line(referee("poll", cwd=club), EX_IOERR, database_line(club, DAMAGED))
+    (club / "referee.db").write_bytes(whole)  # the backup, restored
+    assert referee("poll", cwd=club).returncode == 0
+    assert _answers(club, asked) == 1
+
+
+def test_a_database_damaged_under_the_daemon_stops_it_in_one_line_and_74(club: Path) -> None:
+    """A backup half copied over the file while the daemon runs: it logged
+    a traceback for each mail and each retry, and went on for ever."""
+    whole = _played(club)
+    text = (club / "referee.toml").read_text(encoding="utf-8")
+    (club / "referee.toml").write_text(text.replace('path = "in"\n',
+                                                    'path = "in"\npoll_interval = "1s"\n'),
+                                       encoding="utf-8")
+    said = club / "run.out"
+    with said.open("w") as out:
+        proc = subprocess.Popen([str(REFEREE), "run"], cwd=club, stdout=out,
+                                stderr=subprocess.STDOUT, text=True)
+    try:
+        asked = _mail(club, 1)
+        give_up = time.monotonic() + GIVE_UP
+        while _answers(club, asked) == 0:
+            assert time.monotonic() < give_up, said.read_text()
+            time.sleep(0.1)
+        (club / "referee.db").write_bytes(whole[:len(whole) // 2])
+        _mail(club, 2, "bob")
+        assert proc.wait(timeout=GIVE_UP) == EX_IOERR
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    first, last = said.read_text().splitlines()
+    assert first.startswith("referee running for referee@club.test")
+    assert last.endswith(f" ERROR referee.scheduler: {database_line(club, DAMAGED)}; stopping")
 
 
 def test_an_empty_database_file_is_one_not_set_up(club: Path) -> None:

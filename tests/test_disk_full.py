@@ -242,3 +242,48 @@ def test_the_daemon_started_with_its_log_disk_full_goes_on_and_says_when_it_logs
             "(the disk is full)\n") in log
     assert "mail from bob@club.test about goofspiel-1" in log  # mail 3, logged
     assert "Logging error" not in said.read_text() + log
+
+
+# -- the database -------------------------------------------------------------------
+
+def test_the_daemon_with_its_database_disk_full_says_so_once_and_reads_the_mail_after(
+        club: Path, small_disks: Disks) -> None:
+    """It said "the database is busy or away (database or disk is full)":
+    a full disk is no busy database. The mail waits, and is answered once
+    there is room."""
+    disk = small_disks(club / "db", size="4m")
+    configure(club, 'database = "sqlite:///db/referee.db"\n')
+    text = (club / "referee.toml").read_text(encoding="utf-8")
+    (club / "referee.toml").write_text(text.replace('path = "in"\n',
+                                                    'path = "in"\npoll_interval = "1s"\n'),
+                                       encoding="utf-8")
+    assert referee("init", cwd=club).returncode == 0
+    new_game(club)
+    said = club / "run.out"
+    with said.open("w") as out:
+        proc = subprocess.Popen([str(REFEREE), "run"], cwd=club, stdout=out,
+                                stderr=subprocess.STDOUT, text=True)
+    full = (f"WARNING referee.scheduler: [referee] database: sqlite:///{disk.path}/referee.db: "
+            "the disk (or quota) holding it is full (database or disk is full); make room "
+            "there, or move the database; reading mail again in ")
+    try:
+        mid = mail_in(club, 1)
+        wait_for("answer to mail 1", lambda: replies_to(club, mid) == 1)
+        disk.fill()
+        mid = mail_in(club, 2, "bob")
+        # A job (the deadlines, the lease) may meet the full disk first, in
+        # a line of its own; the mail watcher says it as it reads mail 2.
+        wait_for("the mail watcher's line", lambda: full in said.read_text())
+        assert replies_to(club, mid) == 0
+        disk.free()
+        wait_for("answer to mail 2", lambda: replies_to(club, mid) == 1)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    log = said.read_text()
+    assert log.count(full) == 1, log
+    assert log.count("WARNING referee.scheduler: the database answers again after ") == 1, log
+    assert "busy or away" not in log and "Traceback" not in log

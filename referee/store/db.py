@@ -245,6 +245,13 @@ def cannot_use(error: BaseException) -> bool:
         words in said for words in (*DAMAGED, *FULL, "read-only transaction")))
 
 
+def damaged(error: BaseException) -> bool:
+    """Whether ``error`` says the database file is not one, or is one no
+    more (a half-copied backup, a garbled page): no retry mends it."""
+    return isinstance(error, DBAPIError) and any(
+        words in _reason(error).lower() for words in DAMAGED)
+
+
 def room_left(url: str) -> int | None:
     """The bytes this user may still write on the disk of the SQLite
     database at ``url``; None for another database, or where it cannot be

@@ -60,7 +60,7 @@ from referee.service.play.guests import WAITING, Unserved, serves_again
 from referee.service.play.operator import Operator
 from referee.store import cursors
 from referee.store import models as m
-from referee.store.db import DATABASE_AWAY
+from referee.store.db import cannot_use
 from referee.store.ids import next_id
 
 log = logging.getLogger(__name__)
@@ -219,8 +219,6 @@ class Intake:
                         raise
                     log.info("message %s raced another worker; reading it again", source_key)
             raise AssertionError("unreachable")
-        except DATABASE_AWAY:
-            raise  # the database is away or busy: the next pass tries again
         except Unserved as e:
             # Neither the player's fault nor a fault of ours: the game's
             # package cannot serve it now. Rolled back; the mail waits.
@@ -228,6 +226,10 @@ class Intake:
         except PackageFault:
             raise  # read again without it (process)
         except Exception as e:
+            if cannot_use(e):
+                # The database is away, busy, full or damaged: no fault of
+                # the mail's, which is read again by the next pass.
+                raise
             # A fault of ours (an engine, a template, a value the database
             # refused) rolled the message's transaction back. It must not
             # block the mail behind it, so it is recorded as failed in a
@@ -477,9 +479,9 @@ class Intake:
                 player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
                 if player is not None:
                     self.delivery.reply(db, player, msg, "internal_error", {}, now)
-        except DATABASE_AWAY:
-            raise
-        except Exception:
+        except Exception as e:
+            if cannot_use(e):
+                raise
             log.exception("answering failed message %s failed too", source_key)
         return Outcome("failed")
 

@@ -31,7 +31,7 @@ from referee.service.outgoing.delivery import Delivery
 from referee.service.play.guests import Unserved, faulted
 from referee.service.play.session import GameSession
 from referee.store import models as m
-from referee.store.db import DATABASE_AWAY, now_utc
+from referee.store.db import cannot_use, now_utc
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +68,6 @@ class DeadlineSweep:
         for game_id in self.due_games(now):
             try:
                 fired += self._fire_game(game_id, now)
-            except DATABASE_AWAY:
-                raise
             except Unserved as e:
                 # Its package cannot serve it now: no move is made for
                 # anyone; once it is back, what fell due meanwhile fires.
@@ -78,7 +76,9 @@ class DeadlineSweep:
                 # Its package raised (its bot, its timeout move): rolled
                 # back, and the same as above from now on.
                 self._stalled(faulted(e, self._tag(game_id), game_id))
-            except Exception:
+            except Exception as e:
+                if cannot_use(e):
+                    raise  # away, full or damaged: the clock of every game waits
                 # A fault in one game must not stop the clock of the others;
                 # its transaction rolled back, so the next pass tries again.
                 log.exception("deadlines of game %s failed", game_id)

@@ -540,6 +540,9 @@ def progress(db_path: Path) -> tuple[int, int]:
 class Crashes:
     kills: int = 0
     mid_pass: int = 0  # kills that struck after the pass had committed something
+    #: Seconds the clock's strike waits on top: grown each time a kill struck
+    #: before the pass had committed anything (a loaded machine starts late).
+    later: float = 0.0
 
 
 def poll_through_crashes(post: Post, now: datetime, rng: random.Random, crashes: Crashes,
@@ -560,7 +563,7 @@ def poll_through_crashes(post: Post, now: datetime, rng: random.Random, crashes:
         trigger = rng.choice(("intake", "outbox", "clock")) if attempt < 10 else "none"
         target = (before[0] + rng.randint(1, 8), before[1] + rng.randint(1, 10))
         # A streaming pass starts its sending child before it reads: later.
-        kill_at = time.monotonic() + startup + rng.uniform(0.05, 0.6) * (
+        kill_at = time.monotonic() + startup + crashes.later + rng.uniform(0.05, 0.6) * (
             1 if trigger == "clock" else 2) * (4 if streaming else 1)
         give_up = time.monotonic() + GIVE_UP
         while proc.poll() is None:
@@ -580,7 +583,10 @@ def poll_through_crashes(post: Post, now: datetime, rng: random.Random, crashes:
             return
         assert code == -signal.SIGKILL, f"referee poll failed:\n{log.read_text()}"
         crashes.kills += 1
-        crashes.mid_pass += progress(post.db_path) != before
+        if progress(post.db_path) != before:
+            crashes.mid_pass += 1
+        else:
+            crashes.later += startup / 2
     raise AssertionError("no pass completed")
 
 

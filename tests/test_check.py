@@ -226,7 +226,7 @@ def test_a_relay_failure_is_one_line_naming_the_key_in_check_poll_and_run(
     (line,) = [ln for ln in out.splitlines() if ln.startswith("smtp")]
     assert line.startswith(f"smtp     FAIL {start}"), line
     # A game's opening cannot go out: game new says so, and so does the next poll.
-    code, out, err = _main(["-c", str(config), "game", "new", "goofspiel",
+    code, out, err = _main(["-c", str(config), "game", "new", "--at-once", "goofspiel",
                             "--player", "alice@example.test", "--player", "bob@example.test"],
                            capsys)
     assert (code, out) == (0, "goofspiel-1\n")

@@ -160,7 +160,7 @@ def test_a_faulty_game_package_stops_only_its_own_game(club: Club, fault: str) -
         return (start + timedelta(hours=hours)).isoformat()
 
     assert club.referee("init").returncode == 0
-    made = [club.referee("game", "new", kind, "--player", alice, "--player", other,
+    made = [club.referee("game", "new", "--at-once", kind, "--player", alice, "--player", other,
                          "--now", at(0)) for kind, other in (("guest", bob), ("goofspiel", carol))]
     assert [(r.stdout, r.stderr) for r in made] == [("guest-1\n", ""), ("goofspiel-2\n", "")]
     stack.wait_for("alice", 2)

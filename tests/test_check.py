@@ -230,6 +230,8 @@ def test_a_relay_failure_is_one_line_naming_the_key_in_check_poll_and_run(
                             "--player", "alice@example.test", "--player", "bob@example.test"],
                            capsys)
     assert (code, out) == (0, "goofspiel-1\n")
+    warning, _, err = err.partition("\n")  # --at-once: the operator's seed alone
+    assert warning.startswith("referee: warning: goofspiel-1 started at once"), warning
     assert err.startswith(f"referee: the mail is queued, not sent: {start}"), err
     later = (now_utc() + timedelta(minutes=10)).isoformat()
     code, out, err = _main(["-c", str(config), "poll", "--now", later], capsys)

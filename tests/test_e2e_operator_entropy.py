@@ -87,3 +87,19 @@ def test_an_operators_game_waits_for_the_players_entropy_and_verifies(post: Post
     assert re.search(rf"your entropy {re.escape(alices_id)} is seat \d's in the opening's "
                      "mix", out), out
     assert out.endswith("verified\n"), out
+
+
+def test_game_new_at_once_warns_and_its_opening_says_the_operator_chose_the_seed(
+        post: Post) -> None:
+    made = subprocess.run(referee_command(
+        post, "game", "new", "--at-once", "goofspiel", "--player", person("alice"),
+        "--player", person("bob"), "--option", "cards=3", "--now", T0.isoformat()),
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert (made.returncode, made.stdout) == (0, "goofspiel-1\n"), made.stderr
+    assert made.stderr.startswith("referee: warning: goofspiel-1 started at once: its draws "
+                                  "come from the operator's seed alone"), made.stderr
+    opening = body(arrived(post, "alice", "Goofspiel begins"))
+    assert " ".join(opening.split()).count(
+        "The referee's operator chose this seed and started the game at once: no player's "
+        "entropy is mixed in") == 1, opening
+    assert "your-entropy" not in opening and "entropy 1:" not in opening

@@ -92,7 +92,8 @@ def test_failed_inbound_mail_shows_in_status_and_inbound_reads_it_again_from_ima
     cli = ["-c", str(config)]
     alice, bob = mailstack.address("alice"), mailstack.address("bob")
     assert main([*cli, "init"]) == 0
-    assert main([*cli, "game", "new", "--at-once", "goofspiel", "--player", alice, "--player", bob]) == 0
+    assert main([*cli, "game", "new", "--at-once", "goofspiel", "--player", alice, "--player",
+                 bob]) == 0
     capsys.readouterr()
     mailstack.wait_for("alice", 1)
     mailstack.send(f"From: {alice}\r\nTo: {REF}\r\nSubject: [goofspiel-1] my bid\r\n"

@@ -92,7 +92,8 @@ def test_the_installed_game_is_played_to_its_end_by_maildir_through_the_cli(
     (work / "referee.toml").write_text(CLUB, encoding="utf-8")
     _run([*referee, "init"], cwd=work, env=_env())
     now = "2026-03-02T12:00:00"
-    tag = _run([*referee, "game", "new", "--at-once", "highcard", "--player", "Alice <alice@club.test>",
+    tag = _run([*referee, "game", "new", "--at-once", "highcard", "--player",
+                "Alice <alice@club.test>",
                 "--player", "Bob <bob@club.test>", "--option", "cards=3", "--seed", "club",
                 "--now", now], cwd=work, env=_env()).stdout.strip()
     assert tag == "highcard-1"

@@ -545,7 +545,8 @@ def run_pass(referee: Referee, now: datetime | None = None,
             if report.clock is None or not report.clock.held:
                 report.timeouts = referee.sweep.fire(now)
                 # The club's open tables past ``[club] table_days`` close
-                # by the same clock; those seated are told.
+                # by the same clock, those seated told; an operator's table
+                # past its start deadline starts (issue 38).
                 referee.club.expire(now)
             if stream is not None:
                 stream.feed(force=True)

@@ -226,10 +226,12 @@ def test_a_relay_failure_is_one_line_naming_the_key_in_check_poll_and_run(
     (line,) = [ln for ln in out.splitlines() if ln.startswith("smtp")]
     assert line.startswith(f"smtp     FAIL {start}"), line
     # A game's opening cannot go out: game new says so, and so does the next poll.
-    code, out, err = _main(["-c", str(config), "game", "new", "goofspiel",
+    code, out, err = _main(["-c", str(config), "game", "new", "--at-once", "goofspiel",
                             "--player", "alice@example.test", "--player", "bob@example.test"],
                            capsys)
     assert (code, out) == (0, "goofspiel-1\n")
+    warning, _, err = err.partition("\n")  # --at-once: the operator's seed alone
+    assert warning.startswith("referee: warning: goofspiel-1 started at once"), warning
     assert err.startswith(f"referee: the mail is queued, not sent: {start}"), err
     later = (now_utc() + timedelta(minutes=10)).isoformat()
     code, out, err = _main(["-c", str(config), "poll", "--now", later], capsys)

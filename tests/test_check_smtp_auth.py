@@ -53,7 +53,7 @@ def test_a_refused_smtp_login_is_one_line_naming_the_password_in_check_and_poll(
     (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("smtp")]
     assert line.startswith("smtp     FAIL [smtp] password: the SMTP relay at 127.0.0.1:"), line
     assert "check [smtp] username and password" in line
-    main(["-c", str(config), "game", "new", "goofspiel", "--player", "alice@club.test",
+    main(["-c", str(config), "game", "new", "--at-once", "goofspiel", "--player", "alice@club.test",
           "--player", "bob@club.test"])
     assert "referee: the mail is queued, not sent: [smtp] password:" in capsys.readouterr().err
     later = (now_utc() + timedelta(minutes=10)).isoformat()  # the opening's retry is due

@@ -54,7 +54,7 @@ def test_a_bad_config_stops_at_start_naming_the_key(
 def test_a_poll_that_finds_another_pass_running_does_nothing(
     config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["--config", str(config), "game", "new", "goofspiel",
+    assert main(["--config", str(config), "game", "new", "--at-once", "goofspiel",
                  "--player", "alice@club.test", "--player", "bob@club.test"]) == 0
     capsys.readouterr()
     with open(config.parent / "referee.lock", "a+") as held:
@@ -72,7 +72,7 @@ def test_a_game_started_while_the_daemon_runs_leaves_the_opening_to_it(
 ) -> None:
     with open(config.parent / "referee.lock", "a+") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        assert main(["--config", str(config), "game", "new", "goofspiel",
+        assert main(["--config", str(config), "game", "new", "--at-once", "goofspiel",
                      "--player", "alice@club.test", "--player", "bob@club.test"]) == 0
     assert not (config.parent / "out" / "new").exists() or not any(
         (config.parent / "out" / "new").iterdir())
@@ -83,7 +83,7 @@ def test_a_game_started_while_the_daemon_runs_leaves_the_opening_to_it(
 def test_status_json_names_whose_move_it_is(
     config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    main(["--config", str(config), "game", "new", "goofspiel",
+    main(["--config", str(config), "game", "new", "--at-once", "goofspiel",
           "--player", "Alice <alice@club.test>", "--player", "bob@club.test"])
     capsys.readouterr()
     assert main(["--config", str(config), "status", "--json"]) == 0
@@ -96,7 +96,7 @@ def test_the_operator_resigns_a_player_extends_deadlines_and_cancels_a_game(
     config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cli = ["--config", str(config)]
-    main([*cli, "game", "new", "pure-skill", "--player", "Alice <alice@club.test>",
+    main([*cli, "game", "new", "--at-once", "pure-skill", "--player", "Alice <alice@club.test>",
           "--player", "bob@club.test", "--player", "carol@club.test"])
     assert main([*cli, "game", "resign", "pure-skill-1", "carol@club.test"]) == 0
     assert "pure-skill-1: a bot now plays Carol's seat" in capsys.readouterr().out
@@ -172,7 +172,7 @@ def test_a_player_is_readdressed_and_the_table_is_told(
     config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cli = ["--config", str(config)]
-    main([*cli, "game", "new", "goofspiel", "--player", "Alice <alice@club.test>",
+    main([*cli, "game", "new", "--at-once", "goofspiel", "--player", "Alice <alice@club.test>",
           "--player", "bob@club.test"])
     before = len(_sent(config))
     capsys.readouterr()
@@ -199,7 +199,7 @@ def test_prune_drops_bodies_and_inbound_records_of_games_that_ended_long_ago(
 
     cli = ["--config", str(config)]
     for _ in range(2):
-        main([*cli, "game", "new", "goofspiel", "--player", "alice@club.test",
+        main([*cli, "game", "new", "--at-once", "goofspiel", "--player", "alice@club.test",
               "--player", "bob@club.test", "--now", "2026-01-01T09:00:00"])
     msg = EmailMessage()
     msg["From"], msg["To"], msg["Subject"] = "alice@club.test", "referee@club.test", "[goofspiel-1]"
@@ -227,7 +227,7 @@ def test_a_mail_to_a_cancelled_game_does_not_bring_its_deadlines_back(
     from email.message import EmailMessage
 
     cli = ["--config", str(config)]
-    main([*cli, "game", "new", "goofspiel", "--player", "alice@club.test",
+    main([*cli, "game", "new", "--at-once", "goofspiel", "--player", "alice@club.test",
           "--player", "bob@club.test"])
     assert main([*cli, "game", "cancel", "goofspiel-1"]) == 0
     msg = EmailMessage()
@@ -309,10 +309,10 @@ def test_a_duration_needs_a_unit_and_has_a_maximum(
     config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cli = ["--config", str(config)]
-    assert main([*cli, "game", "new", "goofspiel", "--player", "alice@club.test",
+    assert main([*cli, "game", "new", "--at-once", "goofspiel", "--player", "alice@club.test",
                  "--player", "bob@club.test", "--option", "deadline=2"]) == 1
     assert "Option deadline: '2' needs a unit, like 2d or 2h" in capsys.readouterr().err
-    main([*cli, "game", "new", "goofspiel", "--player", "alice@club.test",
+    main([*cli, "game", "new", "--at-once", "goofspiel", "--player", "alice@club.test",
           "--player", "bob@club.test"])
     capsys.readouterr()
     assert main([*cli, "game", "extend", "goofspiel-1", "--by", "2"]) == 1

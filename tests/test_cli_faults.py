@@ -272,7 +272,8 @@ def test_the_daemon_says_a_pages_folder_it_cannot_write_once_and_goes_on(club: P
     (club / "referee.toml").write_text(text.replace('path = "in"\n',
                                                     'path = "in"\npoll_interval = "1s"\n'),
                                        encoding="utf-8")
-    new = referee("game", "new", "goofspiel", "--player", "alice@club.test", "--player",
+    new = referee("game", "new", "--at-once", "goofspiel", "--player", "alice@club.test",
+                  "--player",
                   "bob@club.test", cwd=club)
     assert new.returncode == 0, new.stderr
     out = club / "out" / "new"
@@ -511,7 +512,8 @@ def test_a_database_given_for_the_config_is_one_line(club: Path) -> None:
 ])
 def test_a_games_reminder_at_or_after_its_deadline_is_refused(
         club: Path, options: list[str], line: str) -> None:
-    new = referee("game", "new", "goofspiel", "--player", "alice@club.test", "--player",
+    new = referee("game", "new", "--at-once", "goofspiel", "--player", "alice@club.test",
+                  "--player",
                   "bob@club.test", *(a for o in options for a in ("--option", o)), cwd=club)
     one_line(new, 1, line)
     assert referee("status", cwd=club).stdout.count("goofspiel-") == 0
@@ -526,7 +528,7 @@ def database_line(club: Path, said: str) -> str:
 
 #: Every kind of command that opens the database, each as a user would type it.
 DATABASE_COMMANDS = [["init"], ["status"], ["poll"], ["run"], ["health"], ["outbox"],
-                     ["pages", "pages"], ["game", "new", "goofspiel", "--player",
+                     ["pages", "pages"], ["game", "new", "--at-once", "goofspiel", "--player",
                                           "alice@club.test", "--player", "bob@club.test"]]
 #: The commands a fault is tried in where every one was tried for another
 #: fault of the same path (each run of the referee is a second of the suite).
@@ -588,7 +590,8 @@ def test_a_file_that_is_not_a_database_is_one_line_and_74_in_every_command(
 
 def _played(club: Path) -> bytes:
     """The club's database after a game was made in it, checkpointed whole."""
-    new = referee("game", "new", "goofspiel", "--player", "alice@club.test", "--player",
+    new = referee("game", "new", "--at-once", "goofspiel", "--player", "alice@club.test",
+                  "--player",
                   "bob@club.test", cwd=club)
     assert new.returncode == 0, new.stderr
     with sqlite3.connect(club / "referee.db") as db:

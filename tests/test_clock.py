@@ -65,7 +65,7 @@ def referee(post: Post, *args: str) -> subprocess.CompletedProcess[str]:
 
 def new_game(post: Post, at: datetime) -> str:
     """A goofspiel game of Alice and Bob made at ``at``; both read the opening."""
-    made = referee(post, "game", "new", "goofspiel", "--player", "alice@example.test",
+    made = referee(post, "game", "new", "--at-once", "goofspiel", "--player", "alice@example.test",
                    "--player", "bob@example.test", "--now", iso(at))
     assert made.returncode == 0, made.stderr
     post.new_mail("alice", 1)
@@ -198,7 +198,7 @@ def deliver(folder: Path, name: str, text: str, arrived: datetime) -> None:
 def test_a_maildir_clock_ahead_of_the_files_times_holds_the_deadlines(tmp_path: Path) -> None:
     maildir_club(tmp_path)
     past = now() - timedelta(days=10)
-    made = cli(tmp_path, "game", "new", "goofspiel", "--player", "alice@club.test",
+    made = cli(tmp_path, "game", "new", "--at-once", "goofspiel", "--player", "alice@club.test",
                "--player", "bob@club.test", "--now", iso(past))
     assert made.returncode == 0, made.stderr
     deliver(tmp_path, "1.mail", "From: alice@club.test\nTo: referee@club.test\n"
@@ -217,7 +217,7 @@ def test_a_clock_behind_the_mail_is_a_warning_and_the_deadlines_go_on(tmp_path: 
     than its own clock), so a clock behind the newest mail is wrong: the
     deadlines would only fire late, and are not held."""
     maildir_club(tmp_path)
-    made = cli(tmp_path, "game", "new", "goofspiel", "--player", "alice@club.test",
+    made = cli(tmp_path, "game", "new", "--at-once", "goofspiel", "--player", "alice@club.test",
                "--player", "bob@club.test", "--now", iso(now() - timedelta(days=4)))
     assert made.returncode == 0, made.stderr
     deliver(tmp_path, "1.mail", "From: alice@club.test\nTo: referee@club.test\n"
@@ -234,7 +234,7 @@ def test_the_daemon_says_the_clock_once_and_moves_for_no_one(tmp_path: Path) -> 
     the deadlines; ``run --trust-clock`` confirms the clock at its start."""
     maildir_club(tmp_path)
     past = now() - timedelta(days=10)
-    assert cli(tmp_path, "game", "new", "goofspiel", "--player", "alice@club.test",
+    assert cli(tmp_path, "game", "new", "--at-once", "goofspiel", "--player", "alice@club.test",
                "--player", "bob@club.test", "--now", iso(past)).returncode == 0
     deliver(tmp_path, "1.mail", "From: alice@club.test\nTo: referee@club.test\n"
             "Subject: [goofspiel-1]\nMessage-ID: <1@club.test>\n\nbid 3\n",

@@ -27,7 +27,8 @@ FULL = f"the disk is full (No space left on device); {ROOM_FIX}"
 
 
 def new_game(club: Path) -> None:
-    made = referee("game", "new", "goofspiel", "--player", "alice@club.test", "--player",
+    made = referee("game", "new", "--at-once", "goofspiel", "--player", "alice@club.test",
+                   "--player",
                    "bob@club.test", cwd=club)
     assert made.returncode == 0, made.stderr
 

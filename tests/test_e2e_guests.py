@@ -167,9 +167,13 @@ def test_a_faulty_game_package_stops_only_its_own_game(club: Club, fault: str) -
         return (start + timedelta(hours=hours)).isoformat()
 
     assert club.referee("init").returncode == 0
-    made = [club.referee("game", "new", kind, "--player", alice, "--player", other,
+    made = [club.referee("game", "new", "--at-once", kind, "--player", alice, "--player", other,
                          "--now", at(0)) for kind, other in (("guest", bob), ("goofspiel", carol))]
-    assert [(r.stdout, r.stderr) for r in made] == [("guest-1\n", ""), ("goofspiel-2\n", "")]
+    assert [r.stdout for r in made] == ["guest-1\n", "goofspiel-2\n"]
+    # Only --at-once's warning: the operator's seed alone.
+    assert [r.stderr.startswith(f"referee: warning: {tag} started at once")
+            and r.stderr.count("\n") == 1
+            for r, tag in zip(made, ("guest-1", "goofspiel-2"), strict=True)] == [True, True]
     stack.wait_for("alice", 2)
     first = club.referee("poll", "--now", at(0))  # both pages written while all is well
     assert (first.returncode, first.stderr) == (0, "")

@@ -180,7 +180,7 @@ def test_a_tournament_by_email_joins_trades_a_secret_reveal_and_the_reports(
     instructions.write_text(INSTRUCTIONS, encoding="utf-8")
     # The operator starts it with no members; the opening goes to the list.
     done = subprocess.run(referee_command(
-        post, "game", "new", "loatcg", "--instructions", str(instructions),
+        post, "game", "new", "--at-once", "loatcg", "--instructions", str(instructions),
         "--option", "report_days=7", "--seed", SEED, "--now", T0.isoformat()),
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "loatcg-1\n", "")

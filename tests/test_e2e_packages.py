@@ -104,7 +104,7 @@ def test_a_lost_game_package_stops_only_its_games_and_its_mail_waits_for_it(
         return (start + timedelta(hours=hours)).isoformat()
 
     assert _ref(venv, work, "init").returncode == 0
-    made = [_ref(venv, work, "game", "new", kind, "--player", alice, "--player", other,
+    made = [_ref(venv, work, "game", "new", "--at-once", kind, "--player", alice, "--player", other,
                  "--now", at(0)) for kind, other in (("highcard", bob), ("goofspiel", carol))]
     assert [r.stdout for r in made] == ["highcard-1\n", "goofspiel-2\n"]
     hand = next(re.search(r"^Your hand: (.+)$", _text(m), re.M)

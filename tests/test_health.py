@@ -43,7 +43,7 @@ def test_status_shows_the_outbox_the_last_pass_and_the_last_error_and_outbox_ret
     capsys.readouterr()
     code, out, _ = _out([*cli, "status", "--max-age", "15m"], capsys)
     assert code == 1 and out.startswith("outbox: 0 waiting\nlast pass: none yet\n")
-    assert main([*cli, "game", "new", "goofspiel", "--player", STRANGER,
+    assert main([*cli, "game", "new", "--at-once", "goofspiel", "--player", STRANGER,
                  "--player", OTHER]) == 0
     capsys.readouterr()
     code, out, _ = _out([*cli, "status"], capsys)
@@ -92,7 +92,8 @@ def test_failed_inbound_mail_shows_in_status_and_inbound_reads_it_again_from_ima
     cli = ["-c", str(config)]
     alice, bob = mailstack.address("alice"), mailstack.address("bob")
     assert main([*cli, "init"]) == 0
-    assert main([*cli, "game", "new", "goofspiel", "--player", alice, "--player", bob]) == 0
+    assert main([*cli, "game", "new", "--at-once", "goofspiel", "--player", alice, "--player",
+                 bob]) == 0
     capsys.readouterr()
     mailstack.wait_for("alice", 1)
     mailstack.send(f"From: {alice}\r\nTo: {REF}\r\nSubject: [goofspiel-1] my bid\r\n"
@@ -152,7 +153,7 @@ def test_health_reads_the_last_pass_alone_and_says_whether_it_is_recent(
     config.write_text((Path(__file__).resolve().parents[1] / "config.example.toml").read_text())
     cli = ["-c", str(config)]
     assert main([*cli, "init"]) == 0
-    assert main([*cli, "game", "new", "goofspiel", "--player", "a@example.org",
+    assert main([*cli, "game", "new", "--at-once", "goofspiel", "--player", "a@example.org",
                  "--player", "b@example.org"]) == 0
     capsys.readouterr()
     assert _out([*cli, "health"], capsys) == (

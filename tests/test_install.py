@@ -116,7 +116,7 @@ def test_an_installed_wheel_runs_init_demo_and_poll_outside_the_checkout(
         '[mailbox]\nkind = "maildir"\npath = "in"\n'
         '[smtp]\nkind = "maildir"\npath = "out"\n', encoding="utf-8")
     assert "database ready" in _run([referee, "init"], cwd=work, env=env).stdout
-    _run([referee, "game", "new", "goofspiel", "--player", "alice@club.test",
+    _run([referee, "game", "new", "--at-once", "goofspiel", "--player", "alice@club.test",
           "--player", "bob@club.test"], cwd=work, env=env)
     for sub in ("cur", "new", "tmp"):
         (work / "in" / sub).mkdir(parents=True, exist_ok=True)

@@ -45,7 +45,7 @@ def _mail(config: Path, sender: str, text: str) -> None:
 def test_poll_is_silent_on_success_and_prints_its_summary_with_v(
     config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["-c", str(config), "game", "new", "goofspiel", "--player", ALICE,
+    assert main(["-c", str(config), "game", "new", "--at-once", "goofspiel", "--player", ALICE,
                  "--player", BOB]) == 0
     capsys.readouterr()
     assert main(["-c", str(config), "poll"]) == 0
@@ -59,8 +59,10 @@ def test_a_line_per_mail_send_and_deadline_in_a_json_log_file_with_no_secret(
 ) -> None:
     cli = ["-c", str(config), "--log-level", "info", "--log-file",
            str(config.parent / "referee.log"), "--log-format", "json"]
-    assert main([*cli, "game", "new", "goofspiel", "--player", ALICE, "--player", BOB,
+    assert main([*cli, "game", "new", "--at-once", "goofspiel", "--player", ALICE, "--player", BOB,
                  "--now", "2026-01-05T09:00:00"]) == 0
+    # The operator is warned that no player's entropy is mixed (not a log line).
+    assert capsys.readouterr().err.startswith("referee: warning: goofspiel-1 started at once")
     _mail(config, ALICE, "bid 4\nbid 99")
     assert main([*cli, "poll", "--now", "2026-01-05T10:00:00"]) == 0
     assert main([*cli, "poll", "--now", "2026-01-09T10:00:00"]) == 0  # Bob's deadline passed

@@ -55,7 +55,8 @@ def outbox_rows(config: Path) -> int:
 
 def test_a_staging_copy_on_the_clubs_mailbox_reads_nothing_until_it_adopts_it(
         post: Post, tmp_path: Path) -> None:
-    made = cli(post.config_path, "game", "new", "goofspiel", "--player", "alice@example.test",
+    made = cli(post.config_path, "game", "new", "--at-once", "goofspiel", "--player",
+               "alice@example.test",
                "--player", "bob@example.test")
     assert made.returncode == 0, made.stderr
     tag = made.stdout.strip()

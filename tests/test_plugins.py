@@ -92,7 +92,8 @@ def test_the_installed_game_is_played_to_its_end_by_maildir_through_the_cli(
     (work / "referee.toml").write_text(CLUB, encoding="utf-8")
     _run([*referee, "init"], cwd=work, env=_env())
     now = "2026-03-02T12:00:00"
-    tag = _run([*referee, "game", "new", "highcard", "--player", "Alice <alice@club.test>",
+    tag = _run([*referee, "game", "new", "--at-once", "highcard", "--player",
+                "Alice <alice@club.test>",
                 "--player", "Bob <bob@club.test>", "--option", "cards=3", "--seed", "club",
                 "--now", now], cwd=work, env=_env()).stdout.strip()
     assert tag == "highcard-1"
@@ -194,10 +195,10 @@ def test_the_cli_says_each_broken_package_once_and_plays_the_other_games(
     assert "goofspiel: Goofspiel, 2 players (built in)" in out
     assert len(err.splitlines()) == 2 and all("game package" in ln for ln in err.splitlines())
     cli = ["--config", str(config)]
-    assert main([*cli, "game", "new", "nowhere", "--player", "a@club.test",
+    assert main([*cli, "game", "new", "--at-once", "nowhere", "--player", "a@club.test",
                  "--player", "b@club.test"]) == 1
     assert "broken-game failed to load" in capsys.readouterr().err
-    assert main([*cli, "game", "new", "goofspiel", "--player", "a@club.test",
+    assert main([*cli, "game", "new", "--at-once", "goofspiel", "--player", "a@club.test",
                  "--player", "b@club.test"]) == 0
     for sub in ("cur", "new", "tmp"):
         (tmp_path / "in" / sub).mkdir(parents=True, exist_ok=True)

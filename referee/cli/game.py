@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 
 from referee.cli.common import Command, Subparsers, duration, opened, parse_now, send_unless_busy
 from referee.config import format_duration
-from referee.service import Referee, RefereeError
+from referee.service import Referee, RefereeError, now_utc
+from referee.service.club.tables import Refused
 
 #: Where a flag's value goes that names a file whose text is an option.
 FILE = "file:"
@@ -83,6 +84,13 @@ def add_parser(sub: Subparsers) -> None:
     new.games_before = new.add_argument("--seed",
                                         help="the game's random seed (default: random)")
     new.add_argument("--now", help="the time to start the game at (ISO-8601)")
+    new.add_argument("--at-once", action="store_true",
+                     help="start now with the operator's seed alone: no player adds entropy "
+                          "(by default the players are seated and the game starts when each "
+                          "has added theirs, or at the start deadline)")
+    new.add_argument("--start-within", metavar="DURATION",
+                     help="the start deadline, from now, like 2d (default: the game's move "
+                          "deadline)")
     resign = game.add_parser("resign", help="hand a player's seat to a bot")
     resign.add_argument("tag")
     resign.add_argument("address")
@@ -101,6 +109,7 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     with opened(args, remember_games=True) as referee:
         print(SUBCOMMANDS[args.game_cmd](referee, args))
+        sys.stdout.flush()
         send_unless_busy(referee, parse_now(args.now))
         return 0
 
@@ -117,9 +126,31 @@ def _new(referee: Referee, args: argparse.Namespace) -> str:
     for key, path in vars(args).items():
         if key.startswith(FILE) and path is not None:
             options[key.removeprefix(FILE)] = _read_text(path)
-    return referee.operator.create_game(args.kind, args.player, bots=args.bot,
-                                        options=options, seed=args.seed,
-                                        now=parse_now(args.now))
+    now = parse_now(args.now)
+    if args.at_once or not args.player:
+        # No seat to wait for (bots alone, or members who join by mail),
+        # or the operator's explicit opt-out: the operator's seed alone.
+        tag = referee.operator.create_game(args.kind, args.player, bots=args.bot,
+                                           options=options, seed=args.seed, now=now,
+                                           operator_seed=bool(args.at_once and args.player))
+        if args.at_once and args.player:
+            print(f"referee: warning: {tag} started at once: its draws come from the "
+                  "operator's seed alone, with no player's entropy, and its opening says so; "
+                  "without --at-once the players add theirs first (docs/fairness.md)",
+                  file=sys.stderr)
+        return tag
+    start = now or now_utc()
+    start_by = (start + duration("--start-within", args.start_within)
+                if args.start_within else None)
+    try:
+        table = referee.club.open_for_operator(args.kind, args.player, bots=args.bot,
+                                               options=options, now=start, start_by=start_by,
+                                               seed=args.seed)
+    except Refused as e:
+        raise RefereeError(str(e)) from None
+    return (f"{table.tag}: {len(table.seated)} player(s) seated and mailed; the game starts "
+            f"when each has added entropy, at the latest {table.expires_at:%Y-%m-%d %H:%M} "
+            f"UTC\n{table.tag}: seed-sha256 {table.seed_sha256}")
 
 
 def _resign(referee: Referee, args: argparse.Namespace) -> str:

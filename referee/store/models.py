@@ -370,6 +370,12 @@ class OpenTable(Base):
     #: fingerprint is in every mail about the table, before any seat's
     #: entropy); None for a table opened before, which draws it at the start.
     seed: Mapped[str | None] = mapped_column(String(64), default=None)
+    #: Opened by the operator's ``game new`` (issue 38): every seat filled
+    #: by them; it starts when each player has given entropy, or at
+    #: ``expires_at`` (its start deadline) with those who gave none listed.
+    by_operator: Mapped[bool] = mapped_column(default=False, server_default=false())
+    #: The bot seats of its game (an operator's table only), after the players'.
+    bots: Mapped[int] = mapped_column(default=0, server_default="0")
 
     opener: Mapped[Player] = relationship()
     seats: Mapped[list[TableSeat]] = relationship(

@@ -399,14 +399,15 @@ def test_game_new_reads_the_instructions_file_and_names_a_bad_line(
         f'[smtp]\nkind = "maildir"\npath = "{tmp_path / "out"}"\n', encoding="utf-8")
     bad = tmp_path / "bad.txt"
     bad.write_text("1. points ore 1\n2. points wol 2\n", encoding="utf-8")
-    assert main(["-c", str(toml), "game", "new", "loatcg", "--instructions", str(bad)]) == 1
+    assert main(["-c", str(toml), "game", "new", "--at-once", "loatcg", "--instructions",
+                 str(bad)]) == 1
     err = capsys.readouterr().err
     assert err == ("referee: instructions: line 2: 'wol' is not a card type; the types are "
                    "ore, wool, lumber, apple, diamond, steel, paper, fabric (or basic, refined, "
                    "all)\n")
     good = tmp_path / "good.txt"
     good.write_text("1. points ore 1\n2. points wool 2\n", encoding="utf-8")
-    assert main(["-c", str(toml), "game", "new", "loatcg", "--instructions", str(good),
+    assert main(["-c", str(toml), "game", "new", "--at-once", "loatcg", "--instructions", str(good),
                  "--option", "report_days=5", "--now", "2026-03-02T12:00"]) == 0
     assert capsys.readouterr().out == "loatcg-1\n"
     (opening,) = club.new_mail()

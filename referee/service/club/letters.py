@@ -51,11 +51,19 @@ def letters(done: Done, table: TableView, writer: str, who: str,
         out = [Letter(writer, "club_opened", {"t": table, "list": public_list,
                                               **_entropy(done.entropy)})]
         out += [invitation(i, table) for i in done.invitations]
+    elif done.what == "seated":  # the operator's table: each player told
+        return [Letter(address, "club_seated", {"t": table, "name": name,
+                                                "options": options_text(table)})
+                for address, name in zip(done.tell, table.seated, strict=False)]
     elif done.what == "started":
         started = {"t": table, "game": done.game}
+        # The entropy that started it (an operator's table), quoted back.
+        yours = ([Letter(writer, "club_entropy", {"t": table, "game": done.game,
+                                                  **_entropy(done.entropy)})]
+                 if writer and done.entropy is not None else [])
         if public_list:
-            return [Letter(public_list, "club_started", started, public=True)]
-        return [Letter(address, "club_started", started) for address in done.tell]
+            return [*yours, Letter(public_list, "club_started", started, public=True)]
+        return [*yours, *(Letter(address, "club_started", started) for address in done.tell)]
     elif done.what in ("expired", "cancelled"):
         # Cancelled by the opener's ``leave``, or by the operator's
         # ``table cancel`` (``who`` is no one at the table then).
@@ -63,7 +71,8 @@ def letters(done: Done, table: TableView, writer: str, who: str,
                   "by_opener": who == table.opener}
         return [Letter(address, "club_closed", closed) for address in done.tell]
     elif done.what == "entropy":
-        return [Letter(writer, "club_entropy", {"t": table, **_entropy(done.entropy)})]
+        return [Letter(writer, "club_entropy", {"t": table, "game": None,
+                                                **_entropy(done.entropy)})]
     else:  # joined, accepted, left, declined: the opener is told last
         opener = done.tell[-1] if done.tell else ""
         out = [Letter(address, "club_seat",

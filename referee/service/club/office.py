@@ -18,6 +18,7 @@ from referee.service.club.sending import send
 from referee.service.club.tables import Done, Refused, Tables, TableView
 from referee.service.outgoing.delivery import Delivery
 from referee.service.play import results
+from referee.service.play.operator import move_deadline
 from referee.service.play.ratings import ALL_TIME
 from referee.store import models as m
 from referee.store.db import now_utc
@@ -47,6 +48,25 @@ class ClubOffice:
             done = self.tables.cancel(db, tag, now)
             return self._tell(db, done, now)
 
+    def open_for_operator(self, kind: str, players: list[str], bots: int = 0,
+                          options: dict[str, str] | None = None, now: datetime | None = None,
+                          start_by: datetime | None = None,
+                          seed: str | None = None) -> TableView:
+        """The operator's ``game new`` (issue 38): a table with every seat
+        filled, its seed committed to now; each player is mailed that they
+        are seated and how to give entropy. It starts when all have, or at
+        ``start_by`` (by default, the game's move deadline from now).
+        Raises :class:`~referee.service.club.tables.Refused` (nothing done)
+        for what the game would refuse. Returns the table."""
+        now = now or now_utc()
+        options = dict(options or {})
+        if start_by is None:
+            start_by = now + move_deadline(options, self.config)
+        with self.sessions.begin() as db:
+            done = self.tables.open_for_operator(db, kind, players, bots, options, now,
+                                                 start_by, seed)
+            return self._tell(db, done, now)
+
     def add_member(self, address: str, now: datetime | None = None) -> m.Player:
         """Make ``address`` ("Name <addr>" or addr) a member: they may open
         tables and be invited. Returns the player (detached)."""
@@ -66,8 +86,9 @@ class ClubOffice:
             for done in closed:
                 self._tell(db, done, now)
         if closed:
-            log.info("%d open table(s) expired: %s", len(closed),
-                     ", ".join(d.table for d in closed))
+            log.info("%d open table(s) expired or started at their start deadline: %s",
+                     len(closed), ", ".join(d.table + (f" as {d.game}" if d.game else "")
+                                            for d in closed))
         return len(closed)
 
     def standings(self, kind: str | None = None, season: str | None = None,

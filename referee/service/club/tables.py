@@ -43,6 +43,7 @@ from referee.service.outgoing.addresses import new_token
 from referee.service.play import pace, player_names
 from referee.service.play.operator import Operator, parse_player
 from referee.store import models as m
+from referee.store.db import now_utc
 
 #: An address that has not answered an invitation gets at most one
 #: invitation mail in so long.
@@ -115,6 +116,11 @@ class TableView:
     #: The commitment to the seed of the game it becomes, published from
     #: its opening on (None: a table opened before tables kept one).
     seed_sha256: str | None = None
+    #: Opened by the operator's ``game new``: every seat filled by them,
+    #: starting when each has given entropy or at ``expires_at``.
+    by_operator: bool = False
+    #: The seated who have given their entropy (an operator's table).
+    contributed: tuple[str, ...] = ()
 
     @property
     def seats_left(self) -> int:
@@ -258,6 +264,81 @@ class Tables:
         return Done("opened", table.tag, tell=(player.address,), invitations=invitations,
                     post=n > len(humans), entropy=entropy)
 
+    def open_for_operator(self, db: Session, kind: str, players: Sequence[str], bots: int,
+                          options: dict[str, str], now: datetime, start_by: datetime,
+                          seed: str | None = None) -> Done:
+        """The operator's ``game new`` (issue 38): a table with every seat
+        filled by them, its seed drawn (or ``seed``) and committed to now;
+        each player is told they are seated and may give entropy (a reply,
+        or ``entropy WORDS``); the game starts when all have, or at
+        ``start_by``. The game is made once in a savepoint first, so what
+        it would refuse is refused now, nothing written."""
+        parsed = []
+        for written in players:
+            try:
+                parsed.append(parse_player(written))
+            except RefereeError as e:
+                raise Refused(str(e)) from None
+        if not parsed:
+            raise Refused("An operator's table needs a player to give entropy.")
+        seed = seed or secrets.token_hex(16)
+        trial = db.begin_nested()
+        try:
+            self.operator.create_in(db, kind, list(players), bots, dict(options), now,
+                                    seed, entropy=[None] * len(parsed))
+        except RefereeError as e:
+            raise Refused(str(e)) from None
+        finally:
+            trial.rollback()
+        seated = [_player(db, addr, name, now) for addr, name in parsed]
+        for player, (_, name) in zip(seated, parsed, strict=True):
+            if name and not player.name:
+                player.name = name  # as the game would seat them
+        n = len(seated)
+        table = m.OpenTable(tag="", kind=kind, options=dict(options), opener=seated[0],
+                            seats_min=n, seats_max=n, status=m.TABLE_OPEN, created_at=now,
+                            expires_at=start_by, seed=seed, by_operator=True, bots=bots)
+        db.add(table)
+        db.flush()
+        table.tag = f"{kind}-t{table.id}"
+        for player in seated:
+            table.seats.append(m.TableSeat(player=player, state=m.SEATED, answered_at=now))
+        db.flush()
+        return Done("seated", table.tag, tell=tuple(p.address for p in seated))
+
+    def contribute(self, db: Session, writer: str, tag: str, entropy: Entropy,
+                   now: datetime) -> Done | None:
+        """A seated player's first mail about the operator's table ``tag``
+        gives its Message-ID as their entropy; the game starts once every
+        player has given theirs. None: not theirs to give (no such open
+        operator's table, no seat, or given already)."""
+        addr, _ = _address(writer)
+        table = db.scalar(select(m.OpenTable).where(m.OpenTable.tag == tag.casefold()))
+        if table is None or not table.by_operator or table.status != m.TABLE_OPEN:
+            return None
+        seat = _seat_of(table, db.scalar(select(m.Player).where(m.Player.address == addr)))
+        if seat is None or seat.state != m.SEATED or seat.entropy or entropy is None:
+            return None
+        _give(seat, entropy)
+        db.flush()
+        return self._all_given(db, table, now) or Done("entropy", table.tag, tell=(addr,),
+                                                       entropy=entropy)
+
+    def seated_at_operator_table(self, db: Session, address: str, tag: str) -> bool:
+        """Whether ``address`` has a seat at the open operator's table ``tag``."""
+        table = db.scalar(select(m.OpenTable).where(m.OpenTable.tag == tag.casefold()))
+        if table is None or not table.by_operator or table.status != m.TABLE_OPEN:
+            return False
+        player = db.scalar(select(m.Player).where(m.Player.address == address))
+        seat = _seat_of(table, player)
+        return seat is not None and seat.state == m.SEATED
+
+    def _all_given(self, db: Session, table: m.OpenTable, now: datetime) -> Done | None:
+        """An operator's table whose every seat has given entropy starts."""
+        if table.by_operator and all(s.entropy for s in _people(table).seated):
+            return self._start(db, table, now)
+        return None
+
     # -- seats -----------------------------------------------------------------
 
     def join(self, db: Session, writer: str, tag: str, now: datetime,
@@ -291,6 +372,8 @@ class Tables:
         seat = _seat_of(table, db.scalar(select(m.Player).where(m.Player.address == addr)))
         if seat is None or seat.state != m.SEATED:
             raise Refused(f"You have no seat at {tag}.")
+        if table.by_operator:
+            raise Refused(f"The operator seated you at {tag}; ask them to change the game.")
         if seat.player_id == table.opener_id:
             return self._close(table, m.TABLE_CANCELLED, now, "cancelled")
         table.seats.remove(seat)
@@ -304,7 +387,8 @@ class Tables:
         table, seat = self._invitation(db, writer, tag, token)
         return self._take(db, table, seat, "accepted", now, entropy)
 
-    def give_entropy(self, db: Session, writer: str, tag: str, words: str) -> Done:
+    def give_entropy(self, db: Session, writer: str, tag: str, words: str,
+                     now: datetime | None = None) -> Done:
         """The writer's ``entropy TAG WORDS``: their own words for the
         draws, in place of what their seat at the open table ``tag`` gave."""
         addr, _ = _address(writer)
@@ -320,6 +404,10 @@ class Tables:
         given: Entropy = (words, WORDS)
         _give(seat, given)
         db.flush()
+        started = self._all_given(db, table, now or now_utc())
+        if started is not None:
+            return Done(started.what, started.table, game=started.game, tell=started.tell,
+                        entropy=given)
         return Done("entropy", table.tag, tell=(addr,), entropy=given)
 
     def decline(self, db: Session, writer: str, tag: str | None, now: datetime,
@@ -336,6 +424,9 @@ class Tables:
         start with those seated, enough of them."""
         addr, _ = _address(writer)
         table = self._open_table(db, tag)
+        if table.by_operator:
+            raise Refused(f"The operator opened {tag}; it starts when every player has given "
+                          f"entropy, or on {table.expires_at:%Y-%m-%d %H:%M} UTC.")
         if table.opener.address != addr:
             raise Refused(f"Only {table.opener.name or table.opener.address}, who opened "
                           f"{tag}, may start it.")
@@ -353,11 +444,13 @@ class Tables:
 
     def expire(self, db: Session, now: datetime) -> list[Done]:
         """Close the open tables past ``[club] table_days``, each with who
-        to tell (those seated or invited)."""
+        to tell (those seated or invited); an operator's table past its
+        start deadline starts instead, those who gave no entropy listed."""
         due = db.scalars(select(m.OpenTable).where(m.OpenTable.status == m.TABLE_OPEN,
                                                    m.OpenTable.expires_at <= now)
                          .order_by(m.OpenTable.id))
-        return [self._close(table, m.TABLE_EXPIRED, now, "expired") for table in list(due)]
+        return [self._start(db, table, now) if table.by_operator
+                else self._close(table, m.TABLE_EXPIRED, now, "expired") for table in list(due)]
 
     def listing(self, db: Session) -> list[TableView]:
         """The open tables, oldest first."""
@@ -404,9 +497,12 @@ class Tables:
             entropy = (None if table.seed is None else
                        [(s.entropy, s.entropy_how or MESSAGE_ID) if s.entropy else None
                         for s in seated])
-            game = self.operator.create_in(db, table.kind, players, options=dict(table.options),
-                                           now=now, teams=teams, seed=table.seed,
-                                           entropy=entropy)
+            silent = ([(i, _name(s.player)) for i, s in enumerate(seated, start=1)
+                       if not s.entropy] if table.by_operator else [])
+            game = self.operator.create_in(db, table.kind, players, bots=table.bots,
+                                           options=dict(table.options), now=now, teams=teams,
+                                           seed=table.seed, entropy=entropy, silent=silent,
+                                           silent_by=table.expires_at)
         except RefereeError as e:
             raise Refused(f"{table.tag} cannot start: {e}") from None
         table.status, table.ended_at = m.TABLE_STARTED, now
@@ -591,7 +687,8 @@ def _view(db: Session, table: m.OpenTable) -> TableView:
         tuple(_name(s.player) for s in people.invited),
         table.seats_min, table.seats_max, table.expires_at, rematch,
         tuple((str(k), str(v)) for k, v in table.options.items()), table.created_at,
-        None if table.seed is None else seed_fingerprint(table.seed))
+        None if table.seed is None else seed_fingerprint(table.seed), table.by_operator,
+        tuple(_name(s.player) for s in people.seated if s.entropy))
 
 
 def _give(seat: m.TableSeat, entropy: Entropy) -> None:

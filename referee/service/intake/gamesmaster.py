@@ -112,6 +112,9 @@ class GamesMaster:
                            if (seat := self.tables.invitation_of(db, token)) is not None), None)
         addressed = claim is not None or invitation is not None
         lines = _club_lines(letter.lines)
+        if not lines and not addressed and (tag := _table_tag(msg.subject)) is not None and (
+                self.tables.seated_at_operator_table(db, msg.sender, tag)):
+            return self._contribute(db, letter, tag)
         if not lines:
             if addressed:  # an unmarked autoresponder's reply, or "thanks"
                 return Judgement("ignored", "not answered: a reply to the club's mail with "
@@ -128,6 +131,35 @@ class GamesMaster:
                 player is not None and _seated(db, player)):
             return GO_ON  # a player's line that only starts like the club's
         return self._do_all(db, letter, lines, player, claim, invitation)
+
+    def _contribute(self, db: Session, letter: Mail, tag: str) -> Judgement:
+        """A seated player's mail about the operator's table ``tag`` with
+        no club line: its Message-ID is their entropy, if they have given
+        none (issue 38); answered with it quoted back."""
+        msg, now = letter.msg, letter.now
+        domain = self.senders.verify_domain(letter)
+        if domain.failed:
+            return Judgement("ignored", f"not answered: a mail about {tag} its sender's "
+                                        f"domain disowns ({domain.detail})")
+        if not domain.passed and self.config.auth.require != "none":
+            return Judgement("ignored", f"not answered: a mail about {tag} nothing vouches "
+                                        "for; 'entropy TAG WORDS' from a vouched mail counts")
+        allowance = self.budgets.charge(db, msg.sender, loop_digest(letter), now)
+        if allowance is not Allowance.ANSWER:
+            return Judgement("ignored", "not answered: over the reply budget, or the same "
+                                        "mail again")
+        did = self.tables.contribute(db, msg.sender, tag, _entropy_of(letter, []), now)
+        if did is None:
+            return Judgement("ignored", f"not answered: a mail about {tag} from a seat that "
+                                        "gave its entropy already, or none to give")
+        table = self.tables.view(db, did.table)
+        assert table is not None
+        send(db, self.delivery,
+             letters.letters(did, table, msg.sender, self._name(db, msg.sender),
+                             self.config.referee.public_list, self.config.club.table_days),
+             now, in_reply_to=msg.message_id, references=msg.references)
+        return Judgement("processed", f"club: entropy {did.table}"
+                                      + (f", started as {did.game}" if did.game else ""))
 
     def _do_all(self, db: Session, letter: Mail,
                 lines: Sequence[tuple[str, Line]],
@@ -223,7 +255,7 @@ class GamesMaster:
                 raise Refused("Write the table's tag after 'entropy', like 'entropy "
                               "spades-t12 my own words', or write it in a reply to a mail "
                               "about the table.")
-            return self.tables.give_entropy(db, writer, tag, found.words)
+            return self.tables.give_entropy(db, writer, tag, found.words, now)
         verb, tag = found.verb, found.tag
         if verb == "rematch":
             if letter.tag is None:

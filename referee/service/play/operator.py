@@ -55,24 +55,33 @@ class Operator:
         self, kind: str, players: Sequence[str], bots: int = 0,
         options: dict[str, str] | None = None, now: datetime | None = None,
         seed: str | None = None, teams: Sequence[str | None] = (),
+        operator_seed: bool = False,
     ) -> str:
-        """Create a game, queue the opening, and return its tag."""
+        """Create a game, queue the opening, and return its tag.
+        ``operator_seed``: the opening says plainly that the operator chose
+        the seed and no player's entropy is mixed in (``game new
+        --at-once``)."""
         with self.sessions.begin() as db:
             return self.create_in(db, kind, players, bots, options, now or now_utc(), seed,
-                                  teams)
+                                  teams, operator_seed=operator_seed)
 
     def create_in(
         self, db: Session, kind: str, players: Sequence[str], bots: int = 0,
         options: dict[str, str] | None = None, now: datetime | None = None,
         seed: str | None = None, teams: Sequence[str | None] = (),
         entropy: Sequence[tuple[str, str] | None] | None = None,
+        silent: Sequence[tuple[int, str]] = (), silent_by: datetime | None = None,
+        operator_seed: bool = False,
     ) -> str:
         """:meth:`create_game` in the caller's transaction (a table of the
         club filled by mail, ``referee.service.club``): the seats in the
         order given, the game's own rules drawing the seating from them.
         ``entropy``: each player's own contribution (value, how) or None, in
         the order of ``players``: the game draws with the ``mixed`` scheme
-        (issue 38); without it, from the referee's seed alone (``keyed``)."""
+        (issue 38); without it, from the referee's seed alone (``keyed``).
+        ``silent``: the seats (position, name) of an operator's table that
+        gave no entropy by its start deadline ``silent_by``, listed in the
+        opening and its public record."""
         now = now or now_utc()
         try:
             engine = get_game(kind)
@@ -160,13 +169,27 @@ class Operator:
         if game.draws == MIXED:
             mixed = (" Every draw is keyed by the seed mixed with the players' own entropy."
                      + (mixed or " No player gave any."))
+        by = f"{silent_by:%Y-%m-%d %H:%M} UTC" if silent_by else "the start"
+        mixed += "".join(f" Seat {pos} ({name}) gave no entropy by {by}."
+                         for pos, name in silent)
+        if operator_seed:
+            mixed += (" The operator chose the seed, and no player's entropy is mixed in: "
+                      "the game started at once.")
         db.add(m.Event(game_id=game.id, step=0, kind=m.SEED_EVENT,
                        text=f"The secret seed of every draw is fixed; its SHA-256 "
                             f"fingerprint is {fingerprint}.{mixed}",
                        public=True, data={"seed_sha256": fingerprint,
                                           **({"entropy": game.entropy}
-                                             if game.draws == MIXED else {})}, at=now))
+                                             if game.draws == MIXED else {}),
+                                          **({"silent": [{"position": p, "name": n}
+                                                         for p, n in silent],
+                                              "silent_by": by} if silent else {}),
+                                          **({"operator_seed": True}
+                                             if operator_seed else {})}, at=now))
         gs = GameSession(self.config, self.delivery.composer, db, game, now)
+        gs.opening_context = {
+            "silent": [{"position": p, "name": n} for p, n in silent], "silent_by": by,
+            "operator_seed": operator_seed}
         gs.owed_before = frozenset()  # what the opening asks for is news to all
         for ev in result.events:
             db.add(m.Event(game_id=game.id, step=0, kind=ev.kind, text=ev.text,
@@ -294,6 +317,12 @@ def parse_player(text: str) -> tuple[str, str]:
     addr = addr.strip().lower()
     return addr, (player_names.clean(name)
                   or player_names.clean(addr.partition("@")[0].capitalize()))
+
+
+def move_deadline(options: dict[str, str], config: Config) -> timedelta:
+    """The move deadline a game of ``options`` (as written) would have:
+    its ``deadline=``, else the config's default."""
+    return _duration_option(dict(options), "deadline", config.deadlines.default)
 
 
 def _duration_option(raw: dict[str, str], key: str, default: timedelta) -> timedelta:

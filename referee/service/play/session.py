@@ -113,6 +113,11 @@ class GameSession:
         #: How the game's result moved its players in the standings, once
         #: it ended in this session (:meth:`rate`).
         self.standings_moved: dict[str, Any] | None = None
+        #: What the opening alone says of the seed (issue 38): the seats of
+        #: an operator's table that gave no entropy by its start deadline
+        #: (``silent``, ``silent_by``), or that the operator chose the seed
+        #: with no player's entropy (``operator_seed``).
+        self.opening_context: dict[str, Any] = {}
 
     def changed(self) -> None:
         """Count a change to what the game's page shows (``referee.service.pages``)."""
@@ -597,6 +602,7 @@ class GameSession:
                 # How the result moved the players in the club's standings,
                 # for the game's last mail; None: no standings, or not over.
                 "standings_moved": self.standings_moved,
+                **self.opening_context,
             }
         return out
 

@@ -82,7 +82,7 @@ def test_the_command_line_prints_a_bad_teams_value_in_one_line(
     cli = ["--config", str(path)]
     assert main([*cli, "init"]) == 0
     args = [a for p in PLAYERS for a in ("--player", p)]
-    assert main([*cli, "game", "new", "spades", *args, "--option",
+    assert main([*cli, "game", "new", "--at-once", "spades", *args, "--option",
                  "teams=Ann Lee+Eve,Ben+Dan"]) == 1
     assert capsys.readouterr().err == (
         "referee: teams: There is no player 'Eve'. You may name Ann Lee, Ben Ray, Cat Moss or "

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
 #: The newest revision in ``migrations/versions``: bump it with each new
 #: migration (tests/store/test_db.py checks it against Alembic's head).
-SCHEMA_HEAD = "0020"
+SCHEMA_HEAD = "0021"
 #: Alembic's own table of the revision a database is at.
 VERSION_TABLE = "alembic_version"
 #: The database errors that mean "away or busy, try again later" (a lost

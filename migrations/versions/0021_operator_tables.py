@@ -2,8 +2,8 @@
 every seat filled by the operator; it starts when each player has given
 their entropy, or at its start deadline (``expires_at``); its bot seats
 
-Revision ID: 0020
-Revises: 0019
+Revision ID: 0021
+Revises: 0020
 Create Date: 2026-11-29 14:00:00
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = '0020'
-down_revision: str | None = '0019'
+revision: str = '0021'
+down_revision: str | None = '0020'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -90,16 +90,19 @@ class OutboxSender:
         if row.game_id is None:
             return ""
         if row.game_id not in self._tags:
-            self.learn_tags(db, [row])
+            self._fetch_tags(db, {row.game_id})
         return self._tags[row.game_id]
 
     def learn_tags(self, db: Session, rows: Sequence[m.Outbox]) -> None:
-        """The tags of the games of ``rows`` not known yet, in one query
-        (for the log lines of their sending)."""
+        """The tags of the games of ``rows`` not known yet, in one query,
+        where the log lines of their sending are read (INFO)."""
         wanted = {r.game_id for r in rows if r.game_id is not None} - self._tags.keys()
         if wanted and log.isEnabledFor(logging.INFO):
-            found = dict(db.execute(TAGS, {"ids": sorted(wanted)}).tuples().all())
-            self._tags.update({i: found.get(i) or "" for i in wanted})
+            self._fetch_tags(db, wanted)
+
+    def _fetch_tags(self, db: Session, ids: set[int]) -> None:
+        found = dict(db.execute(TAGS, {"ids": sorted(ids)}).tuples().all())
+        self._tags.update({i: found.get(i) or "" for i in ids})
 
     def log_row(self, db: Session, level: int, row: m.Outbox, text: str, *args: object,
                 exc_info: bool = False) -> None:

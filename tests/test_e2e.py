@@ -540,6 +540,10 @@ def progress(db_path: Path) -> tuple[int, int]:
 class Crashes:
     kills: int = 0
     mid_pass: int = 0  # kills that struck after the pass had committed something
+    #: How long the last pass that ran to its end took, from its start (0:
+    #: none yet): the clock strikes within it, so kills land inside passes
+    #: whether the machine is idle or loaded.
+    span: float = 0.0
     #: Seconds the clock's strike waits on top: grown each time a kill struck
     #: before the pass had committed anything (a loaded machine starts late).
     later: float = 0.0
@@ -550,8 +554,9 @@ def poll_through_crashes(post: Post, now: datetime, rng: random.Random, crashes:
     """Run ``referee poll`` and SIGKILL it at a random point, until a pass exits 0.
 
     The kill comes after a random number of processed messages, of sent mails, or
-    of seconds into the pass, so it strikes inside intake, inside the outbox and
-    anywhere between (between an SMTP 250 and the row marked sent, for one).
+    at a random point of a pass's expected length, so it strikes inside intake,
+    inside the outbox and anywhere between (between an SMTP 250 and the row
+    marked sent, for one).
     """
     command = referee_command(post, "poll", "--now", now.isoformat())
     if streaming:
@@ -560,12 +565,14 @@ def poll_through_crashes(post: Post, now: datetime, rng: random.Random, crashes:
         before = progress(post.db_path)
         with log.open("a") as out:
             proc = subprocess.Popen(command, cwd=REPO_ROOT, stdout=out, stderr=out)
+        started = time.monotonic()
         trigger = rng.choice(("intake", "outbox", "clock")) if attempt < 10 else "none"
         target = (before[0] + rng.randint(1, 8), before[1] + rng.randint(1, 10))
-        # A streaming pass starts its sending child before it reads: later.
-        kill_at = time.monotonic() + startup + crashes.later + rng.uniform(0.05, 0.6) * (
-            1 if trigger == "clock" else 2) * (4 if streaming else 1)
-        give_up = time.monotonic() + GIVE_UP
+        # Before any pass has run to its end, its length is a guess: the start-up
+        # and a second (a streaming pass starts its sending child before it reads).
+        expected = crashes.span or startup + (4 if streaming else 1)
+        kill_at = started + crashes.later + expected * rng.uniform(0.3, 0.9)
+        give_up = started + GIVE_UP
         while proc.poll() is None:
             now_progress = progress(post.db_path) if trigger != "clock" else before
             # Intake commits in batches (a savepoint a mail): its progress
@@ -580,13 +587,14 @@ def poll_through_crashes(post: Post, now: datetime, rng: random.Random, crashes:
             time.sleep(0.005)
         code = proc.wait()
         if code == 0:
+            crashes.span, crashes.later = time.monotonic() - started, 0.0
             return
         assert code == -signal.SIGKILL, f"referee poll failed:\n{log.read_text()}"
         crashes.kills += 1
         if progress(post.db_path) != before:
             crashes.mid_pass += 1
         else:
-            crashes.later += startup / 2
+            crashes.later += expected / 4
     raise AssertionError("no pass completed")
 
 

@@ -138,7 +138,10 @@ class Composer:
             head, _, body = text.partition("\n")
             if not head.startswith("Subject:"):
                 raise ValueError(f"template {folder}/{template}.txt must start with 'Subject:'")
-        body = _BLANK_LINES.sub("\n\n", body.lstrip("\n")).rstrip() + "\n"
+        body = body.lstrip("\n")
+        if "\n\n\n" in body:  # the search costs a tenth of a render; most have none
+            body = _BLANK_LINES.sub("\n\n", body)
+        body = body.rstrip() + "\n"
         # A name stored before names were cleaned may hold a control
         # character: a space in the subject, never a mail that cannot be made.
         return one_line(head.removeprefix("Subject:")), body

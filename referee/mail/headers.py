@@ -63,6 +63,8 @@ def find_tag(subject: str) -> str | None:
 Headers = Mapping[str, list[str]]
 
 
+#: What no address we read holds: spaces, control characters.
+_NOT_IN_ADDRESS = re.compile(r"[\s\x00-\x1f\x7f]")
 #: A byte the parser could not decode, kept as a lone surrogate.
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
@@ -74,7 +76,7 @@ def read_headers(msg: Message) -> dict[str, list[str]]:
     """
     out: dict[str, list[str]] = {}
     for name, value in msg.raw_items():
-        text = re.sub(r"[\r\n]", "", str(value)).strip()
+        text = str(value).replace("\r", "").replace("\n", "").strip()
         if _ESCAPED_BYTE.search(text):  # raw 8-bit header (RFC 6532)
             text = decode_bytes(text.encode("utf-8", "surrogateescape"), None)
         out.setdefault(name.lower(), []).append(text)
@@ -114,7 +116,7 @@ def _readable(pairs: Sequence[tuple[str, str]]) -> Iterator[tuple[str, str]]:
     """:func:`parsed_addresses` of the pairs ``getaddresses`` read."""
     for name, addr in pairs:
         addr = addr.strip().lower()
-        if "@" in addr and len(addr) <= MAX_ADDRESS and not re.search(r"[\s\x00-\x1f\x7f]", addr):
+        if "@" in addr and len(addr) <= MAX_ADDRESS and not _NOT_IN_ADDRESS.search(addr):
             yield one_line(decode_words(name[:MAX_ENCODED]))[:MAX_NAME], addr
 
 

@@ -78,8 +78,11 @@ def transfer_encoding(body: str) -> str:
     """How a UTF-8 text body goes out: ``7bit`` or ``8bit`` when no line
     passes :data:`WIDTH` bytes (as the ``email`` package chooses), else
     ``quoted-printable``."""
-    lines = _lines(body)
-    if max((len(line) for line in lines), default=0) > WIDTH:
+    return _encoding(body, _lines(body))
+
+
+def _encoding(body: str, lines: list[bytes]) -> str:
+    if max(map(len, lines), default=0) > WIDTH:
         return "quoted-printable"
     return "7bit" if body.isascii() else "8bit"
 
@@ -88,8 +91,9 @@ def flatten(headers: Sequence[str], body: str) -> str:
     """The mail of ``headers`` (each as written, CRLF included) and a
     text/plain UTF-8 ``body``, with CRLF line ends, as ``as_bytes`` writes it
     (decoded from UTF-8)."""
-    cte = transfer_encoding(body)
-    text = b"\n".join(_lines(body)).decode("utf-8") + "\n"
+    lines = _lines(body)  # encoded and split once, for both uses
+    cte = _encoding(body, lines)
+    text = b"\n".join(lines).decode("utf-8") + "\n"
     if cte == "quoted-printable":
         text = body_encode(text.encode("utf-8").decode("latin-1"), WIDTH)
     out = [*headers, 'Content-Type: text/plain; charset="utf-8"\r\n'

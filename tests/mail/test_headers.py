@@ -5,9 +5,13 @@ through ``parse_message``."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from email.headerregistry import Address
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from referee.mail import headers
 from referee.mail.automation import Automation
 from referee.mail.headers import Unreadable, find_tag
 from referee.mail.inbound import recipients
@@ -138,6 +142,17 @@ def test_the_sender_is_the_one_mailbox_of_from(sender: bytes, name: str,
                                                address: str) -> None:
     msg = parse(simple(sender=sender))
     assert (msg.sender_name, msg.sender) == (name, address)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.from_regex(headers._DOT_ATOM, fullmatch=True).filter(lambda a: len(a) <= 254))
+def test_a_sender_read_without_the_registry_is_one_the_registry_takes(address: str) -> None:
+    """The plain addresses :func:`headers._writable` takes without building
+    an ``Address`` are ones the registry takes: a mail can be sent to them."""
+    address = address.lower()
+    Address(addr_spec=address)  # raises if not
+    msg = parse(simple(sender=f"Ann <{address}>".encode()))
+    assert (msg.sender_name, msg.sender) == ("Ann", address)
 
 
 # -- find_tag ------------------------------------------------------------------------

@@ -122,3 +122,53 @@ def test_a_report_with_non_ascii_text_takes_the_plain_way_and_reads_back(
     assert msg["Content-Transfer-Encoding"] == cte
     assert written.partition("\r\n\r\n")[0].isascii()  # headers RFC 2047-encoded
     assert written == composer.message(**mail).as_bytes().decode("utf-8")
+
+
+#: A report with a dash in its headline, non-ASCII text and a line too long
+#: for 8bit (a seed's digest), byte for byte as it goes out.
+PINNED_QP = (
+    "From: Club Referee <referee@club.test>\r\nTo: Alice <alice@club.test>\r\n"
+    "Subject: [goofspiel-3] Round 1: Alice takes 13 =?utf-8?q?=E2=80=94_round_2_p?=\r\n"
+    " =?utf-8?q?rize_1=3A_your_bid?=\r\nDate: Mon, 02 Mar 2026 13:00:01 +0000\r\n"
+    "Message-ID: <pbm.41.goofspiel-3.267b382f53@club.test>\r\nIn-Reply-To: <a.b@mua.test>\r\n"
+    "References: <pbm.game.goofspiel-3@club.test>\r\n <a.b@mua.test>\r\n"
+    "Auto-Submitted: auto-generated\r\nX-Loop: referee@club.test\r\nPrecedence: bulk\r\n"
+    "X-Auto-Response-Suppress: OOF, AutoReply\r\n"
+    "Reply-To: Club Referee <referee+tok@club.test>\r\n"
+    "X-Referee-Mail: transcript round_report\r\n"
+    'Content-Type: text/plain; charset="utf-8"\r\n'
+    "Content-Transfer-Encoding: quoted-printable\r\nMIME-Version: 1.0\r\n\r\n"
+    "ROUND 1: THE PRIZE WAS 5\r\n  Alice bid 5 =E2=80=94 Bob bid 3\r\n\r\n"
+    "  seed-sha256: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcd=\r\n"
+    "ef\r\n\r\n--=20\r\nClub Referee <referee@club.test>\r\n")
+PINNED_8BIT = (
+    "From: Club Referee <referee@club.test>\r\nTo: Bob <bob@club.test>\r\n"
+    "Subject: [goofspiel-3] Round 2 =?utf-8?b?4oCUIEJvYg==?=\r\n"
+    "Date: Mon, 02 Mar 2026 13:00:02 +0000\r\n"
+    "Message-ID: <pbm.42.goofspiel-3.7955074f51@club.test>\r\n"
+    "In-Reply-To: <pbm.game.goofspiel-3@club.test>\r\n"
+    "References: <pbm.game.goofspiel-3@club.test>\r\nAuto-Submitted: auto-replied\r\n"
+    "X-Loop: referee@club.test\r\nPrecedence: bulk\r\n"
+    "X-Auto-Response-Suppress: OOF, AutoReply\r\n"
+    "Reply-To: Club Referee <referee@club.test>\r\nX-Referee-Mail: transcript\r\n"
+    'Content-Type: text/plain; charset="utf-8"\r\n'
+    "Content-Transfer-Encoding: 8bit\r\nMIME-Version: 1.0\r\n\r\n"
+    "Your hand: 1 2 4 \u2014 bid one card\r\n")
+
+
+def test_a_composed_mail_is_pinned_byte_for_byte() -> None:
+    composer = Composer("referee@club.test", "Club Referee", key=b"k")
+    report = kwargs([("alice@club.test", "Alice")],
+                    "[goofspiel-3] Round 1: Alice takes 13 \u2014 round 2 prize 1: your bid",
+                    "ROUND 1: THE PRIZE WAS 5\n  Alice bid 5 \u2014 Bob bid 3\n\n  seed-sha256: "
+                    + "0123456789abcdef" * 4 + "\n\n-- \nClub Referee <referee@club.test>\n",
+                    tag="goofspiel-3", irt="<a.b@mua.test>", refs=["<a.b@mua.test>"],
+                    kind="transcript round_report", reply_to="referee+tok@club.test")
+    report.update(outbox_id=41, auto="auto-generated", now=datetime(2026, 3, 2, 13, 0, 1))
+    answer = kwargs([("bob@club.test", "Bob")], "[goofspiel-3] Round 2 \u2014 Bob",
+                    "Your hand: 1 2 4 \u2014 bid one card\n", tag="goofspiel-3",
+                    kind="transcript")
+    answer.update(outbox_id=42, now=datetime(2026, 3, 2, 13, 0, 2))
+    for mail, pinned in ((report, PINNED_QP), (answer, PINNED_8BIT)):
+        assert composer.text(**mail) == pinned
+        assert composer.message(**mail).as_bytes() == pinned.encode("utf-8")

@@ -101,7 +101,7 @@ class OutboxSender:
             self._fetch_tags(db, wanted)
 
     def _fetch_tags(self, db: Session, ids: set[int]) -> None:
-        found = dict(db.execute(TAGS, {"ids": sorted(ids)}).tuples().all())
+        found: dict[int, str] = {i: t for i, t in db.execute(TAGS, {"ids": sorted(ids)})}
         self._tags.update({i: found.get(i) or "" for i in ids})
 
     def log_row(self, db: Session, level: int, row: m.Outbox, text: str, *args: object,

@@ -46,10 +46,13 @@ def arrived(post: Post, user: str, subject: str, timeout: float = 60) -> EmailMe
         time.sleep(0.2)
 
 
-def verify(post: Post, user: str, tag: str,
-           alter: Callable[[str, str], str] | None = None) -> tuple[int, str]:
-    """``referee verify TAG --mail`` on ``user``'s INBOX saved as an mbox
-    (``alter(subject, text)`` rewriting each mail's text first)."""
+#: Rewrites a mail's subject and plain text (a tampering).
+Alter = Callable[[str, str], tuple[str, str]]
+
+
+def verify(post: Post, user: str, tag: str, alter: Alter | None = None) -> tuple[int, str]:
+    """``referee verify TAG --mail`` on ``user``'s INBOX saved as an mbox,
+    ``alter`` rewriting each mail's subject and plain text first."""
     path = post.config_path.parent / f"{user}-{'altered' if alter else 'as-got'}.mbox"
     path.unlink(missing_ok=True)
     box = mailbox.mbox(path)
@@ -58,14 +61,16 @@ def verify(post: Post, user: str, tag: str,
             part = msg.get_body(("plain",))
             assert isinstance(part, EmailMessage)
             text = part.get_content()
-            changed = alter(str(msg["Subject"]), text)
+            subject, changed = alter(str(msg["Subject"]), text)
             if changed != text:
                 part.set_content(changed)
+            if subject != str(msg["Subject"]):
+                msg.replace_header("Subject", subject)
         box.add(msg.as_bytes())
     box.close()
     done = subprocess.run([sys.executable, "-m", "referee.cli", "verify", tag, "--mail",
                            str(path)], cwd=REPO_ROOT, capture_output=True, text=True,
-                          timeout=60)
+                          timeout=120)
     return done.returncode, done.stdout + done.stderr
 
 
@@ -115,8 +120,9 @@ def test_a_goofspiel_table_by_mail_mixes_each_players_entropy_and_verifies(
            "your mail)\nverified\n")
 
     # Her contribution altered in the opening: refused, naming the opening.
-    def hers_altered(subject: str, text: str) -> str:
-        return text.replace(f"entropy 1: {alices_id}", "entropy 1: <forged@mua.example.test>")
+    def hers_altered(subject: str, text: str) -> tuple[str, str]:
+        return subject, text.replace(f"entropy 1: {alices_id}",
+                                     "entropy 1: <forged@mua.example.test>")
 
     code, said = verify(post, "alice", tag, hers_altered)
     assert code == 1
@@ -124,8 +130,8 @@ def test_a_goofspiel_table_by_mail_mixes_each_players_entropy_and_verifies(
         f"does not list your entropy {alices_id}" in said), said
 
     # Bob's contribution altered: another mix, so the draws do not hold.
-    def bobs_altered(subject: str, text: str) -> str:
-        return text.replace("entropy 2: Rain on the roof", "entropy 2: Rain on the road")
+    def bobs_altered(subject: str, text: str) -> tuple[str, str]:
+        return subject, text.replace("entropy 2: Rain on the roof", "entropy 2: Rain on the road")
 
     code, said = verify(post, "alice", tag, bobs_altered)
     assert code == 1 and said.startswith('the mail "') and "[goofspiel" in said, said
@@ -134,10 +140,10 @@ def test_a_goofspiel_table_by_mail_mixes_each_players_entropy_and_verifies(
     # agree with each other, but not with what the table committed to.
     other = "0" * 32
 
-    def seed_changed(subject: str, text: str) -> str:
+    def seed_changed(subject: str, text: str) -> tuple[str, str]:
         if not re.search(r"\[goofspiel-\d+\]", subject):
-            return text  # the table's mails, as they came
-        return text.replace(fingerprint, seed_fingerprint(other)).replace(
+            return subject, text  # the table's mails, as they came
+        return subject, text.replace(fingerprint, seed_fingerprint(other)).replace(
             f"seed: {seed.group(1)}", f"seed: {other}")
 
     code, said = verify(post, "alice", tag, seed_changed)

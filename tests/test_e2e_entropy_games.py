@@ -12,12 +12,9 @@ contributions is refused, naming the mail."""
 
 from __future__ import annotations
 
-import mailbox
 import re
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
@@ -28,12 +25,12 @@ from referee.games.cards import full_deck
 from referee.games.draws import seed_fingerprint
 from referee.games.miser.rules import card_text
 from referee.games.spades.verify import HAND, hand_cards
-from tests.mailstack import REPO_ROOT, MailStack
+from tests.mailstack import MailStack
 from tests.test_e2e import T0, Post, body
 from tests.test_e2e_club import club_of
+from tests.test_e2e_entropy import verify
 
 #: ``alter(subject, text)``: the mail's subject and plain text, rewritten.
-Alter = Callable[[str, str], tuple[str, str]]
 
 
 @pytest.fixture
@@ -54,30 +51,6 @@ def arrived(post: Post, user: str, subject: str, timeout: float = 30) -> EmailMe
         assert time.monotonic() < deadline, (user, subject, [
             (str(x["Subject"]), body(x)[:3000]) for x in got])
         time.sleep(0.2)
-
-
-def verify(post: Post, user: str, tag: str, alter: Alter | None = None) -> tuple[int, str]:
-    """``referee verify TAG --mail`` on ``user``'s INBOX saved as an mbox,
-    ``alter`` rewriting each mail's subject and plain text first."""
-    path = post.config_path.parent / f"{user}-{'altered' if alter else 'as-got'}.mbox"
-    path.unlink(missing_ok=True)
-    box = mailbox.mbox(path)
-    for msg in post.stack.fetch_all(user):
-        if alter is not None:
-            part = msg.get_body(("plain",))
-            assert isinstance(part, EmailMessage)
-            text = part.get_content()
-            subject, changed = alter(str(msg["Subject"]), text)
-            if changed != text:
-                part.set_content(changed)
-            if subject != str(msg["Subject"]):
-                msg.replace_header("Subject", subject)
-        box.add(msg.as_bytes())
-    box.close()
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "verify", tag, "--mail",
-                           str(path)], cwd=REPO_ROOT, capture_output=True, text=True,
-                          timeout=120)
-    return done.returncode, done.stdout + done.stderr
 
 
 def open_table(post: Post, kind: str, guests: list[str], options: str = ""

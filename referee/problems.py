@@ -16,6 +16,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+#: sysexits.h EX_DATAERR: a file the referee reads is there but is not what it
+#: should be: a database that is not an SQLite one, or is damaged (a
+#: half-copied backup). No retry mends it, unlike a full disk (74).
+EX_DATAERR = 65
 #: sysexits.h EX_NOHOST: a host name that does not resolve.
 EX_NOHOST = 68
 #: sysexits.h EX_UNAVAILABLE: a server does not answer (down, wrong port, a
@@ -24,7 +28,8 @@ EX_UNAVAILABLE = 69
 #: sysexits.h EX_CANTCREAT: a file or folder the referee writes cannot be made.
 EX_CANTCREAT = 73
 #: sysexits.h EX_IOERR: a write that failed for want of room (a full disk or
-#: quota) or a file that is damaged; the referee did nothing it will not redo.
+#: quota) or a disk that fails a read or write; the referee did nothing it
+#: will not redo, and trying again once room is made succeeds.
 EX_IOERR = 74
 #: sysexits.h EX_TEMPFAIL: busy (another pass, a locked database); try again.
 EX_TEMPFAIL = 75

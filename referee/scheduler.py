@@ -146,7 +146,7 @@ class Daemon:
         :func:`cannot_use`), in one line: busy or away, or the line every
         command gives (a full disk, a permission). None for a damaged file,
         which no retry mends: said as the daemon's problem, and it stops
-        (74, as every command says it)."""
+        (65, as every command says it)."""
         problem = database_problem(error, self.referee.config.database_url)
         if damaged(error):
             if self.problem is None:

@@ -42,14 +42,12 @@ from referee.games.mailcheck import Check, Mail
 from referee.mail import headers, mime
 from referee.mail.compose import NO_GAME
 from referee.mail.htmltext import html_text
-from referee.problems import EX_NOPERM, Problem
+from referee.problems import EX_DATAERR, EX_NOPERM, Problem
 from referee.verify_entropy import TABLE_SUBJECT, check_entropy
 
 __all__ = ["Mail", "MailboxError", "Verdict", "check_mailbox", "game_mails", "main",
            "read_mailbox", "verify_mailbox"]
 
-#: sysexits.h EX_DATAERR: the mailbox is there, but not one we can read.
-EX_DATAERR = 65
 #: sysexits.h EX_NOINPUT: no such file or folder.
 EX_NOINPUT = 66
 #: A mail larger than this is not one the referee sent (its longest mails

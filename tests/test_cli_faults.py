@@ -23,6 +23,7 @@ from sqlalchemy import make_url
 from referee.problems import (
     EX_CANTCREAT,
     EX_CONFIG,
+    EX_DATAERR,
     EX_IOERR,
     EX_NOPERM,
     EX_UNAVAILABLE,
@@ -579,11 +580,11 @@ NOT_DATABASES = {
 
 
 @pytest.mark.parametrize("kind", NOT_DATABASES)
-def test_a_file_that_is_not_a_database_is_one_line_and_74_in_every_command(
+def test_a_file_that_is_not_a_database_is_one_line_and_65_in_every_command(
         club: Path, kind: str) -> None:
     said, content = NOT_DATABASES[kind]
     (club / "referee.db").write_bytes(content)
-    each_command_says(club, EX_IOERR, database_line(
+    each_command_says(club, EX_DATAERR, database_line(
         club, f" {said}; restore it from a backup or point [referee] database elsewhere"),
         DATABASE_COMMANDS if kind == "a text file" else SOME_COMMANDS)
 
@@ -600,11 +601,11 @@ def _played(club: Path) -> bytes:
 
 
 @pytest.mark.parametrize("part", [1 / 4, 1 / 2, 9 / 10])
-def test_a_half_copied_database_is_one_line_and_74_in_every_command(
+def test_a_half_copied_database_is_one_line_and_65_in_every_command(
         club: Path, part: float) -> None:
     whole = _played(club)
     (club / "referee.db").write_bytes(whole[:int(len(whole) * part)])
-    each_command_says(club, EX_IOERR, database_line(
+    each_command_says(club, EX_DATAERR, database_line(
         club, " is damaged (database disk image is malformed); restore it from a backup or "
         "point [referee] database elsewhere"))
 
@@ -622,7 +623,7 @@ def test_check_reads_every_page_a_command_may_not_reach(club: Path) -> None:
     (club / "referee.db").write_bytes(bytes(whole))
     assert referee("status", cwd=club).returncode == 0
     check = referee("check", cwd=club)
-    assert check.returncode == EX_IOERR, check.stdout
+    assert check.returncode == EX_DATAERR, check.stdout
     (line,) = [ln for ln in check.stdout.splitlines() if ln.startswith("database")]
     assert line.startswith("database FAIL " + database_line(club, " is damaged ("))
     assert line.endswith("); restore it from a backup or point [referee] database elsewhere")
@@ -660,13 +661,13 @@ def test_poll_meeting_a_damaged_page_is_one_line_and_the_mail_waits_for_the_back
     garbled[(root - 1) * page:root * page] = b"\xff" * page
     (club / "referee.db").write_bytes(bytes(garbled))
     asked = _mail(club, 1)
-    one_line(referee("poll", cwd=club), EX_IOERR, database_line(club, DAMAGED))
+    one_line(referee("poll", cwd=club), EX_DATAERR, database_line(club, DAMAGED))
     (club / "referee.db").write_bytes(whole)  # the backup, restored
     assert referee("poll", cwd=club).returncode == 0
     assert _answers(club, asked) == 1
 
 
-def test_a_database_damaged_under_the_daemon_stops_it_in_one_line_and_74(club: Path) -> None:
+def test_a_database_damaged_under_the_daemon_stops_it_in_one_line_and_65(club: Path) -> None:
     """A backup half copied over the file while the daemon runs: it logged
     a traceback for each mail and each retry, and went on for ever."""
     whole = _played(club)
@@ -686,7 +687,7 @@ def test_a_database_damaged_under_the_daemon_stops_it_in_one_line_and_74(club: P
             time.sleep(0.1)
         (club / "referee.db").write_bytes(whole[:len(whole) // 2])
         _mail(club, 2, "bob")
-        assert proc.wait(timeout=GIVE_UP) == EX_IOERR
+        assert proc.wait(timeout=GIVE_UP) == EX_DATAERR
     finally:
         if proc.poll() is None:
             proc.kill()

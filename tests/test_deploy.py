@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -51,19 +52,45 @@ def test_the_unit_is_hardened_and_keeps_its_state_in_a_state_directory() -> None
                 if "=" in line and not line.startswith("#"))
     assert keys["User"] == "referee" and keys["StateDirectory"] == "referee"
     assert keys["ProtectSystem"] == "strict" and keys["NoNewPrivileges"] == "yes"
-    # A file it cannot make, a refused login, a bad config: not retried.
-    assert keys["RestartPreventExitStatus"] == "73 77 78"
+    # A damaged database, a file it cannot make, a refused login, a bad
+    # config: not retried. A full disk (74), a server away (69) or a busy
+    # database (75) is: room may be made, the server may come back.
+    assert keys["RestartPreventExitStatus"] == "65 73 77 78"
     assert "--config /etc/referee/referee.toml" in keys["ExecStart"]
 
 
-def test_the_unit_stops_once_on_a_database_a_later_release_upgraded(tmp_path: Path) -> None:
-    """A rollback under systemd: init fails for good. RestartPreventExitStatus=
-    reads only the main process's code, so a failing ExecStartPre started
-    the unit again every 30 s; its failure is left ("-") to run, which
-    refuses with the same line and a code that stops the restarts. Run here
-    as systemd runs them, in order, with the unit's own command lines."""
+def _rolled_back(db: Path) -> tuple[str, int]:
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '0099'")
     from referee.store.db import SCHEMA_HEAD
 
+    return (f"is at schema revision 0099, newer than this referee knows (its newest is "
+            f"{SCHEMA_HEAD})", 78)
+
+
+def _not_a_database(db: Path) -> tuple[str, int]:
+    db.write_bytes(b"database = sqlite:///referee.db\n")
+    return "is not an SQLite database (file is not a database)", 65
+
+
+def _half_copied(db: Path) -> tuple[str, int]:
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    whole = db.read_bytes()
+    db.write_bytes(whole[:len(whole) // 2])
+    return "is damaged (database disk image is malformed)", 65
+
+
+@pytest.mark.parametrize("fault", [_rolled_back, _not_a_database, _half_copied],
+                         ids=["a later release's", "not a database", "half-copied"])
+def test_the_unit_stops_once_on_a_database_no_restart_mends(
+        tmp_path: Path, fault: Callable[[Path], tuple[str, int]]) -> None:
+    """A rollback, or a damaged database, under systemd: init fails for good.
+    RestartPreventExitStatus= reads only the main process's code, so a
+    failing ExecStartPre started the unit again every 30 s; its failure is
+    left ("-") to run, which refuses with the same line and a code that
+    stops the restarts. Run here as systemd runs them, in order, with the
+    unit's own command lines."""
     keys = _unit_keys()
     referee = str(Path(sys.executable).parent / "referee")
     config = tmp_path / "referee.toml"
@@ -90,12 +117,10 @@ def test_the_unit_stops_once_on_a_database_a_later_release_upgraded(tmp_path: Pa
 
     assert subprocess.run(command("ExecStartPre")[1], cwd=tmp_path, timeout=120,
                           check=False).returncode == 0
-    with sqlite3.connect(tmp_path / "referee.db") as db:
-        db.execute("UPDATE alembic_version SET version_num = '0099'")
+    line, code = fault(tmp_path / "referee.db")
     (init, run), again = start()
-    said = (f"referee: [referee] database: sqlite:///{tmp_path}/referee.db is at schema "
-            f"revision 0099, newer than this referee knows (its newest is {SCHEMA_HEAD})")
-    assert (init.returncode, run.returncode) == (78, 78)
+    said = f"referee: [referee] database: sqlite:///{tmp_path}/referee.db {line}"
+    assert (init.returncode, run.returncode) == (code, code)
     assert init.stderr.startswith(said) and run.stderr == init.stderr
     assert init.stderr.count("\n") == 1
     assert not again

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main as cli_main
+from referee.problems import EX_DATAERR
 from referee.verify_mail import (
-    EX_DATAERR,
     EX_NOINPUT,
     MAX_LINE,
     MailboxError,

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from referee.problems import (
     EX_CANTCREAT,
     EX_CONFIG,
+    EX_DATAERR,
     EX_IOERR,
     EX_NOPERM,
     EX_TEMPFAIL,
@@ -175,8 +176,8 @@ def try_write(engine: Engine, url: str) -> None:
     version row, written as it is, and rolled back: nothing changes), and
     for SQLite see that its disk has room for the journal it grows as it
     writes, and that its pages read whole (``PRAGMA quick_check``: a
-    half-copied file). Raises :class:`Problem` (74) for a full disk or a
-    damaged file, or the database's own error (read-only, locked), which
+    half-copied file). Raises :class:`Problem` for a full disk (74) or a
+    damaged file (65), or the database's own error (read-only, locked), which
     :func:`database_problem` says."""
     room = room_left(url)
     if room is not None and room < ROOM_NEEDED:
@@ -292,16 +293,17 @@ def _full(url: str, reason: str) -> Problem:
 def _damaged(url: str, reason: str) -> Problem:
     what = "is not an SQLite database" if "not a database" in reason else "is damaged"
     return Problem(f"[referee] database: {safe_url(url)} {what} ({reason}); restore it from a "
-                   "backup or point [referee] database elsewhere", EX_IOERR)
+                   "backup or point [referee] database elsewhere", EX_DATAERR)
 
 
 def database_problem(error: BaseException, url: str) -> Problem:
     """A database that could not be used, as one line with the exit code that
     tells the faults apart: busy (75, try again), a file or folder this user
     may not write (77) or cannot make (73), a refused login (77), a full
-    disk or a damaged file (74), a server that takes no writes (78), a
-    server that does not answer (69). No
-    password of the URL is in it, even where the server echoed it."""
+    disk (74), a file that is no database or a damaged one (65: no retry
+    mends it), a server that takes no writes (78), a server that does not
+    answer (69). No password of the URL is in it, even where the server
+    echoed it."""
     reason = _reason(error)
     for password in _passwords(url):
         reason = reason.replace(password, "***")

@@ -22,6 +22,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     model_validator,
@@ -500,6 +501,13 @@ class Config(_Section):
     web: WebSection = WebSection()
     #: The folder relative paths in this file are taken from.
     base_dir: Path = Path(".")
+    #: What the file is read in spite of (a byte-order mark), a line each:
+    #: ``check`` shows each as WARN, every other command says it at start.
+    _warnings: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        return self._warnings
 
     def resolve(self, path: Path) -> Path:
         return path if path.is_absolute() else self.base_dir / path
@@ -517,7 +525,8 @@ def load_config(path: str | Path) -> Config:
     """Read and validate the TOML file at ``path``."""
     p = Path(path)
     try:
-        data = tomllib.loads(_text(p, p.read_bytes()))
+        raw = p.read_bytes()
+        data = tomllib.loads(_text(p, raw))
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such config file; give its path with --config FILE "
                           "(config.example.toml documents every key)") from None
@@ -535,13 +544,20 @@ def load_config(path: str | Path) -> Config:
                           f"{e.start}); save it as UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{p}: not valid TOML: {e}") from None
-    return config_from_dict(data, base_dir=p.resolve().parent, origin=str(p))
+    config = config_from_dict(data, base_dir=p.resolve().parent, origin=str(p))
+    if raw.startswith(codecs.BOM_UTF8):
+        config.warnings.append(
+            f"{p}: begins with a UTF-8 byte-order mark (an invisible character some Windows "
+            "editors write), read as if it did not; save it as UTF-8 without BOM")
+    return config
 
 
 def _text(path: Path, raw: bytes) -> str:
     """The config file's text: UTF-8, with or without the byte-order mark
     an editor on Windows writes (tomllib refuses it, as "Invalid statement
-    at line 1, column 1": a character nobody sees). Raises UnicodeDecodeError
+    at line 1, column 1": a character nobody sees). It changes nothing of
+    what the file says, so it is read, and said as a warning (a club that
+    ran on it must not stop at an upgrade). Raises UnicodeDecodeError
     for other bytes, and ConfigError for what is no UTF-8 text at all."""
     if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or _utf16_without_bom(raw):
         raise ConfigError(f'{path}: UTF-16 text (what Notepad calls "Unicode"), not UTF-8; '

@@ -470,16 +470,28 @@ def test_a_password_file_every_user_may_read_is_one_line_naming_it(world: Path) 
                                    "referee@club.test\n"), check.stdout
 
 
-def test_a_config_saved_with_a_byte_order_mark_reads_as_without(club: Path) -> None:
+def test_a_config_saved_with_a_byte_order_mark_is_read_and_one_warning_line(
+        club: Path) -> None:
     """Notepad and other Windows editors write one; tomllib refused it as
-    "Invalid statement (at line 1, column 1)", a character nobody sees."""
+    "Invalid statement (at line 1, column 1)", a character nobody sees. It
+    changes nothing the file says, so it is read (a club that ran on it
+    goes on after an upgrade), and said: a WARN line from ``check``, a
+    line at each command's start."""
     text = (club / "referee.toml").read_text(encoding="utf-8")
     (club / "referee.toml").write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    line = ("referee.toml: begins with a UTF-8 byte-order mark (an invisible character some "
+            "Windows editors write), read as if it did not; save it as UTF-8 without BOM")
     check = referee("check", cwd=club)
     assert (check.returncode, check.stderr) == (0, ""), check.stdout
     assert check.stdout.startswith("config   OK   referee.toml: the referee is "
-                                   "referee@club.test\n")
-    assert referee("poll", cwd=club).returncode == 0
+                                   f"referee@club.test\nconfig   WARN {line}\n"
+                                   "database OK   ")
+    for command in ("init", "poll", "status"):
+        run = referee(command, cwd=club)
+        assert (run.returncode, run.stderr) == (0, f"referee: {line}\n"), command
+    (club / "referee.toml").write_text(text, encoding="utf-8")  # saved without it
+    assert referee("poll", cwd=club).stderr == ""
+    assert "WARN referee.toml" not in referee("check", cwd=club).stdout
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])

@@ -43,6 +43,7 @@ def run_check(config: Config, path: str, log_file: Path | None = None) -> int:
     )
 
     lines = [Line("config", "OK", f"{path}: the referee is {config.referee.address}"),
+             *(Line("config", "WARN", warning) for warning in config.warnings),
              _check_database(config, path)]
     database_ok = lines[-1].verdict == "OK"
     lines += check_files(config, log_file)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -46,6 +47,20 @@ def init_command(path: str) -> str:
     return f"referee --config {path} init"
 
 
+def read_config(path: str) -> Config:
+    """The config at ``path``, each warning of its reading (a byte-order
+    mark) said once: in the log where it shows warnings (the daemon's, or
+    ``-v``), else as a line on stderr, which cron mails."""
+    config = load_config(path)
+    log = logging.getLogger("referee")
+    for warning in config.warnings:
+        if log.isEnabledFor(logging.WARNING):
+            log.warning("%s", warning)
+        else:
+            print(f"referee: {warning}", file=sys.stderr)
+    return config
+
+
 @contextmanager
 def database_errors(config: Config) -> Iterator[None]:
     """A database that cannot be used, as the one line any command gives."""
@@ -68,7 +83,7 @@ def opened(args: argparse.Namespace, remember_games: bool = False) -> Iterator[R
     lost names what to install."""
     from referee.store.db import make_engine, schema_problem
 
-    config = load_config(args.config)
+    config = read_config(args.config)
     with database_errors(config):
         # One engine checks the schema and then serves the command: a second
         # would connect (and on PostgreSQL learn the server) all over again.

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from referee.cli.common import Command, Subparsers, database_errors
-from referee.config import load_config
+from referee.cli.common import Command, Subparsers, database_errors, read_config
 from referee.problems import EX_CANTCREAT, EX_NOPERM, Problem
 from referee.store.db import safe_url
 
@@ -17,7 +16,7 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from referee.store.db import sqlite_folder_problem, upgrade
 
-    config = load_config(args.config)
+    config = read_config(args.config)
     with database_errors(config):
         if missing := sqlite_folder_problem(config.database_url):
             code = EX_NOPERM if "not writable" in missing else EX_CANTCREAT

@@ -120,6 +120,40 @@ def test_ctrl_c_while_the_daemon_starts_is_one_line(world: Path) -> None:
                                            130)
 
 
+#: Python that runs ``referee ARGS`` as its script does, with Ctrl-C
+#: pressed as the module named first loads: at a point a hand can hit, but
+#: every time.
+CTRL_C_AT_IMPORT = """
+import importlib.abc, os, signal, sys
+
+module, sys.argv = sys.argv[1], ["referee", *sys.argv[2:]]
+
+class CtrlC(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == module:
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, CtrlC())
+from referee.cli import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize(("module", "args"), [
+    ("referee.config", ["poll"]),  # as the command line loads
+    ("referee.games.goofspiel", ["game", "new", "--help"]),  # as the games give their options
+])
+def test_ctrl_c_while_a_command_loads_is_one_line_and_130(
+        club: Path, module: str, args: list[str]) -> None:
+    """It was a traceback of the import it met, 20 lines and more."""
+    python = REFEREE.parent / "python"
+    run = subprocess.run([str(python), "-c", CTRL_C_AT_IMPORT, module, *args], cwd=club,
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert (run.stdout, run.stderr, run.returncode) == (
+        "", "referee: stopped by SIGINT while starting\n", 130)
+
+
 # -- poll stopped between two mails ---------------------------------------------------
 
 def mail(user: str, n: int, tag: str) -> EmailMessage:

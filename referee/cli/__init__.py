@@ -10,44 +10,55 @@ they ask for, and how an error becomes a line and an exit code."""
 
 from __future__ import annotations
 
-import argparse
-import gc
-import logging
-import os
-import signal
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
 
-from referee import signals
-from referee.cli import (
-    check,
-    demo,
-    game,
-    games,
-    inbound,
-    init,
-    member,
-    outbox,
-    pages,
-    player,
-    poll,
-    prune,
-    replay,
-    run,
-    standings,
-    status,
-    tables,
-    verify,
-)
-from referee.cli.common import Command
-from referee.cli.status import format_status as format_status
-from referee.config import ConfigError
-from referee.games import PackageFault
-from referee.logs import LEVELS, setup_logging
-from referee.problems import EX_CONFIG, Problem, writing
-from referee.service import RefereeError
+# Ctrl-C while the modules load (the first half second of any command) is
+# one line and 130, as later: it raised KeyboardInterrupt in whichever
+# import it met, a traceback of 20 lines.
+try:
+    import argparse
+    import gc
+    import logging
+    import os
+    import signal
+    from collections.abc import Iterator, Sequence
+    from contextlib import contextmanager
+    from pathlib import Path
+
+    from referee import signals
+    from referee.cli import (
+        check,
+        demo,
+        game,
+        games,
+        inbound,
+        init,
+        member,
+        outbox,
+        pages,
+        player,
+        poll,
+        prune,
+        replay,
+        run,
+        standings,
+        status,
+        tables,
+        verify,
+    )
+    from referee.cli.common import Command
+    from referee.cli.status import format_status as format_status
+    from referee.config import ConfigError
+    from referee.games import PackageFault
+    from referee.logs import LEVELS, setup_logging
+    from referee.problems import EX_CONFIG, Problem, writing
+    from referee.service import RefereeError
+except KeyboardInterrupt:
+    print("referee: stopped by SIGINT while starting", file=sys.stderr)
+    raise SystemExit(130) from None  # 128 + SIGINT, as signals.exit_code says
+
+#: What Ctrl-C before a command began says.
+STOPPED_STARTING = "referee: stopped by SIGINT while starting"
 
 # What the imports made lives as long as the process: the collector need not
 # walk it again on each full pass (a tenth of ``status`` at 10,000 games went
@@ -93,8 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    with _held_logs() as held:
-        args = build_parser().parse_args(argv)
+    try:
+        with _held_logs() as held:
+            # The games' own options load their packages: a while, for Ctrl-C.
+            args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print(STOPPED_STARTING, file=sys.stderr)
+        return signals.exit_code(signal.SIGINT)
     command = COMMANDS[args.command]
     try:
         code = _command(command, args, held)
@@ -123,8 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         # Ctrl-C where no handler of ours waits for it (a command starting,
         # a second Ctrl-C in poll): what was not committed is not done.
-        starting = " while starting" if command.daemon else ""
-        print(f"referee: stopped by SIGINT{starting}", file=sys.stderr)
+        print(STOPPED_STARTING if command.daemon else "referee: stopped by SIGINT",
+              file=sys.stderr)
         return signals.exit_code(signal.SIGINT)
 
 

@@ -455,6 +455,14 @@ def test_a_key_that_would_not_mean_what_it_says_is_one_line_in_check_and_poll(
     check_and_poll_refuse(world, sections(**keys), line)
 
 
+@pytest.mark.parametrize("command", ["status", "health"])
+def test_a_max_age_without_its_unit_is_one_line_before_any_output(
+        club: Path, command: str) -> None:
+    """``status --max-age 2`` printed the whole status, then refused."""
+    one_line(referee(command, "--max-age", "2", cwd=club), 1,
+             "--max-age: '2' needs a unit, like 2d or 2h")
+
+
 def test_a_password_file_every_user_may_read_is_one_line_naming_it(world: Path) -> None:
     secret = world / "smtp-password"
     secret.write_text("relay pass\n", encoding="utf-8")

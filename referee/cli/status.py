@@ -39,6 +39,7 @@ def add_health_parser(sub: Subparsers) -> None:
 
 
 def run_status(args: argparse.Namespace) -> int:
+    age = _max_age(args.max_age)  # a bad one refused before any output
     with opened(args) as referee:
         # One game is read whole (an unknown tag fails before any output);
         # all games stream, a batch at a time, so memory stays flat.
@@ -54,23 +55,27 @@ def run_status(args: argparse.Namespace) -> int:
                       "or now: referee standings --rebuild")
             for line in status_lines(games):
                 print(line)
-        return _fresh(health, args.max_age)
+        return _fresh(health, age)
 
 
 def run_health(args: argparse.Namespace) -> int:
+    age = _max_age(args.max_age)
     with opened(args) as referee:
         last = referee.health.last_pass()
         print(f"last pass: {last['at']} ({last['what']})" if last else "last pass: none yet")
         if clock := referee.clock.warning():
             print(_clock_line(clock))
-        return _fresh({"last_pass": last}, args.max_age)
+        return _fresh({"last_pass": last}, age)
 
 
-def _fresh(health: dict[str, Any], max_age: str | None) -> int:
+def _max_age(text: str | None) -> timedelta | None:
+    return None if text is None else duration("--max-age", text)
+
+
+def _fresh(health: dict[str, Any], age: timedelta | None) -> int:
     """0, or 1 when ``--max-age`` is given and no pass completed that recently."""
-    if max_age is None:
+    if age is None:
         return 0
-    age = duration("--max-age", max_age)
     last = health["last_pass"]
     now = now_utc()
     at = datetime.fromisoformat(last["at"].rstrip("Z")) if last else None

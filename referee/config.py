@@ -134,6 +134,29 @@ def _days(span: timedelta) -> str:
     return format_duration(span)
 
 
+#: The longest a mail server may be waited for ([smtp] timeout).
+MAX_SERVER_WAIT = timedelta(hours=1)
+
+
+def _server_wait(value: object, info: ValidationInfo) -> object:
+    """``[smtp] timeout``: a duration with its unit, as seconds (the SMTP
+    library's). A bare number, once the file's only way to write it, is
+    still read as seconds, with a warning naming what to write instead
+    (refusing it would stop, at an upgrade, every club that copied it)."""
+    if isinstance(value, str):
+        return _duration_up_to(MAX_SERVER_WAIT)(value).total_seconds()
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return value  # the float validator says what it is not
+    if not 0 < value <= MAX_SERVER_WAIT.total_seconds():
+        raise ValueError(f"{value} (seconds, as a bare number is read) must be more than "
+                         'nothing and at most an hour; write it with its unit, like "60s"')
+    if info.context is not None and "warnings" in info.context:
+        info.context["warnings"].append(
+            f'smtp.timeout: {value} has no unit and is read as seconds; write timeout = '
+            f'"{max(1, round(value))}s"')
+    return value
+
+
 #: A duration key of the config: with its unit, more than nothing, at most a year.
 Duration = Annotated[timedelta, BeforeValidator(_duration_up_to(MAX_DURATION))]
 #: A game's deadline or reminder: at most MAX_DEADLINE, as ``--option deadline=``.
@@ -350,9 +373,10 @@ class SmtpSection(_Login):
     path: RequiredPath = Path("mail/sent")
     #: Give up on a mail that a server keeps refusing for this long.
     give_up_after: Duration = timedelta(days=5)
-    #: Seconds (a number: the one key of the file that is not a duration
-    #: with a unit, as the libraries take it) to wait for the server.
-    timeout: float = Field(default=60.0, gt=0, le=3600)
+    #: How long to wait for the server, as seconds (the SMTP library's
+    #: unit); written with its unit ("60s"), a bare number read as seconds
+    #: with a warning.
+    timeout: Annotated[float, BeforeValidator(_server_wait), Field(gt=0, le=3600)] = 60.0
     #: SMTP connections the outbox sends over at once (more only for enough
     #: mail); a player's mails always share one, in order.
     connections: int = Field(default=4, ge=1)
@@ -546,7 +570,7 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(f"{p}: not valid TOML: {e}") from None
     config = config_from_dict(data, base_dir=p.resolve().parent, origin=str(p))
     if raw.startswith(codecs.BOM_UTF8):
-        config.warnings.append(
+        config.warnings.insert(0,
             f"{p}: begins with a UTF-8 byte-order mark (an invisible character some Windows "
             "editors write), read as if it did not; save it as UTF-8 without BOM")
     return config
@@ -585,9 +609,12 @@ def _user() -> str:
 
 
 def config_from_dict(data: dict[str, Any], base_dir: Path, origin: str = "config") -> Config:
+    warnings: list[str] = []
     try:
-        return Config.model_validate({**data, "base_dir": base_dir},
-                                     context={"base_dir": base_dir})
+        config = Config.model_validate({**data, "base_dir": base_dir},
+                                       context={"base_dir": base_dir, "warnings": warnings})
+        config.warnings.extend(f"{origin}: {warning}" for warning in warnings)
+        return config
     except ValidationError as e:
         problems = []
         for err in e.errors():

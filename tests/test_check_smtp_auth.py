@@ -46,7 +46,7 @@ def test_a_refused_smtp_login_is_one_line_naming_the_password_in_check_and_poll(
         '[referee]\naddress = "referee@club.test"\n'
         '[mailbox]\nkind = "maildir"\npath = "in"\n'
         f'[smtp]\nkind = "smtp"\nhost = "127.0.0.1"\nport = {relay}\nsecurity = "none"\n'
-        'username = "referee"\npassword = "wrong"\ntimeout = 5\n', encoding="utf-8")
+        'username = "referee"\npassword = "wrong"\ntimeout = "5s"\n', encoding="utf-8")
     assert main(["-c", str(config), "init"]) == 0
     capsys.readouterr()
     assert main(["-c", str(config), "check"]) == EX_NOPERM

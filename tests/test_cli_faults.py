@@ -442,7 +442,11 @@ UNMEANT = {
         "limits.replies_per_day: Input should be greater than 0"),
     "an SMTP timeout in milliseconds": (
         {"smtp": "timeout = 60000\n"},
-        "smtp.timeout: Input should be less than or equal to 3600"),
+        "smtp.timeout: 60000 (seconds, as a bare number is read) must be more than nothing "
+        'and at most an hour; write it with its unit, like "60s"'),
+    "an SMTP timeout longer than an hour": (
+        {"smtp": 'timeout = "2h"\n'},
+        "smtp.timeout: '2h' must be more than nothing and at most 1 hour"),
 }
 
 
@@ -453,6 +457,27 @@ def test_a_key_that_would_not_mean_what_it_says_is_one_line_in_check_and_poll(
     and the next poll moved for every player."""
     keys, line = UNMEANT[fault]
     check_and_poll_refuse(world, sections(**keys), line)
+
+
+def test_an_smtp_timeout_without_its_unit_is_read_as_seconds_and_one_warning_line(
+        club: Path) -> None:
+    """The one duration the file once wrote as a bare number (timeout =
+    60.0, seconds): a club that copied it goes on after an upgrade, and is
+    told, in check and at each start, what to write instead."""
+    text = (club / "referee.toml").read_text(encoding="utf-8")
+    (club / "referee.toml").write_text(text.replace('path = "out"\n',
+                                                    'path = "out"\ntimeout = 60.0\n'))
+    line = 'referee.toml: smtp.timeout: 60.0 has no unit and is read as seconds; write ' \
+           'timeout = "60s"'
+    check = referee("check", cwd=club)
+    assert (check.returncode, check.stderr) == (0, ""), check.stdout
+    assert f"\nconfig   WARN {line}\n" in check.stdout
+    poll = referee("poll", cwd=club)
+    assert (poll.returncode, poll.stderr) == (0, f"referee: {line}\n")
+    (club / "referee.toml").write_text(text.replace('path = "out"\n',
+                                                    'path = "out"\ntimeout = "60s"\n'))
+    assert referee("poll", cwd=club).stderr == ""
+    assert "WARN referee.toml" not in referee("check", cwd=club).stdout
 
 
 @pytest.mark.parametrize("command", ["status", "health"])

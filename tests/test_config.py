@@ -121,6 +121,17 @@ def test_every_duration_key_needs_its_unit(tmp_path: Path) -> None:
             assert f'{section}.{key}: 2 needs a unit; write "2d" (days)' in said
 
 
+@pytest.mark.parametrize(("written", "seconds", "warned"), [
+    ('"90s"', 90.0, False), ('"2m"', 120.0, False), ("30", 30.0, True), ("7.5", 7.5, True)])
+def test_the_smtp_timeout_takes_its_unit_and_a_bare_number_is_seconds_with_a_warning(
+        tmp_path: Path, written: str, seconds: float, warned: bool) -> None:
+    config = load_config(_write(tmp_path, f"[smtp]\ntimeout = {written}\n"))
+    assert config.smtp.timeout == seconds
+    assert [w for w in config.warnings if "smtp.timeout" in w] == (
+        [f"{tmp_path / 'referee.toml'}: smtp.timeout: {written} has no unit and is read as "
+         f'seconds; write timeout = "{round(seconds)}s"'] if warned else [])
+
+
 def test_no_player_may_ask_to_be_away_when_away_max_is_nothing(tmp_path: Path) -> None:
     assert load_config(_write(tmp_path, '[deadlines]\naway_max = "0s"\n')
                        ).deadlines.away_max == timedelta(0)

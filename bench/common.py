@@ -78,7 +78,7 @@ kind = "smtp"
 host = "{stack.host}"
 port = {stack.smtp_port}
 security = "none"
-timeout = 30.0
+timeout = "30s"
 {limits}""", encoding="utf-8")
     return path
 

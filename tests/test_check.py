@@ -31,7 +31,7 @@ def write(path: Path, stack: MailStack, mailbox: dict[str, object] | None = None
                     "username": REF, "password": stack.password, "security": "none",
                     **(mailbox or {})},
         "smtp": {"kind": "smtp", "host": stack.host, "port": stack.smtp_port,
-                 "security": "none", "timeout": 10.0, **(smtp or {})},
+                 "security": "none", "timeout": "10s", **(smtp or {})},
         "auth": dict(auth or {}),
     }
     path.write_text("".join(

@@ -73,7 +73,7 @@ def write_config(path: Path, stack: MailStack, auth: dict[str, str] | None = Non
                     "username": REF, "password": stack.password, "security": "none",
                     **(mailbox or {})},
         "smtp": {"kind": "smtp", "host": stack.host, "port": stack.smtp_port,
-                 "security": "none", "timeout": 60.0, **(smtp or {})},
+                 "security": "none", "timeout": "60s", **(smtp or {})},
         "auth": dict(auth or {}),
     }
     if limits:

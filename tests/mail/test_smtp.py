@@ -52,7 +52,7 @@ def _referee(tmp_path: Path, port: int, **smtp: Any) -> Referee:
     config = config_from_dict({
         "referee": {"address": "referee@club.test", "database": f"sqlite:///{tmp_path}/r.db"},
         "smtp": {"kind": "smtp", "host": "127.0.0.1", "port": port, "security": "none",
-                 "timeout": 5, **smtp},
+                 "timeout": "5s", **smtp},
     }, base_dir=tmp_path)
     upgrade(config.database_url)
     return Referee(config)

@@ -60,7 +60,7 @@ def _referee(tmp_path: Path, port: int) -> Referee:
     config = config_from_dict({
         "referee": {"address": "referee@club.test", "database": f"sqlite:///{tmp_path}/r.db"},
         "smtp": {"kind": "smtp", "host": "127.0.0.1", "port": port, "security": "none",
-                 "timeout": 5},
+                 "timeout": "5s"},
     }, base_dir=tmp_path)
     upgrade(config.database_url)
     return Referee(config)

@@ -65,7 +65,7 @@ def _referee(tmp_path: Path, port: int, connections: int) -> Referee:
     config = config_from_dict({
         "referee": {"address": "referee@club.test", "database": f"sqlite:///{tmp_path}/r.db"},
         "smtp": {"kind": "smtp", "host": "127.0.0.1", "port": port, "security": "none",
-                 "timeout": 5, "connections": connections},
+                 "timeout": "5s", "connections": connections},
     }, base_dir=tmp_path)
     upgrade(config.database_url)
     return Referee(config)

@@ -135,7 +135,7 @@ def test_a_poll_over_a_backlog_sends_its_answers_while_it_reads(
         "referee": {"address": "referee@club.test", "database": f"sqlite:///{tmp_path}/r.db"},
         "mailbox": {"kind": "maildir", "path": str(inbox)},
         "smtp": {"kind": "smtp", "host": "127.0.0.1", "port": port, "security": "none",
-                 "timeout": 5},
+                 "timeout": "5s"},
     }, base_dir=tmp_path)
     upgrade(config.database_url)
     ref = Referee(config)

@@ -17,6 +17,7 @@ from email.utils import parsedate_to_datetime
 
 from referee.games.draws import valid_entropy
 from referee.games.mailcheck import SEED_SHA, Check, Mail, opening_entropy, words
+from referee.mail import headers
 
 #: A table's tag in a subject: ``[spades-t12]``.
 TABLE_SUBJECT = re.compile(r"\[\s*([a-z][a-z0-9-]{0,30}?-t[0-9]{1,9})\s*\]", re.I)
@@ -27,9 +28,13 @@ STARTED = re.compile(r"The table ([a-z][a-z0-9-]{0,30}?-t[0-9]{1,9}) is full, an
                      r"of [^\[\]]{1,80} starts as \[([a-z][a-z0-9-]{0,40}-[0-9]{1,9})\]")
 
 
-def check_entropy(check: Check, messages: Sequence[EmailMessage]) -> None:
+def check_entropy(check: Check, messages: Sequence[EmailMessage],
+                  referee: str | None = None) -> None:
     """Set ``check.entropy`` to the contributions the opening lists, and
-    record what does not hold of the player's own (or a note of what did)."""
+    record what does not hold of the player's own (or a note of what did).
+    ``referee``: the address whose mails of the game are checked; its mail
+    announcing the start (the answer to the mail whose seat filled the
+    table) is read with the table's."""
     opening = opening_entropy(check)
     if opening is None:
         return
@@ -41,6 +46,8 @@ def check_entropy(check: Check, messages: Sequence[EmailMessage]) -> None:
                                "printable text, as the derivation takes it")
     table = _table_of(check)
     mails = _table_mails(messages, table, fingerprint, listed)
+    if table is not None and referee is not None:
+        mails += _start_mails(messages, table, check.tag, referee)
     if not mails:
         if listed:
             check.notes.append("no mail of the table this game came from is in the mailbox: "
@@ -122,6 +129,38 @@ def _table_mails(messages: Sequence[EmailMessage], table: str | None, fingerprin
     chosen = [(mail, msg) for tag, mail, msg in every if tag in tags]
     chosen.sort(key=lambda mm: mm[0].date.timestamp() if mm[0].date else 0.0)
     return chosen
+
+
+def _start_mails(messages: Sequence[EmailMessage], table: str, tag: str,
+                 referee: str) -> list[tuple[Mail, EmailMessage]]:
+    """The mails of ``referee`` saying that ``table`` started as game
+    ``tag``: the one answering the mail whose seat filled the table quotes
+    its entropy back. Last among the table's: what it quotes is what the
+    seat gave in the end."""
+    out: list[tuple[Mail, EmailMessage]] = []
+    for msg in messages:
+        subject = " ".join(str(msg["Subject"] or "").split())
+        if f"[{tag}]" not in subject.lower() or _sender(msg) != referee.lower():
+            continue
+        try:
+            part = msg.get_body(("plain",))
+            if not isinstance(part, EmailMessage):
+                continue
+            text = str(part.get_content()).replace("\r\n", "\n")
+        except (LookupError, ValueError, TypeError, AttributeError, UnicodeError):
+            continue  # not one the referee sent: its mails are plain UTF-8
+        found = STARTED.search(words(text))
+        if found and found.group(1).lower() == table and found.group(2).lower() == tag:
+            out.append((Mail(subject, _date(msg), text), msg))
+    return out
+
+
+def _sender(msg: EmailMessage) -> str:
+    try:
+        _, sender = headers.sender([str(msg["From"] or "")])
+    except (headers.Unreadable, ValueError, TypeError, IndexError, UnicodeError):
+        return ""
+    return sender.lower()
 
 
 def _date(msg: EmailMessage) -> datetime | None:

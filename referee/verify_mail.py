@@ -294,7 +294,7 @@ def check_mailbox(tag: str, path: Path, referee: str | None = None) -> Verdict:
         who = f" from {referee}" if referee else ""
         return Verdict([f"no mail of {tag}{who} is in the mailbox {path}"], referee, ignored)
     messages = _parsed(raws)
-    checked = {r: _check(tag, kind, mails, _of_referee(messages, r))
+    checked = {r: _check(tag, kind, mails, _of_referee(messages, r), r)
                for r, mails in groups.items()}
     results = {r: problems for r, (problems, _) in checked.items()}
     good = [r for r, problems in results.items() if not problems]
@@ -345,15 +345,15 @@ def _of_referee(messages: Sequence[EmailMessage], referee: str) -> list[EmailMes
     return out
 
 
-def _check(tag: str, kind: str, mails: list[Mail],
-           messages: Sequence[EmailMessage]) -> tuple[list[str], list[str]]:
+def _check(tag: str, kind: str, mails: list[Mail], messages: Sequence[EmailMessage],
+           referee: str | None = None) -> tuple[list[str], list[str]]:
     """The mismatches of one referee's mails of the game, and what held of
     the player's entropy: the contributions the opening lists first
     (:func:`~referee.verify_entropy.check_entropy`), then the game's own
     check (``Game.mail_check``) from the seed mixed with them."""
     check = Check(tag, mails)
     try:
-        check_entropy(check, messages)
+        check_entropy(check, messages, referee)
         GAMES[kind].mail_check(check)
     except (GameUnavailable, PackageFault) as e:
         return [str(e)], check.notes

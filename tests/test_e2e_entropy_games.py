@@ -219,23 +219,28 @@ def test_a_miser_table_by_mail_verifies_from_the_first_players_mailbox_and_refus
     # Alice's is her mail's Message-ID, Bob's his words, Carol's her accept's.
     assert mine.group(1) == {"Alice": alices_id, "Bob": "Rain on the roof"}.get(
         player, mine.group(1))
-    if player == "Carol":
-        # Her accept filled the table and started the game: no answer quotes
-        # it back, and her inbox alone cannot show it is hers (a known gap;
-        # her sent mail would). Then the draws are checked all the same.
-        assert said.startswith("no answer quoting your entropy back"), said
-    else:
-        assert said.startswith(f"your entropy {mine.group(1)} is seat {position}'s in the "
-                               "opening's mix"), said
+    assert said.startswith(f"your entropy {mine.group(1)} is seat {position}'s in the "
+                           "opening's mix"), said
+    # Carol's accept filled the table and started the game: the start mail
+    # answering it quotes her entropy back, as the others' answers do
+    # theirs, so her own mailbox finds it too (whoever went first).
+    carols = re.search(r"^  entropy 3: (<[^>\n]+>)$", body(opening), re.M)
+    assert carols is not None
+    start = arrived(post, "carol", "Miser starts: ")
+    assert start["In-Reply-To"] == carols.group(1)
+    assert f"  your-entropy: {carols.group(1)}\n" in body(start)
+    assert verify(post, "carol", tag) == (
+        0, f"your entropy {carols.group(1)} is seat 3's in the opening's mix (the "
+           "Message-ID of your mail)\nverified\n")
 
-        # (a) Their contribution altered in the opening.
-        def theirs(subject: str, text: str) -> tuple[str, str]:
-            return subject, text.replace(f"entropy {position}: {mine.group(1)}",
-                                         f"entropy {position}: <forged@mua.example.test>")
+    # (a) Their contribution altered in the opening.
+    def theirs(subject: str, text: str) -> tuple[str, str]:
+        return subject, text.replace(f"entropy {position}: {mine.group(1)}",
+                                     f"entropy {position}: <forged@mua.example.test>")
 
-        said_a = verify(post, user, tag, theirs)
-        print(said_a[1])
-        refused(said_a, opening_subject, f"does not list your entropy {mine.group(1)}")
+    said_a = verify(post, user, tag, theirs)
+    print(said_a[1])
+    refused(said_a, opening_subject, f"does not list your entropy {mine.group(1)}")
 
     # (b) The opening's subject names another first player.
     other = victim

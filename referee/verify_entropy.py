@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
+from email.errors import MessageError
 from email.message import EmailMessage
 from email.utils import parsedate_to_datetime
 
@@ -72,12 +73,12 @@ def check_entropy(check: Check, messages: Sequence[EmailMessage],
         return
     said = f"your entropy {mine} is seat {seats[0]}'s in the opening's mix"
     if mine.startswith("<") and mine.endswith(">"):
-        answered = words(str(msg["In-Reply-To"] or ""))
+        answered = words(header_text(msg, "In-Reply-To"))
         if answered and answered != mine:
             check.elsewhere(mail, f"quotes your entropy as {mine}, but answers your mail "
                                   f"{answered}")
             return
-        sent = [m for m in messages if words(str(m["Message-ID"] or "")) == mine]
+        sent = [m for m in messages if words(header_text(m, "Message-ID")) == mine]
         said += " (the Message-ID of your mail" + (
             ", which is in the mailbox)" if sent else ")")
     check.notes.append(said)
@@ -89,8 +90,8 @@ def _own_mail(messages: Sequence[EmailMessage], listed: Sequence[tuple[int, str]
     mail of theirs (a sent folder) whose Message-ID the opening lists."""
     seat_of = {value: position for position, value in listed}
     for msg in messages:
-        if (mine := words(str(msg["Message-ID"] or ""))) in seat_of:
-            return (f"the Message-ID {mine} of your mail \"{words(str(msg['Subject'] or ''))}"
+        if (mine := words(header_text(msg, "Message-ID"))) in seat_of:
+            return (f"the Message-ID {mine} of your mail \"{words(header_text(msg, 'Subject'))}"
                     f"\" is seat {seat_of[mine]}'s entropy in the opening's mix")
     return ("no answer quoting your entropy back (your-entropy:) and no mail of yours whose "
             "Message-ID the opening lists is in the mailbox: compare the opening's entropy "
@@ -112,12 +113,11 @@ def _table_mails(messages: Sequence[EmailMessage], table: str | None, fingerprin
     or quote back entropy the opening lists."""
     every: list[tuple[str, Mail, EmailMessage]] = []
     for msg in messages:
-        subject = " ".join(str(msg["Subject"] or "").split())
+        subject = " ".join(header_text(msg, "Subject").split())
         found = TABLE_SUBJECT.search(subject)
-        part = msg.get_body(("plain",)) if found else None
-        if found is None or not isinstance(part, EmailMessage):
+        text = plain(msg) if found else None
+        if found is None or text is None:
             continue
-        text = str(part.get_content()).replace("\r\n", "\n")
         every.append((found.group(1).lower(), Mail(subject, _date(msg), text), msg))
     if table is not None:
         tags = {table}
@@ -139,32 +139,56 @@ def _start_mails(messages: Sequence[EmailMessage], table: str, tag: str,
     seat gave in the end."""
     out: list[tuple[Mail, EmailMessage]] = []
     for msg in messages:
-        subject = " ".join(str(msg["Subject"] or "").split())
-        if f"[{tag}]" not in subject.lower() or _sender(msg) != referee.lower():
+        subject = " ".join(header_text(msg, "Subject").split())
+        if f"[{tag}]" not in subject.lower() or sender_of(msg) != referee.lower():
             continue
-        try:
-            part = msg.get_body(("plain",))
-            if not isinstance(part, EmailMessage):
-                continue
-            text = str(part.get_content()).replace("\r\n", "\n")
-        except (LookupError, ValueError, TypeError, AttributeError, UnicodeError):
-            continue  # not one the referee sent: its mails are plain UTF-8
+        if (text := plain(msg)) is None:
+            continue
         found = STARTED.search(words(text))
         if found and found.group(1).lower() == table and found.group(2).lower() == tag:
             out.append((Mail(subject, _date(msg), text), msg))
     return out
 
 
-def _sender(msg: EmailMessage) -> str:
+#: What the stdlib may raise on a crafted mail's header or part: a mail
+#: anyone may send is read as having no such header or text, never raised.
+MALFORMED = (MessageError, LookupError, ValueError, TypeError, AttributeError, UnicodeError,
+             RecursionError, AssertionError)
+
+
+def header_text(msg: EmailMessage, name: str) -> str:
+    """Header ``name`` of ``msg`` as text, cut at 2,000 characters; "" when
+    absent or unreadable."""
     try:
-        _, sender = headers.sender([str(msg["From"] or "")])
-    except (headers.Unreadable, ValueError, TypeError, IndexError, UnicodeError):
+        return str(msg[name] or "")[:2000]
+    except MALFORMED:
+        return ""
+
+
+def plain(msg: EmailMessage) -> str | None:
+    """The text of ``msg``'s plain-text body, LF line ends; None when it
+    has none or it cannot be read (an unknown charset: not the referee's,
+    whose mails are UTF-8)."""
+    try:
+        part = msg.get_body(("plain",))
+        if not isinstance(part, EmailMessage):
+            return None
+        return str(part.get_content()).replace("\r\n", "\n")
+    except MALFORMED:
+        return None
+
+
+def sender_of(msg: EmailMessage) -> str:
+    """The address of ``msg``'s From, lower case; "" when unreadable."""
+    try:
+        _, sender = headers.sender([header_text(msg, "From")])
+    except (headers.Unreadable, *MALFORMED):
         return ""
     return sender.lower()
 
 
 def _date(msg: EmailMessage) -> datetime | None:
     try:
-        return parsedate_to_datetime(str(msg["Date"])) if msg["Date"] else None
-    except (TypeError, ValueError):
+        return parsedate_to_datetime(header_text(msg, "Date")) if header_text(msg, "Date") else None
+    except MALFORMED:
         return None

@@ -43,7 +43,7 @@ from referee.mail import headers, mime
 from referee.mail.compose import NO_GAME
 from referee.mail.htmltext import html_text
 from referee.problems import EX_NOPERM, Problem
-from referee.verify_entropy import TABLE_SUBJECT, check_entropy
+from referee.verify_entropy import TABLE_SUBJECT, check_entropy, header_text, sender_of
 
 __all__ = ["Mail", "MailboxError", "Verdict", "check_mailbox", "game_mails", "main",
            "read_mailbox", "verify_mailbox"]
@@ -332,17 +332,9 @@ def _parsed(raws: Sequence[bytes]) -> list[EmailMessage]:
 def _of_referee(messages: Sequence[EmailMessage], referee: str) -> list[EmailMessage]:
     """``messages`` without the table mails (``[spades-t12]``) of anyone
     but ``referee``: a stranger's table mail cannot blame an honest game."""
-    out = []
-    for msg in messages:
-        try:
-            if TABLE_SUBJECT.search(str(msg["Subject"] or "")[:MAX_LINE]):
-                _, sender = headers.sender([str(msg["From"] or "")])
-                if sender.lower() != referee.lower():
-                    continue
-        except (headers.Unreadable, ValueError, TypeError, IndexError, UnicodeError):
-            continue
-        out.append(msg)
-    return out
+    return [msg for msg in messages
+            if not TABLE_SUBJECT.search(header_text(msg, "Subject"))
+            or sender_of(msg) == referee.lower()]
 
 
 def _check(tag: str, kind: str, mails: list[Mail], messages: Sequence[EmailMessage],

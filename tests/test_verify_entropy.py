@@ -150,3 +150,64 @@ def test_the_start_mails_quote_altered_is_refused_and_a_strangers_is_not_read(
     assert verify_mailbox(tag, box, notes) == []
     assert notes == ["your entropy <b.accept@club.test> is seat 2's in the opening's mix "
                      "(the Message-ID of your mail)"]
+
+
+def crafted(subject: str, body: bytes, *, sender: str = "Club Referee <referee@club.test>",
+            message_id: str = "<x1@evil.test>",
+            content_type: str = 'text/plain; charset="utf-8"') -> bytes:
+    head = (f"From: {sender}\nTo: Bob <bob@club.test>\nSubject: {subject}\n"
+            f"Date: Mon, 02 Mar 2026 12:00:00 +0000\nMessage-ID: {message_id}\n"
+            f"MIME-Version: 1.0\nContent-Type: {content_type}\n\n")
+    return head.encode() + body
+
+
+def nested(subject: str, depth: int) -> bytes:
+    body = "".join(f"--b{i}\nContent-Type: multipart/mixed; boundary=b{i + 1}\n\n"
+                   for i in range(depth))
+    body += f"--b{depth}\nContent-Type: text/plain\n\n  your-entropy: <x@evil.test>\n"
+    body += "".join(f"--b{i}--\n" for i in reversed(range(depth + 1)))
+    return crafted(subject, body.encode(), content_type="multipart/mixed; boundary=b0")
+
+
+#: Crafted mails with the table's tag or the game's (the entropy check reads
+#: every mail of the table, the start mail, and the player's sent mail),
+#: each from the referee's own From, as a forger would write it.
+TABLE, GAME = "[goofspiel-t1] Your entropy", "[goofspiel-3] Goofspiel starts: Alice, Bob"
+CRAFTED: dict[str, bytes] = {
+    "an unknown charset, the table's tag": crafted(
+        TABLE, b"  your-entropy: <x@evil.test>\n", content_type="text/plain; charset=x-nope"),
+    "an unknown charset, the start's": crafted(
+        GAME, b"The table goofspiel-t1 is full, and its game of Goofspiel starts as\n"
+              b"[goofspiel-3].\n\n  your-entropy: <x@evil.test>\n",
+        content_type="text/plain; charset=x-nope"),
+    "Message-ID: <>": crafted(TABLE, b"hello\n", message_id="<>"),
+    "Message-ID: <a@[b>": crafted(TABLE, b"hello\n", message_id="<a@[b>"),
+    "From: <a@[b>": crafted(TABLE, b"hello\n", sender="<a@[b>"),
+    "a 5,000-digit number": crafted(
+        TABLE, b"  seed-sha256: " + b"9" * 5000 + b"\n", message_id=f"<{'9' * 5000}@x>"),
+    "MIME nested 1,500 deep, the table's tag": nested(TABLE, 1500),
+    "MIME nested 1,500 deep, the start's": nested(GAME, 1500),
+    "a 410 KB line": crafted(TABLE, b"  your-entropy: " + b" " * 410_000 + b"x\n"),
+    "a 410 KB subject": crafted("[goofspiel-t1] " + "x " * 205_000, b"hello\n"),
+}
+
+
+@pytest.mark.parametrize("what", list(CRAFTED))
+def test_a_crafted_mail_beside_an_honest_game_does_not_fail_it(
+        what: str, played: tuple[Club, str, bytes], tmp_path: Path) -> None:
+    _, tag, bobs_accept = played
+    box = mailbox_of(tmp_path, "bob@club.test", "crafted")
+    mailbox.Maildir(box).add(CRAFTED[what])
+    notes: list[str] = []
+    assert verify_mailbox(tag, box, notes) == []
+    assert notes == ["your entropy <b.accept@club.test> is seat 2's in the opening's mix "
+                     "(the Message-ID of your mail)"]
+    # With no quote (the start mail gone), his sent mail is looked for
+    # among every mail: the crafted one too.
+    box = mailbox_of(tmp_path, "bob@club.test", "crafted-sent", extra=(bobs_accept,),
+                     without="Goofspiel starts")
+    mailbox.Maildir(box).add(CRAFTED[what])
+    notes = []
+    assert verify_mailbox(tag, box, notes) == []
+    assert notes == ['the Message-ID <b.accept@club.test> of your mail "Re: invite" is seat '
+                     "2's entropy in the opening's mix"]

@@ -43,7 +43,13 @@ from referee.mail import headers, mime
 from referee.mail.compose import NO_GAME
 from referee.mail.htmltext import html_text
 from referee.problems import EX_NOPERM, Problem
-from referee.verify_entropy import TABLE_SUBJECT, check_entropy, header_text, sender_of
+from referee.verify_entropy import (
+    MAX_HEADER,
+    TABLE_SUBJECT,
+    check_entropy,
+    header_text,
+    sender_of,
+)
 
 __all__ = ["Mail", "MailboxError", "Verdict", "check_mailbox", "game_mails", "main",
            "read_mailbox", "verify_mailbox"]
@@ -320,13 +326,33 @@ def _parsed(raws: Sequence[bytes]) -> list[EmailMessage]:
         if len(raw) > MAX_MAIL:
             continue
         try:
+            # First as the game's mails are read (compat32 reads a header
+            # in time linear in its length): a mail nested too deep, or
+            # with a header longer than any the referee writes, is not
+            # parsed again by the policy that reads headers' structure,
+            # whose time grows faster than their length.
+            rough = email.message_from_bytes(raw, policy=policy.compat32)
+            if mime.nesting(rough) > mime.MAX_MIME_DEPTH or not _headers_short(rough):
+                continue
             msg = email.message_from_bytes(raw, policy=policy.default)
-            if isinstance(msg, EmailMessage) and mime.nesting(msg) <= mime.MAX_MIME_DEPTH:
+            if isinstance(msg, EmailMessage):
                 out.append(msg)
         except (RecursionError, LookupError, ValueError, TypeError, AttributeError,
                 IndexError, UnicodeError, AssertionError):
             continue
     return out
+
+
+def _headers_short(msg: Message) -> bool:
+    """Whether every header of ``msg`` and of its parts is at most
+    :data:`~referee.verify_entropy.MAX_HEADER` characters as written."""
+    todo = [msg]
+    while todo:
+        part = todo.pop()
+        if any(len(str(value)) > MAX_HEADER for _, value in part.raw_items()):
+            return False
+        todo += mime.children(part)
+    return True
 
 
 def _of_referee(messages: Sequence[EmailMessage], referee: str) -> list[EmailMessage]:

@@ -12,11 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
+from email.errors import MessageError
 from email.message import EmailMessage
 from email.utils import parsedate_to_datetime
 
 from referee.games.draws import valid_entropy
 from referee.games.mailcheck import SEED_SHA, Check, Mail, opening_entropy, words
+from referee.mail import headers
 
 #: A table's tag in a subject: ``[spades-t12]``.
 TABLE_SUBJECT = re.compile(r"\[\s*([a-z][a-z0-9-]{0,30}?-t[0-9]{1,9})\s*\]", re.I)
@@ -27,9 +29,13 @@ STARTED = re.compile(r"The table ([a-z][a-z0-9-]{0,30}?-t[0-9]{1,9}) is full, an
                      r"of [^\[\]]{1,80} starts as \[([a-z][a-z0-9-]{0,40}-[0-9]{1,9})\]")
 
 
-def check_entropy(check: Check, messages: Sequence[EmailMessage]) -> None:
+def check_entropy(check: Check, messages: Sequence[EmailMessage],
+                  referee: str | None = None) -> None:
     """Set ``check.entropy`` to the contributions the opening lists, and
-    record what does not hold of the player's own (or a note of what did)."""
+    record what does not hold of the player's own (or a note of what did).
+    ``referee``: the address whose mails of the game are checked; its mail
+    announcing the start (the answer to the mail whose seat filled the
+    table) is read with the table's."""
     opening = opening_entropy(check)
     if opening is None:
         return
@@ -41,6 +47,8 @@ def check_entropy(check: Check, messages: Sequence[EmailMessage]) -> None:
                                "printable text, as the derivation takes it")
     table = _table_of(check)
     mails = _table_mails(messages, table, fingerprint, listed)
+    if table is not None and referee is not None:
+        mails += _start_mails(messages, table, check.tag, referee)
     if not mails:
         if listed:
             check.notes.append("no mail of the table this game came from is in the mailbox: "
@@ -65,12 +73,12 @@ def check_entropy(check: Check, messages: Sequence[EmailMessage]) -> None:
         return
     said = f"your entropy {mine} is seat {seats[0]}'s in the opening's mix"
     if mine.startswith("<") and mine.endswith(">"):
-        answered = words(str(msg["In-Reply-To"] or ""))
+        answered = words(header_text(msg, "In-Reply-To"))
         if answered and answered != mine:
             check.elsewhere(mail, f"quotes your entropy as {mine}, but answers your mail "
                                   f"{answered}")
             return
-        sent = [m for m in messages if words(str(m["Message-ID"] or "")) == mine]
+        sent = [m for m in messages if words(header_text(m, "Message-ID")) == mine]
         said += " (the Message-ID of your mail" + (
             ", which is in the mailbox)" if sent else ")")
     check.notes.append(said)
@@ -82,8 +90,8 @@ def _own_mail(messages: Sequence[EmailMessage], listed: Sequence[tuple[int, str]
     mail of theirs (a sent folder) whose Message-ID the opening lists."""
     seat_of = {value: position for position, value in listed}
     for msg in messages:
-        if (mine := words(str(msg["Message-ID"] or ""))) in seat_of:
-            return (f"the Message-ID {mine} of your mail \"{words(str(msg['Subject'] or ''))}"
+        if (mine := words(header_text(msg, "Message-ID"))) in seat_of:
+            return (f"the Message-ID {mine} of your mail \"{words(header_text(msg, 'Subject'))}"
                     f"\" is seat {seat_of[mine]}'s entropy in the opening's mix")
     return ("no answer quoting your entropy back (your-entropy:) and no mail of yours whose "
             "Message-ID the opening lists is in the mailbox: compare the opening's entropy "
@@ -105,12 +113,11 @@ def _table_mails(messages: Sequence[EmailMessage], table: str | None, fingerprin
     or quote back entropy the opening lists."""
     every: list[tuple[str, Mail, EmailMessage]] = []
     for msg in messages:
-        subject = " ".join(str(msg["Subject"] or "").split())
+        subject = " ".join(header_text(msg, "Subject").split())
         found = TABLE_SUBJECT.search(subject)
-        part = msg.get_body(("plain",)) if found else None
-        if found is None or not isinstance(part, EmailMessage):
+        text = plain(msg) if found else None
+        if found is None or text is None:
             continue
-        text = str(part.get_content()).replace("\r\n", "\n")
         every.append((found.group(1).lower(), Mail(subject, _date(msg), text), msg))
     if table is not None:
         tags = {table}
@@ -124,8 +131,73 @@ def _table_mails(messages: Sequence[EmailMessage], table: str | None, fingerprin
     return chosen
 
 
+def _start_mails(messages: Sequence[EmailMessage], table: str, tag: str,
+                 referee: str) -> list[tuple[Mail, EmailMessage]]:
+    """The mails of ``referee`` saying that ``table`` started as game
+    ``tag``: the one answering the mail whose seat filled the table quotes
+    its entropy back. Last among the table's: what it quotes is what the
+    seat gave in the end."""
+    out: list[tuple[Mail, EmailMessage]] = []
+    for msg in messages:
+        subject = " ".join(header_text(msg, "Subject").split())
+        if f"[{tag}]" not in subject.lower() or sender_of(msg) != referee.lower():
+            continue
+        if (text := plain(msg)) is None:
+            continue
+        found = STARTED.search(words(text))
+        if found and found.group(1).lower() == table and found.group(2).lower() == tag:
+            out.append((Mail(subject, _date(msg), text), msg))
+    return out
+
+
+#: What the stdlib may raise on a crafted mail's header or part: a mail
+#: anyone may send is read as having no such header or text, never raised.
+MALFORMED = (MessageError, LookupError, ValueError, TypeError, AttributeError, UnicodeError,
+             RecursionError, AssertionError)
+
+
+#: The longest header read: the referee's longest, References, holds at
+#: most 10 ids of 250 characters; the stdlib's parser takes time growing
+#: faster than a header's length (a 410 KB subject: seconds each reading).
+MAX_HEADER = 4000
+
+
+def header_text(msg: EmailMessage, name: str) -> str:
+    """Header ``name`` of ``msg`` as text; "" when absent, unreadable, or
+    longer than :data:`MAX_HEADER` as written (not the referee's)."""
+    raw = next((value for key, value in msg.raw_items() if key.lower() == name.lower()), None)
+    if raw is None or len(raw) > MAX_HEADER:
+        return ""
+    try:
+        return str(msg[name] or "")
+    except MALFORMED:
+        return ""
+
+
+def plain(msg: EmailMessage) -> str | None:
+    """The text of ``msg``'s plain-text body, LF line ends; None when it
+    has none or it cannot be read (an unknown charset: not the referee's,
+    whose mails are UTF-8)."""
+    try:
+        part = msg.get_body(("plain",))
+        if not isinstance(part, EmailMessage):
+            return None
+        return str(part.get_content()).replace("\r\n", "\n")
+    except MALFORMED:
+        return None
+
+
+def sender_of(msg: EmailMessage) -> str:
+    """The address of ``msg``'s From, lower case; "" when unreadable."""
+    try:
+        _, sender = headers.sender([header_text(msg, "From")])
+    except (headers.Unreadable, *MALFORMED):
+        return ""
+    return sender.lower()
+
+
 def _date(msg: EmailMessage) -> datetime | None:
     try:
-        return parsedate_to_datetime(str(msg["Date"])) if msg["Date"] else None
-    except (TypeError, ValueError):
+        return parsedate_to_datetime(header_text(msg, "Date")) if header_text(msg, "Date") else None
+    except MALFORMED:
         return None

@@ -43,7 +43,13 @@ from referee.mail import headers, mime
 from referee.mail.compose import NO_GAME
 from referee.mail.htmltext import html_text
 from referee.problems import EX_DATAERR, EX_NOPERM, Problem
-from referee.verify_entropy import TABLE_SUBJECT, check_entropy
+from referee.verify_entropy import (
+    MAX_HEADER,
+    TABLE_SUBJECT,
+    check_entropy,
+    header_text,
+    sender_of,
+)
 
 __all__ = ["Mail", "MailboxError", "Verdict", "check_mailbox", "game_mails", "main",
            "read_mailbox", "verify_mailbox"]
@@ -292,7 +298,7 @@ def check_mailbox(tag: str, path: Path, referee: str | None = None) -> Verdict:
         who = f" from {referee}" if referee else ""
         return Verdict([f"no mail of {tag}{who} is in the mailbox {path}"], referee, ignored)
     messages = _parsed(raws)
-    checked = {r: _check(tag, kind, mails, _of_referee(messages, r))
+    checked = {r: _check(tag, kind, mails, _of_referee(messages, r), r)
                for r, mails in groups.items()}
     results = {r: problems for r, (problems, _) in checked.items()}
     good = [r for r, problems in results.items() if not problems]
@@ -318,8 +324,16 @@ def _parsed(raws: Sequence[bytes]) -> list[EmailMessage]:
         if len(raw) > MAX_MAIL:
             continue
         try:
+            # First as the game's mails are read (compat32 reads a header
+            # in time linear in its length): a mail nested too deep, or
+            # with a header longer than any the referee writes, is not
+            # parsed again by the policy that reads headers' structure,
+            # whose time grows faster than their length.
+            rough = email.message_from_bytes(raw, policy=policy.compat32)
+            if mime.nesting(rough) > mime.MAX_MIME_DEPTH or not _headers_short(rough):
+                continue
             msg = email.message_from_bytes(raw, policy=policy.default)
-            if isinstance(msg, EmailMessage) and mime.nesting(msg) <= mime.MAX_MIME_DEPTH:
+            if isinstance(msg, EmailMessage):
                 out.append(msg)
         except (RecursionError, LookupError, ValueError, TypeError, AttributeError,
                 IndexError, UnicodeError, AssertionError):
@@ -327,31 +341,35 @@ def _parsed(raws: Sequence[bytes]) -> list[EmailMessage]:
     return out
 
 
+def _headers_short(msg: Message) -> bool:
+    """Whether every header of ``msg`` and of its parts is at most
+    :data:`~referee.verify_entropy.MAX_HEADER` characters as written."""
+    todo = [msg]
+    while todo:
+        part = todo.pop()
+        if any(len(str(value)) > MAX_HEADER for _, value in part.raw_items()):
+            return False
+        todo += mime.children(part)
+    return True
+
+
 def _of_referee(messages: Sequence[EmailMessage], referee: str) -> list[EmailMessage]:
     """``messages`` without the table mails (``[spades-t12]``) of anyone
     but ``referee``: a stranger's table mail cannot blame an honest game."""
-    out = []
-    for msg in messages:
-        try:
-            if TABLE_SUBJECT.search(str(msg["Subject"] or "")[:MAX_LINE]):
-                _, sender = headers.sender([str(msg["From"] or "")])
-                if sender.lower() != referee.lower():
-                    continue
-        except (headers.Unreadable, ValueError, TypeError, IndexError, UnicodeError):
-            continue
-        out.append(msg)
-    return out
+    return [msg for msg in messages
+            if not TABLE_SUBJECT.search(header_text(msg, "Subject"))
+            or sender_of(msg) == referee.lower()]
 
 
-def _check(tag: str, kind: str, mails: list[Mail],
-           messages: Sequence[EmailMessage]) -> tuple[list[str], list[str]]:
+def _check(tag: str, kind: str, mails: list[Mail], messages: Sequence[EmailMessage],
+           referee: str | None = None) -> tuple[list[str], list[str]]:
     """The mismatches of one referee's mails of the game, and what held of
     the player's entropy: the contributions the opening lists first
     (:func:`~referee.verify_entropy.check_entropy`), then the game's own
     check (``Game.mail_check``) from the seed mixed with them."""
     check = Check(tag, mails)
     try:
-        check_entropy(check, messages)
+        check_entropy(check, messages, referee)
         GAMES[kind].mail_check(check)
     except (GameUnavailable, PackageFault) as e:
         return [str(e)], check.notes

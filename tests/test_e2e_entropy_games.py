@@ -219,23 +219,28 @@ def test_a_miser_table_by_mail_verifies_from_the_first_players_mailbox_and_refus
     # Alice's is her mail's Message-ID, Bob's his words, Carol's her accept's.
     assert mine.group(1) == {"Alice": alices_id, "Bob": "Rain on the roof"}.get(
         player, mine.group(1))
-    if player == "Carol":
-        # Her accept filled the table and started the game: no answer quotes
-        # it back, and her inbox alone cannot show it is hers (a known gap;
-        # her sent mail would). Then the draws are checked all the same.
-        assert said.startswith("no answer quoting your entropy back"), said
-    else:
-        assert said.startswith(f"your entropy {mine.group(1)} is seat {position}'s in the "
-                               "opening's mix"), said
+    assert said.startswith(f"your entropy {mine.group(1)} is seat {position}'s in the "
+                           "opening's mix"), said
+    # Carol's accept filled the table and started the game: the start mail
+    # answering it quotes her entropy back, as the others' answers do
+    # theirs, so her own mailbox finds it too (whoever went first).
+    carols = re.search(r"^  entropy 3: (<[^>\n]+>)$", body(opening), re.M)
+    assert carols is not None
+    start = arrived(post, "carol", "Miser starts: ")
+    assert start["In-Reply-To"] == carols.group(1)
+    assert f"  your-entropy: {carols.group(1)}\n" in body(start)
+    assert verify(post, "carol", tag) == (
+        0, f"your entropy {carols.group(1)} is seat 3's in the opening's mix (the "
+           "Message-ID of your mail)\nverified\n")
 
-        # (a) Their contribution altered in the opening.
-        def theirs(subject: str, text: str) -> tuple[str, str]:
-            return subject, text.replace(f"entropy {position}: {mine.group(1)}",
-                                         f"entropy {position}: <forged@mua.example.test>")
+    # (a) Their contribution altered in the opening.
+    def theirs(subject: str, text: str) -> tuple[str, str]:
+        return subject, text.replace(f"entropy {position}: {mine.group(1)}",
+                                     f"entropy {position}: <forged@mua.example.test>")
 
-        said_a = verify(post, user, tag, theirs)
-        print(said_a[1])
-        refused(said_a, opening_subject, f"does not list your entropy {mine.group(1)}")
+    said_a = verify(post, user, tag, theirs)
+    print(said_a[1])
+    refused(said_a, opening_subject, f"does not list your entropy {mine.group(1)}")
 
     # (b) The opening's subject names another first player.
     other = victim
@@ -280,3 +285,88 @@ def test_a_miser_table_by_mail_verifies_from_the_first_players_mailbox_and_refus
     said_d = verify(post, user, tag, seed_changed)
     print(said_d[1])
     refused(said_d, "[miser-t1]", f"but the game's opening gives {seed_fingerprint(new_seed)}")
+
+
+def test_a_goofspiel_table_by_mail_verifies_from_the_last_accepters_mailbox_and_refuses_tampering(
+        post: Post) -> None:
+    # Bob's accept fills the table and starts the game: the start mail
+    # answering it is the only one quoting his entropy back (issue 38).
+    # He then never bids: the referee bids a card drawn from his pack for
+    # him each round, until the last plays itself.
+    tag, fingerprint, _ = open_table(post, "goofspiel", ["bob"], " cards=3")
+    start = arrived(post, "bob", "Goofspiel starts: ")
+    assert "  your-entropy: Rain on the roof\n" in body(start)
+    now = T0 + timedelta(minutes=10)
+    for n in (1, 2):
+        post.write("alice", f"bid {n}", subject=f"[{tag}] bid")
+        now += timedelta(days=3, hours=1)
+        post.poll(now)
+    final = arrived(post, "bob", "GAME OVER")
+    seed = re.search(r"^  seed: (\S+)$", body(final), re.M)
+    assert seed is not None and seed_fingerprint(seed.group(1)) == fingerprint
+    assert verify(post, "bob", tag) == (
+        0, "your entropy Rain on the roof is seat 2's in the opening's mix\nverified\n")
+    opening = arrived(post, "bob", "Goofspiel begins: ")
+    assert "  entropy 2: Rain on the roof\n" in body(opening)
+
+    # (a) His contribution altered in the opening: refused, naming it.
+    def his(subject: str, text: str) -> tuple[str, str]:
+        return subject, text.replace("entropy 2: Rain on the roof", "entropy 2: Rain on the road")
+
+    said_a = verify(post, "bob", tag, his)
+    print(said_a[1])
+    refused(said_a, str(opening["Subject"]), "does not list your entropy Rain on the roof")
+
+    # (b) A subject altered: the report of round 1 names another prize
+    # for round 2 than the seed draws (its body still says the drawn one).
+    report = arrived(post, "bob", "Round 1: ")
+    prize = re.search(r"round 2 prize (\d)", str(report["Subject"]))
+    assert prize is not None
+    other = "1" if prize.group(1) != "1" else "2"
+
+    def subject_altered(subject: str, text: str) -> tuple[str, str]:
+        return subject.replace(f"round 2 prize {prize.group(1)}", f"round 2 prize {other}"), text
+
+    said_b = verify(post, "bob", tag, subject_altered)
+    print(said_b[1])
+    refused(said_b, str(report["Subject"]).replace(f"prize {prize.group(1)}", f"prize {other}"),
+            "its subject gives round 2", f"prize as {other}", "but the seed draws")
+
+    # (c) The drawn prize altered where the body states it.
+    def prize_altered(subject: str, text: str) -> tuple[str, str]:
+        return subject, text.replace(f"ROUND 2 OF 3: THE PRIZE IS {prize.group(1)}",
+                                     f"ROUND 2 OF 3: THE PRIZE IS {other}")
+
+    said_c = verify(post, "bob", tag, prize_altered)
+    print(said_c[1])
+    refused(said_c, str(report["Subject"]), "but the seed draws")
+
+    # (d) The card the referee drew for late Bob, altered to another of
+    # his pack: the draw gives the card it gave.
+    late_bid = re.search(r"^  Bob +bid (\d)   \(no bid arrived", body(report), re.M)
+    assert late_bid is not None
+    card = late_bid.group(1)
+    swap = "1" if card != "1" else "2"
+
+    def draw_altered(subject: str, text: str) -> tuple[str, str]:
+        return subject, re.sub(rf"^(  Bob +bid ){card}(   \(no bid arrived)",
+                               rf"\g<1>{swap}\g<2>", text, count=1, flags=re.M)
+
+    said_d = verify(post, "bob", tag, draw_altered)
+    print(said_d[1])
+    refused(said_d, str(report["Subject"]), f"the referee bid {swap} for Bob",
+            "but the seed draws")
+
+    # (e) A seed changed after the contributions: the game's mails commit
+    # to another fingerprint than the table's.
+    new_seed = "0" * 32
+
+    def seed_changed(subject: str, text: str) -> tuple[str, str]:
+        if not re.search(r"\[goofspiel-\d+\]", subject):
+            return subject, text
+        return subject, text.replace(fingerprint, seed_fingerprint(new_seed)).replace(
+            f"seed: {seed.group(1)}", f"seed: {new_seed}")
+
+    said_e = verify(post, "bob", tag, seed_changed)
+    print(said_e[1])
+    refused(said_e, "[goofspiel-t1]", f"but the game's opening gives {seed_fingerprint(new_seed)}")

@@ -53,6 +53,8 @@ from tests.test_e2e import (
     seed_told,
     verified_by_mail,
 )
+from tests.test_e2e_entropy import verify
+from tests.test_e2e_entropy_games import refused
 from tests.test_e2e_turns import moves
 from tests.test_spades_mail import kinds as mail_kinds
 from tests.test_spades_mail import section, sections
@@ -476,6 +478,71 @@ hash.txt, and run: sha256sum hash.txt
     assert verified_by_mail(post, "carol", tag) == (0, (
         "verified\n3 mails with the tag not from the referee referee@example.test (by From "
         "and Message-ID) were ignored\n"))
+    refused_when_altered(post, tag)
+
+
+def lf(text: str, old: str, new: str) -> str:
+    """``text`` (as a mail's part gives it, lines ending in CRLF) with
+    ``old`` replaced by ``new``, in LF lines; as it was where ``old`` is not."""
+    lines = text.replace("\r\n", "\n")
+    return lines.replace(old, new) if old in lines else text
+
+
+def refused_when_altered(post: Post, tag: str) -> None:
+    """Bob's mailbox (a member dealt cards twice), as received, verifies;
+    with one draw altered (a Round Report's instruction, the cards dealt
+    to him), a report's subject altered, or the Dealor's committed words
+    altered, it is refused with one line naming the mail (issue 38)."""
+    # The members' posts to the list, and Alice's private offer to him (Bob
+    # on Cc), carry the tag: not the referee's, ignored and counted.
+    assert verify(post, "bob", tag) == (0, (
+        "verified\n4 mails with the tag not from the referee referee@example.test (by From "
+        "and Message-ID) were ignored\n"))
+    report_1 = next(x for x in post.stack.fetch_all("bob")
+                    if str(x["Subject"]) == f"[{tag}] Round Report 1: round 2 begins")
+
+    # (a) Round Report 1 gives another instruction than the seed draws.
+    def instruction_altered(subject: str, text: str) -> tuple[str, str]:
+        if not text.startswith("ROUND REPORT 1 "):
+            return subject, text
+        return subject, lf(text, f"\n\n  {ENGLISH[1]}\n", f"\n\n  {ENGLISH[0]}\n")
+
+    said = verify(post, "bob", tag, instruction_altered)
+    print(said[1])
+    refused(said, str(report_1["Subject"]),
+            "Round Report 1 gives instruction 1, but the seed draws instruction 2")
+
+    # (b) The cards dealt to him when he dealt himself in.
+    def deal_altered(subject: str, text: str) -> tuple[str, str]:
+        return subject, lf(text, "Dealt to you: 2 ore, 2 wool, 1 diamond",
+                           "Dealt to you: 1 ore, 2 wool, 2 diamonds")
+
+    said = verify(post, "bob", tag, deal_altered)
+    print(said[1])
+    refused(said, f"[{tag}] Land of Agora tournament (secret)",
+            "the cards dealt to you by the draw join/2 are 1 ore, 2 wool, 2 diamonds",
+            "but the seed deals 2 ore, 2 wool, 1 diamond")
+
+    # (c) A report's subject names another report than its body (which
+    # report, so which draw, the instruction it gives is).
+    def subject_altered(subject: str, text: str) -> tuple[str, str]:
+        return subject.replace("Round Report 1: round 2 begins",
+                               "Round Report 2: round 2 begins"), text
+
+    said = verify(post, "bob", tag, subject_altered)
+    print(said[1])
+    refused(said, f"[{tag}] Round Report 2: round 2 begins",
+            "its subject says Round Report 2, but its body is Round Report 1")
+
+    # (d) The Dealor's words (the Scoring Instructions the opening's hash
+    # commits to) altered in the Final Report.
+    def words_altered(subject: str, text: str) -> tuple[str, str]:
+        return subject, lf(text, f"3. {ENGLISH[2]}\n   = ", f"3. {ENGLISH[0]}\n   = ")
+
+    said = verify(post, "bob", tag, words_altered)
+    print(said[1])
+    refused(said, f"[{tag}] ", "the SHA-256 of the Scoring Instructions' text is ",
+            "but the opening gave")
 
 
 def public_texts(msg: EmailMessage) -> list[str]:

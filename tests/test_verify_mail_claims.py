@@ -217,6 +217,19 @@ def test_who_goes_first_altered_in_miser_is_named(
     refused(tag, folder, subject, "its subject says Alice goes first")
 
 
+def test_a_round_report_named_otherwise_in_its_subject_is_named(
+        mailboxes: Callable[[str], tuple[str, Path]]) -> None:
+    tag, folder = mailboxes("loatcg")
+
+    def change(subject: str) -> str | None:
+        m = re.search(r"Round Report (\d+)", subject)
+        return None if m is None else subject.replace(
+            m.group(0), f"Round Report {int(m.group(1)) % 2 + 1}")
+
+    subject = edit_subject(folder, change)
+    refused(tag, folder, subject, "its subject says Round Report ", "but its body is")
+
+
 # -- a claim reworded, a fixed order ----------------------------------------------------
 
 

@@ -148,6 +148,20 @@ def test_a_410_kb_line_is_cut_before_any_pattern_sees_it(line: str, tmp_path: Pa
     check_mailbox(TAG, mbox(tmp_path, mail(f"ROUND 1: THE PRIZE WAS 3\n{line}\n")))
 
 
+@pytest.mark.parametrize("header", ["Subject", "Content-Type"])
+def test_a_410_kb_header_is_read_within_bounds(header: str, tmp_path: Path) -> None:
+    # The game's mails are parsed as compat32 reads them (linear in a
+    # header's length); the subject a pattern sees is cut like a line.
+    raw = (mail("ROUND 1: THE PRIZE WAS 3\n", subject=f"[{TAG}] " + "x " * 205_000)
+           if header == "Subject" else
+           mail("ROUND 1: THE PRIZE WAS 3\n",
+                content_type='text/plain; charset=utf-8; x="' + "a " * 205_000 + '"'))
+    got = received(TAG, raw)
+    assert got is not None and got.referee == "referee@club.test"
+    assert len(got.mail.subject) <= MAX_LINE
+    assert check_mailbox(TAG, mbox(tmp_path, raw)).problems
+
+
 def test_a_mail_larger_than_any_the_referee_sends_is_not_read() -> None:
     got = received(TAG, mail("x" * (3 * 1024 * 1024)))
     assert got is not None and got.referee is None

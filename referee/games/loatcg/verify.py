@@ -20,6 +20,8 @@ DIGEST = re.compile(r"SHA-256 hash of their text[^\n]*\n\s*([0-9a-f]{64})[ \t]*$
 COMMITTED = re.compile(r"^-----\n(.*?\n)-----$", re.M | re.S)
 #: A Round Report's heading; its instruction follows the words below.
 REPORT = re.compile(r"^ROUND REPORT (\d{1,6}) [^\n]*$", re.M)
+#: A Round Report named in a subject: ``[loatcg-1] Round Report 1: round 2 begins``.
+REPORT_SAID = re.compile(r"\bRound Report (\d{1,6})\b")
 NOT_GIVEN = "(its number is not given):\n\n"
 #: The instruction's line, as a pattern: what a mail's HTML part must state too.
 GIVEN = re.compile(r"^\(its number is not given\):\n\n[^\n]*$", re.M)
@@ -67,6 +69,7 @@ def check_loatcg(check: Check, seed: str) -> None:
         elif given != drawn[report]:
             check.mismatch(mail, f"Round Report {report} gives instruction {given}, but the "
                            f"seed draws instruction {drawn[report]}")
+    _check_subjects(check)
     for f in check.find(REPORTED):
         said, report = int(f.match.group(1)), int(f.match.group(2))
         if drawn.get(report) != said:
@@ -93,6 +96,21 @@ def check_loatcg(check: Check, seed: str) -> None:
         if cards_text(cards) != shown:
             check.mismatch(f.mail, f"the cards dealt to you by the draw {draw} are {shown}, "
                            f"but the seed deals {cards_text(cards)}")
+
+
+def _check_subjects(check: Check) -> None:
+    """A Round Report's subject names the report its body is: which
+    report, so which draw, the instruction it gives is. A player reads the
+    subject first."""
+    in_body: dict[int, set[int]] = {}
+    for f in check.find(REPORT):
+        in_body.setdefault(f.mail, set()).add(int(f.match.group(1)))
+    for f in check.in_subjects(REPORT_SAID):
+        said = int(f.match.group(1))
+        if f.mail in in_body and said not in in_body[f.mail]:
+            body = ", ".join(map(str, sorted(in_body[f.mail])))
+            check.mismatch(f.mail, f"its subject says Round Report {said}, but its body is "
+                                   f"Round Report {body}")
 
 
 def _reports(check: Check) -> list[tuple[int, int, str]]:

@@ -57,13 +57,22 @@ def letters(done: Done, table: TableView, writer: str, who: str,
                 for address, name in zip(done.tell, table.seated, strict=False)]
     elif done.what == "started":
         started = {"t": table, "game": done.game}
-        # The entropy that started it (an operator's table), quoted back.
-        yours = ([Letter(writer, "club_entropy", {"t": table, "game": done.game,
-                                                  **_entropy(done.entropy)})]
-                 if writer and done.entropy is not None else [])
+        # The writer's mail started it (the seat that filled the table, the
+        # last entropy given): the answer to it quotes back the entropy
+        # taken from it, so they can find their own in the game's mix. Their
+        # start mail is that answer; the list's is no one's, so the writer
+        # is answered on their own then.
+        mine = done.entropy if writer else None
+        yours = [Letter(writer, "club_entropy", {"t": table, "game": done.game,
+                                                  **_entropy(mine)})]
         if public_list:
-            return [*yours, Letter(public_list, "club_started", started, public=True)]
-        return [*yours, *(Letter(address, "club_started", started) for address in done.tell)]
+            return [*(yours if mine is not None else []),
+                    Letter(public_list, "club_started", {**started, **_entropy(None)},
+                           public=True)]
+        told = [Letter(address, "club_started",
+                       {**started, **_entropy(mine if address == writer else None)})
+                for address in done.tell]
+        return [*(yours if mine is not None and writer not in done.tell else []), *told]
     elif done.what in ("expired", "cancelled"):
         # Cancelled by the opener's ``leave``, or by the operator's
         # ``table cancel`` (``who`` is no one at the table then).

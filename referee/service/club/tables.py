@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from email.utils import formataddr
 from typing import Any
@@ -321,8 +321,10 @@ class Tables:
             return None
         _give(seat, entropy)
         db.flush()
-        return self._all_given(db, table, now) or Done("entropy", table.tag, tell=(addr,),
-                                                       entropy=entropy)
+        started = self._all_given(db, table, now)
+        if started is not None:  # the mail that started it quotes its entropy back too
+            return replace(started, entropy=entropy)
+        return Done("entropy", table.tag, tell=(addr,), entropy=entropy)
 
     def seated_at_operator_table(self, db: Session, address: str, tag: str) -> bool:
         """Whether ``address`` has a seat at the open operator's table ``tag``."""
@@ -406,8 +408,7 @@ class Tables:
         db.flush()
         started = self._all_given(db, table, now or now_utc())
         if started is not None:
-            return Done(started.what, started.table, game=started.game, tell=started.tell,
-                        entropy=given)
+            return replace(started, entropy=given)
         return Done("entropy", table.tag, tell=(addr,), entropy=given)
 
     def decline(self, db: Session, writer: str, tag: str | None, now: datetime,
@@ -482,7 +483,9 @@ class Tables:
         _give(seat, entropy)
         db.flush()
         if len(_people(table).seated) >= table.seats_max:
-            return self._start(db, table, now)
+            # The seat that fills the table starts the game: the answer to
+            # its mail (the start's) quotes back the entropy taken from it.
+            return replace(self._start(db, table, now), entropy=_kept(table, seat))
         return Done(what, table.tag, tell=_once(seat.player.address, table.opener.address),
                     entropy=entropy)
 
@@ -689,6 +692,14 @@ def _view(db: Session, table: m.OpenTable) -> TableView:
         tuple((str(k), str(v)) for k, v in table.options.items()), table.created_at,
         None if table.seed is None else seed_fingerprint(table.seed), table.by_operator,
         tuple(_name(s.player) for s in people.seated if s.entropy))
+
+
+def _kept(table: m.OpenTable, seat: m.TableSeat) -> Entropy:
+    """The entropy ``seat`` gives the game of ``table`` (none: a table
+    from before players gave entropy, or a mail that gave none)."""
+    if table.seed is None or not seat.entropy:
+        return None
+    return (seat.entropy, seat.entropy_how or MESSAGE_ID)
 
 
 def _give(seat: m.TableSeat, entropy: Entropy) -> None:

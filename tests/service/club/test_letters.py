@@ -205,6 +205,45 @@ write first. Write your moves with [{started.game}] in the subject.
         "alice@club.test", "bob@club.test"]
 
 
+def test_the_seat_that_fills_the_table_has_its_entropy_quoted_in_its_start_mail(
+        members: Club, db: Session) -> None:
+    # Bob's join fills the table and starts the game: no "You took a seat"
+    # answer comes, so the start mail answering his join quotes his entropy
+    # back (issue 38), and his alone; with a list, whose start mail is no
+    # one's, he is answered on his own.
+    club = tables(members)
+    tag = club.open(db, ALICE, new("new goofspiel"), members.now).table
+    started = club.join(db, BOB, tag, members.now, entropy=("<j1@bob.example>", "message-id"))
+    assert started.what == "started"
+    assert started.entropy == ("<j1@bob.example>", "message-id")
+    t = view(members, db, tag)
+    mails = letters.letters(started, t, "bob@club.test", "Bob")
+    assert [(x.to, x.template) for x in mails] == [("alice@club.test", "club_started"),
+                                                   ("bob@club.test", "club_started")]
+    alices, bobs = (render(x)[1] for x in mails)
+    assert "your-entropy" not in alices
+    assert """The players:
+  Alice
+  Bob
+
+Your entropy for the draws, the Message-ID of this mail of yours:
+
+  your-entropy: <j1@bob.example>
+
+The referee could not know it when it fixed the seed; the game's first
+mail lists it with the others'.
+
+Each player has a mail""" in bobs
+    public = letters.letters(started, t, "bob@club.test", "Bob", LIST)
+    assert [(x.to, x.template, x.public) for x in public] == [
+        ("bob@club.test", "club_entropy", False), (LIST, "club_started", True)]
+    subject, body = render(public[0])
+    assert subject == f"[{tag}] Your entropy for Goofspiel"
+    assert "  your-entropy: <j1@bob.example>\n" in body
+    assert "write \"entropy" not in body  # the game has started: too late for other words
+    assert "your-entropy" not in render(public[1])[1]
+
+
 def test_an_expired_table_tells_those_at_it(members: Club, db: Session) -> None:
     club = tables(members)
     tag = club.open(db, ALICE, new("new spades with Bob"), members.now).table

@@ -278,6 +278,13 @@ def test_each_seat_gives_its_mails_message_id_or_its_own_words_to_the_draws(
     out = club.poll()
     starts = [x for x in out if "Goofspiel begins" in str(x["Subject"])]
     assert len(starts) == 2
+    # His accept filled the table: the start mail answering it, and it
+    # alone, quotes his words back; Alice's copy quotes nothing.
+    started = {str(x["To"]): x for x in out if "Goofspiel starts" in str(x["Subject"])}
+    assert sorted(started) == ["alice@club.test", "bob@club.test"]
+    assert _your_entropy(started["bob@club.test"]) == "Tibbles, 1987"
+    assert "your own words" in body(started["bob@club.test"])
+    assert "your-entropy" not in body(started["alice@club.test"])
     opening = body(starts[0])
     assert fingerprint in opening
     assert ("  Alice, seat 1, the Message-ID of the mail that took the seat:\n"
@@ -302,6 +309,28 @@ def test_each_seat_gives_its_mails_message_id_or_its_own_words_to_the_draws(
     assert ('<li>Alice, seat 1: <span class="hash">entropy 1: &lt;alice.1@club.test&gt;'
             '</span></li><li>Bob, seat 2: <span class="hash">entropy 2: Tibbles, 1987'
             '</span></li>') in page
+
+
+def test_the_last_entropy_an_operators_table_waits_for_is_quoted_in_its_start_mail(
+        club: Club) -> None:
+    club.referee.club.open_for_operator("goofspiel", [ALICE, BOB], options={"cards": "3"},
+                                        now=club.now)
+    club.poll()
+    club.send(ALICE, "entropy my words\n", subject="Re: [goofspiel-t1] You are seated")
+    (answer,) = club.poll()
+    assert _your_entropy(answer) == "my words"
+    # Bob's reply, whatever it says, gives its Message-ID, the last one the
+    # table waits for: the game starts, and his start mail quotes it back
+    # (one mail to him about the table, not two).
+    club.send(BOB, "fine\n", subject="Re: [goofspiel-t1] You are seated",
+              message_id="<b.last@club.test>")
+    out = club.poll()
+    to_bob = [x for x in out if "bob@" in str(x["To"]) and "begins" not in str(x["Subject"])]
+    assert [str(x["Subject"]) for x in to_bob] == ["[goofspiel-3] Goofspiel starts: Alice, Bob"]
+    assert _your_entropy(to_bob[0]) == "<b.last@club.test>"
+    assert str(to_bob[0]["In-Reply-To"]) == "<b.last@club.test>"
+    alices = next(x for x in out if "alice@" in str(x["To"]) and "starts" in str(x["Subject"]))
+    assert "your-entropy" not in body(alices)
 
 
 def test_entropy_later_by_tag_or_in_a_reply_and_what_is_refused(club: Club) -> None:

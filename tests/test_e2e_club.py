@@ -8,7 +8,8 @@ accept starting nothing while the real one, at the invitation's address,
 starts the game; a challenge declined, starting nothing; Miser started by
 its opener's ``start`` at 3 of 5 seats; a ``rematch`` in reply to a
 cancelled game's last mail, started when all accept; a table past
-``[club] table_days`` closed at a pass, those seated told.
+``[club] table_days`` closed at a pass, those seated told; a player in a
+game answered by the club, and told of the game's lines it did not read.
 ``tests/service/intake/test_gamesmaster.py`` holds more on Maildir."""
 
 from __future__ import annotations
@@ -334,4 +335,35 @@ def test_a_table_past_table_days_closes_at_a_pass_and_those_seated_are_told(
         assert db.scalar(select(m.OpenTable.status).where(
             m.OpenTable.tag == "pure-skill-t1")) == m.TABLE_EXPIRED
     assert post.count(m.Game) == 0
+    post.assert_no_more_mail(*PLAYERS)
+
+
+def test_a_player_in_a_game_gets_the_clubs_answer_and_no_move_is_lost_unsaid(
+        post: Post) -> None:
+    """A player sitting in one game (where an untagged mail is the game's)
+    writes club lines: "new chess" alone is refused with the list of the
+    games, not passed to the game as a mail with no command; "bid 3" beside
+    "new spades" opens the table, and the bid, not read there, is answered
+    as not done, with the game's tag to write it under. Nothing is bid."""
+    tag = post.referee.operator.create_game(
+        "goofspiel", [person("alice"), person("bob")], now=T0, seed="s", operator_seed=True)
+    post.poll(T0)
+    post.new_mail("alice", 1)
+    post.new_mail("bob", 1)
+    post.write("alice", "new chess\n", subject="a game")
+    post.poll(T0 + timedelta(minutes=5))
+    (refused,) = post.new_mail("alice", 1)
+    assert str(refused["Subject"]) == "Re: a game"
+    said = " ".join(body(refused).split())
+    assert ("new chess was not done: There is no game 'chess' here; the games are "
+            "goofspiel, loatcg, miser, pure-skill, spades.") in said
+    post.write("alice", "bid 3\nnew spades\n", subject="spades too")
+    post.poll(T0 + timedelta(minutes=10))
+    got = post.new_mail("alice", 2)
+    assert subjects(got) == ["Re: spades too", "[spades-t1] Your table for Spades is open"]
+    said = " ".join(body(next(x for x in got if x["Subject"] == "Re: spades too")).split())
+    assert "bid 3 was not done:" in said
+    assert f"in a mail with [{tag}] in the subject" in said
+    assert post.count(m.ActionLog) == 0
+    assert [t.tag for t in post.referee.club.listing()] == ["spades-t1"]
     post.assert_no_more_mail(*PLAYERS)

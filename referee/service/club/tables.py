@@ -160,6 +160,18 @@ class Tables:
         """Whether mail from ``address`` has come to the referee."""
         return bool(db.scalar(select(exists().where(m.Inbound.sender == address))))
 
+    def may_not_open(self, db: Session, player: m.Player | None) -> str | None:
+        """Why ``player`` (None: an address the referee never saw) may not
+        open a table by mail, under ``[club] open_tables``; None if they may."""
+        who = self.config.club.open_tables
+        if who == "operator":
+            return "Tables are opened by the operator here; ask them to start the game."
+        if who == "members" and not self.is_member(db, player):
+            return ("Tables are opened by the club's members here (anyone who has played "
+                    "a game here, or whom the operator added); 'tables' lists the open "
+                    "tables to join.")
+        return None
+
     def add_member(self, db: Session, address: str, now: datetime) -> m.Player:
         """The operator's ``member add``: ``address`` ("Name <addr>" or addr)
         may open tables and be invited."""
@@ -181,14 +193,8 @@ class Tables:
         of its game is drawn now, before anyone's entropy is known."""
         addr, name = _address(writer)
         player = db.scalar(select(m.Player).where(m.Player.address == addr))
-        who = self.config.club.open_tables
-        if not by_operator:
-            if who == "operator":
-                raise Refused("Tables are opened by the operator here; ask them to start "
-                              "the game.")
-            if who == "members" and not self.is_member(db, player):
-                raise Refused("Tables are opened by the club's members here (anyone who has "
-                              "played a game here); 'tables' lists the open tables to join.")
+        if not by_operator and (why := self.may_not_open(db, player)) is not None:
+            raise Refused(why)
         player = player or _player(db, addr, name, now)
         self._within_tables_per_member(db, player)
         try:

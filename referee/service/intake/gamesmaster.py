@@ -226,6 +226,11 @@ class GamesMaster:
                 done.append(verb)
                 continue
             may = (by_token or vouched) if verb in ANSWERING else (vouched or known)
+            if not may and verb == "new" and (
+                    why := self.tables.may_not_open(db, player)) is not None:
+                # Refused whoever wrote it: no confirmation to ask for first.
+                out.append(letters.refusal(msg.sender, raw, why, subject))
+                continue
             if not may:
                 unconfirmed.append(raw)
                 continue

@@ -90,6 +90,35 @@ def test_an_invitation_goes_to_no_address_that_never_wrote(club: Club) -> None:
     assert club.referee.club.listing() == []
 
 
+def test_a_strangers_new_is_refused_at_once_where_members_open_tables(
+        club: Club, tmp_path: Path) -> None:
+    """Under ``open_tables = "members"`` (the default) a stranger's ``new``
+    would be refused after the confirming reply anyway: it is refused at
+    once, with why, and no reply is asked for; where anyone may open, the
+    stranger confirms first."""
+    club.send("Erin <erin@else.test>", "new goofspiel\n", subject="a game?")
+    (refused,) = club.poll()
+    assert (str(refused["To"]), str(refused["Subject"])) == ("erin@else.test", "Re: a game?")
+    said = " ".join(body(refused).split())
+    assert "new goofspiel was not done: Tables are opened by the club's members here" in said
+    assert "Nothing vouches" not in said
+    assert "referee+club-" not in str(refused["Reply-To"])
+    assert club.referee.club.listing() == []
+    (tmp_path / "anyone").mkdir()
+    anyone = members(Club(tmp_path / "anyone", club={"open_tables": "anyone"}))
+    try:
+        anyone.send("Erin <erin@else.test>", "new goofspiel\n", subject="a game?")
+        (asked,) = anyone.poll()
+        assert "Nothing vouches that it came from you" in body(asked)
+        confirm = asked["Reply-To"].addresses[0].addr_spec
+        anyone.send("Erin <erin@else.test>", "new goofspiel\n", subject="Re: a game?",
+                    to=confirm)
+        assert [str(x["Subject"]) for x in anyone.poll()] == [
+            "[goofspiel-t1] Your table for Goofspiel is open"]
+    finally:
+        anyone.referee.close()
+
+
 def test_a_strangers_join_is_confirmed_by_a_reply_that_says_it_again(club: Club) -> None:
     club.send(ALICE, "new pure-skill\n")
     club.poll()

@@ -9,8 +9,9 @@ starts the game; a challenge declined, starting nothing; Miser started by
 its opener's ``start`` at 3 of 5 seats; a ``rematch`` in reply to a
 cancelled game's last mail, started when all accept; a table past
 ``[club] table_days`` closed at a pass, those seated told; a player in a
-game answered by the club, and told of the game's lines it did not read.
-``tests/service/intake/test_gamesmaster.py`` holds more on Maildir."""
+game answered by the club, and told of the game's lines it did not read;
+"new goofspiel with Bob, Carol" seating three, with the referee's own
+options kept for the game. ``tests/service/intake/test_gamesmaster.py`` holds more on Maildir."""
 
 from __future__ import annotations
 
@@ -367,3 +368,38 @@ def test_a_player_in_a_game_gets_the_clubs_answer_and_no_move_is_lost_unsaid(
     assert post.count(m.ActionLog) == 0
     assert [t.tag for t in post.referee.club.listing()] == ["spades-t1"]
     post.assert_no_more_mail(*PLAYERS)
+
+
+def test_new_with_more_names_than_the_default_seats_and_the_referees_options(
+        post: Post) -> None:
+    """The README's "new goofspiel with Bob, Carol" seats the three named
+    (Goofspiel's players=3, left unsaid), and the referee's own options
+    (weekends=off, autoplay=off), which every game takes, are kept for the
+    game the table starts; "new spades away=no" opens its table too."""
+    club_of(post, "carol")
+    post.write("alice", "new goofspiel with Bob, Carol weekends=off autoplay=off\n",
+               subject="three of us")
+    post.poll(T0)
+    (opened,) = post.new_mail("alice", 1)
+    assert str(opened["Subject"]) == "[goofspiel-t1] Your table for Goofspiel is open"
+    assert "The game starts by itself when 3 players are seated." in " ".join(
+        body(opened).split())
+    for user, minutes in (("bob", 5), ("carol", 10)):
+        (invited,) = post.new_mail(user, 1)
+        assert str(invited["Subject"]) == "[goofspiel-t1] Alice invites you to play Goofspiel"
+        address = invited["Reply-To"].addresses[0].addr_spec
+        post.write(user, "accept\n", subject=f"Re: {invited['Subject']}", to=[address],
+                   reply_to=invited)
+        post.poll(T0 + timedelta(minutes=minutes))
+    got = subjects(post.new_mail("alice", 3))
+    assert "[goofspiel-t1] Bob took a seat" in got
+    assert "[goofspiel-1] Goofspiel starts: Alice, Bob, Carol" in got
+    assert sorted(seats(post, "goofspiel-1")) == ["Alice", "Bob", "Carol"]
+    with post.referee.sessions() as db:
+        game = db.scalar(select(m.Game).where(m.Game.tag == "goofspiel-1"))
+        assert game is not None
+        assert (game.options["players"], game.options["weekends"],
+                game.options["autoplay"]) == (3, "off", "off")
+    post.write("bob", "new spades away=no\n", subject="spades, no holidays")
+    post.poll(T0 + timedelta(minutes=15))
+    assert [t.tag for t in post.referee.club.listing()] == ["spades-t2"]

@@ -34,10 +34,10 @@ from sqlalchemy.orm import Session
 
 from referee.config import Config
 from referee.games import PackageFault
-from referee.games.base import IllegalAction, OptionError
+from referee.games.base import Game, IllegalAction, OptionError
 from referee.games.draws import MESSAGE_ID, WORDS, seed_fingerprint
 from referee.games.names import Nameable, find_seat, local_part
-from referee.service.club.words import NewTable, Unreadable, engine_of
+from referee.service.club.words import SEATS_OPTION, NewTable, Unreadable, engine_of
 from referee.service.errors import RefereeError
 from referee.service.outgoing.addresses import new_token
 from referee.service.play import pace, player_names
@@ -199,7 +199,7 @@ class Tables:
         self._within_tables_per_member(db, player)
         try:
             engine = engine_of(asked.kind)
-            low, high = engine.seat_count(engine.parse_options(asked.options))
+            low, high = engine.seat_count(engine.parse_options(_games_own(asked.options)))
         except Unreadable as e:
             raise Refused(str(e)) from None
         except (OptionError, PackageFault) as e:  # the game's own refusal
@@ -211,11 +211,19 @@ class Tables:
         team_of = self._teams(db, player, asked, now)
         invited = self._resolve(db, player, [*asked.names, *(n for pair in asked.teams
                                                               for n in pair)], now)
+        options = dict(asked.options)
         if 1 + len(invited) > seats_max:
-            raise Refused(f"{engine.title} takes at most {seats_max} players; "
-                          f"{1 + len(invited)} are named with you.")
+            # "new goofspiel with Bob, Carol": a game whose own option says
+            # how many seats (Goofspiel's, Pure Skill's players), left
+            # unsaid, seats as many as are named, where the game takes them.
+            more = _seats_for(engine, options, 1 + len(invited))
+            if more is None:
+                raise Refused(f"{engine.title} takes at most {seats_max} players; "
+                              f"{1 + len(invited)} are named with you: name at most "
+                              f"{seats_max - 1} beside you.")
+            options, seats_min, seats_max = more, 1 + len(invited), 1 + len(invited)
         self._within_invites(db, player, len(invited), now)
-        table = m.OpenTable(tag="", kind=asked.kind, options=dict(asked.options),
+        table = m.OpenTable(tag="", kind=asked.kind, options=options,
                             opener=player, seats_min=seats_min, seats_max=seats_max,
                             status=m.TABLE_OPEN, created_at=now,
                             expires_at=now + timedelta(days=self.config.club.table_days),
@@ -765,3 +773,25 @@ def _people(table: m.OpenTable) -> _Seats:
         {m.SEATED: out.seated, m.INVITED: out.invited, m.DECLINED: out.declined}[
             seat.state].append(seat)
     return out
+
+
+def _seats_for(engine: Game[Any], options: dict[str, str], count: int) -> dict[str, str] | None:
+    """``options`` with the game's own ``players`` option set to ``count``,
+    where the game has that option, the writer did not give it, and the
+    game takes ``count``; else None."""
+    if SEATS_OPTION in options:
+        return None
+    try:
+        if SEATS_OPTION not in engine.parse_options(_games_own(options)):
+            return None
+        more = {**options, SEATS_OPTION: str(count)}
+        low, high = engine.seat_count(engine.parse_options(_games_own(more)))
+    except (OptionError, PackageFault):
+        return None
+    return more if low <= count <= high else None
+
+
+def _games_own(options: dict[str, str]) -> dict[str, str]:
+    """``options`` less the referee's own (``pace.OPTIONS``: autoplay=off,
+    weekends=off, away=no ...), which the game does not read."""
+    return {key: value for key, value in options.items() if key not in pace.OPTIONS}

@@ -248,7 +248,7 @@ class GamesMaster:
                                    self.config.referee.public_list,
                                    self.config.club.table_days)
             done.append(f"{did.what} {did.table}" + (f" as {did.game}" if did.game else ""))
-        if moves[0]:
+        if moves[0] and (vouched or known):  # a forger's mail: its victim told once, below
             out.append(letters.not_read(msg.sender, moves[0], moves[1], subject))
         if unconfirmed and self.budgets.tell_stranger(db, "club", msg.sender, now):
             out.append(letters.confirmation(

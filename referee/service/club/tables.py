@@ -127,6 +127,14 @@ class TableView:
         """Seats neither taken nor held for an invitation."""
         return max(0, self.seats_max - len(self.seated) - len(self.invited))
 
+    @property
+    def seats_to_start(self) -> int:
+        """Where the game takes a range of seats (Miser, 3 or more): the
+        seats still wanted before its opener may start it; else 0."""
+        if self.seats_min >= self.seats_max:
+            return 0
+        return max(0, self.seats_min - len(self.seated) - len(self.invited))
+
 
 @dataclass
 class _Seats:

@@ -403,3 +403,34 @@ def test_new_with_more_names_than_the_default_seats_and_the_referees_options(
     post.write("bob", "new spades away=no\n", subject="spades, no holidays")
     post.poll(T0 + timedelta(minutes=15))
     assert [t.tag for t in post.referee.club.listing()] == ["spades-t2"]
+
+
+def test_an_invited_player_in_no_game_accepts_by_a_fresh_mail_once_confirmed(
+        post: Post) -> None:
+    """Bob, invited and sitting in no game, writes "accept" in a new mail
+    (not a reply to the invitation): it was read as a game's move, and
+    answered "You have no game in progress" twice over. It is the
+    invitation's now: Bob is asked to confirm, and his reply starts the
+    game. Carol, a member with no game and no invitation, is told how to
+    find a table, not only to ask the operator."""
+    club_of(post, "carol")
+    post.write("alice", "new goofspiel with Bob\n", subject="a game, Bob?")
+    post.poll(T0)
+    post.new_mail("alice", 1)
+    post.new_mail("bob", 1)
+    post.write("bob", "accept\n", subject="yes please")
+    post.write("carol", "accept\n", subject="me?")
+    post.poll(T0 + timedelta(minutes=5))
+    (asked,) = post.new_mail("bob", 1)
+    said = " ".join(body(asked).split())
+    assert "asked the club: accept Nothing vouches that it came from you" in said
+    confirm = asked["Reply-To"].addresses[0].addr_spec
+    assert confirm.startswith("referee+club-")
+    (told,) = post.new_mail("carol", 1)
+    said = " ".join(body(told).split())
+    assert 'To play, write "tables" in a mail to referee@example.test' in said
+    assert post.count(m.Game) == 0
+    post.write("bob", "accept\n", subject="Re: yes please", to=[confirm], reply_to=asked)
+    post.poll(T0 + timedelta(minutes=10))
+    assert "[goofspiel-1] Goofspiel starts: Alice, Bob" in subjects(post.new_mail("alice", 2))
+    assert seats(post, "goofspiel-1") == ["Alice", "Bob"]

@@ -554,6 +554,13 @@ class Tables:
             raise Refused(f"{tag} is {table.status}{then}; 'tables' lists the open tables.")
         return table
 
+    @staticmethod
+    def invited(db: Session, player: m.Player | None) -> bool:
+        """Whether ``player`` has an invitation to an open table unanswered."""
+        return player is not None and bool(db.scalar(select(exists().where(
+            m.TableSeat.player_id == player.id, m.TableSeat.state == m.INVITED,
+            m.OpenTable.id == m.TableSeat.table_id, m.OpenTable.status == m.TABLE_OPEN))))
+
     def _invitation(self, db: Session, writer: str, tag: str | None,
                     token: str | None) -> tuple[m.OpenTable, m.TableSeat]:
         addr, _ = _address(writer)

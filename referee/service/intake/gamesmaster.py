@@ -126,10 +126,13 @@ class GamesMaster:
                 m.Game.tag == letter.tag, m.Game.status == "active"))):
             return GO_ON  # the game's mail: its own "accept", "join"
         found = [f for _, f in lines]
-        if not addressed and all(_bare_answer(f) for f in found):
-            return GO_ON  # a game's "accept" or "decline" (Miser's)
         player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
         games = _active_games(db, player) if player is not None else []
+        if not addressed and all(_bare_answer(f) for f in found) and (
+                games or not self.tables.invited(db, player)):
+            # A game's "accept" or "decline" (Miser's); from one who sits
+            # in no game but is invited, the invitation's, to confirm.
+            return GO_ON
         moves = _game_lines(db, games, letter.lines, {raw for raw, _ in lines})
         if not addressed and games and all(isinstance(f, Unreadable) for f in found) and (
                 moves or any(_talk(raw) for raw, _ in lines)):

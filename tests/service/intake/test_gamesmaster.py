@@ -150,10 +150,11 @@ def test_a_forged_accept_in_verified_mode_starts_nothing(tmp_path: Path) -> None
         for line in ("accept goofspiel-t1", "accept", "join goofspiel-t1"):
             club.send(BOB, f"{line}\n", subject="Re: [goofspiel-t1] invite")
         asked = club.poll()
-        # One request to confirm (once a day), and the bare "accept", read
-        # as a game's, the once-a-day notice of mail not verified.
+        # One request to confirm (once a day), and nothing more: the bare
+        # "accept" of one who sits in no game but is invited is the
+        # invitation's, under the same once-a-day request.
         assert [(str(x["To"]), x["Subject"].endswith("(not applied)")) for x in asked] == [
-            ("bob@club.test", False), ("Bob <bob@club.test>", True)]
+            ("bob@club.test", False)]
         assert "accept goofspiel-t1" in body(asked[0])
         assert club.count(m.Game) == 2
         assert [t.seated for t in club.referee.club.listing()] == [("Alice",)]
@@ -199,6 +200,24 @@ def test_a_spades_table_fills_by_three_joins_and_the_start_is_posted(tmp_path: P
         assert len(names) == 4
     finally:
         club.referee.close()
+
+
+def test_a_bare_accept_from_one_in_no_game_is_the_invitations_or_says_where_to_look(
+        club: Club) -> None:
+    """Bob, invited, in no game: a fresh "accept" is the invitation's, to
+    confirm. Carol (her game over, no invitation) is told once that she has
+    no game in progress, and how to find an open table."""
+    club.send(ALICE, "new goofspiel with Bob\n")
+    club.poll()
+    club.send(BOB, "accept\n", subject="yes")
+    (asked,) = club.poll()
+    assert "Nothing vouches that it came from you" in body(asked)
+    assert asked["Reply-To"].addresses[0].addr_spec.startswith("referee+club-")
+    club.send(CAROL, "accept\n", subject="me?")
+    (told,) = club.poll()
+    said = " ".join(body(told).split())
+    assert said.count("You have no game in progress.") == 1
+    assert 'To play, write "tables" to see the open tables you may join' in said
 
 
 def test_rematch_in_reply_to_a_games_mail_opens_it_again_and_starts_when_all_accept(

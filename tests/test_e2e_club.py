@@ -8,8 +8,10 @@ accept starting nothing while the real one, at the invitation's address,
 starts the game; a challenge declined, starting nothing; Miser started by
 its opener's ``start`` at 3 of 5 seats; a ``rematch`` in reply to a
 cancelled game's last mail, started when all accept; a table past
-``[club] table_days`` closed at a pass, those seated told.
-``tests/service/intake/test_gamesmaster.py`` holds more on Maildir."""
+``[club] table_days`` closed at a pass, those seated told; a player in a
+game answered by the club, and told of the game's lines it did not read;
+"new goofspiel with Bob, Carol" seating three, with the referee's own
+options kept for the game. ``tests/service/intake/test_gamesmaster.py`` holds more on Maildir."""
 
 from __future__ import annotations
 
@@ -335,3 +337,100 @@ def test_a_table_past_table_days_closes_at_a_pass_and_those_seated_are_told(
             m.OpenTable.tag == "pure-skill-t1")) == m.TABLE_EXPIRED
     assert post.count(m.Game) == 0
     post.assert_no_more_mail(*PLAYERS)
+
+
+def test_a_player_in_a_game_gets_the_clubs_answer_and_no_move_is_lost_unsaid(
+        post: Post) -> None:
+    """A player sitting in one game (where an untagged mail is the game's)
+    writes club lines: "new chess" alone is refused with the list of the
+    games, not passed to the game as a mail with no command; "bid 3" beside
+    "new spades" opens the table, and the bid, not read there, is answered
+    as not done, with the game's tag to write it under. Nothing is bid."""
+    tag = post.referee.operator.create_game(
+        "goofspiel", [person("alice"), person("bob")], now=T0, seed="s", operator_seed=True)
+    post.poll(T0)
+    post.new_mail("alice", 1)
+    post.new_mail("bob", 1)
+    post.write("alice", "new chess\n", subject="a game")
+    post.poll(T0 + timedelta(minutes=5))
+    (refused,) = post.new_mail("alice", 1)
+    assert str(refused["Subject"]) == "Re: a game"
+    said = " ".join(body(refused).split())
+    assert ("new chess was not done: There is no game 'chess' here; the games are "
+            "goofspiel, loatcg, miser, pure-skill, spades.") in said
+    post.write("alice", "bid 3\nnew spades\n", subject="spades too")
+    post.poll(T0 + timedelta(minutes=10))
+    got = post.new_mail("alice", 2)
+    assert subjects(got) == ["Re: spades too", "[spades-t1] Your table for Spades is open"]
+    said = " ".join(body(next(x for x in got if x["Subject"] == "Re: spades too")).split())
+    assert "bid 3 was not done:" in said
+    assert f"in a mail with [{tag}] in the subject" in said
+    assert post.count(m.ActionLog) == 0
+    assert [t.tag for t in post.referee.club.listing()] == ["spades-t1"]
+    post.assert_no_more_mail(*PLAYERS)
+
+
+def test_new_with_more_names_than_the_default_seats_and_the_referees_options(
+        post: Post) -> None:
+    """The README's "new goofspiel with Bob, Carol" seats the three named
+    (Goofspiel's players=3, left unsaid), and the referee's own options
+    (weekends=off, autoplay=off), which every game takes, are kept for the
+    game the table starts; "new spades away=no" opens its table too."""
+    club_of(post, "carol")
+    post.write("alice", "new goofspiel with Bob, Carol weekends=off autoplay=off\n",
+               subject="three of us")
+    post.poll(T0)
+    (opened,) = post.new_mail("alice", 1)
+    assert str(opened["Subject"]) == "[goofspiel-t1] Your table for Goofspiel is open"
+    assert "The game starts by itself when 3 players are seated." in " ".join(
+        body(opened).split())
+    for user, minutes in (("bob", 5), ("carol", 10)):
+        (invited,) = post.new_mail(user, 1)
+        assert str(invited["Subject"]) == "[goofspiel-t1] Alice invites you to play Goofspiel"
+        address = invited["Reply-To"].addresses[0].addr_spec
+        post.write(user, "accept\n", subject=f"Re: {invited['Subject']}", to=[address],
+                   reply_to=invited)
+        post.poll(T0 + timedelta(minutes=minutes))
+    got = subjects(post.new_mail("alice", 3))
+    assert "[goofspiel-t1] Bob took a seat" in got
+    assert "[goofspiel-1] Goofspiel starts: Alice, Bob, Carol" in got
+    assert sorted(seats(post, "goofspiel-1")) == ["Alice", "Bob", "Carol"]
+    with post.referee.sessions() as db:
+        game = db.scalar(select(m.Game).where(m.Game.tag == "goofspiel-1"))
+        assert game is not None
+        assert (game.options["players"], game.options["weekends"],
+                game.options["autoplay"]) == (3, "off", "off")
+    post.write("bob", "new spades away=no\n", subject="spades, no holidays")
+    post.poll(T0 + timedelta(minutes=15))
+    assert [t.tag for t in post.referee.club.listing()] == ["spades-t2"]
+
+
+def test_an_invited_player_in_no_game_accepts_by_a_fresh_mail_once_confirmed(
+        post: Post) -> None:
+    """Bob, invited and sitting in no game, writes "accept" in a new mail
+    (not a reply to the invitation): it was read as a game's move, and
+    answered "You have no game in progress" twice over. It is the
+    invitation's now: Bob is asked to confirm, and his reply starts the
+    game. Carol, a member with no game and no invitation, is told how to
+    find a table, not only to ask the operator."""
+    club_of(post, "carol")
+    post.write("alice", "new goofspiel with Bob\n", subject="a game, Bob?")
+    post.poll(T0)
+    post.new_mail("alice", 1)
+    post.new_mail("bob", 1)
+    post.write("bob", "accept\n", subject="yes please")
+    post.write("carol", "accept\n", subject="me?")
+    post.poll(T0 + timedelta(minutes=5))
+    (asked,) = post.new_mail("bob", 1)
+    said = " ".join(body(asked).split())
+    assert "asked the club: accept Nothing vouches that it came from you" in said
+    confirm = asked["Reply-To"].addresses[0].addr_spec
+    assert confirm.startswith("referee+club-")
+    (told,) = post.new_mail("carol", 1)
+    said = " ".join(body(told).split())
+    assert 'To play, write "tables" in a mail to referee@example.test' in said
+    assert post.count(m.Game) == 0
+    post.write("bob", "accept\n", subject="Re: yes please", to=[confirm], reply_to=asked)
+    post.poll(T0 + timedelta(minutes=10))
+    assert "[goofspiel-1] Goofspiel starts: Alice, Bob" in subjects(post.new_mail("alice", 2))
+    assert seats(post, "goofspiel-1") == ["Alice", "Bob"]

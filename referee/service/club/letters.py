@@ -129,7 +129,21 @@ def refusal(to: str, line: str, why: str, subject: str) -> Letter:
     """The answer to a club line not done: the line, and what would be right
     (a :class:`~referee.service.club.tables.Refused`'s or an
     :class:`~referee.service.club.words.Unreadable`'s words)."""
-    return Letter(to, "club_refused", {"line": line.strip(), "why": why, "subject": subject})
+    return Letter(to, "club_refused", {"line": line.strip(), "lines": [], "why": why,
+                                       "subject": subject})
+
+
+def not_read(to: str, lines: Sequence[str], tags: Sequence[str], subject: str) -> Letter:
+    """The answer to a game's moves (``lines``) in a mail the club took: not
+    read, and where to write them (the writer's games, ``tags``)."""
+    where = (f"with [{tags[0]}] in the subject" if len(tags) == 1 else
+             "with the game's tag in the subject (" + ", ".join(f"[{t}]" for t in tags) + ")")
+    why = ("a mail with the club's lines (new, join, tables ...) that names no game is "
+           "the club's, so a game's moves and questions in it are not read. Write "
+           f"{'them' if len(lines) > 1 else 'it'} again in a reply to a mail of your "
+           f"game, or in a mail {where}.")
+    return Letter(to, "club_refused", {"line": "", "lines": [line.strip() for line in lines],
+                                       "why": why, "subject": subject})
 
 
 def confirmation(to: str, lines: Sequence[str], subject: str, until: datetime,

@@ -34,10 +34,10 @@ from sqlalchemy.orm import Session
 
 from referee.config import Config
 from referee.games import PackageFault
-from referee.games.base import IllegalAction, OptionError
+from referee.games.base import Game, IllegalAction, OptionError
 from referee.games.draws import MESSAGE_ID, WORDS, seed_fingerprint
 from referee.games.names import Nameable, find_seat, local_part
-from referee.service.club.words import NewTable, Unreadable, engine_of
+from referee.service.club.words import SEATS_OPTION, NewTable, Unreadable, engine_of
 from referee.service.errors import RefereeError
 from referee.service.outgoing.addresses import new_token
 from referee.service.play import pace, player_names
@@ -127,6 +127,14 @@ class TableView:
         """Seats neither taken nor held for an invitation."""
         return max(0, self.seats_max - len(self.seated) - len(self.invited))
 
+    @property
+    def seats_to_start(self) -> int:
+        """Where the game takes a range of seats (Miser, 3 or more): the
+        seats still wanted before its opener may start it; else 0."""
+        if self.seats_min >= self.seats_max:
+            return 0
+        return max(0, self.seats_min - len(self.seated) - len(self.invited))
+
 
 @dataclass
 class _Seats:
@@ -160,6 +168,18 @@ class Tables:
         """Whether mail from ``address`` has come to the referee."""
         return bool(db.scalar(select(exists().where(m.Inbound.sender == address))))
 
+    def may_not_open(self, db: Session, player: m.Player | None) -> str | None:
+        """Why ``player`` (None: an address the referee never saw) may not
+        open a table by mail, under ``[club] open_tables``; None if they may."""
+        who = self.config.club.open_tables
+        if who == "operator":
+            return "Tables are opened by the operator here; ask them to start the game."
+        if who == "members" and not self.is_member(db, player):
+            return ("Tables are opened by the club's members here (anyone who has played "
+                    "a game here, or whom the operator added); 'tables' lists the open "
+                    "tables to join.")
+        return None
+
     def add_member(self, db: Session, address: str, now: datetime) -> m.Player:
         """The operator's ``member add``: ``address`` ("Name <addr>" or addr)
         may open tables and be invited."""
@@ -181,19 +201,13 @@ class Tables:
         of its game is drawn now, before anyone's entropy is known."""
         addr, name = _address(writer)
         player = db.scalar(select(m.Player).where(m.Player.address == addr))
-        who = self.config.club.open_tables
-        if not by_operator:
-            if who == "operator":
-                raise Refused("Tables are opened by the operator here; ask them to start "
-                              "the game.")
-            if who == "members" and not self.is_member(db, player):
-                raise Refused("Tables are opened by the club's members here (anyone who has "
-                              "played a game here); 'tables' lists the open tables to join.")
+        if not by_operator and (why := self.may_not_open(db, player)) is not None:
+            raise Refused(why)
         player = player or _player(db, addr, name, now)
         self._within_tables_per_member(db, player)
         try:
             engine = engine_of(asked.kind)
-            low, high = engine.seat_count(engine.parse_options(asked.options))
+            low, high = engine.seat_count(engine.parse_options(_games_own(asked.options)))
         except Unreadable as e:
             raise Refused(str(e)) from None
         except (OptionError, PackageFault) as e:  # the game's own refusal
@@ -205,11 +219,19 @@ class Tables:
         team_of = self._teams(db, player, asked, now)
         invited = self._resolve(db, player, [*asked.names, *(n for pair in asked.teams
                                                               for n in pair)], now)
+        options = dict(asked.options)
         if 1 + len(invited) > seats_max:
-            raise Refused(f"{engine.title} takes at most {seats_max} players; "
-                          f"{1 + len(invited)} are named with you.")
+            # "new goofspiel with Bob, Carol": a game whose own option says
+            # how many seats (Goofspiel's, Pure Skill's players), left
+            # unsaid, seats as many as are named, where the game takes them.
+            more = _seats_for(engine, options, 1 + len(invited))
+            if more is None:
+                raise Refused(f"{engine.title} takes at most {seats_max} players; "
+                              f"{1 + len(invited)} are named with you: name at most "
+                              f"{seats_max - 1} beside you.")
+            options, seats_min, seats_max = more, 1 + len(invited), 1 + len(invited)
         self._within_invites(db, player, len(invited), now)
-        table = m.OpenTable(tag="", kind=asked.kind, options=dict(asked.options),
+        table = m.OpenTable(tag="", kind=asked.kind, options=options,
                             opener=player, seats_min=seats_min, seats_max=seats_max,
                             status=m.TABLE_OPEN, created_at=now,
                             expires_at=now + timedelta(days=self.config.club.table_days),
@@ -535,6 +557,13 @@ class Tables:
             raise Refused(f"{tag} is {table.status}{then}; 'tables' lists the open tables.")
         return table
 
+    @staticmethod
+    def invited(db: Session, player: m.Player | None) -> bool:
+        """Whether ``player`` has an invitation to an open table unanswered."""
+        return player is not None and bool(db.scalar(select(exists().where(
+            m.TableSeat.player_id == player.id, m.TableSeat.state == m.INVITED,
+            m.OpenTable.id == m.TableSeat.table_id, m.OpenTable.status == m.TABLE_OPEN))))
+
     def _invitation(self, db: Session, writer: str, tag: str | None,
                     token: str | None) -> tuple[m.OpenTable, m.TableSeat]:
         addr, _ = _address(writer)
@@ -770,3 +799,25 @@ def _people(table: m.OpenTable) -> _Seats:
         {m.SEATED: out.seated, m.INVITED: out.invited, m.DECLINED: out.declined}[
             seat.state].append(seat)
     return out
+
+
+def _seats_for(engine: Game[Any], options: dict[str, str], count: int) -> dict[str, str] | None:
+    """``options`` with the game's own ``players`` option set to ``count``,
+    where the game has that option, the writer did not give it, and the
+    game takes ``count``; else None."""
+    if SEATS_OPTION in options:
+        return None
+    try:
+        if SEATS_OPTION not in engine.parse_options(_games_own(options)):
+            return None
+        more = {**options, SEATS_OPTION: str(count)}
+        low, high = engine.seat_count(engine.parse_options(_games_own(more)))
+    except (OptionError, PackageFault):
+        return None
+    return more if low <= count <= high else None
+
+
+def _games_own(options: dict[str, str]) -> dict[str, str]:
+    """``options`` less the referee's own (``pace.OPTIONS``: autoplay=off,
+    weekends=off, away=no ...), which the game does not read."""
+    return {key: value for key, value in options.items() if key not in pace.OPTIONS}

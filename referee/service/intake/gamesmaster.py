@@ -79,6 +79,8 @@ from referee.service.intake.letter import Letter as Mail
 from referee.service.intake.senders import Senders
 from referee.service.outgoing.delivery import Delivery
 from referee.service.play import results
+from referee.service.play.commands import COMMAND_WORDS, is_game_line
+from referee.service.play.guests import Unserved, engine_of
 from referee.service.play.ratings import ALL_TIME
 from referee.store import models as m
 
@@ -124,13 +126,23 @@ class GamesMaster:
                 m.Game.tag == letter.tag, m.Game.status == "active"))):
             return GO_ON  # the game's mail: its own "accept", "join"
         found = [f for _, f in lines]
-        if not addressed and all(_bare_answer(f) for f in found):
-            return GO_ON  # a game's "accept" or "decline" (Miser's)
         player = db.scalar(select(m.Player).where(m.Player.address == msg.sender))
-        if not addressed and all(isinstance(f, Unreadable) for f in found) and (
-                player is not None and _seated(db, player)):
-            return GO_ON  # a player's line that only starts like the club's
-        return self._do_all(db, letter, lines, player, claim, invitation)
+        games = _active_games(db, player) if player is not None else []
+        if not addressed and all(_bare_answer(f) for f in found) and (
+                games or not self.tables.invited(db, player)):
+            # A game's "accept" or "decline" (Miser's); from one who sits
+            # in no game but is invited, the invitation's, to confirm.
+            return GO_ON
+        moves = _game_lines(db, games, letter.lines, {raw for raw, _ in lines})
+        if not addressed and games and all(isinstance(f, Unreadable) for f in found) and (
+                moves or any(_talk(raw) for raw, _ in lines)):
+            # A player's line that only starts like the club's, or one beside
+            # the game's own moves: the game's. Alone in a short line ("new
+            # chess", "new goofspiel cards=99") it is the club's, refused
+            # with what would be right.
+            return GO_ON
+        return self._do_all(db, letter, lines, player, claim, invitation,
+                            (moves, [g.tag for g in games]))
 
     def _contribute(self, db: Session, letter: Mail, tag: str) -> Judgement:
         """A seated player's mail about the operator's table ``tag`` with
@@ -164,9 +176,12 @@ class GamesMaster:
     def _do_all(self, db: Session, letter: Mail,
                 lines: Sequence[tuple[str, Line]],
                 player: m.Player | None, claim: tuple[date, str] | None,
-                invitation: m.TableSeat | None) -> Judgement:
+                invitation: m.TableSeat | None,
+                moves: tuple[Sequence[str], Sequence[str]] = ((), ())) -> Judgement:
         """Do the club ``lines`` of a mail the club takes, and queue what
-        they cause."""
+        they cause. ``moves``: the mail's lines that are a game's moves (or
+        look like them), not done here, and the tags of the writer's games:
+        the answer says so, and where to write them."""
         msg, now = letter.msg, letter.now
         domain = self.senders.verify_domain(letter)
         if domain.failed:
@@ -214,6 +229,11 @@ class GamesMaster:
                 done.append(verb)
                 continue
             may = (by_token or vouched) if verb in ANSWERING else (vouched or known)
+            if not may and verb == "new" and (
+                    why := self.tables.may_not_open(db, player)) is not None:
+                # Refused whoever wrote it: no confirmation to ask for first.
+                out.append(letters.refusal(msg.sender, raw, why, subject))
+                continue
             if not may:
                 unconfirmed.append(raw)
                 continue
@@ -231,6 +251,8 @@ class GamesMaster:
                                    self.config.referee.public_list,
                                    self.config.club.table_days)
             done.append(f"{did.what} {did.table}" + (f" as {did.game}" if did.game else ""))
+        if moves[0] and (vouched or known):  # a forger's mail: its victim told once, below
+            out.append(letters.not_read(msg.sender, moves[0], moves[1], subject))
         if unconfirmed and self.budgets.tell_stranger(db, "club", msg.sender, now):
             out.append(letters.confirmation(
                 msg.sender, unconfirmed, subject, expiry(now.date()),
@@ -352,7 +374,32 @@ def _bare_answer(found: object) -> bool:
     return isinstance(found, TableLine) and found.tag is None and found.verb in ANSWERING
 
 
-def _seated(db: Session, player: m.Player) -> bool:
-    return bool(db.scalar(select(exists().where(
+def _active_games(db: Session, player: m.Player) -> list[m.Game]:
+    """The games in progress where ``player`` holds a seat, by tag."""
+    return list(db.scalars(select(m.Game).where(
         m.Seat.player_id == player.id, m.Game.id == m.Seat.game_id,
-        m.Game.status == "active"))))
+        m.Game.status == "active").order_by(m.Game.id).distinct()))
+
+
+def _game_lines(db: Session, games: Sequence[m.Game], lines: Sequence[str],
+                club: set[str]) -> list[str]:
+    """The lines of a mail, not among its ``club`` lines, that are (or look
+    like) a command of one of ``games`` or of their tables."""
+    engines = []
+    for game in games:
+        try:
+            engines.append(engine_of(db, game))
+        except Unserved:
+            continue
+    return [line for line in lines if line not in club
+            and any(is_game_line(engine, line) for engine in engines)]
+
+
+def _talk(line: str) -> bool:
+    """A line too long to be a command the club did not read: talk that
+    starts with one of its words ("Start without me, I will be late"); a
+    ``new`` line that names a game here is never talk, however long."""
+    said = line.casefold().split()
+    if said[0] in words.VERBS["new"] and set(said[1:4]) & set(words.kinds()):
+        return False
+    return len(said) > COMMAND_WORDS

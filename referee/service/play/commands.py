@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from email import message_from_string
 from email.policy import default
+from typing import Any
 
 from sqlalchemy import func, select
 
@@ -23,6 +24,7 @@ from referee.games.base import (
     Action,
     Audience,
     EngineError,
+    Game,
     IllegalAction,
     Notice,
     ParseError,
@@ -332,6 +334,27 @@ def _looks_like_a_command(gs: GameSession, command: str) -> str | None:
         return (f"Not read: this looks like a move of {gs.engine.title}, but I could not "
                 "read it, so nothing was done. How to write each move is below.")
     return None
+
+
+def is_game_line(engine: Game[Any], line: str) -> bool:
+    """Whether ``line`` is, or looks like, a command of ``engine``'s game
+    or of every game's table (a move, ``bid 3``, ``status``, ``orders``,
+    ``autoplay off``, a short line starting with a move's word): what a
+    mail read as the club's, not the game's, must not pass over without a
+    word (``intake/gamesmaster``)."""
+    command = turn_of(polite(line))[0]
+    words = command.lower().rstrip(".!?").split()
+    if not words:
+        return False
+    try:
+        if engine.parse(command) is not None or engine.parse_order(command) is not None:
+            return True
+    except ParseError:
+        return True
+    first = words[0].strip(":,.!?")
+    return bool(table_command(command) or " ".join(words) in GENERIC_COMMANDS
+                or " ".join(words) in STANDING_READ or first == "autoplay"
+                or (len(words) <= COMMAND_WORDS and first in engine.verbs))
 
 
 def _unread_moves(gs: GameSession, lines: Sequence[str]) -> list[str]:

@@ -93,6 +93,11 @@ def _keep(gs: GameSession, seat: int, order: object, scope: Scope) -> tuple[str,
     if len(orders) >= MAX_ORDERS:
         return "refused", (f"You have {MAX_ORDERS} standing orders already; 'cancel orders' "
                            "drops them all.")
+    # An order the game could not follow even now (a card not in your
+    # pack, a prize played) is refused, not kept to be dropped at once.
+    never = gs.engine.follow_orders(gs.state, seat, [order]).dropped
+    if never:
+        return "refused", f"Not kept: {never[0]}"
     row.orders = [*orders, order]
     return "applied", (f"Kept, secret until it applies: {_text(order)}. You have "
                        f"{len(orders) + 1} standing order{'s' if orders else ''}; 'orders' "

@@ -180,6 +180,38 @@ def test_joins_leaves_and_declines_tell_the_writer_and_the_opener(
     assert render(mails[1])[0] == f"[{tag}] Alice seeks 3 players for Spades"
 
 
+def test_a_table_for_a_range_of_seats_says_how_many_to_start_and_who_may(
+        members: Club, db: Session) -> None:
+    """Miser takes 3 or more: its table, with no players=N, has 52 seats,
+    so its mails say how many more it needs before its opener may start it
+    rather than only "seeks 51 players"."""
+    club = tables(members)
+    done = club.open(db, ALICE, new("new miser"), members.now)
+    t = view(members, db, done.table)
+    opened, posted = (render(x) for x in letters.letters(done, t, "alice@club.test",
+                                                          "Alice", LIST))
+    assert f"  Miser [{t.tag}], opened by Alice: Alice seated; 51 seats left, 2 more " \
+           "to start\n" in opened[1]
+    assert posted[0] == f"[{t.tag}] Alice seeks 2 to 51 players for Miser"
+    assert " ".join(posted[1].split()).count(
+        "The game starts when 52 players are seated, or sooner when Alice starts it "
+        "with 3 or more seated;") == 1
+    joined = club.join(db, BOB, t.tag, members.now)
+    t = view(members, db, t.tag)
+    bob, alice = (" ".join(render(x)[1].split()) for x in letters.letters(
+        joined, t, "bob@club.test", "Bob", LIST))
+    assert "Alice, Bob seated; 50 seats left, 1 more to start" in bob
+    assert ("The game starts when 52 players are seated, or sooner when Alice starts it "
+            "with 3 or more seated.") in bob
+    assert "or sooner when you start it with 3 or more seated." in alice
+    club.join(db, CAROL, t.tag, members.now)
+    t = view(members, db, t.tag)
+    assert t.seats_to_start == 0
+    # A table of one number of seats says nothing of starting sooner.
+    spades = view(members, db, club.open(db, DAVE, new("new spades"), members.now).table)
+    assert spades.seats_to_start == 0
+
+
 def test_a_full_table_announces_its_game_with_the_seats(members: Club, db: Session) -> None:
     club = tables(members)
     tag = club.open(db, ALICE, new("new goofspiel"), members.now).table

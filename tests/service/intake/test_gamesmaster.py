@@ -90,6 +90,35 @@ def test_an_invitation_goes_to_no_address_that_never_wrote(club: Club) -> None:
     assert club.referee.club.listing() == []
 
 
+def test_a_strangers_new_is_refused_at_once_where_members_open_tables(
+        club: Club, tmp_path: Path) -> None:
+    """Under ``open_tables = "members"`` (the default) a stranger's ``new``
+    would be refused after the confirming reply anyway: it is refused at
+    once, with why, and no reply is asked for; where anyone may open, the
+    stranger confirms first."""
+    club.send("Erin <erin@else.test>", "new goofspiel\n", subject="a game?")
+    (refused,) = club.poll()
+    assert (str(refused["To"]), str(refused["Subject"])) == ("erin@else.test", "Re: a game?")
+    said = " ".join(body(refused).split())
+    assert "new goofspiel was not done: Tables are opened by the club's members here" in said
+    assert "Nothing vouches" not in said
+    assert "referee+club-" not in str(refused["Reply-To"])
+    assert club.referee.club.listing() == []
+    (tmp_path / "anyone").mkdir()
+    anyone = members(Club(tmp_path / "anyone", club={"open_tables": "anyone"}))
+    try:
+        anyone.send("Erin <erin@else.test>", "new goofspiel\n", subject="a game?")
+        (asked,) = anyone.poll()
+        assert "Nothing vouches that it came from you" in body(asked)
+        confirm = asked["Reply-To"].addresses[0].addr_spec
+        anyone.send("Erin <erin@else.test>", "new goofspiel\n", subject="Re: a game?",
+                    to=confirm)
+        assert [str(x["Subject"]) for x in anyone.poll()] == [
+            "[goofspiel-t1] Your table for Goofspiel is open"]
+    finally:
+        anyone.referee.close()
+
+
 def test_a_strangers_join_is_confirmed_by_a_reply_that_says_it_again(club: Club) -> None:
     club.send(ALICE, "new pure-skill\n")
     club.poll()
@@ -121,10 +150,11 @@ def test_a_forged_accept_in_verified_mode_starts_nothing(tmp_path: Path) -> None
         for line in ("accept goofspiel-t1", "accept", "join goofspiel-t1"):
             club.send(BOB, f"{line}\n", subject="Re: [goofspiel-t1] invite")
         asked = club.poll()
-        # One request to confirm (once a day), and the bare "accept", read
-        # as a game's, the once-a-day notice of mail not verified.
+        # One request to confirm (once a day), and nothing more: the bare
+        # "accept" of one who sits in no game but is invited is the
+        # invitation's, under the same once-a-day request.
         assert [(str(x["To"]), x["Subject"].endswith("(not applied)")) for x in asked] == [
-            ("bob@club.test", False), ("Bob <bob@club.test>", True)]
+            ("bob@club.test", False)]
         assert "accept goofspiel-t1" in body(asked[0])
         assert club.count(m.Game) == 2
         assert [t.seated for t in club.referee.club.listing()] == [("Alice",)]
@@ -170,6 +200,24 @@ def test_a_spades_table_fills_by_three_joins_and_the_start_is_posted(tmp_path: P
         assert len(names) == 4
     finally:
         club.referee.close()
+
+
+def test_a_bare_accept_from_one_in_no_game_is_the_invitations_or_says_where_to_look(
+        club: Club) -> None:
+    """Bob, invited, in no game: a fresh "accept" is the invitation's, to
+    confirm. Carol (her game over, no invitation) is told once that she has
+    no game in progress, and how to find an open table."""
+    club.send(ALICE, "new goofspiel with Bob\n")
+    club.poll()
+    club.send(BOB, "accept\n", subject="yes")
+    (asked,) = club.poll()
+    assert "Nothing vouches that it came from you" in body(asked)
+    assert asked["Reply-To"].addresses[0].addr_spec.startswith("referee+club-")
+    club.send(CAROL, "accept\n", subject="me?")
+    (told,) = club.poll()
+    said = " ".join(body(told).split())
+    assert said.count("You have no game in progress.") == 1
+    assert 'To play, write "tables" to see the open tables you may join' in said
 
 
 def test_rematch_in_reply_to_a_games_mail_opens_it_again_and_starts_when_all_accept(

@@ -56,6 +56,24 @@ def test_a_standing_bid_is_kept_listed_and_cancelled(club: Club) -> None:
     assert seat_row(club, 1).orders is None
 
 
+def test_an_order_that_could_never_be_followed_is_refused_not_kept(club: Club) -> None:
+    """A standing bid of a card not in the pack, or for a prize already
+    played, was kept ("DONE: Kept") and dropped in the same answer: it is
+    refused, with why, and the orders kept are the good ones alone."""
+    tag = new_goofspiel(club)  # 6 cards a pack; the prizes go 5, 1, 6 ...
+    club.poll()
+    club.send(ALICE, "bid 9 if prize 4\n", subject=f"[{tag}] orders")
+    (answered,) = club.poll()
+    text = " ".join(body(answered).split())
+    assert ("REFUSED (order): Not kept: bid 9 if the prize is 4: 9 is no longer in "
+            "your pack.") in text
+    assert "Kept, secret" not in text and "was dropped" not in text
+    assert seat_row(club, 1).orders is None
+    text = answer(club, ALICE, "bid 6 if prize 6", subject=f"[{tag}] orders")
+    assert "Kept, secret until it applies: bid 6 if the prize is 6." in text
+    assert len(seat_row(club, 1).orders or []) == 1
+
+
 def test_an_order_copied_to_another_player_is_not_kept(club: Club) -> None:
     tag = new_goofspiel(club)
     club.poll()

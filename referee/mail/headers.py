@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from email.headerregistry import Address
 from email.message import Message
 from email.utils import getaddresses, parsedate_to_datetime
+from functools import lru_cache
 
 from referee.mail.charset import decode_bytes, decode_words
 
@@ -109,7 +110,15 @@ def parsed_addresses(values: Sequence[str]) -> Iterator[tuple[str, str]]:
     text = ", ".join(values)
     if len(text) > MAX_LIST_HEADER:
         text = text[:MAX_LIST_HEADER].rpartition(",")[0]
-    return _readable(getaddresses([text]))
+    return _readable(_pairs(text))
+
+
+@lru_cache(maxsize=4096)
+def _pairs(text: str) -> tuple[tuple[str, str], ...]:
+    """``getaddresses`` of one header's text, kept: the same From and To
+    come back in mail after mail (a player's, the referee's), and reading
+    them is the slow part of reading a heading."""
+    return tuple(getaddresses([text]))
 
 
 def _readable(pairs: Sequence[tuple[str, str]]) -> Iterator[tuple[str, str]]:
@@ -148,7 +157,7 @@ def sender(values: Sequence[str]) -> tuple[str, str]:
         raise Unreadable("a From header too long to read")
     if re.search(r"[:;]", _outside_quotes(text)):
         raise Unreadable("the From is a group of addresses, not one sender")
-    pairs = getaddresses([text])  # read once: the slow part of reading a From
+    pairs = _pairs(text)  # the slow part of reading a From
     found = [addr for _, addr in pairs if "@" in addr]
     if len(found) > 1:
         raise Unreadable(f"the From names {len(found)} addresses, not one sender")

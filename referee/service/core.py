@@ -91,14 +91,17 @@ class Referee:
         """Referee one inbound message (see :meth:`Intake.process`; with
         ``batch``, in a savepoint of it, which the caller commits), and log
         one line of it: who, which game, what was done (counts, never the
-        command lines: a bid is a secret)."""
+        command lines: a bid is a secret); a line the log would not keep
+        is not worked out (its sender is a parse of the mail's head)."""
         outcome = self.intake.process(raw, source_key, now or now_utc(), cursor, size,
                                       batch=batch)
+        level = logging.DEBUG if outcome.status == "duplicate" else logging.INFO
+        if not log.isEnabledFor(level):
+            return outcome
         sender = _sender(raw)
         done = Counter(t.result for t in outcome.transcript)
         what = ", ".join(f"{n} {result}" for result, n in sorted(done.items()))
-        log.log(logging.DEBUG if outcome.status == "duplicate" else logging.INFO,
-                "mail from %s%s: %s%s", sender or "(no sender)",
+        log.log(level, "mail from %s%s: %s%s", sender or "(no sender)",
                 f" about {outcome.tag}" if outcome.tag else "", outcome.status,
                 f" ({what})" if what else "",
                 extra={"sender": sender, "game": outcome.tag, "outcome": outcome.status,

@@ -58,7 +58,7 @@ from referee.service.outgoing.bounces import Bounces
 from referee.service.outgoing.delivery import Delivery
 from referee.service.play.guests import WAITING, Unserved, serves_again
 from referee.service.play.operator import Operator
-from referee.store import cursors
+from referee.store import cursors, game_rows
 from referee.store import models as m
 from referee.store.db import cannot_use
 from referee.store.ids import next_id
@@ -119,12 +119,14 @@ class Batch:
     @contextmanager
     def mail(self) -> Iterator[Session]:
         """One mail's savepoint: released when the block ends, rolled back
-        (the mail alone) when it raises. The session forgets the mail's
+        (the mail alone) when it raises; its game's row written in one
+        statement (``store.game_rows``). The session forgets the mail's
         objects after it, as a session of its own would."""
         db = self.db
         try:
             with db.begin_nested():
                 yield db
+                game_rows.write_changed(db)
         finally:
             self.mails += 1
             db.expunge_all()
@@ -199,6 +201,7 @@ class Intake:
         if batch is None:
             with self.sessions.begin() as db:
                 yield db
+                game_rows.write_changed(db)
         else:
             with batch.mail() as db:
                 yield db

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import Session, load_only
+from sqlalchemy.orm import Session, joinedload, load_only
 
 from referee.config import Config
 from referee.service.intake.budgets import Budgets
@@ -28,8 +28,10 @@ _SEATED = m.Game.id.in_(select(m.Seat.game_id).where(m.Seat.player_id == bindpar
 GAMES_OF = (select(m.Game).where(_SEATED).order_by(m.Game.id)
             .options(load_only(m.Game.id, m.Game.tag, m.Game.kind, m.Game.status)))
 #: Of them the one a mail names (``tag``), whole: it is the game the mail
-#: is played in, loaded in this one statement.
-GAME_NAMED = select(m.Game).where(_SEATED, m.Game.tag == bindparam("tag")).order_by(m.Game.id)
+#: is played in, loaded in this one statement, its seats (and their
+#: players) with it, which its play reads at once.
+GAME_NAMED = (select(m.Game).where(_SEATED, m.Game.tag == bindparam("tag")).order_by(m.Game.id)
+              .options(joinedload(m.Game.seats)))
 
 
 class Routing:
@@ -66,7 +68,7 @@ class Routing:
         of our mails: ``tag``), that game alone: a player in fifty games
         costs no more per move than one in one."""
         if tag:
-            named = list(db.scalars(GAME_NAMED, {"player": player.id, "tag": tag}))
+            named = list(db.scalars(GAME_NAMED, {"player": player.id, "tag": tag}).unique())
             if named:
                 return named
         return list(db.scalars(GAMES_OF, {"player": player.id}))

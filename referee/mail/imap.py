@@ -13,7 +13,8 @@ Memory stays flat whatever arrives: bodies come in batches of at most
 :data:`FETCH_BYTES` in all (a bigger mail is fetched alone), and a mail over
 the size cap brings only its header. A
 closed connection is never taken for "nothing new": EOF or BYE during IDLE
-raises :class:`ConnectionLost`.
+raises :class:`ConnectionLost`; nor is news the server sent along with
+IDLE's continuation, which sits read already (:func:`read_ahead`).
 """
 
 from __future__ import annotations
@@ -153,6 +154,36 @@ def _keepalive(sock: socket.socket) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 60)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 10)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3)
+
+
+def read_ahead(client: IMAPClient) -> bool:
+    """Whether the server's words already wait in this process, read from
+    the socket along with an earlier line (imaplib's buffered reader, or
+    TLS's own buffer), where polling the socket does not see them.
+
+    Mail that came after a pass's last command is told right after IDLE's
+    ``+ idling``, often in the same packet: the read that takes the
+    continuation takes the ``EXISTS`` too, and imapclient's ``idle_check``,
+    which polls the socket, would wait out the IDLE (25 minutes) without it.
+    Peeks without blocking and without taking a byte from the reader.
+    """
+    sock = client.socket()
+    if isinstance(sock, ssl.SSLSocket) and sock.pending():
+        return True
+    imap = client._imap
+    reader = getattr(imap, "_file", None) or getattr(imap, "file", None)
+    if reader is None or not hasattr(reader, "peek"):
+        return False
+    timeout = sock.gettimeout()
+    sock.setblocking(False)
+    try:
+        # A line held in the buffer, or bytes just come (which polling would
+        # have seen too); nothing (b"") on a quiet or closed socket.
+        return bool(reader.peek(1))
+    except (BlockingIOError, ssl.SSLWantReadError, InterruptedError):
+        return False
+    finally:
+        sock.settimeout(timeout)
 
 
 def _pending(client: IMAPClient) -> dict[str, Any]:
@@ -340,7 +371,9 @@ class ImapSource:
     def idle(self, seconds: float, stop: Callable[[], bool]) -> bool:
         """IDLE (RFC 2177) up to ``seconds``, checking ``stop`` every second.
 
-        Returns True when the server reported something, such as new mail.
+        Returns True when the server reported something, such as new mail
+        (mail that came since the last command is told at once, with the
+        continuation: :func:`read_ahead`).
         Raises :class:`ConnectionLost` when the server says BYE or closes the
         connection (a restart), and any error of a dead connection as it comes;
         the connection is dropped first either way.
@@ -353,6 +386,12 @@ class ImapSource:
             while not stop():
                 left = end - time.monotonic()
                 if left <= 0:
+                    break
+                if read_ahead(client):
+                    # Read already, with "+ idling" or a line before: the
+                    # socket stays quiet. Whatever it is (news of mail, a
+                    # BYE), leaving IDLE takes it and the next pass looks.
+                    news = True
                     break
                 responses = client.idle_check(timeout=min(IDLE_CHECK_SECONDS, left))
                 bye = _said_bye(responses)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 import tracemalloc
@@ -132,6 +133,46 @@ def test_a_quiet_idle_returns_nothing_new_and_the_connection_lives_on(
     assert time.monotonic() < started + GIVE_UP, "IDLE did not stop when asked"
     assert source.client is client
     client.noop()
+
+
+def until_sent(client: IMAPClient, word: bytes) -> None:
+    """Wait (up to :data:`GIVE_UP`, a hang guard) until the server has sent
+    ``word`` on ``client``'s connection, unread yet: peeks at the socket."""
+    sock = client.socket()
+    give_up = time.monotonic() + GIVE_UP
+    while word not in sock.recv(65536, socket.MSG_PEEK):
+        assert time.monotonic() < give_up, f"the server did not send {word!r}"
+        time.sleep(0.01)
+
+
+def test_mail_come_after_the_last_search_is_news_to_the_idle_that_follows(
+        mailstack: MailStack, source: ImapSource) -> None:
+    # The daemon's pass found nothing; a mail comes before its IDLE starts.
+    # Dovecot tells it just after "+ idling", and when both lines are in by
+    # the time the client reads (a busy machine, or one packet), the read
+    # that takes the continuation takes the EXISTS into imaplib's buffer,
+    # where polling the socket never sees it: the mail waited out the IDLE
+    # (25 minutes in the daemon). Here the client reads IDLE's answer only
+    # once the EXISTS is sent, so it is in that buffer every time.
+    assert list(source.messages(None)) == []
+    client = source.client
+    assert client is not None
+    mailstack.send(small_mail(1), "frank", USER)
+    mailstack.wait_for(USER, 1)
+    imap = client._imap
+    send = imap._command
+
+    def command(name: str, *args: Any) -> Any:
+        tag = send(name, *args)
+        if name == "IDLE":
+            until_sent(client, b"EXISTS")
+        return tag
+
+    imap._command = command  # type: ignore[method-assign]
+    # The IDLE's length only bounds a failure: the news is known before it waits.
+    assert source.idle(5, lambda: False) is True, "the mail was not news to IDLE"
+    assert source.client is client
+    assert [f.raw.endswith(b"help\r\n") for f in source.messages(None)] == [True]
 
 
 def test_fetch_plan_bounds_each_fetch_by_bytes_and_fetches_a_big_mail_alone() -> None:

@@ -137,11 +137,13 @@ class Players:
         before the next mail is written, so the referee reads them in this order."""
         mid = self.post.write(USER[name], text, subject=f"[{self.tag}] move")
         give_up = time.monotonic() + GIVE_UP
-        with self.post.stack.imap("referee") as client:  # STATUS only: no fetch
-            while int(client.folder_status("INBOX", [b"MESSAGES"])[b"MESSAGES"]
-                      ) < self.post.in_referee_inbox:
+        with self.post.stack.imap("referee") as client:  # a search only: nothing fetched
+            client.select_folder("INBOX", readonly=True)
+            # This very mail, not a count a stray mail could make up.
+            while not client.search(["HEADER", "Message-ID", mid]):
                 assert time.monotonic() < give_up, f"{mid} did not reach the referee"
                 time.sleep(0.01)
+                client.noop()
         return mid
 
     def poll(self, now: datetime) -> dict[str, list[EmailMessage]]:

@@ -120,6 +120,10 @@ class Composer:
                 trim_blocks=True,
                 lstrip_blocks=True,
                 autoescape=False,
+                # The templates ship with the referee (or its game's
+                # package) and nothing edits them while it runs: no stat
+                # of the file at every fetch to see if it changed.
+                auto_reload=False,
             )
             env.filters["join_list"] = _wrap_list
             env.filters["when"] = format_when

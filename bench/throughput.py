@@ -511,6 +511,11 @@ def bench_database(stack: MailStack, kind: str, args: argparse.Namespace,
                     if url is None:
                         return result
                     config = write_config(folder, stack, url)
+                    if checkout != ROOT:
+                        # An older referee may read [smtp] timeout only as a
+                        # bare number of seconds (units came 2026-11-29).
+                        config.write_text(config.read_text(encoding="utf-8").replace(
+                            'timeout = "30s"', "timeout = 30"), encoding="utf-8")
                     run, moves, mails = backlog(stack, config, scenario, args.games,
                                                 checkout=checkout)
                     rate = moves / run.seconds

@@ -85,6 +85,7 @@ _env = Environment(
     autoescape=select_autoescape(["html"]),
     trim_blocks=True,
     lstrip_blocks=True,
+    auto_reload=False,  # shipped templates: no stat of the file per page
 )
 _env.filters["when"] = format_when
 

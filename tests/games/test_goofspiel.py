@@ -576,6 +576,29 @@ def test_replay_from_seed_and_action_log_gives_the_same_state(seed: int,
     assert game.load(game.dump(state)) == state
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**9), st.sampled_from([PURE, GOOF]),
+       st.sampled_from(["carry", "discard"]), st.booleans())
+def test_no_state_of_a_game_changes_after_it_was_made(seed: int, game: BiddingGame,
+                                                      tie: str, take_bids: bool) -> None:
+    """A move copies only what it changes and shares the rest (the names,
+    options, the records of rounds) with the state it was given: every
+    state of a whole game, kept in memory, still dumps as it did when made."""
+    rng = random.Random(seed)
+    state = start(game, seed=str(seed), tie=tie, take_bids="yes" if take_bids else "no")
+    kept = [(state, game.dump(state))]
+    while not state.over:
+        p = game.pending(state)[0]
+        act = game.bot_action(state, p.seat, SequentialDraws(rng))
+        if rng.random() < 0.05 and not state.bots[p.seat - 1]:
+            state = game.replace_with_bot(state, p.seat).state
+        else:
+            state = game.apply(state, p.seat, act, KeyedDraws(str(seed))).state
+        kept.append((state, game.dump(state)))
+    for made, dumped in kept:
+        assert game.dump(made) == dumped
+
+
 def test_a_game_of_edition_1_records_no_seat_handed_to_a_bot() -> None:
     """A game stored before 2026-11-27 holds no ``replaced``: edition 1,
     whose seats handed to bots were never recorded. It has no ``bot``

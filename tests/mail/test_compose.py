@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from datetime import datetime
 from email import message_from_bytes
+from email.header import Header, decode_header, make_header
 from email.message import EmailMessage
 from email.policy import SMTP, default
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.mail.compose import Composer, set_subject
+from referee.mail.compose import Composer, set_subject, subject_value
 
 T0 = datetime(2026, 11, 2, 12, 0)
 
@@ -109,3 +110,63 @@ def test_a_mail_of_many_parts_names_each_kind_and_its_header_never_starts_with_a
         assert str(parsed["X-Referee-Mail"]) == kind
         assert all(len(line) <= 78 for line in raw.decode().splitlines())
         assert b"X-Referee-Mail: \r\n" not in raw
+
+
+def _by_the_email_package(subject: str) -> str:
+    """A non-ASCII subject's value as ``email.header.Header`` encodes it:
+    how :func:`subject_value` wrote every one before it wrote them itself."""
+    words = subject.split(" ")
+    first = next(i for i, w in enumerate(words) if not w.isascii())
+    header = Header(header_name="Subject")
+    if first:
+        header.append(" ".join(words[:first]), "us-ascii")
+    header.append(" ".join(words[first:]), "utf-8")
+    return header.encode()
+
+
+def _read(value: str) -> tuple[str, str]:
+    """``Subject: value`` as the ``email`` parser reads it, and as the old
+    API (``decode_header``) does."""
+    raw = f"Subject: {value.replace(chr(10), chr(13) + chr(10))}\r\n\r\nx\r\n".encode("ascii")
+    parsed = message_from_bytes(raw, policy=default)
+    return str(parsed["Subject"]), str(make_header(decode_header(value)))
+
+
+# Any one-line text with a character beyond ASCII, double and outer spaces,
+# and encoded-word punctuation included.
+non_ascii_subjects = st.builds(
+    lambda head, mid, tail: head + mid + tail,
+    st.text(st.sampled_from(list("ab [-1]:?=_ ")) | st.characters(
+        blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=90),
+    st.characters(min_codepoint=0x80, blacklist_categories=("Cc", "Cs", "Zl", "Zp")),
+    st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=120),
+)
+
+
+@settings(max_examples=400)
+@given(non_ascii_subjects)
+def test_a_non_ascii_subject_is_written_directly_as_the_email_package_wrote_it(
+        subject: str) -> None:
+    value, before = subject_value(subject), _by_the_email_package(subject)
+    assert value == before
+    assert _read(value) == _read(before)
+    if "  " not in subject and subject.strip() == subject:
+        assert _read(value)[0] == subject
+    assert "?q??=" not in value  # no empty encoded-word
+
+
+def test_a_report_headline_with_a_dash_is_written_directly_as_before() -> None:
+    subject = "[goofspiel-12] Round 3 report — Alice takes 5"
+    assert subject_value(subject) == _by_the_email_package(subject) == (
+        "[goofspiel-12] Round 3 report =?utf-8?q?=E2=80=94_Alice_takes_5?=")
+
+
+@pytest.mark.parametrize("plain", range(0, 72, 3))
+@pytest.mark.parametrize("text", ["𐀀𐀀𐀀 y", "é" * 40, "— a ?=_ b " * 6])
+def test_a_non_ascii_subject_splits_between_characters_wherever_its_plain_words_end(
+        plain: int, text: str) -> None:
+    subject = (("x" * plain) + " " if plain else "") + text
+    value = subject_value(subject)
+    assert value == _by_the_email_package(subject)
+    assert _read(value) == (subject, subject)
+    assert "?q??=" not in value

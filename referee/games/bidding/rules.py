@@ -13,7 +13,7 @@ cards are named here too, since the rules' replies and history name them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Protocol
 
 from referee.games.base import (
@@ -33,7 +33,6 @@ from referee.games.base import (
     Scope,
     ScopeError,
     SeatInfo,
-    evolve,
     winners_first,
 )
 from referee.games.cards import SUIT_NAMES, SUIT_SYMBOLS, SUITS, parse_rank, rank_value_ace_low
@@ -92,6 +91,28 @@ class BiddingState:
     replaced: list[int] = field(default_factory=list)
     #: The edition of the rules the game began under (:attr:`BiddingRules.edition`).
     edition: int = 2
+
+
+def _evolve(state: BiddingState) -> BiddingState:
+    """A copy of ``state`` to change, so :meth:`BiddingRules.apply` never
+    mutates its input. Like :func:`referee.games.base.evolve`, but it copies
+    only what a move changes: the packs, take piles, pot, carry, discards,
+    bids, seats' bots and replacements. The names and options never change,
+    and a round's record is never changed once made, so they are shared (a
+    deep copy of the history cost most of a bid's rules time)."""
+    return replace(
+        state,
+        bots=list(state.bots),
+        packs=[list(p) for p in state.packs],
+        pot=list(state.pot),
+        carry=list(state.carry),
+        bids=dict(state.bids),
+        auto=dict(state.auto),
+        takes=[list(t) for t in state.takes],
+        discards=list(state.discards),
+        history=list(state.history),
+        replaced=list(state.replaced),
+    )
 
 
 class BiddingMail(Protocol):
@@ -215,7 +236,7 @@ class BiddingRules(Game[BiddingState]):
                 f"You hold no {held}; your pack: {self._cards(state.packs[i])}"
                 + (f" ({SUIT_NAMES[own]})." if (own := self._suit(i)) else ".")
             )
-        new = evolve(state)
+        new = _evolve(state)
         new.bids[str(seat)] = value
         new.auto[str(seat)] = auto
         who = "the referee chose" if auto else "sealed"
@@ -291,7 +312,7 @@ class BiddingRules(Game[BiddingState]):
         return self.replacement_plays_randomly and seat in state.replaced
 
     def replace_with_bot(self, state: BiddingState, seat: int) -> Result[BiddingState]:
-        new = evolve(state)
+        new = _evolve(state)
         new.bots[seat - 1] = True
         if new.edition >= 2:
             new.replaced.append(seat)

@@ -114,6 +114,9 @@ SEED_SHA = re.compile(r"^[ \t]*seed-sha256:[ \t]*([0-9a-fA-F]{64})[ \t]*$", re.M
 ENTROPY = re.compile(r"^  entropy ([0-9]{1,3}): ([^\n]{1,200}?)[ \t\r]*$", re.M)
 #: The seed, revealed by the game's last public mail.
 SEED = re.compile(r"^[ \t]*seed:[ \t]*(\S+)[ \t]*$", re.M)
+#: The seed the draws were keyed by, as the last mail of a game whose
+#: players added entropy states it: the seed mixed with their entropy.
+DRAWS_SEED = re.compile(r"^[ \t]*draws' seed:[ \t]*([0-9a-fA-F]{64})[ \t]*$", re.M)
 
 
 class Check:
@@ -235,6 +238,19 @@ def check_seed(check: Check) -> str | None:
     return seed
 
 
+def check_draws_seed(check: Check, seed: str) -> str:
+    """The seed the draws are keyed by (:meth:`Check.draw_seed`); a mail
+    stating another draws' seed is a mismatch. The draws alone cannot tell
+    an altered contribution when few draws are made (three prizes have six
+    orders): the mix the last mail states can."""
+    keyed = check.draw_seed(seed)
+    for f in check.find(DRAWS_SEED):
+        if f.match.group(1).lower() != keyed:
+            check.mismatch(f.mail, f"its draws' seed is {f.match.group(1)}, but the seed mixed "
+                                   f"with the entropy the opening lists gives {keyed}")
+    return keyed
+
+
 class MailCheck:
     """What a game's mails show that a player can check, and how to read
     it: a game declares one as ``Game.mail_check``. This one checks the
@@ -243,7 +259,7 @@ class MailCheck:
 
     def __call__(self, check: Check) -> None:
         if (seed := check_seed(check)) is not None:
-            self.draws(check, check.draw_seed(seed))
+            self.draws(check, check_draws_seed(check, seed))
 
     def draws(self, check: Check, seed: str) -> None:
         """The mismatches between the draws the mails show and ``seed``'s."""

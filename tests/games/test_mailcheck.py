@@ -4,8 +4,8 @@ the seed the last mail reveals opens the opening's commitment."""
 from __future__ import annotations
 
 from referee.games.base import Game
-from referee.games.draws import seed_fingerprint
-from referee.games.mailcheck import Check, Mail, MailCheck
+from referee.games.draws import mixed_seed, seed_fingerprint
+from referee.games.mailcheck import Check, Mail, MailCheck, opening_entropy
 
 
 def _mails(revealed: str) -> list[Mail]:
@@ -37,6 +37,35 @@ def test_the_draws_are_checked_only_once_the_seed_opens() -> None:
     Drawn()(Check("x-1", _mails("other")))
     Drawn()(Check("x-1", _mails("s3")))
     assert seen == ["s3"]
+
+
+def _mixed_mails(listed: str) -> list[Mail]:
+    """A game of a table: the opening lists ``listed`` as seat 2's entropy;
+    the last mail states the draws' seed mixed with seat 2's own words."""
+    mixed = mixed_seed("s3", [(1, "<a@mua.test>"), (2, "Rain on the roof")])
+    return [Mail("[x-1] opening", None, f"  seed-sha256: {seed_fingerprint('s3')}\n"
+                 f"  entropy 1: <a@mua.test>\n  entropy 2: {listed}\n"),
+            Mail("[x-1] over", None, f"  seed: s3\n  draws' seed: {mixed}\n")]
+
+
+def test_an_altered_contribution_is_refused_by_the_draws_seed_even_where_draws_agree() -> None:
+    """Three prizes have six orders: one altered contribution in six draws
+    them as the honest one did. The mix the last mail states tells it."""
+    seen: list[str] = []
+
+    class Drawn(MailCheck):
+        def draws(self, check: Check, seed: str) -> None:
+            seen.append(seed)  # as if every draw agreed
+
+    for listed, problems in (("Rain on the roof", 0), ("Rain on the road", 1)):
+        check = Check("x-1", _mixed_mails(listed))
+        opening = opening_entropy(check)
+        assert opening is not None
+        check.entropy = opening[2]
+        Drawn()(check)
+        assert len(check.result()) == problems, check.result()
+    assert check.result()[0].startswith('the mail "[x-1] over": its draws\' seed is ')
+    assert seen[0] == mixed_seed("s3", [(1, "<a@mua.test>"), (2, "Rain on the roof")])
 
 
 def test_a_mailbox_without_the_opening_says_which_mail_is_missing() -> None:

@@ -48,12 +48,14 @@ def replies_to(club: Path, message_id: str) -> int:
     return sum(msg["In-Reply-To"] == message_id for msg in mailbox.Maildir(club / "out"))
 
 
-def wait_for(what: str, check: Callable[[], bool], timeout: float = 60) -> None:
-    """Until ``check`` holds; ``timeout`` only guards against a hang."""
+def wait_for(what: str, check: Callable[[], bool], timeout: float = 60,
+             every: float = 0.1) -> None:
+    """Until ``check`` holds, looked at ``every`` seconds; ``timeout`` only
+    guards against a hang."""
     give_up = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < give_up, f"no {what} after {timeout} s"
-        time.sleep(0.1)
+        time.sleep(every)
 
 
 # -- the pages ---------------------------------------------------------------------

@@ -177,7 +177,9 @@ def interrupted(command: list[str], cwd: Path, db: Path, signum: int
     proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:
-        wait_for("a mail refereed", lambda: progress(db)[0] > before or proc.poll() is not None)
+        # Looked at often: a fast pass referees a batch in a few milliseconds.
+        wait_for("a mail refereed", lambda: progress(db)[0] > before or proc.poll() is not None,
+                 every=0.005)
         proc.send_signal(signum)
         out, err = proc.communicate(timeout=120)
     finally:

@@ -74,6 +74,19 @@ def verify(post: Post, user: str, tag: str, alter: Alter | None = None) -> tuple
     return done.returncode, done.stdout + done.stderr
 
 
+def seed_changed_to(kind: str, fingerprint: str, seed: str | None, new_seed: str) -> Alter:
+    """An alteration for :func:`verify`: the game's mails (not its table's)
+    as if ``new_seed`` were chosen after the contributions, its fingerprint
+    and, where the last mail reveals ``seed``, the seed itself."""
+    def alter(subject: str, text: str) -> tuple[str, str]:
+        if not re.search(rf"\[{kind}-\d+\]", subject):
+            return subject, text  # the table's mails, as they came
+        text = text.replace(fingerprint, seed_fingerprint(new_seed))
+        return subject, text if seed is None else text.replace(f"seed: {seed}",
+                                                               f"seed: {new_seed}")
+    return alter
+
+
 def test_a_goofspiel_table_by_mail_mixes_each_players_entropy_and_verifies(
         post: Post) -> None:
     alices_id = post.write("alice", "new goofspiel with Bob cards=3\n", subject="a game?")
@@ -140,13 +153,8 @@ def test_a_goofspiel_table_by_mail_mixes_each_players_entropy_and_verifies(
     # agree with each other, but not with what the table committed to.
     other = "0" * 32
 
-    def seed_changed(subject: str, text: str) -> tuple[str, str]:
-        if not re.search(r"\[goofspiel-\d+\]", subject):
-            return subject, text  # the table's mails, as they came
-        return subject, text.replace(fingerprint, seed_fingerprint(other)).replace(
-            f"seed: {seed.group(1)}", f"seed: {other}")
-
-    code, said = verify(post, "alice", tag, seed_changed)
+    code, said = verify(post, "alice", tag,
+                        seed_changed_to("goofspiel", fingerprint, seed.group(1), other))
     assert code == 1
     assert said.startswith('the mail "[goofspiel-t1]') and (
         f"but the game's opening gives {seed_fingerprint(other)}" in said), said

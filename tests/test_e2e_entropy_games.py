@@ -28,7 +28,7 @@ from referee.games.spades.verify import HAND, hand_cards
 from tests.mailstack import MailStack
 from tests.test_e2e import T0, Post, body
 from tests.test_e2e_club import club_of
-from tests.test_e2e_entropy import verify
+from tests.test_e2e_entropy import seed_changed_to, verify
 
 #: ``alter(subject, text)``: the mail's subject and plain text, rewritten.
 
@@ -167,12 +167,7 @@ def test_a_spades_table_by_mail_verifies_from_alices_mailbox_and_refuses_each_ta
     # (d) A seed changed after the contributions: the game's mails commit
     # to another fingerprint than the table's.
     changed = seed_fingerprint("0" * 32)
-
-    def seed_changed(subject: str, text: str) -> tuple[str, str]:
-        if not re.search(r"\[spades-\d+\]", subject):
-            return subject, text
-        return subject, text.replace(fingerprint, changed)
-
+    seed_changed = seed_changed_to("spades", fingerprint, None, "0" * 32)
     said_d = verify(post, "alice", tag, seed_changed)
     print(said_d[1])
     refused(said_d, "[spades-t1]",
@@ -275,13 +270,7 @@ def test_a_miser_table_by_mail_verifies_from_the_first_players_mailbox_and_refus
     # (d) A seed changed after the contributions: the game's mails give
     # another fingerprint (and seed) than the table committed to.
     new_seed = "0" * 32
-
-    def seed_changed(subject: str, text: str) -> tuple[str, str]:
-        if not re.search(r"\[miser-\d+\]", subject):
-            return subject, text
-        return subject, text.replace(fingerprint, seed_fingerprint(new_seed)).replace(
-            f"seed: {seed.group(1)}", f"seed: {new_seed}")
-
+    seed_changed = seed_changed_to("miser", fingerprint, seed.group(1), new_seed)
     said_d = verify(post, user, tag, seed_changed)
     print(said_d[1])
     refused(said_d, "[miser-t1]", f"but the game's opening gives {seed_fingerprint(new_seed)}")
@@ -360,13 +349,7 @@ def test_a_goofspiel_table_by_mail_verifies_from_the_last_accepters_mailbox_and_
     # (e) A seed changed after the contributions: the game's mails commit
     # to another fingerprint than the table's.
     new_seed = "0" * 32
-
-    def seed_changed(subject: str, text: str) -> tuple[str, str]:
-        if not re.search(r"\[goofspiel-\d+\]", subject):
-            return subject, text
-        return subject, text.replace(fingerprint, seed_fingerprint(new_seed)).replace(
-            f"seed: {seed.group(1)}", f"seed: {new_seed}")
-
+    seed_changed = seed_changed_to("goofspiel", fingerprint, seed.group(1), new_seed)
     said_e = verify(post, "bob", tag, seed_changed)
     print(said_e[1])
     refused(said_e, "[goofspiel-t1]", f"but the game's opening gives {seed_fingerprint(new_seed)}")
